@@ -1,0 +1,169 @@
+/* kfold.h - the public interface of libkfold.
+ *
+ * If a function, type or constant is not declared in this file, it is not
+ * part of kfold's interface.  The library reads a perf.data capture into a
+ * session, resolves every sample's call chain to named frames and writes
+ * the result; it never writes to stderr itself (warnings go through the
+ * log callback) and never runs another program.
+ *
+ * Typical use:
+ *
+ *	kf_options o = KF_OPTIONS_INIT;
+ *	kf_session *s;
+ *	int r = kf_session_new(&s, &o);
+ *	if (r == 0)
+ *		r = kf_session_load_path(s, "perf.data");
+ *	if (r == 0)
+ *		r = kf_session_write_folded(s, stdout);
+ *	if (r < 0)
+ *		fprintf(stderr, "kfold: %s\n", kf_session_errmsg(s));
+ *	kf_session_free(s);
+ */
+#ifndef KFOLD_H
+#define KFOLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KF_API __attribute__((visibility("default")))
+#else
+#define KF_API
+#endif
+
+/* Error codes: every function that can fail returns 0 or one of these. */
+enum kf_err {
+	KF_OK = 0,
+	KF_ENOMEM = -1,     /* out of memory */
+	KF_EIO = -2,        /* a file could not be opened or read */
+	KF_EFORMAT = -3,    /* the input is not a readable perf.data */
+	KF_EUNSUPP = -4,    /* a valid input kfold does not handle */
+	KF_EINVAL = -5,     /* bad argument or option */
+};
+
+/* How closely to follow `perf script | stackcollapse-perf.pl`. */
+enum kf_compat {
+	KF_COMPAT_NONE = 0,  /* perf's output with kfold's documented
+				corrections (README: where kfold differs) */
+	KF_COMPAT_PERF = 1,  /* perf 6.1's output, quirks included */
+};
+
+/* Root frame of every folded stack (stackcollapse's --pid / --tid). */
+enum kf_root {
+	KF_ROOT_COMM = 0,    /* comm */
+	KF_ROOT_PID = 1,     /* comm-PID */
+	KF_ROOT_TID = 2,     /* comm-PID/TID */
+};
+
+/* Frame annotations (stackcollapse's --kernel / --jit / --all). */
+#define KF_ANNOTATE_KERNEL 1u   /* append _[k] to kernel frames */
+#define KF_ANNOTATE_JIT    2u   /* append _[j] to JIT (perf map) frames */
+
+enum kf_log_level {
+	KF_LOG_ERROR = 0,
+	KF_LOG_WARN = 1,
+	KF_LOG_INFO = 2,
+	KF_LOG_DEBUG = 3,
+};
+
+/* Receives the library's warnings, one line each (no trailing newline). */
+typedef void (*kf_log_fn)(void *payload, enum kf_log_level level,
+			  const char *msg);
+
+typedef struct kf_options {
+	enum kf_compat compat;
+	bool inline_frames;      /* expand inlined frames (not yet available:
+				    accepted so scripts can pass --no-inline) */
+	bool count_samples;      /* weight = 1 per sample instead of period */
+	const char *event;       /* event to fold (name as perf script prints
+				    it, with or without modifiers); NULL =
+				    the event of the first sample */
+	const char *symfs;       /* root prepended to recorded paths */
+	const char *kallsyms;    /* kallsyms file for kernel symbols */
+	const char *buildid_dir; /* perf build-id cache; NULL = ~/.debug,
+				    "" = none */
+	const char *perf_map_dir;/* where perf-PID.map files are; NULL = /tmp */
+	unsigned annotate;       /* KF_ANNOTATE_* */
+	bool show_addrs;         /* put the address into unknown frames */
+	enum kf_root root;
+	bool no_files;           /* never open a file other than the input
+				    (fuzzing): every frame stays unnamed */
+	size_t max_queue_bytes;  /* cap of the time-ordering queue's copies;
+				    0 = default (256 MiB) */
+	kf_log_fn log;
+	void *log_payload;
+} kf_options;
+
+#define KF_OPTIONS_INIT { KF_COMPAT_NONE, true, false, NULL, NULL, NULL, \
+			  NULL, NULL, 0, false, KF_ROOT_COMM, false, 0,    \
+			  NULL, NULL }
+
+/* What a load saw.  All counts are of records or samples of the input. */
+typedef struct kf_stats {
+	uint64_t records;          /* records read (decompressed ones too) */
+	uint64_t samples;          /* SAMPLE records */
+	uint64_t samples_folded;   /* samples of the folded event */
+	uint64_t samples_bad;      /* samples that could not be decoded */
+	uint64_t samples_unknown_id; /* samples whose event id is unknown */
+	uint64_t lost_events;      /* sum of LOST records' counts */
+	uint64_t lost_samples;     /* sum of LOST_SAMPLES records' counts */
+	uint64_t throttles;        /* THROTTLE records */
+	uint64_t unthrottles;      /* UNTHROTTLE records */
+	uint64_t out_of_order;     /* records older than ones already used */
+	uint64_t unknown_records;  /* records of types kfold skips unread */
+	uint64_t stacks;           /* distinct folded stacks written */
+	bool input_cut;            /* the capture ends inside a record (a
+				      killed perf record or a cut pipe) */
+	bool input_damaged;        /* part of the input could not be read */
+	uint64_t bytes;            /* bytes of records read */
+	size_t queue_peak_bytes;   /* most memory held by the ordering queue */
+} kf_stats;
+
+typedef struct kf_session kf_session;
+
+/* Creates a session.  *out is set even on failure (when memory allowed)
+ * so kf_session_errmsg can explain; free it with kf_session_free. */
+KF_API int kf_session_new(kf_session **out, const kf_options *opts);
+
+/* Reads a capture: a perf.data file, a `perf record --threads` directory,
+ * or "-" for standard input (pipe mode).  Returns 0 also when the input
+ * was damaged after a readable start: kf_session_stats() says so and the
+ * stacks of the readable part are kept.  Fails with KF_EIO, KF_EFORMAT,
+ * KF_EUNSUPP or KF_ENOMEM when nothing usable could be read.  One load per
+ * session. */
+KF_API int kf_session_load_path(kf_session *s, const char *path);
+
+/* The same for a descriptor the caller owns (left open). */
+KF_API int kf_session_load_fd(kf_session *s, int fd, const char *name);
+
+/* The same for a capture in memory; buf must stay valid until
+ * kf_session_free.  Reads no other file when opts.no_files is set. */
+KF_API int kf_session_load_mem(kf_session *s, const void *buf, size_t len);
+
+/* Writes the folded stacks ("root;outer;...;leaf COUNT\n", sorted by the
+ * stack text).  Returns 0, KF_EIO if writing failed, or KF_ENOMEM. */
+KF_API int kf_session_write_folded(kf_session *s, FILE *out);
+
+/* Borrowed; valid until kf_session_free. */
+KF_API const kf_stats *kf_session_stats(const kf_session *s);
+
+/* The message of the last failure ("" if none).  Borrowed. */
+KF_API const char *kf_session_errmsg(const kf_session *s);
+
+/* Frees everything.  NULL is a no-op. */
+KF_API void kf_session_free(kf_session *s);
+
+/* Library version, "MAJOR.MINOR.PATCH". */
+KF_API const char *kf_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# Rebuild kfold's fixture programs and re-record the committed test captures.
+#
+# usage: scripts/record-fixtures.sh [CASE...]
+#
+# With no arguments every case is recorded.  Naming cases re-records only
+# those; testdata/symfs and testdata/kallsyms.zst are refreshed either way
+# and every expected.folded is rewritten by scripts/oracle.sh.  Recording
+# only some cases after a system library or kernel changed leaves the other
+# captures inconsistent with the new symfs/kallsyms: record everything then.
+#
+# Needs: root (kernel samples, /proc/kallsyms addresses, -a), perf 6.1
+# (tested with 6.1.187, software events only), gcc, zstd, objcopy, readelf,
+# taskset, python3.  Writes:
+#   /tmp/kfold-fx/bin/*            fixture binaries (fixed path: it is recorded
+#                                  in the captures and mirrored in the symfs)
+#   /tmp/kfold-fx/logs/*           perf record / perf script logs
+#   testdata/cases/<case>/{perf.data,args,README,expected.folded[,...]}
+#   testdata/symfs/                copies of every user-space ELF in a frame
+#   testdata/kallsyms.zst          /proc/kallsyms at record time
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$script_dir")
+src=$root/testdata/src
+cases_dir=$root/testdata/cases
+symfs=$root/testdata/symfs
+
+FX=/tmp/kfold-fx
+BIN=$FX/bin
+LOGS=$FX/logs
+CFLAGS=(-std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+	-fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror)
+
+ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
+	nocallchain changed jit)
+
+log() { printf '== %s\n' "$*" >&2; }
+die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
+
+for tool in perf gcc zstd objcopy readelf taskset python3; do
+	command -v "$tool" >/dev/null || die "$tool not found"
+done
+[ "$(id -u)" = 0 ] || die "run as root"
+# The captures and the symfs mirror system paths: force English perf output.
+export LC_ALL=C
+
+if [ $# -gt 0 ]; then
+	selected=("$@")
+	for c in "${selected[@]}"; do
+		case " ${ALL_CASES[*]} " in
+		*" $c "*) ;;
+		*) die "unknown case $c (cases: ${ALL_CASES[*]})" ;;
+		esac
+	done
+else
+	selected=("${ALL_CASES[@]}")
+fi
+want() { case " ${selected[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# ---------------------------------------------------------------- build
+build() {
+	log "building fixtures into $BIN"
+	rm -rf "$BIN" "$FX/changed-v2"
+	mkdir -p "$BIN" "$LOGS" "$FX/changed-v2"
+	local f name
+	for f in "$src"/*.c; do
+		name=$(basename "$f" .c)
+		gcc "${CFLAGS[@]}" -o "$BIN/$name" "$f" -pthread
+	done
+	# "changed": VERSION=1 is recorded, VERSION=2 goes into the case symfs.
+	gcc "${CFLAGS[@]}" -DVERSION=1 -o "$BIN/changed" "$src/changed.c"
+	gcc "${CFLAGS[@]}" -DVERSION=2 -o "$FX/changed-v2/changed" "$src/changed.c"
+}
+
+# ---------------------------------------------------------------- record
+# new_case NAME DESCRIPTION: empties the case directory
+new_case() {
+	local dir=$cases_dir/$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	: > "$dir/args"
+	printf '%s\n' "$2" > "$dir/README"
+}
+
+# note_cmd NAME CMD...: appends the exact command to the case README
+note_cmd() {
+	local name=$1
+	shift
+	{
+		printf 'recorded with (cwd = case directory):\n '
+		printf ' %q' "$@"
+		printf '\n'
+	} >> "$cases_dir/$name/README"
+}
+
+# rec NAME PERF-RECORD-ARGS... -- WORKLOAD...: runs perf record in the case
+# directory, writing perf.data there, pinned to CPU 1 unless PIN is empty.
+PIN=1
+rec() {
+	local name=$1
+	shift
+	local dir=$cases_dir/$name
+	local -a cmd=()
+	[ -n "$PIN" ] && cmd=(taskset -c "$PIN")
+	cmd+=(perf record -N -o perf.data "$@")
+	note_cmd "$name" "${cmd[@]}"
+	log "recording $name"
+	(cd "$dir" && "${cmd[@]}") > "$LOGS/$name.stdout" 2> "$LOGS/$name.record.log"
+}
+
+record_cases() {
+	local dir pid child mapfile
+
+	if want syscall; then
+		new_case syscall "syscall: write/getppid/clock_gettime loop, frame-pointer callchains"
+		rec syscall -e cpu-clock -F 1000 -g -- "$BIN/syscall" 0.2
+	fi
+
+	if want threads; then
+		new_case threads "threads: three named threads (alpha-worker, \"beta worker\", gamma_sys) + main"
+		PIN='' rec threads -e cpu-clock -F 700 -g -- "$BIN/threads" 0.15
+	fi
+
+	if want forkexec; then
+		new_case forkexec "forkexec: parent works while the forked child execs forkexec-child"
+		PIN='' rec forkexec -e cpu-clock -F 1000 -g -- "$BIN/forkexec" 0.15
+	fi
+
+	if want system; then
+		# CPU 0 is left idle: on this VM only CPU 0 gives swapper samples.
+		new_case system "system: system-wide -a -g capture while syscall runs on CPU 1"
+		dir=$cases_dir/system
+		taskset -c 1 "$BIN/syscall" 0.6 &
+		pid=$!
+		sleep 0.1
+		PIN='' rec system -e cpu-clock -F 500 -a -g -- sleep 0.2
+		wait "$pid"
+		printf 'while this ran in the background (started 0.1 s before):\n  taskset -c 1 %s 0.6\n' \
+			"$BIN/syscall" >> "$dir/README"
+	fi
+
+	if want twoevents; then
+		new_case twoevents "twoevents: cpu-clock and page-faults with callchains, page-touching program"
+		rec twoevents -e cpu-clock -e page-faults -F 1000 -g -- "$BIN/pagefault" 0.2
+	fi
+
+	if want pipe; then
+		new_case pipe "pipe: pipe-mode stream (perf record -o -) saved to a file"
+		dir=$cases_dir/pipe
+		local -a cmd=(taskset -c 1 perf record -N -e cpu-clock -F 1000 -g -o - -- "$BIN/compute" 0.2)
+		note_cmd pipe "${cmd[@]}"
+		printf '  (stdout redirected to perf.data)\n' >> "$dir/README"
+		log "recording pipe"
+		(cd "$dir" && "${cmd[@]}" > perf.data) 2> "$LOGS/pipe.record.log"
+	fi
+
+	if want zstd; then
+		new_case zstd "zstd: compressed (-z) capture"
+		rec zstd -e cpu-clock -F 1000 -g -z -- "$BIN/compute" 0.2
+	fi
+
+	if want switch; then
+		new_case switch "switch: --switch-events capture of a program that sleeps 0.3 ms between bursts"
+		rec switch -e cpu-clock -F 1000 -g --switch-events -- "$BIN/sleeper" 0.25
+	fi
+
+	if want killed; then
+		new_case killed "killed: perf record killed with SIGKILL after ~0.5 s (header data.size == 0)"
+		dir=$cases_dir/killed
+		# Small ring buffers (8 pages) so perf writes data out several times
+		# before it dies; the workload (1.5 s) outlives perf.
+		local -a cmd=(taskset -c 1 perf record -N -e cpu-clock -F 1000 -g -m 8 -o perf.data -- "$BIN/compute" 1.5)
+		note_cmd killed "${cmd[@]}"
+		printf '  ... then after 0.5 s: kill -KILL <perf pid>\n' >> "$dir/README"
+		log "recording killed"
+		(cd "$dir" && exec "${cmd[@]}") > "$LOGS/killed.stdout" 2> "$LOGS/killed.record.log" &
+		pid=$!
+		sleep 0.5
+		child=$(ps -o pid= --ppid "$pid" | head -n1 | tr -d ' ' || true)
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null || true
+		if [ -n "$child" ]; then
+			while kill -0 "$child" 2>/dev/null; do sleep 0.05; done
+		fi
+	fi
+
+	if want nocallchain; then
+		new_case nocallchain "nocallchain: no -g, samples carry only the IP"
+		rec nocallchain -e cpu-clock -F 1000 -- "$BIN/compute" 0.2
+	fi
+
+	if want changed; then
+		new_case changed "changed: records changed v1; the case symfs holds a rebuilt v2 (other build-id)"
+		rec changed -e cpu-clock -F 1000 -g -- "$BIN/changed" 0.2
+	fi
+
+	if want jit; then
+		new_case jit "jit: anonymous RX code described by /tmp/perf-<pid>.map (committed here)"
+		dir=$cases_dir/jit
+		rec jit -e cpu-clock -F 1000 -g -- "$BIN/jit" 0.2
+		pid=$(sed -n 's/^pid \([0-9][0-9]*\)$/\1/p' "$LOGS/jit.stdout")
+		[ -n "$pid" ] || die "jit: no pid in $LOGS/jit.stdout"
+		mapfile=/tmp/perf-$pid.map
+		[ -f "$mapfile" ] || die "jit: $mapfile missing"
+		cp "$mapfile" "$dir/perf-$pid.map"
+		rm -f "$mapfile"
+		printf 'the program wrote %s; it is committed as perf-%s.map\n' "$mapfile" "$pid" >> "$dir/README"
+	fi
+}
+
+# ---------------------------------------------------------------- symfs
+# copy_elf PATH DESTROOT: copies PATH (and, if the system has one, its
+# /usr/lib/debug/.build-id debug file with the DWARF sections stripped:
+# perf only needs its .symtab) under DESTROOT.
+copy_elf() {
+	local path=$1 dest=$2 bid dbg
+	mkdir -p "$dest$(dirname "$path")"
+	cp -L "$path" "$dest$path"
+	bid=$(readelf -n "$path" 2>/dev/null | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p' | head -n1)
+	if [ -n "$bid" ]; then
+		dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+		if [ -f "$dbg" ]; then
+			mkdir -p "$dest$(dirname "$dbg")"
+			objcopy --strip-debug "$dbg" "$dest$dbg"
+		fi
+	fi
+}
+
+# frame_dsos CASE_DIR: absolute DSO paths that appear in perf script frames
+frame_dsos() {
+	# (perf 6.1 cannot read the killed capture: its DSOs are compute's.)
+	{ HOME=$FX/home PERF_CONFIG=$FX/perfconfig perf --buildid-dir "$FX/emptycache" \
+		script -i "$1/perf.data" -F ip,dso 2>/dev/null || true; } |
+		python3 -c '
+import re, sys
+seen = set()
+for line in sys.stdin:
+    m = re.search(r"\((/.*)\)\s*$", line)
+    if m and m.group(1) not in seen:
+        seen.add(m.group(1))
+        print(m.group(1))
+'
+}
+
+build_symfs() {
+	log "refreshing $symfs"
+	rm -rf "${symfs:?}" "${FX:?}/home" "${FX:?}/emptycache"
+	mkdir -p "$symfs" "$FX/home" "$FX/emptycache"
+	local c path size
+	: > "$FX/dsos.txt"
+	for c in "${ALL_CASES[@]}"; do
+		[ -f "$cases_dir/$c/perf.data" ] || continue
+		frame_dsos "$cases_dir/$c" | while read -r path; do
+			printf '%s %s\n' "$c" "$path"
+		done >> "$FX/dsos.txt"
+	done
+	sort -u -k2,2 "$FX/dsos.txt" | while read -r c path; do
+		case $path in
+		/tmp/perf-*.map) continue ;;
+		esac
+		if [ ! -f "$path" ]; then
+			log "  skip $path (from $c): not a regular file here"
+			continue
+		fi
+		if ! head -c4 "$path" | grep -q 'ELF'; then
+			log "  skip $path (from $c): not ELF"
+			continue
+		fi
+		# Only the system-wide case sees other programs: keep to libraries
+		# and to files that are not huge.
+		size=$(stat -c %s "$path")
+		case $path in
+		"$BIN"/* | *.so | *.so.*) ;;
+		*)
+			log "  skip $path (from $c): not a fixture binary or library"
+			continue
+			;;
+		esac
+		if [ "$size" -gt 3000000 ]; then
+			log "  skip $path (from $c): $size bytes"
+			continue
+		fi
+		copy_elf "$path" "$symfs"
+	done
+	# "changed": the shared symfs holds the rebuilt v2 under the recorded
+	# name (no other case runs that binary), so the recorded v1 build-id
+	# does not match.  No case has a symfs of its own: a symlink from one
+	# symfs into another would leave the --symfs root, which kfold refuses.
+	if [ -f "$cases_dir/changed/perf.data" ]; then
+		mkdir -p "$symfs$BIN"
+		cp "$FX/changed-v2/changed" "$symfs$BIN/changed"
+	fi
+}
+
+# ---------------------------------------------------------------- main
+mkdir -p "$LOGS"
+build
+: > "$FX/perfconfig"	# empty perf config (PERF_CONFIG makes perf read only it)
+log "saving /proc/kallsyms"
+cp /proc/kallsyms "$FX/kallsyms"
+grep -q ' T _text$' "$FX/kallsyms" || die "/proc/kallsyms has no _text"
+[ "$(awk '$3 == "_text" { print $1; exit }' "$FX/kallsyms")" != 0000000000000000 ] ||
+	die "/proc/kallsyms addresses are hidden (kptr_restrict?)"
+record_cases
+zstd -19 -qf "$FX/kallsyms" -o "$root/testdata/kallsyms.zst"
+chmod 644 "$root/testdata/kallsyms.zst"
+build_symfs
+# Afterwards the binary at the recorded path is v2, as in the case's symfs.
+if want changed; then
+	cp "$FX/changed-v2/changed" "$BIN/changed"
+fi
+
+# ---------------------------------------------------------------- check
+status=0
+for c in "${ALL_CASES[@]}"; do
+	dir=$cases_dir/$c
+	[ -f "$dir/perf.data" ] || continue
+	# 1. plain perf script must read the capture (perf 6.1 refuses the
+	#    killed one: data.size 0; the oracle reads a fixed-up copy)
+	if HOME=$FX/home PERF_CONFIG=$FX/perfconfig perf --buildid-dir "$FX/emptycache" \
+		script -i "$dir/perf.data" > /dev/null 2> "$LOGS/$c.script.err"; then
+		[ "$c" != killed ] || log "killed: perf script unexpectedly read it"
+	elif [ "$c" != killed ]; then
+		log "$c: perf script FAILED (see $LOGS/$c.script.err)"
+		status=1
+	fi
+	# 2. the oracle writes the expected output
+	"$script_dir/oracle.sh" "$dir" > "$dir/expected.folded" 2> "$LOGS/$c.oracle.err" || {
+		log "$c: oracle FAILED (see $LOGS/$c.oracle.err)"
+		status=1
+	}
+	if [ ! -s "$dir/expected.folded" ] && [ "$c" != nocallchain ]; then
+		log "$c: expected.folded is empty"
+		status=1
+	fi
+	printf '%-12s %8s bytes perf.data, %4s stacks, %s\n' "$c" \
+		"$(stat -c %s "$dir/perf.data")" "$(wc -l < "$dir/expected.folded")" \
+		"$(if [ -s "$LOGS/$c.script.err" ]; then echo "perf script stderr: $(head -c 120 "$LOGS/$c.script.err" | tr '\n' ' ')"; else echo "perf script clean"; fi)" >&2
+done
+du -sh "$root/testdata" >&2
+exit "$status"

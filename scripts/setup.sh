@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what building and testing kfold needs on Debian 12, using sudo
+# when not root.  Installs nothing that is already there.
+set -euo pipefail
+pkgs=(
+	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
+	libelf-dev libdw-dev libzstd-dev
+	zstd python3 linux-perf binutils
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+echo "setup: installing ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

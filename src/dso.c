@@ -1,0 +1,1130 @@
+/* dso.c - locating module files and reading their symbols.
+ *
+ * The ELF rules follow perf 6.1's dso__load / dso__load_sym_internal
+ * (tools/perf/util/symbol.c, symbol-elf.c), kallsyms follows
+ * __dso__load_kallsyms / maps__split_kallsyms, perf maps follow
+ * dso__load_perf_map.  Each rule that decides which name a frame gets is
+ * noted where it is implemented.
+ */
+#include "dso.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elfutils/libdwelf.h>
+
+#define KF_MAX_KALLSYMS ((size_t)256 << 20)
+#define KF_MAX_PERFMAP ((size_t)1 << 30)
+#define KSYM_NAME_LEN 512
+
+struct dso_state {
+	enum kf_dso_status status;
+	struct kf_symtab syms;
+	bool has_syms;
+	char *file;
+};
+
+const char *kf_dso_status_str(enum kf_dso_status s)
+{
+	switch (s) {
+	case KF_DSO_UNTRIED:    return "not loaded";
+	case KF_DSO_OK:         return "symbols from a file with the recorded build-id";
+	case KF_DSO_UNVERIFIED: return "symbols from a file, build-id not recorded";
+	case KF_DSO_MISSING:    return "file not found";
+	case KF_DSO_MISMATCH:   return "build-id mismatch";
+	case KF_DSO_NO_SYMBOLS: return "no symbol table";
+	case KF_DSO_BAD_FILE:   return "not a readable ELF file";
+	case KF_DSO_NO_FILE:    return "no file";
+	case KF_DSO_UNTRUSTED:  return "no kernel symbols known to match the capture";
+	}
+	return "?";
+}
+
+void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
+		  struct kf_fs *fs, struct kf_modules *modules,
+		  const struct kf_env *env, kf_dso_warn_fn warn, void *payload)
+{
+	static bool elf_ready;
+
+	memset(d, 0, sizeof(*d));
+	d->o = *o;
+	d->fs = fs;
+	d->modules = modules;
+	d->env = env;
+	d->warn = warn;
+	d->warn_payload = payload;
+	if (!elf_ready) {
+		elf_version(EV_CURRENT);
+		elf_ready = true;
+	}
+}
+
+static void state_free(struct dso_state *st)
+{
+	if (!st)
+		return;
+	kf_symtab_fini(&st->syms);
+	free(st->file);
+	free(st);
+}
+
+void kf_dsos_fini(struct kf_dsos *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->modules->n; i++) {
+		state_free(d->modules->v[i]->priv);
+		d->modules->v[i]->priv = NULL;
+	}
+}
+
+static void warnf(struct kf_dsos *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void warnf(struct kf_dsos *d, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (!d->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	d->warn(d->warn_payload, buf);
+}
+
+static struct dso_state *state_of(struct kf_module *mod)
+{
+	if (!mod->priv)
+		mod->priv = kf_calloc(1, sizeof(struct dso_state));
+	return mod->priv;
+}
+
+/* ---- build-ids -------------------------------------------------------------- */
+
+/* The recorded build-id of a module: MMAP2's, else the BUILD_ID table's
+ * entry with the same name (map__new copies it by name, too). */
+static size_t recorded_bid(struct kf_dsos *d, struct kf_module *mod,
+			   uint8_t out[20])
+{
+	size_t i;
+
+	if (mod->bid_len) {
+		memcpy(out, mod->bid, mod->bid_len);
+		return mod->bid_len;
+	}
+	for (i = 0; i < d->env->n_buildids; i++) {
+		const struct kf_buildid_entry *e = &d->env->buildids[i];
+		bool kernel_entry = e->cpumode == 1;  /* KERNEL */
+
+		if (e->cpumode >= 4)
+			continue;         /* guests */
+		if (kernel_entry != (mod->kind == KF_MOD_KERNEL ||
+				     mod->kind == KF_MOD_KMODULE))
+			continue;
+		if (strcmp(e->filename, mod->name) != 0)
+			continue;
+		memcpy(out, e->id, e->len);
+		return e->len;
+	}
+	return 0;
+}
+
+static size_t elf_bid(Elf *elf, uint8_t out[20])
+{
+	const void *p;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &p);
+
+	if (n <= 0)
+		return 0;
+	if (n > 20)
+		n = 20;
+	memcpy(out, p, (size_t)n);
+	return (size_t)n;
+}
+
+/* ---- ELF candidates ------------------------------------------------------- */
+
+struct cand {
+	int fd;
+	Elf *elf;
+	char *path;
+	bool has_symtab, has_dynsym;
+};
+
+static void cand_close(struct cand *c)
+{
+	if (c->elf)
+		elf_end(c->elf);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr,
+				size_t *idx_out)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && strcmp(n, name) == 0) {
+			if (idx_out)
+				*idx_out = elf_ndxscn(scn);
+			return scn;
+		}
+	}
+	return NULL;
+}
+
+enum cand_result { CAND_NONE, CAND_MISMATCH, CAND_BAD, CAND_OK };
+
+/* Opens a candidate and checks it the way perf's symsrc__init does. */
+static enum cand_result cand_open(struct kf_dsos *d, const char *root,
+				  const char *path, const uint8_t *want,
+				  size_t want_len, struct cand *c)
+{
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = kf_fs_open(d->fs, root, path);
+	if (c->fd < 0)
+		return CAND_NONE;
+	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh)) {
+		cand_close(c);
+		return CAND_BAD;
+	}
+	if (want_len) {
+		uint8_t got[20];
+		size_t n = elf_bid(c->elf, got);
+
+		if (n != want_len || memcmp(got, want, n) != 0) {
+			cand_close(c);
+			return CAND_MISMATCH;
+		}
+	}
+	/* symsrc__init: the sections count only with their proper types (a
+	 * debug file's .dynsym is NOBITS) */
+	c->has_symtab = section_by_name(c->elf, ".symtab", &sh, NULL) != NULL &&
+			sh.sh_type == SHT_SYMTAB;
+	c->has_dynsym = section_by_name(c->elf, ".dynsym", &sh, NULL) != NULL &&
+			sh.sh_type == SHT_DYNSYM;
+	if (root && *root) {
+		size_t n = strlen(root) + strlen(path) + 2;
+
+		c->path = malloc(n);
+		if (c->path)
+			snprintf(c->path, n, "%s%s%s", root,
+				 path[0] == '/' ? "" : "/", path);
+	} else {
+		c->path = strdup(path);
+	}
+	return CAND_OK;
+}
+
+/* The PT_LOAD holding vaddr (elf_read_program_header). */
+static bool load_phdr(Elf *elf, uint64_t vaddr, GElf_Phdr *out)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
+			*out = ph;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool name_has(const char *s, const char *what)
+{
+	return strstr(s, what) != NULL;
+}
+
+/* One pass of dso__load_sym_internal over .symtab or .dynsym of `syms`,
+ * with `run` as the runtime image.  Returns symbols added, -1 if the
+ * section is unusable. */
+static int load_pass(struct kf_symtab *t, Elf *syms, Elf *run, bool dynsym)
+{
+	GElf_Shdr sh, ssh;
+	Elf_Scn *scn, *strscn;
+	Elf_Data *data, *strs;
+	size_t shstrndx_s, shstrndx_r, nsyms, i;
+	GElf_Ehdr eh;
+	int nr = 0;
+
+	scn = section_by_name(syms, dynsym ? ".dynsym" : ".symtab", &sh, NULL);
+	if (!scn || sh.sh_type == SHT_NOBITS || !sh.sh_entsize)
+		return 0;
+	if (!gelf_getehdr(syms, &eh))
+		return -1;
+	data = elf_getdata(scn, NULL);
+	strscn = elf_getscn(syms, sh.sh_link);
+	strs = strscn ? elf_getdata(strscn, NULL) : NULL;
+	if (!data || !strs || !data->d_buf || !strs->d_buf)
+		return -1;
+	if (elf_getshdrstrndx(syms, &shstrndx_s) != 0 ||
+	    elf_getshdrstrndx(run, &shstrndx_r) != 0)
+		return -1;
+	nsyms = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < nsyms; i++) {
+		GElf_Sym s;
+		unsigned type, bind, vis;
+		bool is_label, is_func, is_obj;
+		const char *name, *secname;
+		Elf_Scn *sec;
+		size_t secstr = shstrndx_s;
+		uint64_t value;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		bind = GELF_ST_BIND(s.st_info);
+		vis = GELF_ST_VISIBILITY(s.st_other);
+		/* elf_sym__is_function / _is_object / _is_label */
+		is_func = (type == STT_FUNC || type == STT_GNU_IFUNC) &&
+			  s.st_name != 0 && s.st_shndx != SHN_UNDEF;
+		is_obj = type == STT_OBJECT && s.st_name != 0 &&
+			 s.st_shndx != SHN_UNDEF;
+		is_label = type == STT_NOTYPE && s.st_name != 0 &&
+			   s.st_shndx != SHN_UNDEF && s.st_shndx != SHN_ABS &&
+			   vis != STV_HIDDEN && vis != STV_INTERNAL;
+		if (!is_label && !is_func && !is_obj)
+			continue;
+		if (s.st_shndx == SHN_ABS)
+			continue;
+		if (s.st_name >= strs->d_size)
+			continue;
+		name = (const char *)strs->d_buf + s.st_name;
+		if ((eh.e_machine == EM_ARM || eh.e_machine == EM_AARCH64) &&
+		    name[0] == '$' && name[1] && strchr("adtx", name[1]) &&
+		    (name[2] == '\0' || name[2] == '.'))
+			continue;
+		if (s.st_shndx >= SHN_LORESERVE)
+			continue;
+		sec = elf_getscn(syms, s.st_shndx);
+		if (!sec || !gelf_getshdr(sec, &ssh))
+			return nr ? nr : -1;   /* perf gives up on the file */
+		if (!(ssh.sh_flags & SHF_ALLOC))
+			continue;
+		if (ssh.sh_type == SHT_NOBITS) {
+			/* a debug file: the runtime image has the section */
+			Elf_Scn *rsec = elf_getscn(run, s.st_shndx);
+
+			if (!rsec || !gelf_getshdr(rsec, &ssh))
+				return nr ? nr : -1;
+			secstr = shstrndx_r;
+			secname = elf_strptr(run, secstr, ssh.sh_name);
+		} else {
+			secname = elf_strptr(syms, secstr, ssh.sh_name);
+		}
+		if (!secname)
+			secname = "";
+		if (is_label && !name_has(secname, "text") && !name_has(secname, "data"))
+			continue;
+		if (eh.e_machine == EM_ARM && type == STT_FUNC && (s.st_value & 1))
+			s.st_value--;
+		/* user-space symbols become file offsets: subtract the
+		 * vaddr-offset delta of their PT_LOAD (perf 6.1 always
+		 * adjusts user DSOs) */
+		value = s.st_value;
+		{
+			GElf_Phdr ph;
+
+			if (load_phdr(run, value, &ph))
+				value -= ph.p_vaddr - ph.p_offset;
+			else
+				value -= ssh.sh_addr - ssh.sh_offset;
+		}
+		kf_symtab_add(t, value, s.st_size,
+			      bind == STB_WEAK ? KF_BIND_WEAK :
+			      bind == STB_GLOBAL ? KF_BIND_GLOBAL : KF_BIND_LOCAL,
+			      name, strlen(name));
+		nr++;
+	}
+	if (nr > 0)
+		kf_symtab_fixup(t, false);
+	return nr;
+}
+
+/* dso__synthesize_plt_symbols: "name@plt" for each .rela.plt entry, laid
+ * out over .plt after its header entry. */
+static int synth_plt(struct kf_symtab *t, Elf *run)
+{
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rscn, *pscn, *dscn, *strscn;
+	Elf_Data *rel, *syms, *strs;
+	size_t dynidx, n, i;
+	uint64_t off, entsize;
+	GElf_Ehdr eh;
+	int nr = 0;
+
+	if (!gelf_getehdr(run, &eh))
+		return 0;
+	dscn = section_by_name(run, ".dynsym", &dsh, &dynidx);
+	if (!dscn || dsh.sh_type == SHT_NOBITS)
+		return 0;
+	rscn = section_by_name(run, ".rela.plt", &rsh, NULL);
+	if (!rscn)
+		rscn = section_by_name(run, ".rel.plt", &rsh, NULL);
+	if (!rscn || rsh.sh_link != dynidx || rsh.sh_type == SHT_NOBITS ||
+	    !rsh.sh_entsize)
+		return 0;
+	pscn = section_by_name(run, ".plt", &psh, NULL);
+	if (!pscn)
+		return 0;
+	rel = elf_getdata(rscn, NULL);
+	syms = elf_getdata(dscn, NULL);
+	strscn = elf_getscn(run, dsh.sh_link);
+	strs = strscn ? elf_getdata(strscn, NULL) : NULL;
+	if (!rel || !syms || !strs || !rel->d_buf || !syms->d_buf ||
+	    !strs->d_buf || strs->d_size == 0)
+		return 0;
+	switch (eh.e_machine) {
+	case EM_ARM:     off = 20; entsize = 12; break;
+	case EM_AARCH64: off = 32; entsize = 16; break;
+	default:         off = psh.sh_entsize; entsize = psh.sh_entsize; break;
+	}
+	off += psh.sh_offset;
+	n = rsh.sh_size / rsh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Rela ra;
+		GElf_Rel r;
+		GElf_Sym s;
+		size_t symidx;
+		char buf[1024];
+		const char *name;
+
+		if (rsh.sh_type == SHT_RELA) {
+			if (!gelf_getrela(rel, (int)i, &ra))
+				break;
+			symidx = GELF_R_SYM(ra.r_info);
+		} else {
+			if (!gelf_getrel(rel, (int)i, &r))
+				break;
+			symidx = GELF_R_SYM(r.r_info);
+		}
+		if (!gelf_getsym(syms, (int)symidx, &s) || s.st_name >= strs->d_size)
+			name = "";
+		else
+			name = (const char *)strs->d_buf + s.st_name;
+		snprintf(buf, sizeof(buf), "%s@plt", name);
+		kf_symtab_add(t, off, entsize, KF_BIND_GLOBAL, buf, strlen(buf));
+		off += entsize;
+		nr++;
+	}
+	kf_symtab_sort(t);
+	return nr;
+}
+
+static bool local_regular(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Reads the .gnu_debuglink name of a file. */
+static bool read_debuglink(struct kf_dsos *d, const char *root,
+			   const char *path, char *out, size_t n)
+{
+	int fd = kf_fs_open(d->fs, root, path);
+	Elf *elf;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Elf_Data *data;
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF &&
+	    (scn = section_by_name(elf, ".gnu_debuglink", &sh, NULL)) &&
+	    sh.sh_type != SHT_NOBITS && (data = elf_getdata(scn, NULL)) &&
+	    data->d_buf && data->d_size) {
+		size_t len = strnlen(data->d_buf, data->d_size);
+
+		if (len && len < n && len < data->d_size) {
+			memcpy(out, data->d_buf, len);
+			out[len] = '\0';
+			ok = !strchr(out, '/');
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+static void hexbid(const uint8_t *bid, size_t len, char *out)
+{
+	kf_bid_hex(bid, len, out);
+}
+
+/* Tries one candidate and files it into syms/run as perf does.
+ * Returns true when both are found (stop looking). */
+static bool consider(struct kf_dsos *d, const char *root, const char *path,
+		     const uint8_t *want, size_t want_len, struct cand *syms,
+		     struct cand *run, bool *any_found, bool *any_mismatch,
+		     bool *any_bad)
+{
+	struct cand c;
+	bool used = false;
+
+	switch (cand_open(d, root, path, want, want_len, &c)) {
+	case CAND_NONE:
+		return false;
+	case CAND_MISMATCH:
+		*any_found = true;
+		*any_mismatch = true;
+		return false;
+	case CAND_BAD:
+		*any_found = true;
+		*any_bad = true;
+		return false;
+	case CAND_OK:
+		break;
+	}
+	*any_found = true;
+	if (syms->fd < 0 && c.has_symtab) {
+		*syms = c;
+		used = true;
+	}
+	if (run->fd < 0 && c.has_dynsym) {
+		if (used) {
+			/* the same file serves both: share it */
+			run->fd = -2;
+		} else {
+			*run = c;
+			used = true;
+		}
+	}
+	if (!used)
+		cand_close(&c);
+	return syms->fd != -1 && run->fd != -1;
+}
+
+static void load_elf(struct kf_dsos *d, struct kf_module *mod,
+		     struct dso_state *st)
+{
+	const char *symfs = d->o.symfs;
+	const char *name = mod->name;
+	uint8_t bid[20];
+	size_t bid_len = recorded_bid(d, mod, bid);
+	char path[4096], hex[41];
+	struct cand syms = { .fd = -1 }, run = { .fd = -1 };
+	bool found = false, mismatch = false, bad = false, verified = bid_len > 0;
+	Elf *syms_elf, *run_elf;
+	int nr;
+
+	/* dso__load: with no recorded build-id, perf reads it from the file
+	 * (under symfs), but only if the recorded path exists locally */
+	if (!bid_len) {
+		bool try = d->o.compat_perf ? local_regular(name) : true;
+
+		if (try) {
+			struct cand c;
+
+			if (cand_open(d, symfs, name, NULL, 0, &c) == CAND_OK) {
+				bid_len = elf_bid(c.elf, bid);
+				cand_close(&c);
+			}
+		}
+	}
+	if (bid_len)
+		hexbid(bid, bid_len, hex);
+
+	/* DEBUGLINK: next to the file, in .debug/, under /usr/lib/debug
+	 * (perf also tries the bare name in the current directory; kfold
+	 * does not: the result would depend on where it runs) */
+	{
+		char link[256];
+
+		if (read_debuglink(d, symfs, name, link, sizeof(link))) {
+			const char *slash = strrchr(name, '/');
+			int dl = slash ? (int)(slash - name) : 0;
+			const char *fmts[] = { "%.*s/%s", "%.*s/.debug/%s",
+					       "/usr/lib/debug%.*s/%s" };
+			size_t k;
+
+			for (k = 0; k < 3; k++) {
+				snprintf(path, sizeof(path), fmts[k], dl, name, link);
+				if (consider(d, symfs, path, bid, bid_len, &syms,
+					     &run, &found, &mismatch, &bad))
+					goto done;
+			}
+		}
+	}
+	/* the build-id cache: .build-id/xx/rest links to <path>/<bid>/ */
+	if (bid_len && d->o.buildid_dir && *d->o.buildid_dir) {
+		const char *leaf[] = { "elf", "debug" };
+		size_t k;
+
+		for (k = 0; k < 2; k++) {
+			snprintf(path, sizeof(path), ".build-id/%.2s/%s/%s", hex,
+				 hex + 2, leaf[k]);
+			if (consider(d, d->o.buildid_dir, path, bid, bid_len,
+				     &syms, &run, &found, &mismatch, &bad))
+				goto done;
+			if (k == 0) {
+				/* perf before 4.6 linked to the file itself */
+				snprintf(path, sizeof(path), ".build-id/%.2s/%s",
+					 hex, hex + 2);
+				if (consider(d, d->o.buildid_dir, path, bid,
+					     bid_len, &syms, &run, &found,
+					     &mismatch, &bad))
+					goto done;
+			}
+		}
+	}
+	/* FEDORA and UBUNTU debuginfo layouts, then .build-id */
+	snprintf(path, sizeof(path), "/usr/lib/debug%s.debug", name);
+	if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+		     &mismatch, &bad))
+		goto done;
+	snprintf(path, sizeof(path), "/usr/lib/debug%s", name);
+	if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+		     &mismatch, &bad))
+		goto done;
+	if (bid_len) {
+		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 hex, hex + 2);
+		if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+			     &mismatch, &bad))
+			goto done;
+	}
+	/* the recorded path */
+	consider(d, symfs, name, bid, bid_len, &syms, &run, &found, &mismatch,
+		 &bad);
+done:
+	if (syms.fd == -1 && run.fd == -1) {
+		st->status = mismatch ? KF_DSO_MISMATCH :
+			     bad ? KF_DSO_BAD_FILE :
+			     found ? KF_DSO_NO_SYMBOLS : KF_DSO_MISSING;
+		if (mismatch) {
+			warnf(d, "%s: the file found has a different build-id than "
+			      "the recorded %s; its symbols are not used", name, hex);
+		}
+		return;
+	}
+	if (syms.fd == -1) {
+		syms = run;        /* "we'll have to hope for the best" */
+		run.fd = -2;
+	}
+	syms_elf = syms.elf;
+	run_elf = run.fd >= 0 ? run.elf : syms.elf;
+	kf_symtab_init(&st->syms);
+	nr = load_pass(&st->syms, syms_elf, run_elf, false);
+	if (nr >= 0) {
+		int nd = load_pass(&st->syms, syms_elf, run_elf, true);
+
+		nr = nd < 0 ? -1 : nr + nd;
+	}
+	if (nr > 0)
+		nr += synth_plt(&st->syms, run_elf);
+	st->file = syms.path ? strdup(syms.path) : NULL;
+	st->has_syms = nr > 0;
+	st->status = nr > 0 ? (verified ? KF_DSO_OK : KF_DSO_UNVERIFIED) :
+		     KF_DSO_NO_SYMBOLS;
+	if (run.fd >= 0)
+		cand_close(&run);
+	cand_close(&syms);
+}
+
+/* ---- kallsyms ------------------------------------------------------------ */
+
+static bool kallsyms_type_ok(char type)
+{
+	type = (char)toupper((unsigned char)type);
+	return type == 'T' || type == 'W' || type == 'D' || type == 'B';
+}
+
+struct ksym_line {
+	uint64_t addr;
+	char type;
+	const char *name;     /* up to end of line, "\t[mod]" included */
+	size_t len;
+};
+
+/* Parses one "addr type name[\t[module]]" line; perf's kallsyms__parse.
+ * Returns the start of the next line, or NULL at the end. */
+static const char *ksym_next(const char *p, const char *end, struct ksym_line *l,
+			     bool *ok)
+{
+	uint64_t v = 0;
+	const char *q = p;
+
+	*ok = false;
+	if (p >= end)
+		return NULL;
+	while (q < end && isxdigit((unsigned char)*q)) {
+		int c = *q;
+
+		v = v << 4 | (uint64_t)(isdigit(c) ? c - '0' : (tolower(c) - 'a' + 10));
+		q++;
+	}
+	if (q < end && *q == ' ' && q + 2 < end) {
+		l->addr = v;
+		l->type = q[1];
+		l->name = q + 3;
+		q += 3;
+		while (q < end && *q != '\n')
+			q++;
+		l->len = (size_t)(q - l->name);
+		if (l->len > KSYM_NAME_LEN)
+			l->len = KSYM_NAME_LEN;
+		*ok = q[-1] != '\r' || true;
+	}
+	while (q < end && *q != '\n')
+		q++;
+	return q < end ? q + 1 : end;
+}
+
+static bool find_ref(const char *buf, size_t len, const char *name,
+		     uint64_t *addr)
+{
+	const char *p = buf, *end = buf + len;
+	struct ksym_line l;
+	bool ok;
+	size_t n = strlen(name);
+
+	while ((p = ksym_next(p, end, &l, &ok))) {
+		if (!ok || l.len != n || memcmp(l.name, name, n) != 0)
+			continue;
+		if (l.type == 't' || l.type == 'T' || l.type == 'W') {
+			*addr = l.addr;
+			return true;
+		}
+		if (p == end)
+			break;
+	}
+	return false;
+}
+
+/* Splits kallsyms into the kernel's table and the kernel modules'
+ * (maps__split_kallsyms): module symbols go to the module whose name is
+ * the "[name]" after the tab, or are dropped; kernel symbols are moved
+ * by the KASLR delta between the file and the capture. */
+static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
+			       const char *source, bool verified)
+{
+	struct kf_symtab all;
+	const char *p = buf, *end = buf + len;
+	struct ksym_line l;
+	bool ok;
+	uint64_t delta = 0, faddr;
+	size_t i, m;
+
+	if (d->kref_name[0]) {
+		if (!find_ref(buf, len, d->kref_name, &faddr)) {
+			warnf(d, "%s: no %s symbol: cannot relocate kernel symbols; "
+			      "kernel frames stay unnamed", source, d->kref_name);
+			return;
+		}
+		delta = faddr - d->kref_addr;
+	}
+	kf_symtab_init(&all);
+	while ((p = ksym_next(p, end, &l, &ok))) {
+		if (ok && kallsyms_type_ok(l.type) && l.name[0] != '$') {
+			bool kmod = memchr(l.name, '[', l.len) != NULL;
+			char b = (char)toupper((unsigned char)l.type);
+
+			kf_symtab_add(&all, l.addr, 0,
+				      b == 'W' ? KF_BIND_WEAK :
+				      isupper((unsigned char)l.type) ? KF_BIND_GLOBAL :
+				      KF_BIND_LOCAL, l.name, l.len);
+			if (!all.oom)
+				all.v[all.n - 1].kmodule = kmod;
+		}
+		if (p == end)
+			break;
+	}
+	kf_symtab_fixup(&all, true);
+
+	/* distribute */
+	for (m = 1; m < d->modules->n; m++) {
+		struct kf_module *mod = d->modules->v[m];
+		struct dso_state *st;
+
+		if (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE)
+			continue;
+		st = state_of(mod);
+		if (!st)
+			continue;
+		kf_symtab_fini(&st->syms);
+		kf_symtab_init(&st->syms);
+		st->status = verified ? KF_DSO_OK : KF_DSO_UNVERIFIED;
+		free(st->file);
+		st->file = strdup(source);
+	}
+	for (i = 0; i < all.n; i++) {
+		const struct kf_sym *s = &all.v[i];
+		const char *name = all.names + s->name;
+		const char *tab = strchr(name, '\t');
+		struct kf_module *target = NULL;
+		size_t nlen = tab ? (size_t)(tab - name) : strlen(name);
+
+		if (tab) {
+			const char *modname = tab + 1;
+
+			for (m = 1; m < d->modules->n; m++) {
+				struct kf_module *mod = d->modules->v[m];
+
+				if (mod->kind == KF_MOD_KMODULE &&
+				    strcmp(mod->base, modname) == 0) {
+					target = mod;
+					break;
+				}
+			}
+			if (!target)
+				continue;   /* no map for that module: dropped */
+			{
+				struct dso_state *st = state_of(target);
+
+				if (st) {
+					kf_symtab_add(&st->syms, s->start,
+						      s->end - s->start, s->binding,
+						      name, nlen);
+				}
+			}
+			continue;
+		}
+		if (strncmp(name, "__entry_SYSCALL_64_trampoline", 29) == 0)
+			continue;
+		for (m = 1; m < d->modules->n; m++)
+			if (d->modules->v[m]->kind == KF_MOD_KERNEL) {
+				target = d->modules->v[m];
+				break;
+			}
+		if (!target)
+			break;
+		{
+			struct dso_state *st = state_of(target);
+
+			if (st)
+				kf_symtab_add(&st->syms, s->start - delta,
+					      s->end - s->start, s->binding, name,
+					      nlen);
+		}
+	}
+	for (m = 1; m < d->modules->n; m++) {
+		struct kf_module *mod = d->modules->v[m];
+		struct dso_state *st = mod->priv;
+
+		if (!st || (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE))
+			continue;
+		kf_symtab_sort(&st->syms);
+		st->has_syms = st->syms.n > 0;
+		if (!st->has_syms)
+			st->status = KF_DSO_NO_SYMBOLS;
+	}
+	kf_symtab_fini(&all);
+}
+
+static bool running_kernel_bid(struct kf_dsos *d, uint8_t out[20], size_t *len)
+{
+	size_t n;
+	char *notes = kf_fs_read(d->fs, NULL, "/sys/kernel/notes", 1 << 16, &n);
+	size_t pos = 0;
+
+	*len = 0;
+	if (!notes)
+		return false;
+	/* ELF notes: namesz, descsz, type, name, desc (4-aligned) */
+	while (pos + 12 <= n) {
+		uint32_t nsz, dsz, type;
+		size_t name_off, desc_off;
+
+		memcpy(&nsz, notes + pos, 4);
+		memcpy(&dsz, notes + pos + 4, 4);
+		memcpy(&type, notes + pos + 8, 4);
+		name_off = pos + 12;
+		desc_off = name_off + ((nsz + 3u) & ~3u);
+		if (desc_off > n || dsz > n - desc_off)
+			break;
+		if (type == 3 && nsz == 4 && memcmp(notes + name_off, "GNU", 4) == 0) {
+			*len = dsz > 20 ? 20 : dsz;
+			memcpy(out, notes + desc_off, *len);
+			free(notes);
+			return true;
+		}
+		pos = desc_off + ((dsz + 3u) & ~3u);
+	}
+	free(notes);
+	return false;
+}
+
+static void load_kernel(struct kf_dsos *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	uint8_t bid[20], run_bid[20];
+	size_t bid_len = 0, run_len = 0;
+	struct kf_module *kmod = NULL;
+	size_t m;
+	char hex[41], path[256];
+
+	d->kernel_loaded = true;
+	for (m = 1; m < d->modules->n; m++)
+		if (d->modules->v[m]->kind == KF_MOD_KERNEL) {
+			kmod = d->modules->v[m];
+			break;
+		}
+	if (!kmod)
+		return;
+	bid_len = recorded_bid(d, kmod, bid);
+	if (bid_len)
+		hexbid(bid, bid_len, hex);
+	if (d->o.kallsyms) {
+		buf = kf_fs_read(d->fs, NULL, d->o.kallsyms, KF_MAX_KALLSYMS, &len);
+		if (!buf) {
+			warnf(d, "%s: %s", d->o.kallsyms, strerror(errno));
+			return;
+		}
+		load_kallsyms_text(d, buf, len, d->o.kallsyms, bid_len > 0);
+		free(buf);
+		return;
+	}
+	if (bid_len && d->o.buildid_dir && *d->o.buildid_dir) {
+		snprintf(path, sizeof(path), "[kernel.kallsyms]/%s/kallsyms", hex);
+		buf = kf_fs_read(d->fs, d->o.buildid_dir, path, KF_MAX_KALLSYMS, &len);
+		if (buf) {
+			char src[4200];
+
+			snprintf(src, sizeof(src), "%s/%s", d->o.buildid_dir, path);
+			load_kallsyms_text(d, buf, len, src, true);
+			free(buf);
+			return;
+		}
+	}
+	if (d->o.symfs && *d->o.symfs) {
+		warnf(d, "no kallsyms for the recorded kernel under --buildid-dir, "
+		      "and /proc/kallsyms is not used with --symfs: kernel frames "
+		      "stay unnamed (give --kallsyms FILE)");
+		goto untrusted;
+	}
+	/* /proc/kallsyms only if the running kernel is the recorded one */
+	if (bid_len) {
+		if (running_kernel_bid(d, run_bid, &run_len) && run_len == bid_len &&
+		    memcmp(run_bid, bid, bid_len) == 0) {
+			buf = kf_fs_read(d->fs, NULL, "/proc/kallsyms", KF_MAX_KALLSYMS, &len);
+			if (buf) {
+				load_kallsyms_text(d, buf, len, "/proc/kallsyms", true);
+				free(buf);
+				return;
+			}
+		}
+		warnf(d, "the running kernel is not the recorded one (build-id %s): "
+		      "kernel frames stay unnamed (give --kallsyms FILE or a "
+		      "--buildid-dir holding [kernel.kallsyms]/%s/kallsyms)", hex, hex);
+		goto untrusted;
+	}
+	/* no build-id recorded: same release and _text where it was */
+	{
+		char *rel = kf_fs_read(d->fs, NULL, "/proc/sys/kernel/osrelease", 4096, &len);
+		bool same = false;
+
+		if (rel && d->env->osrelease) {
+			rel[strcspn(rel, "\n")] = '\0';
+			same = strcmp(rel, d->env->osrelease) == 0;
+		}
+		free(rel);
+		if (same) {
+			buf = kf_fs_read(d->fs, NULL, "/proc/kallsyms", KF_MAX_KALLSYMS, &len);
+			if (buf) {
+				uint64_t a;
+
+				if (d->kref_name[0] && find_ref(buf, len, d->kref_name, &a) &&
+				    a == d->kref_addr) {
+					load_kallsyms_text(d, buf, len, "/proc/kallsyms", false);
+					free(buf);
+					warnf(d, "kernel symbols from /proc/kallsyms are unverified: "
+					      "the capture has no kernel build-id (same release, "
+					      "same %s address)", d->kref_name);
+					return;
+				}
+				free(buf);
+			}
+		}
+		warnf(d, "no kernel build-id recorded and the running kernel does not "
+		      "match the capture: kernel frames stay unnamed (give --kallsyms FILE)");
+	}
+untrusted:
+	for (m = 1; m < d->modules->n; m++) {
+		struct kf_module *mod = d->modules->v[m];
+		struct dso_state *st;
+
+		if (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE)
+			continue;
+		st = state_of(mod);
+		if (st)
+			st->status = KF_DSO_UNTRUSTED;
+	}
+}
+
+/* ---- perf-PID.map ----------------------------------------------------------- */
+
+static size_t hex_prefix(const char *s, const char *end, uint64_t *v)
+{
+	size_t n = 0;
+
+	*v = 0;
+	while (s + n < end && isxdigit((unsigned char)s[n])) {
+		int c = s[n];
+
+		*v = *v << 4 | (uint64_t)(isdigit(c) ? c - '0' : (tolower(c) - 'a' + 10));
+		n++;
+	}
+	return n;
+}
+
+static void load_perf_map(struct kf_dsos *d, struct kf_module *mod,
+			  struct dso_state *st)
+{
+	char path[4096];
+	size_t len;
+	char *buf;
+	const char *p, *end;
+	const char *dir = d->o.perf_map_dir ? d->o.perf_map_dir : "/tmp";
+
+	snprintf(path, sizeof(path), "%s/perf-%u.map", dir, mod->jit_pid);
+	buf = kf_fs_read(d->fs, NULL, path, KF_MAX_PERFMAP, &len);
+	if (!buf) {
+		st->status = KF_DSO_MISSING;
+		return;
+	}
+	kf_symtab_init(&st->syms);
+	/* dso__load_perf_map: "START SIZE name", hex without 0x */
+	for (p = buf, end = buf + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		size_t line_len = (size_t)(le - p), n;
+		uint64_t start, size;
+
+		n = hex_prefix(p, le, &start);
+		n++;
+		if (n + 2 < line_len) {
+			size_t m = hex_prefix(p + n, le, &size);
+
+			n += m + 1;
+			if (n + 2 < line_len || (n < line_len && !nl)) {
+				if (n < line_len)
+					kf_symtab_add(&st->syms, start, size,
+						      KF_BIND_GLOBAL, p + n,
+						      line_len - n);
+			}
+		}
+		p = nl ? nl + 1 : end;
+	}
+	free(buf);
+	kf_symtab_sort(&st->syms);
+	st->has_syms = st->syms.n > 0;
+	st->status = st->has_syms ? KF_DSO_UNVERIFIED : KF_DSO_NO_SYMBOLS;
+	st->file = strdup(path);
+}
+
+/* ---- entry points ----------------------------------------------------------- */
+
+static struct dso_state *ensure(struct kf_dsos *d, uint32_t module)
+{
+	struct kf_module *mod = kf_modules_at(d->modules, module);
+	struct dso_state *st;
+
+	if (module == 0)
+		return NULL;
+	st = state_of(mod);
+	if (!st || st->status != KF_DSO_UNTRIED)
+		return st;
+	switch (mod->kind) {
+	case KF_MOD_FILE:
+		if (d->fs->no_files) {
+			st->status = KF_DSO_MISSING;
+			break;
+		}
+		load_elf(d, mod, st);
+		break;
+	case KF_MOD_KERNEL:
+	case KF_MOD_KMODULE:
+		if (d->fs->no_files) {
+			st->status = KF_DSO_MISSING;
+			break;
+		}
+		if (!d->kernel_loaded)
+			load_kernel(d);
+		if (st->status == KF_DSO_UNTRIED)
+			st->status = KF_DSO_MISSING;
+		break;
+	case KF_MOD_JIT:
+		if (d->fs->no_files) {
+			st->status = KF_DSO_MISSING;
+			break;
+		}
+		load_perf_map(d, mod, st);
+		break;
+	case KF_MOD_KSYM:
+		kf_symtab_init(&st->syms);
+		kf_symtab_add(&st->syms, 0, 0, KF_BIND_GLOBAL, mod->name,
+			      strlen(mod->name));
+		st->has_syms = true;
+		st->status = KF_DSO_UNVERIFIED;
+		break;
+	case KF_MOD_VDSO:
+		if (d->fs->no_files) {
+			st->status = KF_DSO_MISSING;
+			break;
+		}
+		load_elf(d, mod, st);
+		break;
+	default:
+		st->status = KF_DSO_NO_FILE;
+		break;
+	}
+	return st;
+}
+
+const struct kf_symtab *kf_dso_symtab(struct kf_dsos *d, uint32_t module)
+{
+	struct dso_state *st = ensure(d, module);
+
+	return st && st->has_syms ? &st->syms : NULL;
+}
+
+enum kf_dso_status kf_dso_status(struct kf_dsos *d, uint32_t module)
+{
+	struct dso_state *st = ensure(d, module);
+
+	return st ? st->status : KF_DSO_NO_FILE;
+}
+
+const char *kf_dso_file(struct kf_dsos *d, uint32_t module)
+{
+	struct dso_state *st = ensure(d, module);
+
+	return st ? st->file : NULL;
+}

@@ -1,0 +1,88 @@
+/* dso.h - find the file behind a module and load its symbols.
+ *
+ * For an ELF module the candidates are tried in perf 6.1's order
+ * (dso__load: .gnu_debuglink targets, the build-id cache's elf and debug
+ * entries, /usr/lib/debug/<path>.debug, /usr/lib/debug/<path>,
+ * /usr/lib/debug/.build-id/xx/yyyy.debug, then the recorded path), each
+ * under --symfs when one is given.  A candidate whose build-id differs
+ * from the recorded one is never used; the first with .symtab gives the
+ * names, the first with .dynsym the runtime view, as in perf.  The kernel
+ * and its modules take their symbols from a kallsyms file (--kallsyms, the
+ * build-id cache's copy, or /proc/kallsyms when the running kernel is the
+ * recorded one); JIT regions from perf-PID.map.
+ *
+ * Symbol addresses are file offsets for ELF modules (what a mapping's
+ * pgoff counts in) and absolute addresses for the kernel, kernel modules
+ * and JIT maps, so a frame's address (maps.h) can be looked up directly.
+ *
+ * May use: util, fs, module, symtab, libelf and libdw's libdwelf (only
+ * here).  Never forks; opens files only through fs.h.
+ */
+#ifndef KF_DSO_H
+#define KF_DSO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fs.h"
+#include "module.h"
+#include "perfdata.h"
+#include "symtab.h"
+
+/* Why a module has (or lacks) symbols. */
+enum kf_dso_status {
+	KF_DSO_UNTRIED = 0,
+	KF_DSO_OK,            /* symbols from a file whose build-id matched */
+	KF_DSO_UNVERIFIED,    /* symbols from a file, no build-id to check */
+	KF_DSO_MISSING,       /* no candidate file exists */
+	KF_DSO_MISMATCH,      /* files exist, but none has the recorded build-id */
+	KF_DSO_NO_SYMBOLS,    /* the file has no symbol table */
+	KF_DSO_BAD_FILE,      /* the file is not a readable ELF / kallsyms */
+	KF_DSO_NO_FILE,       /* nothing to load: [heap], [stack], ... */
+	KF_DSO_UNTRUSTED,     /* a kernel symbol source that cannot be shown
+				 to belong to the recorded kernel */
+};
+
+struct kf_dso_opts {
+	const char *symfs;        /* NULL = none */
+	const char *buildid_dir;  /* NULL = none */
+	const char *kallsyms;     /* NULL = look for one */
+	const char *perf_map_dir; /* where perf-PID.map files are */
+	bool compat_perf;         /* follow perf where kfold would differ */
+};
+
+typedef void (*kf_dso_warn_fn)(void *payload, const char *msg);
+
+struct kf_dsos {
+	struct kf_dso_opts o;
+	struct kf_fs *fs;
+	struct kf_modules *modules;
+	const struct kf_env *env;     /* build-id table, osrelease */
+	/* the recorded kernel image: "[kernel.kallsyms]_text" gives the
+	 * reference symbol and the kernel map's pgoff its address */
+	char kref_name[64];
+	uint64_t kref_addr;
+	bool kernel_loaded;
+	kf_dso_warn_fn warn;
+	void *warn_payload;
+};
+
+void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
+		  struct kf_fs *fs, struct kf_modules *modules,
+		  const struct kf_env *env, kf_dso_warn_fn warn, void *payload);
+/* Frees every module's loaded state. */
+void kf_dsos_fini(struct kf_dsos *d);
+
+/* The symbols of a module, loaded on first use; NULL when there are
+ * none (kf_dso_status says why). */
+const struct kf_symtab *kf_dso_symtab(struct kf_dsos *d, uint32_t module);
+
+enum kf_dso_status kf_dso_status(struct kf_dsos *d, uint32_t module);
+
+/* The file the symbols came from, or NULL.  Borrowed. */
+const char *kf_dso_file(struct kf_dsos *d, uint32_t module);
+
+/* Text for a status ("build-id mismatch", ...). */
+const char *kf_dso_status_str(enum kf_dso_status s);
+
+#endif

@@ -1,0 +1,198 @@
+/* fs.c - confined, regular-file-only opens. */
+#include "fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
+
+#include "util.h"
+
+static int check_regular(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/* Walks path one component at a time below dirfd, refusing "..",
+ * symlinks and anything that is not a directory on the way: the portable
+ * fallback for kernels without openat2 (before 5.6). */
+static int walk_beneath(int dirfd, const char *path)
+{
+	char comp[256];
+	int cur = dup(dirfd);
+
+	if (cur < 0)
+		return -1;
+	while (*path) {
+		const char *slash;
+		size_t n;
+		int next;
+		bool last;
+
+		while (*path == '/')
+			path++;
+		if (!*path)
+			break;
+		slash = strchr(path, '/');
+		n = slash ? (size_t)(slash - path) : strlen(path);
+		if (n >= sizeof(comp)) {
+			close(cur);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(comp, path, n);
+		comp[n] = '\0';
+		path += n;
+		while (*path == '/')
+			path++;
+		last = *path == '\0';
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			close(cur);
+			errno = EXDEV;
+			return -1;
+		}
+		next = openat(cur, comp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+			      (last ? 0 : O_DIRECTORY));
+		close(cur);
+		if (next < 0)
+			return -1;
+		cur = next;
+	}
+	return cur;
+}
+
+int kf_fs_open(struct kf_fs *fs, const char *root, const char *path)
+{
+	int fd, rootfd;
+
+	if (fs->no_files) {
+		errno = EACCES;
+		return -1;
+	}
+	if (!root || !*root) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return -1;
+		fd = check_regular(fd);
+		if (fd >= 0) {
+			/* O_NONBLOCK only kept a FIFO from blocking the open */
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+			fs->opens++;
+		}
+		return fd;
+	}
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return -1;
+	{
+		struct open_how how;
+
+		memset(&how, 0, sizeof(how));
+		how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+		while (*path == '/')
+			path++;
+		fd = (int)syscall(SYS_openat2, rootfd, *path ? path : ".",
+				  &how, sizeof(how));
+		if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {
+			/* no openat2 (old kernel, seccomp): refuse every
+			 * symlink on the way instead */
+			fd = walk_beneath(rootfd, path);
+		}
+	}
+	close(rootfd);
+	if (fd < 0) {
+		if (errno == EXDEV || errno == ELOOP)
+			fs->refused++;
+		return -1;
+	}
+	fd = check_regular(fd);
+	if (fd >= 0) {
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		fs->opens++;
+	} else if (errno == EINVAL) {
+		fs->refused++;
+	}
+	return fd;
+}
+
+char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
+		 size_t max, size_t *len_out)
+{
+	int fd = kf_fs_open(fs, root, path);
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		ssize_t r;
+
+		if (len + 1 >= cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+
+			if (ncap > max + 1)
+				ncap = max + 1;
+			if (ncap <= len + 1) {
+				free(buf);
+				close(fd);
+				errno = EFBIG;
+				return NULL;
+			}
+			{
+				char *nb = realloc(buf, ncap);
+
+				if (!nb) {
+					free(buf);
+					close(fd);
+					errno = ENOMEM;
+					return NULL;
+				}
+				buf = nb;
+				cap = ncap;
+			}
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (!buf) {
+		buf = malloc(1);
+		if (!buf)
+			return NULL;
+	}
+	buf[len] = '\0';
+	if (len_out)
+		*len_out = len;
+	return buf;
+}

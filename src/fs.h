@@ -1,0 +1,39 @@
+/* fs.h - the one place kfold opens files other than its input.
+ *
+ * Every ELF file, debug file, kallsyms file and perf map goes through
+ * kf_fs_open, including the files libdwfl and libdw would open themselves
+ * (kfold gives them descriptors from here), so the rules live in one
+ * function: only regular files are opened; a path under a root (--symfs,
+ * a build-id cache) cannot leave that root through "..", an absolute
+ * symlink or any other symlink (the kernel's openat2 RESOLVE_IN_ROOT, or
+ * a component-by-component walk where openat2 is missing); and with
+ * `no_files` nothing is opened at all.
+ *
+ * May use: util.
+ */
+#ifndef KF_FS_H
+#define KF_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kf_fs {
+	bool no_files;         /* open nothing (fuzzing, --no-files) */
+	uint64_t opens;        /* files opened */
+	uint64_t refused;      /* paths refused by the rules */
+};
+
+/* Opens `path` read-only.  With root == NULL the path is used as it is
+ * (it must still name a regular file).  With a root, path is resolved as
+ * if root were "/": leading slashes, "..", and symlinks cannot leave it.
+ * Returns a descriptor or -1 with errno set (ENOENT, EACCES, ELOOP,
+ * EXDEV for an escape, EINVAL for a non-regular file). */
+int kf_fs_open(struct kf_fs *fs, const char *root, const char *path);
+
+/* Reads a whole small file (at most max bytes) opened with kf_fs_open
+ * rules.  Returns a malloc'd NUL-terminated buffer or NULL with errno. */
+char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
+		 size_t max, size_t *len_out);
+
+#endif

@@ -1,0 +1,237 @@
+/* main.c - the kfold command: options in, folded stacks out.
+ *
+ * Exit codes (README "Exit codes"): 0 success, also for a capture cut
+ * short by a killed `perf record` (with a warning); 1 output written but
+ * part of the input before its end was unreadable; 2 unusable input or
+ * bad usage.  Uses include/kfold.h only.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfold.h"
+
+enum {
+	OPT_COMPAT = 256, OPT_NO_INLINE, OPT_INLINE, OPT_SAMPLES, OPT_EVENT,
+	OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_PERF_MAP_DIR, OPT_ADDRS,
+	OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_PID, OPT_TID, OPT_STATS, OPT_VERSION,
+	OPT_MAX_QUEUE,
+};
+
+static const struct option long_opts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "compat", required_argument, NULL, OPT_COMPAT },
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "samples", no_argument, NULL, OPT_SAMPLES },
+	{ "event", required_argument, NULL, OPT_EVENT },
+	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+	{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
+	{ "addrs", no_argument, NULL, OPT_ADDRS },
+	{ "kernel", no_argument, NULL, OPT_KERNEL },
+	{ "jit", no_argument, NULL, OPT_JIT },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "pid", no_argument, NULL, OPT_PID },
+	{ "tid", no_argument, NULL, OPT_TID },
+	{ "stats", no_argument, NULL, OPT_STATS },
+	{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fputs(
+"usage: kfold [OPTIONS] [perf.data]\n"
+"\n"
+"Reads a perf.data capture (file, `perf record --threads` directory, or - for a\n"
+"pipe) and writes folded stacks, one line per distinct stack:\n"
+"  comm;outermost;...;leaf COUNT\n"
+"for flamegraph.pl, inferno or speedscope.\n"
+"\n"
+"  -i, --input FILE      capture to read (default perf.data; - = stdin)\n"
+"  -o, --output FILE     write here instead of stdout\n"
+"      --compat=perf     reproduce `perf script | stackcollapse-perf.pl` exactly\n"
+"                        (perf 6.1), quirks included\n"
+"      --no-inline       no inline expansion (the default until it exists)\n"
+"      --samples         count samples instead of summing sample periods\n"
+"      --event NAME      fold this event (default: the first sample's event)\n"
+"      --symfs DIR       look for recorded files under DIR\n"
+"      --kallsyms FILE   kernel symbols from FILE\n"
+"      --buildid-dir DIR perf build-id cache (default ~/.debug; with --symfs\n"
+"                        DIR/.debug)\n"
+"      --perf-map-dir DIR  where perf-PID.map JIT maps are (default /tmp)\n"
+"      --addrs           put the address into frames without a symbol\n"
+"      --kernel          append _[k] to kernel frames\n"
+"      --jit             append _[j] to JIT frames\n"
+"      --all             both --kernel and --jit\n"
+"      --pid             root frame comm-PID\n"
+"      --tid             root frame comm-PID/TID\n"
+"      --stats           print what was read on stderr\n"
+"      --max-queue BYTES memory the time-ordering queue may copy (default 256M)\n"
+"  -q, --quiet           no warnings\n"
+"  -h, --help            this text\n"
+"      --version         print the version\n"
+"\n"
+"Exit status: 0 ok (also for a capture cut short by a killed perf record);\n"
+"1 output written but part of the input was unreadable; 2 unusable input or\n"
+"bad usage.\n", f);
+}
+
+struct logctx {
+	bool quiet;
+};
+
+static void log_cb(void *payload, enum kf_log_level level, const char *msg)
+{
+	struct logctx *l = payload;
+
+	if (l->quiet && level > KF_LOG_ERROR)
+		return;
+	fprintf(stderr, "kfold: %s%s\n", level == KF_LOG_ERROR ? "error: " :
+		level == KF_LOG_WARN ? "warning: " : "", msg);
+}
+
+static bool parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return false;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end || v == 0 || v > SIZE_MAX)
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+static void print_stats(const kf_stats *st)
+{
+	fprintf(stderr,
+		"kfold: records %" PRIu64 ", samples %" PRIu64 " (folded %" PRIu64
+		", undecodable %" PRIu64 ", unknown id %" PRIu64 "), stacks %" PRIu64 "\n"
+		"kfold: lost events %" PRIu64 ", lost samples %" PRIu64
+		", throttled %" PRIu64 ", out of order %" PRIu64
+		", unknown records %" PRIu64 "\n"
+		"kfold: bytes read %" PRIu64 ", ordering queue peak %zu bytes%s%s\n",
+		st->records, st->samples, st->samples_folded, st->samples_bad,
+		st->samples_unknown_id, st->stacks, st->lost_events, st->lost_samples,
+		st->throttles, st->out_of_order, st->unknown_records, st->bytes,
+		st->queue_peak_bytes, st->input_cut ? ", input cut short" : "",
+		st->input_damaged ? ", input damaged" : "");
+}
+
+int main(int argc, char **argv)
+{
+	kf_options o = KF_OPTIONS_INIT;
+	struct logctx lc = { false };
+	const char *input = NULL, *output = NULL;
+	bool stats = false;
+	kf_session *s = NULL;
+	FILE *out = stdout;
+	int c, r, status = 0;
+
+	while ((c = getopt_long(argc, argv, "i:o:qh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': input = optarg; break;
+		case 'o': output = optarg; break;
+		case 'q': lc.quiet = true; break;
+		case 'h': usage(stdout); return 0;
+		case OPT_VERSION: printf("kfold %s\n", kf_version()); return 0;
+		case OPT_COMPAT:
+			if (strcmp(optarg, "perf") == 0) {
+				o.compat = KF_COMPAT_PERF;
+			} else if (strcmp(optarg, "none") == 0) {
+				o.compat = KF_COMPAT_NONE;
+			} else {
+				fprintf(stderr, "kfold: --compat takes perf or none, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_NO_INLINE: o.inline_frames = false; break;
+		case OPT_INLINE: o.inline_frames = true; break;
+		case OPT_SAMPLES: o.count_samples = true; break;
+		case OPT_EVENT: o.event = optarg; break;
+		case OPT_SYMFS: o.symfs = optarg; break;
+		case OPT_KALLSYMS: o.kallsyms = optarg; break;
+		case OPT_BUILDID_DIR: o.buildid_dir = optarg; break;
+		case OPT_PERF_MAP_DIR: o.perf_map_dir = optarg; break;
+		case OPT_ADDRS: o.show_addrs = true; break;
+		case OPT_KERNEL: o.annotate |= KF_ANNOTATE_KERNEL; break;
+		case OPT_JIT: o.annotate |= KF_ANNOTATE_JIT; break;
+		case OPT_ALL: o.annotate |= KF_ANNOTATE_KERNEL | KF_ANNOTATE_JIT; break;
+		case OPT_PID: o.root = KF_ROOT_PID; break;
+		case OPT_TID: o.root = KF_ROOT_TID; break;
+		case OPT_STATS: stats = true; break;
+		case OPT_MAX_QUEUE:
+			if (!parse_size(optarg, &o.max_queue_bytes)) {
+				fprintf(stderr, "kfold: --max-queue: bad size '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		if (input || optind + 1 < argc) {
+			fprintf(stderr, "kfold: one input only\n");
+			return 2;
+		}
+		input = argv[optind];
+	}
+	if (!input)
+		input = "perf.data";
+	o.log = log_cb;
+	o.log_payload = &lc;
+
+	r = kf_session_new(&s, &o);
+	if (r == 0)
+		r = kf_session_load_path(s, input);
+	if (r < 0) {
+		fprintf(stderr, "kfold: %s: %s\n", input, kf_session_errmsg(s));
+		kf_session_free(s);
+		return 2;
+	}
+	if (output) {
+		out = fopen(output, "w");
+		if (!out) {
+			fprintf(stderr, "kfold: %s: %s\n", output, strerror(errno));
+			kf_session_free(s);
+			return 2;
+		}
+	}
+	r = kf_session_write_folded(s, out);
+	if (output && fclose(out) != 0 && r == 0) {
+		fprintf(stderr, "kfold: %s: %s\n", output, strerror(errno));
+		r = KF_EIO;
+	}
+	if (r < 0) {
+		fprintf(stderr, "kfold: %s\n", kf_session_errmsg(s));
+		status = 2;
+	} else if (kf_session_stats(s)->input_damaged) {
+		status = 1;
+	}
+	if (stats)
+		print_stats(kf_session_stats(s));
+	kf_session_free(s);
+	return status;
+}

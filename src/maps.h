@@ -1,0 +1,49 @@
+/* maps.h - one address space: sorted, non-overlapping [start, end) ranges,
+ * each naming a module and the file offset it maps.
+ *
+ * Inserting a mapping that overlaps existing ones trims or splits them the
+ * way the kernel (and perf's maps__fixup_overlappings) does, so a lookup
+ * always finds the mapping that was established last.  A pure data
+ * structure: it knows module ids, not modules.
+ *
+ * May use: util.
+ */
+#ifndef KF_MAPS_H
+#define KF_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kf_map {
+	uint64_t start, end;     /* [start, end) in the process */
+	uint64_t pgoff;          /* file offset of start (the kernel map:
+				    the address of _text, as perf records it) */
+	uint32_t module;         /* module id */
+	uint32_t prot;           /* PROT_* from MMAP2, 0 if unknown */
+	uint32_t flags;          /* KF_MAP_* */
+};
+
+/* Addresses in the mapping are used as they are, not as file offsets
+ * (perf's identity__map_ip: JIT memory, BPF programs). */
+#define KF_MAP_IDENTITY 1u
+
+struct kf_maps {
+	struct kf_map *v;
+	size_t n, cap;
+};
+
+void kf_maps_init(struct kf_maps *m);
+void kf_maps_fini(struct kf_maps *m);
+
+/* Inserts nm, trimming or splitting what it overlaps.  An empty or
+ * wrapping range is ignored.  Returns false on ENOMEM (m unchanged). */
+bool kf_maps_insert(struct kf_maps *m, const struct kf_map *nm);
+
+/* The mapping containing addr, or NULL.  Borrowed until the next insert. */
+const struct kf_map *kf_maps_find(const struct kf_maps *m, uint64_t addr);
+
+/* Replaces dst's contents with a copy of src.  False on ENOMEM. */
+bool kf_maps_copy(struct kf_maps *dst, const struct kf_maps *src);
+
+#endif

@@ -1,0 +1,121 @@
+/* module.c - module registry. */
+#include "module.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int kf_modules_init(struct kf_modules *m)
+{
+	memset(m, 0, sizeof(*m));
+	kf_arena_init(&m->arena);
+	kf_map64_init(&m->index);
+	if (!KF_GROW(m->v, m->cap, 1))
+		return -1;
+	m->v[0] = kf_arena_alloc(&m->arena, sizeof(struct kf_module));
+	if (!m->v[0])
+		return -1;
+	m->v[0]->name = kf_arena_strndup(&m->arena, "[unknown]", 9);
+	m->v[0]->base = m->v[0]->name;
+	m->n = 1;
+	return m->v[0]->name ? 0 : -1;
+}
+
+void kf_modules_fini(struct kf_modules *m)
+{
+	free(m->v);
+	kf_map64_fini(&m->index);
+	kf_arena_fini(&m->arena);
+	memset(m, 0, sizeof(*m));
+}
+
+static uint64_t key_of(const char *name, size_t len, const uint32_t dev[2],
+		       const uint64_t ino[2])
+{
+	uint64_t h = kf_hash_bytes(name, len, 77);
+
+	if (dev) {
+		uint64_t d[4] = { dev[0], dev[1], ino[0], ino[1] };
+
+		h ^= kf_hash_bytes(d, sizeof(d), 99);
+	}
+	return h == UINT64_MAX ? 0 : h;
+}
+
+static bool same(const struct kf_module *mod, const char *name, size_t len,
+		 const uint32_t dev[2], const uint64_t ino[2])
+{
+	if (strlen(mod->name) != len || memcmp(mod->name, name, len) != 0)
+		return false;
+	if (!dev)
+		return !mod->has_dev;
+	return mod->has_dev && mod->maj == dev[0] && mod->min == dev[1] &&
+	       mod->ino == ino[0] && mod->ino_gen == ino[1];
+}
+
+uint32_t kf_modules_get(struct kf_modules *m, enum kf_module_kind kind,
+			const char *name, size_t name_len,
+			const uint32_t dev[2], const uint64_t ino[2])
+{
+	uint64_t key = key_of(name, name_len, dev, ino);
+	struct kf_module *mod;
+	uint32_t id;
+	const char *slash;
+
+	/* the index maps a hash to the first module with it; collisions are
+	 * resolved by a scan over modules sharing the hash (rare) */
+	if (kf_map64_get(&m->index, key, &id)) {
+		size_t i;
+
+		if (same(m->v[id], name, name_len, dev, ino))
+			return id;
+		for (i = 1; i < m->n; i++)
+			if (same(m->v[i], name, name_len, dev, ino))
+				return (uint32_t)i;
+	}
+	if (m->n >= UINT32_MAX - 1 || !KF_GROW(m->v, m->cap, m->n + 1))
+		return 0;
+	mod = kf_arena_alloc(&m->arena, sizeof(*mod));
+	if (!mod)
+		return 0;
+	mod->name = kf_arena_strndup(&m->arena, name, name_len);
+	if (!mod->name)
+		return 0;
+	slash = strrchr(mod->name, '/');
+	mod->base = slash ? slash + 1 : mod->name;
+	mod->kind = kind;
+	mod->id = (uint32_t)m->n;
+	if (dev) {
+		mod->has_dev = true;
+		mod->maj = dev[0];
+		mod->min = dev[1];
+		mod->ino = ino[0];
+		mod->ino_gen = ino[1];
+	}
+	m->v[m->n++] = mod;
+	if (!kf_map64_get(&m->index, key, &id))
+		kf_map64_put(&m->index, key, mod->id);
+	return mod->id;
+}
+
+void kf_module_set_bid(struct kf_module *mod, const uint8_t *bid, size_t len)
+{
+	if (mod->bid_len || !len)
+		return;
+	if (len > sizeof(mod->bid))
+		len = sizeof(mod->bid);
+	memcpy(mod->bid, bid, len);
+	mod->bid_len = (uint8_t)len;
+}
+
+const char *kf_bid_hex(const uint8_t *bid, size_t len, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len && i < 20; i++) {
+		buf[2 * i] = hex[bid[i] >> 4];
+		buf[2 * i + 1] = hex[bid[i] & 15];
+	}
+	buf[2 * i] = '\0';
+	return buf;
+}

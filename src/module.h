@@ -1,0 +1,81 @@
+/* module.h - the registry of mapped objects ("modules": ELF files, the
+ * kernel, kernel modules, the vdso, JIT regions) as the capture names them.
+ *
+ * A module is what an MMAP record names, plus what the capture says about
+ * it: the recorded build-id (BUILD_ID feature, HEADER_BUILD_ID, MMAP2
+ * build-id form) and the device/inode of the MMAP2 record.  It does not
+ * open files: finding and loading the file is dso.c's job, which keeps its
+ * state behind `priv`.
+ *
+ * Modules are identified by a uint32_t id, stable for the session; id 0 is
+ * "no module" (an address outside every mapping).  Like perf's dsos, a
+ * module is keyed by its recorded name and, when MMAP2 gives one, its
+ * (maj, min, ino, ino_generation).
+ *
+ * May use: util.
+ */
+#ifndef KF_MODULE_H
+#define KF_MODULE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util.h"
+
+enum kf_module_kind {
+	KF_MOD_NONE = 0,     /* id 0 only */
+	KF_MOD_FILE,         /* an ELF file mapped by a process */
+	KF_MOD_KERNEL,       /* [kernel.kallsyms] */
+	KF_MOD_KMODULE,      /* a kernel module ([name] or a .ko path) */
+	KF_MOD_VDSO,         /* [vdso] */
+	KF_MOD_JIT,          /* anonymous executable memory: perf-PID.map */
+	KF_MOD_SPECIAL,      /* [heap], [stack], [vsyscall], memory without file */
+	KF_MOD_KSYM,         /* a KSYMBOL region (BPF program, trampoline):
+				its one symbol is its name */
+};
+
+struct kf_module {
+	uint32_t id;
+	enum kf_module_kind kind;
+	char *name;          /* as perf names it: recorded path, "[vdso]",
+				"[kernel.kallsyms]", "/tmp/perf-PID.map" */
+	const char *base;    /* part of name after the last '/' */
+	uint8_t bid[20];
+	uint8_t bid_len;     /* 0 = no build-id recorded */
+	bool has_dev;        /* maj/min/ino come from MMAP2 */
+	uint32_t maj, min;
+	uint64_t ino, ino_gen;
+	uint32_t jit_pid;    /* KF_MOD_JIT: the pid in perf-PID.map */
+	bool hit;            /* a sample frame resolved into it */
+	void *priv;          /* dso.c's state; NULL until first use */
+};
+
+struct kf_modules {
+	struct kf_module **v;    /* v[0] is the "no module" entry */
+	size_t n, cap;
+	struct kf_map64 index;   /* hash of (name, dev) -> id */
+	struct kf_arena arena;
+};
+
+int kf_modules_init(struct kf_modules *m);
+void kf_modules_fini(struct kf_modules *m);
+
+/* Finds or adds the module with this name and device identity (dev may be
+ * NULL).  Returns its id, or 0 on ENOMEM. */
+uint32_t kf_modules_get(struct kf_modules *m, enum kf_module_kind kind,
+			const char *name, size_t name_len,
+			const uint32_t dev[2], const uint64_t ino[2]);
+
+static inline struct kf_module *kf_modules_at(const struct kf_modules *m,
+					      uint32_t id)
+{
+	return id < m->n ? m->v[id] : m->v[0];
+}
+
+/* Records a build-id for a module (first one wins, like perf). */
+void kf_module_set_bid(struct kf_module *mod, const uint8_t *bid, size_t len);
+
+/* Hex form of a build-id into buf (at least 41 bytes). */
+const char *kf_bid_hex(const uint8_t *bid, size_t len, char *buf);
+
+#endif

@@ -1,0 +1,1725 @@
+/* perfdata.c - the perf.data reader.
+ *
+ * Layout facts follow perf's tools/perf/Documentation/perf.data-file-format
+ * and include/uapi/linux/perf_event.h; where perf's own reader behaves in a
+ * way the documentation does not say, the comment names perf's function.
+ */
+#include "perfdata.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include <zstd.h>
+
+#include "cur.h"
+
+#define KF_MAGIC_LE 0x32454c4946524550ull   /* "PERFILE2" read as LE */
+#define KF_HDR_FILE 104u
+#define KF_HDR_FILE_OLD 72u
+#define KF_HDR_PIPE 16u
+#define KF_ATTR_VER0 64u
+#define KF_MAX_ATTRS 4096u
+#define KF_MAX_IDS (1u << 20)
+#define KF_MAX_WARNINGS 64u
+
+/* ---- byte streams -------------------------------------------------------- */
+
+enum stream_kind { ST_MEM, ST_FD, ST_ZSTD };
+
+/* A window over a logical byte stream.  buf[pos, len) is available and
+ * buf[0] is at logical offset `base`.  MEM streams borrow a stable buffer;
+ * FD and ZSTD streams own a buffer they compact and refill. */
+struct stream {
+	enum stream_kind kind;
+	const uint8_t *buf;
+	uint8_t *own;            /* == buf for FD/ZSTD */
+	size_t cap, pos, len;
+	uint64_t base;           /* logical offset of buf[0] */
+	uint64_t file_off;       /* file offset of logical 0 (MEM/FD) */
+	bool eof;                /* FD: read() returned 0 */
+	int fd;
+	/* ZSTD */
+	ZSTD_DStream *zds;
+	uint8_t *zin;            /* copy of the current compressed payload */
+	size_t zin_cap, zin_len, zin_pos;
+	uint64_t zrec_off;       /* file offset of the COMPRESSED record */
+	bool zerr;
+	char zmsg[160];
+};
+
+static size_t stream_avail(const struct stream *s)
+{
+	return s->len - s->pos;
+}
+
+static uint64_t stream_off(const struct stream *s)
+{
+	return s->base + s->pos;
+}
+
+/* Moves the unread tail to the front and makes room for `need` bytes. */
+static bool stream_make_room(struct stream *s, size_t need)
+{
+	size_t avail = stream_avail(s);
+
+	if (s->pos) {
+		memmove(s->own, s->own + s->pos, avail);
+		s->base += s->pos;
+		s->pos = 0;
+		s->len = avail;
+	}
+	if (need < KF_STREAM_WINDOW)
+		need = KF_STREAM_WINDOW;
+	if (s->cap < need) {
+		uint8_t *nb = realloc(s->own, need);
+
+		if (!nb)
+			return false;
+		s->own = nb;
+		s->cap = need;
+	}
+	s->buf = s->own;
+	return true;
+}
+
+/* Makes at least n bytes available if the stream has them.  Returns the
+ * bytes available afterwards (< n at the end), or -1 on ENOMEM/EIO with
+ * errno set. */
+static ssize_t stream_need(struct stream *s, size_t n)
+{
+	if (stream_avail(s) >= n)
+		return (ssize_t)stream_avail(s);
+	switch (s->kind) {
+	case ST_MEM:
+		return (ssize_t)stream_avail(s);
+	case ST_FD:
+		if (s->eof)
+			return (ssize_t)stream_avail(s);
+		if (!stream_make_room(s, n)) {
+			errno = ENOMEM;
+			return -1;
+		}
+		while (s->len < n && !s->eof) {
+			ssize_t r = read(s->fd, s->own + s->len, s->cap - s->len);
+
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				return -1;
+			}
+			if (r == 0)
+				s->eof = true;
+			s->len += (size_t)r;
+		}
+		return (ssize_t)stream_avail(s);
+	case ST_ZSTD:
+		if (!stream_make_room(s, n)) {
+			errno = ENOMEM;
+			return -1;
+		}
+		while (s->len < n && s->zin_pos < s->zin_len && !s->zerr) {
+			ZSTD_inBuffer in = { s->zin, s->zin_len, s->zin_pos };
+			ZSTD_outBuffer out = { s->own + s->len, s->cap - s->len, 0 };
+			size_t r = ZSTD_decompressStream(s->zds, &out, &in);
+
+			if (ZSTD_isError(r)) {
+				s->zerr = true;
+				snprintf(s->zmsg, sizeof(s->zmsg), "%s",
+					 ZSTD_getErrorName(r));
+				break;
+			}
+			if (out.pos == 0 && in.pos == s->zin_pos)
+				break;  /* no progress: needs more input */
+			s->zin_pos = in.pos;
+			s->len += out.pos;
+		}
+		return (ssize_t)stream_avail(s);
+	}
+	return -1;
+}
+
+static void stream_fini(struct stream *s)
+{
+	if (s->kind != ST_MEM)
+		free(s->own);
+	if (s->zds)
+		ZSTD_freeDStream(s->zds);
+	free(s->zin);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- the reader ---------------------------------------------------------- */
+
+struct part {            /* one data stream: the data section or data.N */
+	uint64_t start, end; /* logical range; end UINT64_MAX = to EOF */
+	const uint8_t *map;  /* directory mode: mmap of data.N */
+	size_t map_len;
+	char *name;
+};
+
+struct kf_pd {
+	struct kf_error *err;
+	bool swap;           /* file byte order differs from host */
+	bool file_le;        /* the file is little-endian */
+	bool pipe;
+	bool killed;         /* data.size == 0 in a file-mode header */
+
+	/* input */
+	const uint8_t *mem;  /* whole file (mmap or caller buffer) */
+	size_t mem_len;
+	bool mem_mapped;
+	int fd, own_fd;
+
+	struct stream main;  /* the current data part */
+	struct stream z;     /* decompressed records */
+	bool z_active;       /* z holds records of the current COMPRESSED */
+	struct part *parts;
+	size_t n_parts, cur_part;
+
+	uint64_t data_off, data_size;
+
+	/* attrs and ids */
+	struct kf_attr *attrs;
+	size_t n_attrs, cap_attrs;
+	struct kf_map64 id2attr;
+	char **pending_names; /* EVENT_DESC names by index, for pipe mode */
+	size_t n_pending_names;
+
+	struct kf_env env;
+
+	enum kf_pd_end end;
+	char end_msg[320];
+	char *warnings[KF_MAX_WARNINGS];
+	size_t n_warnings, warn_next;
+	char warn_buf[320];
+	uint64_t bytes;
+	char name_buf[128];
+};
+
+static void pd_warn(struct kf_pd *pd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void pd_warn(struct kf_pd *pd, const char *fmt, ...)
+{
+	char tmp[320];
+	va_list ap;
+
+	if (pd->n_warnings >= KF_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	pd->warnings[pd->n_warnings] = kf_strndup(tmp, strlen(tmp));
+	if (pd->warnings[pd->n_warnings])
+		pd->n_warnings++;
+}
+
+static void pd_stop(struct kf_pd *pd, enum kf_pd_end how, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void pd_stop(struct kf_pd *pd, enum kf_pd_end how, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (pd->end != KF_PD_END_CLEAN)
+		return;
+	pd->end = how;
+	va_start(ap, fmt);
+	vsnprintf(pd->end_msg, sizeof(pd->end_msg), fmt, ap);
+	va_end(ap);
+}
+
+const char *kf_pd_take_warning(struct kf_pd *pd)
+{
+	if (pd->warn_next >= pd->n_warnings)
+		return NULL;
+	snprintf(pd->warn_buf, sizeof(pd->warn_buf), "%s",
+		 pd->warnings[pd->warn_next++]);
+	return pd->warn_buf;
+}
+
+bool kf_pd_swapped(const struct kf_pd *pd) { return pd->swap; }
+bool kf_pd_is_pipe(const struct kf_pd *pd) { return pd->pipe; }
+size_t kf_pd_n_attrs(const struct kf_pd *pd) { return pd->n_attrs; }
+const struct kf_env *kf_pd_env(const struct kf_pd *pd) { return &pd->env; }
+uint64_t kf_pd_bytes_read(const struct kf_pd *pd) { return pd->bytes; }
+enum kf_pd_end kf_pd_end_reason(const struct kf_pd *pd) { return pd->end; }
+const char *kf_pd_end_message(const struct kf_pd *pd) { return pd->end_msg; }
+
+const struct kf_attr *kf_pd_attr(const struct kf_pd *pd, size_t i)
+{
+	return i < pd->n_attrs ? &pd->attrs[i] : NULL;
+}
+
+/* ---- attrs ---------------------------------------------------------------- */
+
+static unsigned popcount64(uint64_t v)
+{
+	return (unsigned)__builtin_popcountll(v);
+}
+
+/* The attr flags word is a C bitfield: a big-endian writer allocates it
+ * from the most significant bit, so reading such a file means reversing
+ * the bits of every byte rather than swapping bytes (perf does the same in
+ * perf_event__attr_swap).  The result is interpreted as little-endian. */
+static uint64_t attr_flags(const uint8_t *p, bool file_le)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--) {
+		uint8_t b = p[i];
+
+		if (!file_le) {
+			b = (uint8_t)(((b * 0x0802u & 0x22110u) |
+				       (b * 0x8020u & 0x88440u)) * 0x10101u >> 16);
+		}
+		v = (v << 8) | b;
+	}
+	return v;
+}
+
+static void attr_derive(struct kf_attr *a)
+{
+	uint64_t st = a->sample_type;
+	static const uint64_t trailer_bits = KF_SAMPLE_TID | KF_SAMPLE_TIME |
+		KF_SAMPLE_ID | KF_SAMPLE_STREAM_ID | KF_SAMPLE_CPU |
+		KF_SAMPLE_IDENTIFIER;
+	static const uint64_t fixed_bits = KF_SAMPLE_IDENTIFIER | KF_SAMPLE_IP |
+		KF_SAMPLE_TID | KF_SAMPLE_TIME | KF_SAMPLE_ADDR | KF_SAMPLE_ID |
+		KF_SAMPLE_STREAM_ID | KF_SAMPLE_CPU | KF_SAMPLE_PERIOD;
+
+	a->sample_id_all = kf_attr_flag(a, KF_ATTR_SAMPLE_ID_ALL);
+	a->trailer_size = a->sample_id_all ? 8u * popcount64(st & trailer_bits) : 0;
+	a->sample_fixed = 8u * popcount64(st & fixed_bits);
+}
+
+/* Decodes n bytes of a perf_event_attr (n may be smaller or larger than
+ * the structure kfold knows; missing fields read as zero). */
+static void attr_decode(struct kf_pd *pd, const uint8_t *p, size_t n,
+			struct kf_attr *a)
+{
+	uint8_t raw[136];
+	bool sw = pd->swap;
+
+	memset(a, 0, sizeof(*a));
+	memset(raw, 0, sizeof(raw));
+	memcpy(raw, p, n < sizeof(raw) ? n : sizeof(raw));
+	a->type = kf_load32(raw + 0, sw);
+	a->size = kf_load32(raw + 4, sw);
+	a->config = kf_load64(raw + 8, sw);
+	a->sample_period = kf_load64(raw + 16, sw);
+	a->sample_type = kf_load64(raw + 24, sw);
+	a->read_format = kf_load64(raw + 32, sw);
+	a->flags = attr_flags(raw + 40, pd->file_le);
+	a->wakeup = kf_load32(raw + 48, sw);
+	a->bp_type = kf_load32(raw + 52, sw);
+	a->config1 = kf_load64(raw + 56, sw);
+	a->config2 = kf_load64(raw + 64, sw);
+	a->branch_sample_type = kf_load64(raw + 72, sw);
+	a->sample_regs_user = kf_load64(raw + 80, sw);
+	a->sample_stack_user = kf_load32(raw + 88, sw);
+	a->clockid = (int32_t)kf_load32(raw + 92, sw);
+	a->sample_regs_intr = kf_load64(raw + 96, sw);
+	a->aux_watermark = kf_load32(raw + 104, sw);
+	a->sample_max_stack = kf_load16(raw + 108, sw);
+	a->aux_sample_size = kf_load32(raw + 112, sw);
+	a->sig_data = kf_load64(raw + 120, sw);
+	a->config3 = kf_load64(raw + 128, sw);
+	attr_derive(a);
+}
+
+static int add_attr(struct kf_pd *pd, const struct kf_attr *a)
+{
+	if (pd->n_attrs >= KF_MAX_ATTRS)
+		return kf_fail(pd->err, KF_EFORMAT, "more than %u events",
+			       KF_MAX_ATTRS);
+	if (!KF_GROW(pd->attrs, pd->cap_attrs, pd->n_attrs + 1))
+		return kf_fail(pd->err, KF_ENOMEM, "out of memory for events");
+	pd->attrs[pd->n_attrs++] = *a;
+	return 0;
+}
+
+static int add_id(struct kf_pd *pd, uint64_t id, size_t attr)
+{
+	if (pd->id2attr.n >= KF_MAX_IDS)
+		return kf_fail(pd->err, KF_EFORMAT, "more than %u event ids",
+			       KF_MAX_IDS);
+	if (!kf_map64_put(&pd->id2attr, id, (uint32_t)attr)) {
+		if (id == UINT64_MAX)
+			return 0;       /* the reserved key: cannot be looked up */
+		return kf_fail(pd->err, KF_ENOMEM, "out of memory for ids");
+	}
+	return 0;
+}
+
+/* ---- names of events -------------------------------------------------- */
+
+static const char *const hw_names[] = {
+	"cycles", "instructions", "cache-references", "cache-misses",
+	"branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+	"stalled-cycles-backend", "ref-cycles",
+};
+static const char *const sw_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches",
+	"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+	"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
+};
+
+/* Builds a name the way perf's evsel__name does when the file carries
+ * none: the generic event name plus the exclusion modifiers. */
+static void synth_name(const struct kf_attr *a, char *buf, size_t n)
+{
+	size_t r;
+	bool colon = false, guest_default = false;
+
+	if (a->type == 0 && a->config < sizeof(hw_names) / sizeof(hw_names[0]))
+		snprintf(buf, n, "%s", hw_names[a->config]);
+	else if (a->type == 1 &&
+		 a->config < sizeof(sw_names) / sizeof(sw_names[0]))
+		snprintf(buf, n, "%s", sw_names[a->config]);
+	else if (a->type == 2)
+		snprintf(buf, n, "unknown:unknown");
+	else if (a->type == 4)
+		snprintf(buf, n, "raw 0x%" PRIx64, a->config);
+	else
+		snprintf(buf, n, "unknown attr type: %" PRIu32, a->type);
+	r = strlen(buf);
+
+#define MOD(bit, ch) do {                                   \
+		if (!kf_attr_flag(a, bit) && r + 2 < n) {   \
+			if (!colon) { buf[r++] = ':'; colon = true; } \
+			buf[r++] = ch; buf[r] = '\0';      \
+		} } while (0)
+	if (kf_attr_flag(a, KF_ATTR_EXCLUDE_KERNEL) ||
+	    kf_attr_flag(a, KF_ATTR_EXCLUDE_USER) ||
+	    kf_attr_flag(a, KF_ATTR_EXCLUDE_HV)) {
+		MOD(KF_ATTR_EXCLUDE_KERNEL, 'k');
+		MOD(KF_ATTR_EXCLUDE_USER, 'u');
+		MOD(KF_ATTR_EXCLUDE_HV, 'h');
+		guest_default = true;
+	}
+	{
+		unsigned precise = (unsigned)(a->flags >> KF_ATTR_PRECISE_LO) & 3;
+
+		if (precise) {
+			if (!colon && r + 1 < n) {
+				buf[r++] = ':';
+				colon = true;
+			}
+			while (precise-- && r + 1 < n)
+				buf[r++] = 'p';
+			buf[r] = '\0';
+			guest_default = true;
+		}
+	}
+	if (kf_attr_flag(a, KF_ATTR_EXCLUDE_HOST) ||
+	    kf_attr_flag(a, KF_ATTR_EXCLUDE_GUEST) == guest_default) {
+		MOD(KF_ATTR_EXCLUDE_HOST, 'H');
+		MOD(KF_ATTR_EXCLUDE_GUEST, 'G');
+	}
+#undef MOD
+}
+
+const char *kf_pd_event_name(const struct kf_pd *pd, size_t i)
+{
+	struct kf_pd *mpd = (struct kf_pd *)pd;
+
+	if (i >= pd->n_attrs)
+		return "";
+	if (pd->attrs[i].name)
+		return pd->attrs[i].name;
+	synth_name(&pd->attrs[i], mpd->name_buf, sizeof(mpd->name_buf));
+	return mpd->name_buf;
+}
+
+static void set_attr_name(struct kf_pd *pd, size_t i, const char *name,
+			  size_t len)
+{
+	char *n;
+
+	if (i >= pd->n_attrs || pd->attrs[i].name)
+		return;
+	n = kf_strndup(name, strnlen(name, len));
+	pd->attrs[i].name = n;   /* NULL on ENOMEM: the name is synthesised */
+}
+
+/* ---- feature sections ---------------------------------------------------- */
+
+/* perf_header_string: u32 len, then len bytes, NUL-padded (not trusted to
+ * hold a NUL). */
+static bool read_string(struct kf_cur *c, char **out)
+{
+	uint32_t len;
+	const uint8_t *p;
+
+	if (!kf_cur_u32(c, &len) || len > KF_MAX_STRING ||
+	    !kf_cur_view(c, &p, len))
+		return false;
+	*out = kf_strndup((const char *)p, strnlen((const char *)p, len));
+	return *out != NULL;
+}
+
+static void set_env_string(struct kf_pd *pd, char **slot, struct kf_cur *c,
+			   const char *what)
+{
+	char *s;
+
+	if (!read_string(c, &s)) {
+		pd_warn(pd, "feature %s: bad string, ignored", what);
+		return;
+	}
+	free(*slot);
+	*slot = s;
+}
+
+static int add_buildid(struct kf_pd *pd, const uint8_t *p, size_t n,
+		       uint64_t off)
+{
+	struct kf_buildid_entry e;
+	struct kf_cur c = kf_cur_make(p, n, pd->swap);
+	uint32_t type, pid;
+	uint16_t misc, size;
+	const uint8_t *id;
+
+	(void)off;
+	memset(&e, 0, sizeof(e));
+	if (!kf_cur_u32(&c, &type) || !kf_cur_u16(&c, &misc) ||
+	    !kf_cur_u16(&c, &size) || !kf_cur_u32(&c, &pid) ||
+	    !kf_cur_view(&c, &id, 24))
+		return 0;
+	e.cpumode = misc & KF_MISC_CPUMODE_MASK;
+	e.pid = (int32_t)pid;
+	memcpy(e.id, id, 20);
+	e.len = 20;
+	if (misc & KF_MISC_BUILD_ID_SIZE)
+		e.len = id[20] <= 20 ? id[20] : 20;
+	{
+		size_t left = kf_cur_left(&c);
+		const char *name = (const char *)c.p;
+
+		e.filename = kf_strndup(name, strnlen(name, left));
+		if (!e.filename)
+			return kf_fail(pd->err, KF_ENOMEM, "out of memory");
+	}
+	if (!KF_GROW(pd->env.buildids, pd->env.cap_buildids,
+		     pd->env.n_buildids + 1)) {
+		free(e.filename);
+		return kf_fail(pd->err, KF_ENOMEM, "out of memory");
+	}
+	pd->env.buildids[pd->env.n_buildids++] = e;
+	return 0;
+}
+
+static int feat_build_id(struct kf_pd *pd, const uint8_t *p, size_t n,
+			 uint64_t off)
+{
+	size_t pos = 0;
+
+	while (n - pos >= 8) {
+		uint16_t size = kf_load16(p + pos + 6, pd->swap);
+		int r;
+
+		if (size < 8 || size > n - pos) {
+			pd_warn(pd, "BUILD_ID entry at offset %#" PRIx64
+				" has size %u: rest of the table ignored",
+				off + pos, size);
+			break;
+		}
+		r = add_buildid(pd, p + pos, size, off + pos);
+		if (r)
+			return r;
+		pos += size;
+	}
+	return 0;
+}
+
+static void feat_cmdline(struct kf_pd *pd, struct kf_cur *c)
+{
+	uint32_t nr, i;
+	char **argv;
+
+	if (!kf_cur_u32(c, &nr) || nr > kf_cur_left(c) / 4) {
+		pd_warn(pd, "feature CMDLINE: bad count, ignored");
+		return;
+	}
+	argv = kf_calloc((size_t)nr + 1, sizeof(*argv));
+	if (!argv)
+		return;
+	for (i = 0; i < nr; i++) {
+		if (!read_string(c, &argv[i])) {
+			pd_warn(pd, "feature CMDLINE: bad string %u", i);
+			break;
+		}
+	}
+	if (pd->env.cmdline) {
+		for (size_t k = 0; k < pd->env.n_cmdline; k++)
+			free(pd->env.cmdline[k]);
+		free(pd->env.cmdline);
+	}
+	pd->env.cmdline = argv;
+	pd->env.n_cmdline = i;
+}
+
+/* EVENT_DESC: u32 nr, u32 attr_size, then per event the attr, u32 nr_ids,
+ * a string name and the ids.  perf assigns names by index
+ * (evlist__set_event_name). */
+static void feat_event_desc(struct kf_pd *pd, struct kf_cur *c)
+{
+	uint32_t nr, asz, i;
+
+	if (!kf_cur_u32(c, &nr) || !kf_cur_u32(c, &asz) ||
+	    asz < 8 || nr > kf_cur_left(c) / 8) {
+		pd_warn(pd, "feature EVENT_DESC: bad header, ignored");
+		return;
+	}
+	for (i = 0; i < nr; i++) {
+		uint32_t nids;
+		char *name;
+
+		if (!kf_cur_skip(c, asz) || !kf_cur_u32(c, &nids) ||
+		    !read_string(c, &name)) {
+			pd_warn(pd, "feature EVENT_DESC: entry %u cut short", i);
+			return;
+		}
+		if (nids > kf_cur_left(c) / 8) {
+			free(name);
+			pd_warn(pd, "feature EVENT_DESC: entry %u has %u ids", i,
+				nids);
+			return;
+		}
+		kf_cur_skip(c, (size_t)nids * 8);
+		if (i < pd->n_attrs) {
+			set_attr_name(pd, i, name, strlen(name));
+		} else if (pd->pipe) {
+			/* pipe mode may send names before the attrs */
+			char **np = kf_reallocarray(pd->pending_names, i + 1,
+						    sizeof(*np));
+			if (np) {
+				for (size_t k = pd->n_pending_names; k <= i; k++)
+					np[k] = NULL;
+				pd->pending_names = np;
+				pd->n_pending_names = i + 1;
+				np[i] = name;
+				name = NULL;
+			}
+		}
+		free(name);
+	}
+}
+
+static int parse_feature(struct kf_pd *pd, unsigned bit, const uint8_t *p,
+			 size_t n, uint64_t off)
+{
+	struct kf_cur c = kf_cur_make(p, n, pd->swap);
+	struct kf_env *e = &pd->env;
+
+	switch (bit) {
+	case KF_FEAT_BUILD_ID:
+		return feat_build_id(pd, p, n, off);
+	case KF_FEAT_HOSTNAME:
+		set_env_string(pd, &e->hostname, &c, "HOSTNAME");
+		break;
+	case KF_FEAT_OSRELEASE:
+		set_env_string(pd, &e->osrelease, &c, "OSRELEASE");
+		break;
+	case KF_FEAT_VERSION:
+		set_env_string(pd, &e->version, &c, "VERSION");
+		break;
+	case KF_FEAT_ARCH:
+		set_env_string(pd, &e->arch, &c, "ARCH");
+		break;
+	case KF_FEAT_CPUDESC:
+		set_env_string(pd, &e->cpudesc, &c, "CPUDESC");
+		break;
+	case KF_FEAT_CPUID:
+		set_env_string(pd, &e->cpuid, &c, "CPUID");
+		break;
+	case KF_FEAT_NRCPUS:
+		/* perf's process_nrcpus reads nr_cpus_avail first */
+		if (!kf_cur_u32(&c, &e->nr_cpus_avail) ||
+		    !kf_cur_u32(&c, &e->nr_cpus_online))
+			pd_warn(pd, "feature NRCPUS: too short");
+		break;
+	case KF_FEAT_TOTAL_MEM:
+		if (!kf_cur_u64(&c, &e->total_mem_kb))
+			pd_warn(pd, "feature TOTAL_MEM: too short");
+		break;
+	case KF_FEAT_CMDLINE:
+		feat_cmdline(pd, &c);
+		break;
+	case KF_FEAT_EVENT_DESC:
+		feat_event_desc(pd, &c);
+		break;
+	case KF_FEAT_SAMPLE_TIME:
+		if (!kf_cur_u64(&c, &e->first_sample_time) ||
+		    !kf_cur_u64(&c, &e->last_sample_time))
+			pd_warn(pd, "feature SAMPLE_TIME: too short");
+		break;
+	case KF_FEAT_CLOCKID:
+		if (!kf_cur_u64(&c, &e->clockid_res_ns))
+			pd_warn(pd, "feature CLOCKID: too short");
+		break;
+	case KF_FEAT_COMPRESSED: {
+		uint32_t ver;
+
+		if (!kf_cur_u32(&c, &ver) || !kf_cur_u32(&c, &e->comp_type) ||
+		    !kf_cur_u32(&c, &e->comp_level) ||
+		    !kf_cur_u32(&c, &e->comp_ratio) ||
+		    !kf_cur_u32(&c, &e->comp_mmap_len)) {
+			pd_warn(pd, "feature COMPRESSED: too short");
+			break;
+		}
+		e->has_compressed = true;
+		break;
+	}
+	default:
+		break;   /* known to be safe to skip: kfold does not need it */
+	}
+	return 0;
+}
+
+/* ---- file-mode header ------------------------------------------------------ */
+
+static bool section(struct kf_cur *c, uint64_t *off, uint64_t *size)
+{
+	return kf_cur_u64(c, off) && kf_cur_u64(c, size);
+}
+
+static bool in_file(const struct kf_pd *pd, uint64_t off, uint64_t size)
+{
+	return off <= pd->mem_len && size <= pd->mem_len - off;
+}
+
+static int read_file_attrs(struct kf_pd *pd, uint64_t attr_size,
+			   uint64_t off, uint64_t size)
+{
+	uint64_t n, i;
+
+	if (attr_size < 16 + 8 || attr_size > 1u << 16)
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "header at offset 0: attr_size %" PRIu64
+			       " is not a plausible attr entry size", attr_size);
+	if (!in_file(pd, off, size))
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "header at offset 0x10: attrs section [%#" PRIx64
+			       ", +%#" PRIx64 ") runs past the end of the file (%zu bytes)",
+			       off, size, pd->mem_len);
+	n = size / attr_size;
+	if (n == 0)
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "header at offset 0x18: the file has no events");
+	if (n > KF_MAX_ATTRS)
+		return kf_fail(pd->err, KF_EFORMAT, "header: %" PRIu64
+			       " events is more than kfold accepts (%u)",
+			       n, KF_MAX_ATTRS);
+	for (i = 0; i < n; i++) {
+		const uint8_t *p = pd->mem + off + i * attr_size;
+		size_t abytes = (size_t)attr_size - 16;
+		struct kf_attr a;
+		uint64_t ids_off, ids_size, k;
+		int r;
+
+		attr_decode(pd, p, abytes, &a);
+		ids_off = kf_load64(p + abytes, pd->swap);
+		ids_size = kf_load64(p + abytes + 8, pd->swap);
+		r = add_attr(pd, &a);
+		if (r)
+			return r;
+		if (ids_size % 8 || !in_file(pd, ids_off, ids_size)) {
+			pd_warn(pd, "event %" PRIu64 " at offset %#" PRIx64
+				": ids section [%#" PRIx64 ", +%#" PRIx64
+				") is outside the file; ids ignored",
+				i, off + i * attr_size, ids_off, ids_size);
+			continue;
+		}
+		for (k = 0; k < ids_size / 8; k++) {
+			r = add_id(pd, kf_load64(pd->mem + ids_off + k * 8, pd->swap),
+				   (size_t)i);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int read_features(struct kf_pd *pd, const uint64_t bits[4])
+{
+	uint64_t table = pd->data_off + pd->data_size;
+	size_t nset = 0, k = 0;
+	unsigned bit;
+
+	for (bit = 0; bit < KF_FEAT_MAX; bit++)
+		if (bits[bit / 64] >> (bit % 64) & 1)
+			nset++;
+	if (!nset)
+		return 0;
+	if (!in_file(pd, table, (uint64_t)nset * 16)) {
+		pd_warn(pd, "feature table at offset %#" PRIx64
+			" runs past the end of the file: features ignored", table);
+		return 0;
+	}
+	for (bit = 0; bit < KF_FEAT_MAX; bit++) {
+		const uint8_t *t;
+		uint64_t off, size;
+		int r;
+
+		if (!(bits[bit / 64] >> (bit % 64) & 1))
+			continue;
+		t = pd->mem + table + 16 * k++;
+		off = kf_load64(t, pd->swap);
+		size = kf_load64(t + 8, pd->swap);
+		if (!in_file(pd, off, size)) {
+			pd_warn(pd, "feature %u at offset %#" PRIx64
+				": section [%#" PRIx64 ", +%#" PRIx64
+				") is outside the file; ignored", bit,
+				table + 16 * (k - 1), off, size);
+			continue;
+		}
+		r = parse_feature(pd, bit, pd->mem + off, (size_t)size, off);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* Reads the feature bitmap.  perf declares it as unsigned long[4]; for a
+ * byte-swapped file it tries u64 words, then u32 words, keyed on the
+ * HOSTNAME bit (perf_file_header__read). */
+static void read_bitmap(struct kf_pd *pd, const uint8_t *p, uint64_t bits[4])
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		bits[i] = kf_load64(p + 8 * i, pd->swap);
+	if (pd->swap && !(bits[0] >> KF_FEAT_HOSTNAME & 1)) {
+		for (i = 0; i < 4; i++) {
+			uint64_t lo = kf_load32(p + 8 * i, true);
+			uint64_t hi = kf_load32(p + 8 * i + 4, true);
+
+			bits[i] = lo | hi << 32;
+		}
+		if (!(bits[0] >> KF_FEAT_HOSTNAME & 1)) {
+			memset(bits, 0, 4 * sizeof(bits[0]));
+			bits[0] = 1u << KF_FEAT_BUILD_ID;
+		}
+	}
+}
+
+static int check_magic(struct kf_pd *pd, const uint8_t *p, size_t n)
+{
+	if (n < 16)
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "offset 0: %zu bytes is too short for a perf.data header",
+			       n);
+	/* compare bytes, not host values, so a big-endian host works too */
+	if (memcmp(p, "PERFILE2", 8) == 0) {
+		pd->file_le = true;
+	} else if (memcmp(p, "2ELIFREP", 8) == 0) {
+		pd->file_le = false;
+	} else if (memcmp(p, "PERFFILE", 8) == 0) {
+		return kf_fail(pd->err, KF_EUNSUPP,
+			       "offset 0: version 1 perf.data (magic PERFFILE) is not supported");
+	} else {
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "offset 0: not a perf.data file (magic %02x %02x %02x %02x %02x %02x %02x %02x)",
+			       p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
+	}
+	{
+		const uint16_t one = 1;
+		bool host_le = *(const uint8_t *)&one == 1;
+
+		pd->swap = host_le != pd->file_le;
+	}
+	return 0;
+}
+
+static int open_file_mode(struct kf_pd *pd)
+{
+	struct kf_cur c = kf_cur_make(pd->mem, pd->mem_len, pd->swap);
+	uint64_t hsize = 0, attr_size = 0, a_off = 0, a_size = 0, d_off = 0,
+		 d_size = 0, e_off = 0, e_size = 0;
+	uint64_t bits[4] = { 0, 0, 0, 0 };
+	int r;
+
+	kf_cur_skip(&c, 8);
+	kf_cur_u64(&c, &hsize);
+	if (hsize != KF_HDR_FILE && hsize != KF_HDR_FILE_OLD)
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "offset 8: header size %" PRIu64
+			       " is neither 104 (file), 72 (old file) nor 16 (pipe)",
+			       hsize);
+	if (pd->mem_len < hsize)
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "offset 0: file of %zu bytes is shorter than its %" PRIu64
+			       "-byte header", pd->mem_len, hsize);
+	if (!kf_cur_u64(&c, &attr_size) || !section(&c, &a_off, &a_size) ||
+	    !section(&c, &d_off, &d_size) || !section(&c, &e_off, &e_size))
+		return kf_fail(pd->err, KF_EFORMAT, "offset 0: header cut short");
+	(void)e_off;
+	(void)e_size;
+	if (hsize == KF_HDR_FILE) {
+		read_bitmap(pd, pd->mem + 72, bits);
+		memcpy(pd->env.features, bits, sizeof(bits));
+	}
+	if (attr_size == 0)
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "offset 0x10: attr_size is 0 (the header was never "
+			       "finished: perf record did not end properly and "
+			       "wrote no events)");
+	r = read_file_attrs(pd, attr_size, a_off, a_size);
+	if (r)
+		return r;
+
+	pd->data_off = d_off;
+	pd->data_size = d_size;
+	if (d_off > pd->mem_len)
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "offset 0x28: data section starts at %#" PRIx64
+			       ", past the end of the file (%zu bytes)",
+			       d_off, pd->mem_len);
+	if (d_size == 0) {
+		/* perf writes the header at start with data.size 0 and
+		 * rewrites it on exit: a killed perf leaves 0 and no feature
+		 * table, so the data runs to the end of the file */
+		pd->killed = true;
+		pd_warn(pd, "data size is 0 in the header: perf record did not "
+			"finish (killed?); reading records to the end of the file");
+	} else {
+		r = read_features(pd, bits);
+		if (r)
+			return r;
+	}
+	pd->parts = kf_calloc(1, sizeof(*pd->parts));
+	if (!pd->parts)
+		return kf_fail(pd->err, KF_ENOMEM, "out of memory");
+	pd->n_parts = 1;
+	pd->parts[0].start = d_off;
+	pd->parts[0].end = pd->killed ? pd->mem_len : d_off + d_size;
+	if (!pd->killed && (d_size > pd->mem_len - d_off))
+		pd_warn(pd, "data section [%#" PRIx64 ", +%#" PRIx64
+			") runs past the end of the file (%zu bytes): the file is truncated",
+			d_off, d_size, pd->mem_len);
+	return 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void start_part(struct kf_pd *pd, size_t i)
+{
+	struct part *p = &pd->parts[i];
+	struct stream *s = &pd->main;
+
+	pd->cur_part = i;
+	if (pd->mem || p->map) {
+		const uint8_t *base = p->map ? p->map : pd->mem;
+		size_t blen = p->map ? p->map_len : pd->mem_len;
+		uint64_t end = p->end < blen ? p->end : blen;
+
+		s->kind = ST_MEM;
+		s->buf = base;
+		s->pos = (size_t)p->start;
+		s->len = (size_t)end;
+		s->base = 0;
+	}
+}
+
+static int attr_of(const struct kf_pd *pd, const struct kf_rec *rec);
+
+/* Handles a record that is not one kfold returns.  Returns 1 if consumed,
+ * 0 to return it, <0 on a fatal error. */
+static int consume_meta(struct kf_pd *pd, const struct kf_rec *rec);
+
+/* MEM streams read a buffer that lives as long as the reader. */
+static bool pd_stable(const struct stream *s)
+{
+	return s->kind == ST_MEM;
+}
+
+/* Reads one framed record from s.  Returns 1, 0 at the end of s, -1 on
+ * EIO/ENOMEM (errno set).  `data_end` is the logical end of the declared
+ * data (UINT64_MAX when unknown: pipe, killed, decompressed). */
+static int stream_record(struct kf_pd *pd, struct stream *s, struct kf_rec *rec,
+			 bool decompressed)
+{
+	ssize_t av = stream_need(s, 8);
+	const uint8_t *h;
+	uint64_t off;
+	uint32_t type;
+	uint16_t size, misc;
+
+	if (av < 0)
+		return -1;
+	off = stream_off(s);
+	if (av == 0)
+		return 0;
+	if (av < 8) {
+		if (decompressed)
+			return 0;   /* the rest arrives with the next chunk */
+		goto cut;
+	}
+	h = s->buf + s->pos;
+	type = kf_load32(h, pd->swap);
+	misc = kf_load16(h + 4, pd->swap);
+	size = kf_load16(h + 6, pd->swap);
+	if (size < 8) {
+		pd_stop(pd, KF_PD_END_DAMAGED,
+			"%s offset %#" PRIx64 ": record of type %" PRIu32
+			" has size %u (< 8); reading stopped there",
+			decompressed ? "decompressed data of the record at file" : "file",
+			decompressed ? s->zrec_off : off + s->file_off, type, size);
+		return 0;
+	}
+	av = stream_need(s, size);
+	if (av < 0)
+		return -1;
+	if ((size_t)av < size) {
+		if (decompressed)
+			return 0;
+		goto cut;
+	}
+	h = s->buf + s->pos;
+	rec->type = type;
+	rec->misc = misc;
+	rec->size = size;
+	rec->data = h;
+	rec->offset = decompressed ? s->zrec_off : off + s->file_off;
+	rec->attr = -1;
+	rec->stable = !decompressed && pd_stable(s);
+	rec->compressed = decompressed;
+	s->pos += size;
+	pd->bytes += size;
+	return 1;
+cut:
+	{
+		const char *what = pd->pipe ? "the stream" :
+				   pd->killed ? "the file" : "the data section";
+
+		if (pd->pipe || pd->killed) {
+			pd_stop(pd, KF_PD_END_CUT,
+				"offset %#" PRIx64 ": %s ends inside a record (%zd of its bytes present); "
+				"the capture was cut short, its last record is ignored",
+				off + s->file_off, what, av);
+		} else {
+			pd_stop(pd, KF_PD_END_DAMAGED,
+				"offset %#" PRIx64 ": record runs past the end of %s "
+				"(%zd bytes left); reading stopped there",
+				off + s->file_off, what, av);
+		}
+	}
+	return 0;
+}
+
+/* Skips `n` bytes that follow a record outside its size (AUXTRACE data,
+ * pipe-mode tracing data).  Returns false at the end of the stream. */
+static bool skip_oob(struct kf_pd *pd, struct stream *s, uint64_t n)
+{
+	while (n) {
+		ssize_t av;
+		size_t step = n > KF_STREAM_WINDOW ? KF_STREAM_WINDOW : (size_t)n;
+
+		av = stream_need(s, step);
+		if (av <= 0)
+			return false;
+		if ((size_t)av > n)
+			av = (ssize_t)n;
+		s->pos += (size_t)av;
+		pd->bytes += (uint64_t)av;
+		n -= (uint64_t)av;
+	}
+	return true;
+}
+
+static int start_decompress(struct kf_pd *pd, const struct kf_rec *rec)
+{
+	struct stream *z = &pd->z;
+	const uint8_t *payload;
+	size_t plen;
+
+	if (rec->compressed) {
+		pd_warn(pd, "offset %#" PRIx64 ": compressed record inside compressed "
+			"data ignored", rec->offset);
+		return 0;
+	}
+	if (rec->type == KF_REC_COMPRESSED) {
+		payload = rec->data + 8;
+		plen = rec->size - 8u;
+	} else {
+		uint64_t dsz;
+
+		if (rec->size < 16) {
+			pd_warn(pd, "offset %#" PRIx64 ": COMPRESSED2 record of %u bytes "
+				"is too short; skipped", rec->offset, rec->size);
+			return 0;
+		}
+		dsz = kf_load64(rec->data + 8, pd->swap);
+		if (dsz > rec->size - 16u) {
+			pd_warn(pd, "offset %#" PRIx64 ": COMPRESSED2 data_size %" PRIu64
+				" exceeds the record (%u bytes); skipped",
+				rec->offset, dsz, rec->size);
+			return 0;
+		}
+		payload = rec->data + 16;
+		plen = (size_t)dsz;
+	}
+	if (!z->zds) {
+		z->kind = ST_ZSTD;
+		z->zds = ZSTD_createDStream();
+		if (!z->zds || ZSTD_isError(ZSTD_initDStream(z->zds)))
+			return kf_fail(pd->err, KF_ENOMEM, "cannot set up zstd");
+	}
+	if (z->zerr)
+		return 0;
+	if (z->zin_cap < plen) {
+		uint8_t *nb = realloc(z->zin, plen);
+
+		if (!nb)
+			return kf_fail(pd->err, KF_ENOMEM, "out of memory");
+		z->zin = nb;
+		z->zin_cap = plen;
+	}
+	memcpy(z->zin, payload, plen);
+	z->zin_len = plen;
+	z->zin_pos = 0;
+	z->zrec_off = rec->offset;
+	pd->z_active = true;
+	return 0;
+}
+
+static int next_part(struct kf_pd *pd)
+{
+	if (pd->cur_part + 1 >= pd->n_parts)
+		return 0;
+	start_part(pd, pd->cur_part + 1);
+	return 1;
+}
+
+int kf_pd_next(struct kf_pd *pd, struct kf_rec *rec)
+{
+	for (;;) {
+		int r;
+
+		if (pd->end != KF_PD_END_CLEAN)
+			return 0;
+		if (pd->z_active) {
+			r = stream_record(pd, &pd->z, rec, true);
+			if (r < 0)
+				return kf_fail(pd->err, KF_ENOMEM,
+					       "decompression: %s", strerror(errno));
+			if (pd->end != KF_PD_END_CLEAN)
+				return 0;
+			if (r == 1)
+				goto got;
+			if (pd->z.zerr) {
+				pd_stop(pd, KF_PD_END_DAMAGED,
+					"offset %#" PRIx64 ": compressed data is corrupt (%s); "
+					"reading stopped there", pd->z.zrec_off, pd->z.zmsg);
+				return 0;
+			}
+			if (pd->z.zin_pos < pd->z.zin_len)
+				continue;   /* more output to come */
+			pd->z_active = false;
+		}
+		r = stream_record(pd, &pd->main, rec, false);
+		if (r < 0)
+			return kf_fail(pd->err, KF_EIO, "reading %s: %s",
+				       pd->pipe ? "the stream" : "the file",
+				       strerror(errno));
+		if (r == 0) {
+			if (pd->end == KF_PD_END_CLEAN && next_part(pd))
+				continue;
+			if (pd->end == KF_PD_END_CLEAN && stream_avail(&pd->z) &&
+			    pd->z.zds)
+				pd_stop(pd, pd->killed || pd->pipe ?
+					KF_PD_END_CUT : KF_PD_END_DAMAGED,
+					"the compressed data ends inside a record (%zu bytes left over)",
+					stream_avail(&pd->z));
+			return 0;
+		}
+	got:
+		if (rec->type == KF_REC_COMPRESSED || rec->type == KF_REC_COMPRESSED2) {
+			r = start_decompress(pd, rec);
+			if (r)
+				return r;
+			continue;
+		}
+		if (rec->type == KF_REC_AUXTRACE && !rec->compressed) {
+			uint64_t n = rec->size >= 16 ?
+				     kf_load64(rec->data + 8, pd->swap) : 0;
+
+			if (!skip_oob(pd, &pd->main, n)) {
+				pd_stop(pd, pd->pipe || pd->killed ? KF_PD_END_CUT :
+					KF_PD_END_DAMAGED,
+					"offset %#" PRIx64 ": AUXTRACE data of %" PRIu64
+					" bytes runs past the end", rec->offset, n);
+				return 0;
+			}
+			continue;
+		}
+		r = consume_meta(pd, rec);
+		if (r < 0)
+			return r;
+		if (r == 1)
+			continue;
+		rec->attr = rec->type < KF_REC_USER_START ? attr_of(pd, rec) : -1;
+		return 1;
+	}
+}
+
+/* ---- pipe-mode metadata ---------------------------------------------------- */
+
+static int meta_header_attr(struct kf_pd *pd, const struct kf_rec *rec)
+{
+	const uint8_t *p = rec->data + 8;
+	size_t n = rec->size - 8u;
+	uint32_t asz;
+	struct kf_attr a;
+	size_t idx, k;
+	int r;
+
+	if (n < 8) {
+		pd_warn(pd, "offset %#" PRIx64 ": HEADER_ATTR too short; ignored",
+			rec->offset);
+		return 1;
+	}
+	asz = kf_load32(p + 4, pd->swap);
+	if (asz == 0)
+		asz = KF_ATTR_VER0;
+	if (asz > n) {
+		pd_warn(pd, "offset %#" PRIx64 ": HEADER_ATTR attr.size %u exceeds "
+			"the record; ignored", rec->offset, asz);
+		return 1;
+	}
+	attr_decode(pd, p, asz, &a);
+	r = add_attr(pd, &a);
+	if (r)
+		return r;
+	idx = pd->n_attrs - 1;
+	if (idx < pd->n_pending_names && pd->pending_names[idx])
+		set_attr_name(pd, idx, pd->pending_names[idx],
+			      strlen(pd->pending_names[idx]));
+	for (k = asz; k + 8 <= n; k += 8) {
+		r = add_id(pd, kf_load64(p + k, pd->swap), idx);
+		if (r)
+			return r;
+	}
+	return 1;
+}
+
+static int meta_event_update(struct kf_pd *pd, const struct kf_rec *rec)
+{
+	struct kf_cur c = kf_cur_make(rec->data + 8, rec->size - 8u, pd->swap);
+	uint64_t type, id;
+	uint32_t idx;
+
+	if (!kf_cur_u64(&c, &type) || !kf_cur_u64(&c, &id))
+		return 1;
+	if (type != 2)  /* PERF_EVENT_UPDATE__NAME */
+		return 1;
+	if (!kf_map64_get(&pd->id2attr, id, &idx))
+		return 1;
+	set_attr_name(pd, idx, (const char *)c.p, kf_cur_left(&c));
+	return 1;
+}
+
+static int consume_meta(struct kf_pd *pd, const struct kf_rec *rec)
+{
+	switch (rec->type) {
+	case KF_REC_HEADER_ATTR:
+		return meta_header_attr(pd, rec);
+	case KF_REC_HEADER_FEATURE: {
+		uint64_t feat;
+		int r;
+
+		if (rec->size < 16)
+			return 1;
+		feat = kf_load64(rec->data + 8, pd->swap);
+		if (feat >= KF_FEAT_MAX)
+			return 1;
+		/* pipe mode ends the feature list with an empty record of
+		 * the writer's HEADER_LAST_FEATURE: nothing to parse */
+		if (rec->size == 16)
+			return 1;
+		pd->env.features[feat / 64] |= 1ull << (feat % 64);
+		r = parse_feature(pd, (unsigned)feat, rec->data + 16,
+				  rec->size - 16u, rec->offset + 16);
+		return r ? r : 1;
+	}
+	case KF_REC_EVENT_UPDATE:
+		return meta_event_update(pd, rec);
+	case KF_REC_ID_INDEX:
+		/* its idx is the ring-buffer index, not the event's:
+		 * perf_event__process_id_index only adds cpu/tid to ids the
+		 * attrs already announced */
+		return 1;
+	case KF_REC_HEADER_BUILD_ID: {
+		int r = add_buildid(pd, rec->data, rec->size, rec->offset);
+
+		return r ? r : 1;
+	}
+	case KF_REC_HEADER_TRACING_DATA: {
+		/* u32 size in the record, then that many bytes outside it */
+		uint32_t n = rec->size >= 12 ? kf_load32(rec->data + 8, pd->swap) : 0;
+
+		if (!rec->compressed && !skip_oob(pd, &pd->main, n)) {
+			pd_stop(pd, KF_PD_END_CUT, "offset %#" PRIx64
+				": tracing data of %u bytes runs past the end",
+				rec->offset, n);
+		}
+		return 1;
+	}
+	case KF_REC_HEADER_EVENT_TYPE:
+	case KF_REC_FINISHED_INIT:
+	case KF_REC_THREAD_MAP:
+	case KF_REC_CPU_MAP:
+	case KF_REC_STAT_CONFIG:
+	case KF_REC_STAT:
+	case KF_REC_STAT_ROUND:
+	case KF_REC_TIME_CONV:
+	case KF_REC_AUXTRACE_INFO:
+	case KF_REC_AUXTRACE_ERROR:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* ---- which attr a record belongs to --------------------------------------- */
+
+static int id_pos(uint64_t st)
+{
+	int i = 0;
+
+	if (st & KF_SAMPLE_IDENTIFIER)
+		return 0;
+	if (!(st & KF_SAMPLE_ID))
+		return -1;
+	i += !!(st & KF_SAMPLE_IP);
+	i += !!(st & KF_SAMPLE_TID);
+	i += !!(st & KF_SAMPLE_TIME);
+	i += !!(st & KF_SAMPLE_ADDR);
+	return i;
+}
+
+static int is_pos(uint64_t st)
+{
+	int i = 1;
+
+	if (st & KF_SAMPLE_IDENTIFIER)
+		return 1;
+	if (!(st & KF_SAMPLE_ID))
+		return -1;
+	i += !!(st & KF_SAMPLE_CPU);
+	i += !!(st & KF_SAMPLE_STREAM_ID);
+	return i;
+}
+
+/* perf's evlist__event2evsel: the first event decides where ids are; one
+ * event, no id, or id 0 (synthesized records) means the first event. */
+static int attr_of(const struct kf_pd *pd, const struct kf_rec *rec)
+{
+	const struct kf_attr *first;
+	size_t words = (rec->size - 8u) / 8;
+	uint64_t id;
+	uint32_t idx;
+	int pos;
+
+	if (!pd->n_attrs)
+		return -1;
+	if (pd->n_attrs == 1)
+		return 0;
+	first = &pd->attrs[0];
+	if (rec->type == KF_REC_SAMPLE) {
+		pos = id_pos(first->sample_type);
+		if (pos < 0)
+			return 0;
+		if ((size_t)pos >= words)
+			return -1;
+		id = kf_load64(rec->data + 8 + 8 * (size_t)pos, pd->swap);
+	} else {
+		if (!first->sample_id_all)
+			return 0;
+		pos = is_pos(first->sample_type);
+		if (pos < 0)
+			return 0;
+		if ((size_t)pos > words)
+			return -1;
+		id = kf_load64(rec->data + 8 + 8 * (words - (size_t)pos), pd->swap);
+	}
+	if (id == 0)
+		return 0;
+	if (!kf_map64_get(&pd->id2attr, id, &idx))
+		return -1;
+	return (int)idx;
+}
+
+bool kf_pd_sample_id(const struct kf_pd *pd, const struct kf_rec *rec,
+		     struct kf_sample_id *out)
+{
+	const struct kf_attr *a;
+	struct kf_cur c;
+	uint64_t st;
+	int ai = rec->attr >= 0 ? rec->attr : attr_of(pd, rec);
+
+	memset(out, 0, sizeof(*out));
+	if (ai < 0 || rec->type >= KF_REC_USER_START)
+		return false;
+	a = &pd->attrs[ai];
+	st = a->sample_type;
+	if (rec->type == KF_REC_SAMPLE) {
+		c = kf_cur_make(rec->data + 8, rec->size - 8u, pd->swap);
+		if (st & KF_SAMPLE_IDENTIFIER) {
+			kf_cur_u64(&c, &out->id);
+			out->has_id = true;
+		}
+		if (st & KF_SAMPLE_IP)
+			kf_cur_skip(&c, 8);
+		if (st & KF_SAMPLE_TID) {
+			kf_cur_u32(&c, &out->pid);
+			kf_cur_u32(&c, &out->tid);
+			out->has_tid = true;
+		}
+		if (st & KF_SAMPLE_TIME) {
+			kf_cur_u64(&c, &out->time);
+			out->has_time = true;
+		}
+		return !c.bad;
+	}
+	if (!a->sample_id_all)
+		return true;
+	if (a->trailer_size > rec->size - 8u)
+		return false;
+	c = kf_cur_make(rec->data + rec->size - a->trailer_size, a->trailer_size,
+			pd->swap);
+	if (st & KF_SAMPLE_TID) {
+		kf_cur_u32(&c, &out->pid);
+		kf_cur_u32(&c, &out->tid);
+		out->has_tid = true;
+	}
+	if (st & KF_SAMPLE_TIME) {
+		kf_cur_u64(&c, &out->time);
+		out->has_time = true;
+	}
+	if (st & KF_SAMPLE_ID) {
+		kf_cur_u64(&c, &out->id);
+		out->has_id = true;
+	}
+	if (st & KF_SAMPLE_STREAM_ID)
+		kf_cur_u64(&c, &out->stream_id);
+	if (st & KF_SAMPLE_CPU) {
+		uint32_t res;
+
+		kf_cur_u32(&c, &out->cpu);
+		kf_cur_u32(&c, &res);
+		out->has_cpu = true;
+	}
+	if (st & KF_SAMPLE_IDENTIFIER) {
+		kf_cur_u64(&c, &out->id);
+		out->has_id = true;
+	}
+	return !c.bad;
+}
+
+/* ---- opening ---------------------------------------------------------------- */
+
+static struct kf_pd *pd_alloc(struct kf_error *err)
+{
+	struct kf_pd *pd = kf_calloc(1, sizeof(*pd));
+
+	if (!pd) {
+		kf_fail(err, KF_ENOMEM, "out of memory");
+		return NULL;
+	}
+	pd->err = err;
+	pd->fd = -1;
+	pd->own_fd = -1;
+	pd->main.fd = -1;
+	kf_map64_init(&pd->id2attr);
+	return pd;
+}
+
+static int open_pipe_stream(struct kf_pd *pd)
+{
+	pd->pipe = true;
+	return 0;
+}
+
+/* Common part once the first 16 bytes are known. */
+static int open_common(struct kf_pd *pd, const uint8_t *hdr, size_t n)
+{
+	uint64_t hsize;
+	int r = check_magic(pd, hdr, n);
+
+	if (r)
+		return r;
+	hsize = kf_load64(hdr + 8, pd->swap);
+	if (hsize == KF_HDR_PIPE)
+		return open_pipe_stream(pd);
+	if (!pd->mem)
+		return kf_fail(pd->err, KF_EUNSUPP,
+			       "a file-mode perf.data (header size %" PRIu64
+			       ") cannot be read from a pipe; give the file name",
+			       hsize);
+	return open_file_mode(pd);
+}
+
+int kf_pd_open_mem(struct kf_pd **out, const void *buf, size_t len,
+		   struct kf_error *err)
+{
+	struct kf_pd *pd = pd_alloc(err);
+	int r;
+
+	*out = pd;
+	if (!pd)
+		return KF_ENOMEM;
+	pd->mem = buf;
+	pd->mem_len = len;
+	r = open_common(pd, buf, len);
+	if (r)
+		return r;
+	if (pd->pipe) {
+		pd->parts = kf_calloc(1, sizeof(*pd->parts));
+		if (!pd->parts)
+			return kf_fail(err, KF_ENOMEM, "out of memory");
+		pd->n_parts = 1;
+		pd->parts[0].start = KF_HDR_PIPE;
+		pd->parts[0].end = len;
+	}
+	start_part(pd, 0);
+	return 0;
+}
+
+static int open_dir(struct kf_pd **out, const char *path, struct kf_error *err);
+
+int kf_pd_open_fd(struct kf_pd **out, int fd, const char *name,
+		  struct kf_error *err)
+{
+	struct kf_pd *pd;
+	struct stat st;
+	ssize_t av;
+	int r;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *m;
+
+		if ((uint64_t)st.st_size > SIZE_MAX)
+			return kf_fail(err, KF_EUNSUPP, "%s: too large", name);
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+			r = kf_pd_open_mem(out, m, (size_t)st.st_size, err);
+			if (*out) {
+				(*out)->mem_mapped = true;
+			} else {
+				munmap(m, (size_t)st.st_size);
+			}
+			return r;
+		}
+	}
+	pd = pd_alloc(err);
+	*out = pd;
+	if (!pd)
+		return KF_ENOMEM;
+	pd->fd = fd;
+	pd->main.kind = ST_FD;
+	pd->main.fd = fd;
+	av = stream_need(&pd->main, 16);
+	if (av < 0)
+		return kf_fail(err, KF_EIO, "%s: %s", name, strerror(errno));
+	r = open_common(pd, pd->main.buf + pd->main.pos, (size_t)av);
+	if (r)
+		return r;
+	pd->main.pos += 16;
+	pd->bytes = 16;
+	pd->parts = kf_calloc(1, sizeof(*pd->parts));
+	if (!pd->parts)
+		return kf_fail(err, KF_ENOMEM, "out of memory");
+	pd->n_parts = 1;
+	pd->parts[0].end = UINT64_MAX;
+	return 0;
+}
+
+int kf_pd_open_path(struct kf_pd **out, const char *path, struct kf_error *err)
+{
+	struct stat st;
+	int fd, r;
+
+	*out = NULL;
+	if (strcmp(path, "-") == 0)
+		return kf_pd_open_fd(out, 0, "standard input", err);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return open_dir(out, path, err);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return kf_fail(err, KF_EIO, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+		close(fd);
+		return kf_fail(err, KF_EFORMAT, "%s: offset 0: the file is empty", path);
+	}
+	r = kf_pd_open_fd(out, fd, path, err);
+	if (*out && !(*out)->mem_mapped) {
+		(*out)->own_fd = fd;
+	} else {
+		close(fd);   /* the mapping stays valid after close */
+	}
+	return r;
+}
+
+static void *map_file(const char *path, size_t *len)
+{
+	struct stat st;
+	void *m;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*len = 0;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return NULL;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	*len = (size_t)st.st_size;
+	return m;
+}
+
+static int cmp_data_names(const void *a, const void *b)
+{
+	const struct part *pa = a, *pb = b;
+	unsigned long na = strtoul(pa->name + 5, NULL, 10);
+	unsigned long nb = strtoul(pb->name + 5, NULL, 10);
+
+	return na < nb ? -1 : na > nb;
+}
+
+/* `perf record --threads` writes DIR/data (header, synthesized records,
+ * features) and DIR/data.N (bare record streams).  perf 6.1 reads them
+ * round-robin (__perf_session__process_dir_events); kfold reads the header
+ * file, then each data.N in numeric order, and lets the time-ordering
+ * queue interleave them. */
+static int open_dir(struct kf_pd **out, const char *path, struct kf_error *err)
+{
+	char buf[4096];
+	struct kf_pd *pd;
+	DIR *d;
+	struct dirent *de;
+	void *m;
+	size_t len;
+	int r;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s/data", path) >= sizeof(buf))
+		return kf_fail(err, KF_EINVAL, "%s: path too long", path);
+	m = map_file(buf, &len);
+	if (!m)
+		return kf_fail(err, KF_EIO, "%s: cannot read %s: not a perf.data directory",
+			       path, buf);
+	r = kf_pd_open_mem(out, m, len, err);
+	pd = *out;
+	if (!pd) {
+		munmap(m, len);
+		return r;
+	}
+	pd->mem_mapped = true;
+	if (r)
+		return r;
+	if (pd->pipe)
+		return kf_fail(err, KF_EFORMAT, "%s: header file is in pipe format", buf);
+	d = opendir(path);
+	if (!d)
+		return kf_fail(err, KF_EIO, "%s: %s", path, strerror(errno));
+	while ((de = readdir(d))) {
+		struct part *np;
+		const char *nm = de->d_name;
+		size_t k;
+
+		if (strncmp(nm, "data.", 5) != 0 || !nm[5])
+			continue;
+		for (k = 5; nm[k]; k++)
+			if (nm[k] < '0' || nm[k] > '9')
+				break;
+		if (nm[k])
+			continue;
+		if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", path, nm) >= sizeof(buf))
+			continue;
+		np = kf_reallocarray(pd->parts, pd->n_parts + 1, sizeof(*np));
+		if (!np) {
+			closedir(d);
+			return kf_fail(err, KF_ENOMEM, "out of memory");
+		}
+		pd->parts = np;
+		np = &pd->parts[pd->n_parts];
+		memset(np, 0, sizeof(*np));
+		np->name = kf_strndup(nm, strlen(nm));
+		np->map = map_file(buf, &np->map_len);
+		np->start = 0;
+		np->end = np->map_len;
+		if (!np->name) {
+			closedir(d);
+			return kf_fail(err, KF_ENOMEM, "out of memory");
+		}
+		pd->n_parts++;
+		if (!np->map)
+			pd_warn(pd, "%s: empty or unreadable, skipped", buf);
+	}
+	closedir(d);
+	if (pd->n_parts > 2)
+		qsort(pd->parts + 1, pd->n_parts - 1, sizeof(*pd->parts),
+		      cmp_data_names);
+	return 0;
+}
+
+void kf_pd_free(struct kf_pd *pd)
+{
+	size_t i;
+
+	if (!pd)
+		return;
+	if (pd->main.kind != ST_MEM)
+		stream_fini(&pd->main);
+	stream_fini(&pd->z);
+	if (pd->mem_mapped && pd->mem)
+		munmap((void *)pd->mem, pd->mem_len);
+	for (i = 0; i < pd->n_parts; i++) {
+		if (pd->parts[i].map)
+			munmap((void *)pd->parts[i].map, pd->parts[i].map_len);
+		free(pd->parts[i].name);
+	}
+	free(pd->parts);
+	if (pd->own_fd >= 0)
+		close(pd->own_fd);
+	for (i = 0; i < pd->n_attrs; i++)
+		free(pd->attrs[i].name);
+	free(pd->attrs);
+	for (i = 0; i < pd->n_pending_names; i++)
+		free(pd->pending_names[i]);
+	free(pd->pending_names);
+	kf_map64_fini(&pd->id2attr);
+	free(pd->env.hostname);
+	free(pd->env.osrelease);
+	free(pd->env.version);
+	free(pd->env.arch);
+	free(pd->env.cpudesc);
+	free(pd->env.cpuid);
+	for (i = 0; i < pd->env.n_cmdline; i++)
+		free(pd->env.cmdline[i]);
+	free(pd->env.cmdline);
+	for (i = 0; i < pd->env.n_buildids; i++)
+		free(pd->env.buildids[i].filename);
+	free(pd->env.buildids);
+	for (i = 0; i < pd->n_warnings; i++)
+		free(pd->warnings[i]);
+	free(pd);
+}

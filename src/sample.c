@@ -1,0 +1,191 @@
+/* sample.c - decode PERF_RECORD_SAMPLE in the kernel's field order.
+ *
+ * The order is perf_output_sample()'s (kernel/events/core.c), which differs
+ * from the comment in the UAPI header: PHYS_ADDR, CGROUP, DATA_PAGE_SIZE and
+ * CODE_PAGE_SIZE come before AUX.
+ */
+#include "sample.h"
+
+#include <string.h>
+
+#include "cur.h"
+
+const char *kf_sample_strerror(enum kf_sample_err e)
+{
+	switch (e) {
+	case KF_SAMPLE_OK:         return "ok";
+	case KF_SAMPLE_SHORT:      return "a field runs past the end of the record";
+	case KF_SAMPLE_BAD_LAYOUT: return "sample_type has bits kfold cannot lay out";
+	case KF_SAMPLE_BAD_COUNT:  return "a count does not fit in the record";
+	case KF_SAMPLE_TRAILING:   return "bytes left over after the last field";
+	}
+	return "?";
+}
+
+/* read_format block (perf_output_read): group or single */
+static bool skip_read(struct kf_cur *c, uint64_t rf)
+{
+	size_t per = 1 + !!(rf & 4) + !!(rf & 16);   /* value, id, lost */
+	size_t hdr = !!(rf & 1) + !!(rf & 2);        /* enabled, running */
+
+	if (rf & 8) {   /* PERF_FORMAT_GROUP */
+		uint64_t nr;
+
+		if (!kf_cur_u64(c, &nr))
+			return false;
+		if (!kf_cur_skip(c, hdr * 8))
+			return false;
+		if (nr > kf_cur_left(c) / (per * 8)) {
+			c->bad = true;
+			return false;
+		}
+		return kf_cur_skip(c, (size_t)nr * per * 8);
+	}
+	return kf_cur_skip(c, (per + hdr) * 8);
+}
+
+static enum kf_sample_err fail(struct kf_cur *c)
+{
+	(void)c;
+	return KF_SAMPLE_SHORT;
+}
+
+enum kf_sample_err kf_sample_decode(const struct kf_attr *attr, bool swap,
+				    const uint8_t *rec, size_t size,
+				    struct kf_sample *s)
+{
+	uint64_t st = attr->sample_type;
+	struct kf_cur c;
+	uint32_t res;
+
+	memset(s, 0, sizeof(*s));
+	s->swap = swap;
+	if (size < 8)
+		return KF_SAMPLE_SHORT;
+	s->misc = kf_load16(rec + 4, swap);
+	s->period = 1;
+	if (st & ~(uint64_t)(KF_SAMPLE_MAX - 1))
+		return KF_SAMPLE_BAD_LAYOUT;
+	c = kf_cur_make(rec + 8, size - 8, swap);
+
+	if ((st & KF_SAMPLE_IDENTIFIER) && !kf_cur_u64(&c, &s->id))
+		return fail(&c);
+	if (st & KF_SAMPLE_IP) {
+		if (!kf_cur_u64(&c, &s->ip))
+			return fail(&c);
+		s->has_ip = true;
+	}
+	if (st & KF_SAMPLE_TID) {
+		if (!kf_cur_u32(&c, &s->pid) || !kf_cur_u32(&c, &s->tid))
+			return fail(&c);
+		s->has_tid = true;
+	}
+	if (st & KF_SAMPLE_TIME) {
+		if (!kf_cur_u64(&c, &s->time))
+			return fail(&c);
+		s->has_time = true;
+	}
+	if ((st & KF_SAMPLE_ADDR) && !kf_cur_u64(&c, &s->addr))
+		return fail(&c);
+	if ((st & KF_SAMPLE_ID) && !kf_cur_u64(&c, &s->id))
+		return fail(&c);
+	if ((st & KF_SAMPLE_STREAM_ID) && !kf_cur_u64(&c, &s->stream_id))
+		return fail(&c);
+	if (st & KF_SAMPLE_CPU) {
+		if (!kf_cur_u32(&c, &s->cpu) || !kf_cur_u32(&c, &res))
+			return fail(&c);
+		s->has_cpu = true;
+	}
+	if (st & KF_SAMPLE_PERIOD) {
+		if (!kf_cur_u64(&c, &s->period))
+			return fail(&c);
+		s->has_period = true;
+	}
+	if ((st & KF_SAMPLE_READ) && !skip_read(&c, attr->read_format))
+		return fail(&c);
+	if (st & KF_SAMPLE_CALLCHAIN) {
+		if (!kf_cur_u64(&c, &s->n_chain))
+			return fail(&c);
+		if (s->n_chain > kf_cur_left(&c) / 8)
+			return KF_SAMPLE_BAD_COUNT;
+		kf_cur_view(&c, &s->chain, (size_t)s->n_chain * 8);
+	}
+	if (st & KF_SAMPLE_RAW) {
+		if (!kf_cur_u32(&c, &s->raw_size) ||
+		    !kf_cur_view(&c, &s->raw, s->raw_size))
+			return fail(&c);
+	}
+	if (st & KF_SAMPLE_BRANCH_STACK) {
+		if (!kf_cur_u64(&c, &s->n_branches))
+			return fail(&c);
+		/* hw_idx is present only with HW_INDEX, and the kernel writes
+		 * a bare nr = 0 when the PMU had no branch data */
+		if ((attr->branch_sample_type & KF_BRANCH_HW_INDEX) &&
+		    !kf_cur_skip(&c, 8))
+			return fail(&c);
+		if (s->n_branches > kf_cur_left(&c) / 24)
+			return KF_SAMPLE_BAD_COUNT;
+		kf_cur_skip(&c, (size_t)s->n_branches * 24);
+	}
+	if (st & KF_SAMPLE_REGS_USER) {
+		if (!kf_cur_u64(&c, &s->regs_user_abi))
+			return fail(&c);
+		if (s->regs_user_abi) {
+			s->n_regs_user = (unsigned)__builtin_popcountll(
+				attr->sample_regs_user);
+			if (!kf_cur_view(&c, &s->regs_user, 8u * s->n_regs_user))
+				return fail(&c);
+		}
+	}
+	if (st & KF_SAMPLE_STACK_USER) {
+		if (!kf_cur_u64(&c, &s->stack_size))
+			return fail(&c);
+		if (s->stack_size) {
+			if (s->stack_size > kf_cur_left(&c))
+				return KF_SAMPLE_BAD_COUNT;
+			kf_cur_view(&c, &s->stack, (size_t)s->stack_size);
+			if (!kf_cur_u64(&c, &s->stack_dyn))
+				return fail(&c);
+			if (s->stack_dyn > s->stack_size)
+				s->stack_dyn = s->stack_size;
+		}
+	}
+	if ((st & (KF_SAMPLE_WEIGHT | KF_SAMPLE_WEIGHT_STRUCT)) &&
+	    !kf_cur_u64(&c, &s->weight))
+		return fail(&c);
+	if ((st & KF_SAMPLE_DATA_SRC) && !kf_cur_u64(&c, &s->data_src))
+		return fail(&c);
+	if ((st & KF_SAMPLE_TRANSACTION) && !kf_cur_u64(&c, &s->transaction))
+		return fail(&c);
+	if (st & KF_SAMPLE_REGS_INTR) {
+		uint64_t abi;
+
+		if (!kf_cur_u64(&c, &abi))
+			return fail(&c);
+		if (abi && !kf_cur_skip(&c, 8u * (size_t)__builtin_popcountll(
+						  attr->sample_regs_intr)))
+			return fail(&c);
+	}
+	if ((st & KF_SAMPLE_PHYS_ADDR) && !kf_cur_u64(&c, &s->phys_addr))
+		return fail(&c);
+	if ((st & KF_SAMPLE_CGROUP) && !kf_cur_u64(&c, &s->cgroup))
+		return fail(&c);
+	if ((st & KF_SAMPLE_DATA_PAGE_SIZE) && !kf_cur_u64(&c, &s->data_page_size))
+		return fail(&c);
+	if ((st & KF_SAMPLE_CODE_PAGE_SIZE) && !kf_cur_u64(&c, &s->code_page_size))
+		return fail(&c);
+	if (st & KF_SAMPLE_AUX) {
+		uint64_t n;
+
+		if (!kf_cur_u64(&c, &n))
+			return fail(&c);
+		if (n > kf_cur_left(&c))
+			return KF_SAMPLE_BAD_COUNT;
+		kf_cur_skip(&c, (size_t)n);
+	}
+	if (!(st & KF_SAMPLE_PERIOD) && !kf_attr_flag(attr, KF_ATTR_FREQ))
+		s->period = attr->sample_period ? attr->sample_period : 1;
+	if (kf_cur_left(&c))
+		return KF_SAMPLE_TRAILING;
+	return KF_SAMPLE_OK;
+}

@@ -1,0 +1,89 @@
+/* sample.h - PERF_RECORD_SAMPLE bytes -> struct kf_sample.
+ *
+ * A pure function of (attr, byte order, record bytes): every field the
+ * attr's sample_type announces is parsed in the kernel's order
+ * (perf_output_sample), including the ones kfold does not use yet, so the
+ * offsets of the later ones stay right.  Variable-size parts (callchain,
+ * registers, user stack, raw data, branch stack) are views into the record:
+ * struct kf_sample borrows the record bytes and is valid only as long as
+ * they are (see perfdata.h: until the next kf_pd_next unless stable).
+ *
+ * May use: util, cur, perfdata (for struct kf_attr and the constants).
+ */
+#ifndef KF_SAMPLE_H
+#define KF_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "perfdata.h"
+
+struct kf_sample {
+	uint16_t misc;                 /* header misc: cpumode in the low bits */
+	uint64_t id, ip, time, addr, stream_id, period;
+	uint32_t pid, tid, cpu;
+	bool has_ip, has_tid, has_time, has_cpu, has_period;
+
+	/* CALLCHAIN: n_chain u64 values at `chain` in file byte order */
+	const uint8_t *chain;
+	uint64_t n_chain;
+
+	const uint8_t *raw;            /* RAW payload */
+	uint32_t raw_size;
+
+	uint64_t n_branches;           /* BRANCH_STACK entries (view not kept) */
+
+	/* REGS_USER: abi 0 = none; n_regs_user values in file byte order */
+	uint64_t regs_user_abi;
+	const uint8_t *regs_user;
+	unsigned n_regs_user;
+
+	/* STACK_USER: `stack_size` bytes copied, first `stack_dyn` valid */
+	const uint8_t *stack;
+	uint64_t stack_size, stack_dyn;
+
+	uint64_t weight, data_src, transaction, phys_addr, cgroup;
+	uint64_t data_page_size, code_page_size;
+	bool swap;                     /* values in the views need swapping */
+};
+
+/* Why a sample could not be decoded (counted by the session). */
+enum kf_sample_err {
+	KF_SAMPLE_OK = 0,
+	KF_SAMPLE_SHORT,        /* a field runs past the record's end */
+	KF_SAMPLE_BAD_LAYOUT,   /* sample_type has bits kfold cannot lay out */
+	KF_SAMPLE_BAD_COUNT,    /* a count (callchain nr, branch nr, ...) lies */
+	KF_SAMPLE_TRAILING,     /* bytes left over after the last field */
+};
+
+/* Decodes rec (the whole record, header included, `size` bytes) per attr.
+ * Returns KF_SAMPLE_OK or the first problem; *out is zeroed first and
+ * holds whatever was decoded before the problem. */
+enum kf_sample_err kf_sample_decode(const struct kf_attr *attr, bool swap,
+				    const uint8_t *rec, size_t size,
+				    struct kf_sample *out);
+
+/* Human-readable name of an error, for messages. */
+const char *kf_sample_strerror(enum kf_sample_err e);
+
+/* Callchain entry i (i < n_chain), in host order. */
+static inline uint64_t kf_sample_chain(const struct kf_sample *s, uint64_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, s->chain + 8 * i, 8);
+	return s->swap ? __builtin_bswap64(v) : v;
+}
+
+/* User register slot i (i < n_regs_user), in host order. */
+static inline uint64_t kf_sample_reg(const struct kf_sample *s, unsigned i)
+{
+	uint64_t v;
+
+	memcpy(&v, s->regs_user + 8 * (size_t)i, 8);
+	return s->swap ? __builtin_bswap64(v) : v;
+}
+
+#endif

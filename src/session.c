@@ -1,0 +1,850 @@
+/* session.c - implements kfold.h: wires the stages together.
+ *
+ *   perfdata (records) -> order (time order) -> tasks (state) | sample
+ *   -> frames (callchain walk, map lookup) -> stacks (trie)
+ *   -> symbolize (names) -> folded text
+ *
+ * The callchain walk follows perf 6.1's thread__resolve_callchain_sample
+ * (tools/perf/util/machine.c); see docs/perf-compat.md for every rule.
+ */
+#include "kfold.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cur.h"
+#include "dso.h"
+#include "error.h"
+#include "fs.h"
+#include "maps.h"
+#include "module.h"
+#include "order.h"
+#include "perfdata.h"
+#include "sample.h"
+#include "stacks.h"
+#include "symbolize.h"
+#include "tasks.h"
+#include "util.h"
+
+#define KF_VERSION "0.1.0"
+#define PERF_MAX_STACK 127u       /* perf script's --max-stack default */
+
+/* callchain context markers (include/uapi/linux/perf_event.h) */
+#define CTX_HV     ((uint64_t)-32)
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER   ((uint64_t)-512)
+#define CTX_MAX    ((uint64_t)-4095)
+
+struct kf_session {
+	kf_options o;
+	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event;
+	struct kf_error err;
+	kf_stats stats;
+
+	struct kf_pd *pd;
+	struct kf_order *order;
+	bool ordered;
+	struct kf_strtab strings;     /* comms */
+	struct kf_strtab roots;       /* root frame texts */
+	struct kf_modules modules;
+	struct kf_tasks tasks;
+	bool tasks_ready;
+	struct kf_fs fs;
+	struct kf_dsos dsos;
+	bool dsos_ready;
+	struct kf_stacks stacks;
+	struct kf_namer namer;
+	bool namer_ready;
+	bool loaded;
+
+	/* event selection */
+	bool filter_set;
+	char *filter;                 /* event name kept */
+
+	/* compat header fields (perf script's default output) */
+	int name_width;
+
+	/* scratch */
+	struct kf_frame *frames;
+	size_t cap_frames;
+	struct kf_buf line, root;
+	uint64_t warned_kernel_load;
+};
+
+const char *kf_version(void)
+{
+	return KF_VERSION;
+}
+
+static void logf_(struct kf_session *s, enum kf_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void logf_(struct kf_session *s, enum kf_log_level lvl, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (!s->o.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	s->o.log(s->o.log_payload, lvl, buf);
+}
+
+static void dso_warn(void *payload, const char *msg)
+{
+	logf_(payload, KF_LOG_WARN, "%s", msg);
+}
+
+static char *dup_opt(const char *s)
+{
+	return s ? kf_strndup(s, strlen(s)) : NULL;
+}
+
+int kf_session_new(kf_session **out, const kf_options *opts)
+{
+	kf_options defaults = KF_OPTIONS_INIT;
+	struct kf_session *s = kf_calloc(1, sizeof(*s));
+
+	*out = s;
+	if (!s)
+		return KF_ENOMEM;
+	s->o = opts ? *opts : defaults;
+	s->symfs = dup_opt(s->o.symfs);
+	s->kallsyms = dup_opt(s->o.kallsyms);
+	s->perf_map_dir = dup_opt(s->o.perf_map_dir);
+	s->event = dup_opt(s->o.event);
+	if (s->o.compat != KF_COMPAT_NONE && s->o.compat != KF_COMPAT_PERF)
+		return kf_fail(&s->err, KF_EINVAL, "unknown compat mode %d", s->o.compat);
+	/* the build-id cache: --symfs moves it to SYMFS/.debug in perf 6.1
+	 * even over --buildid-dir (symbol__config_symfs); kfold does the
+	 * same unless --buildid-dir was given, and in --compat=perf always */
+	if (s->symfs && (!s->o.buildid_dir || s->o.compat == KF_COMPAT_PERF)) {
+		size_t n = strlen(s->symfs) + 8;
+
+		s->buildid_dir = malloc(n);
+		if (s->buildid_dir)
+			snprintf(s->buildid_dir, n, "%s/.debug", s->symfs);
+	} else if (s->o.buildid_dir) {
+		s->buildid_dir = dup_opt(s->o.buildid_dir);
+	} else {
+		const char *env = getenv("PERF_BUILDID_DIR");
+		const char *home = getenv("HOME");
+
+		if (env && *env) {
+			s->buildid_dir = dup_opt(env);
+		} else if (home && *home) {
+			size_t n = strlen(home) + 8;
+
+			s->buildid_dir = malloc(n);
+			if (s->buildid_dir)
+				snprintf(s->buildid_dir, n, "%s/.debug", home);
+		}
+	}
+	if (!kf_strtab_init(&s->strings) || !kf_strtab_init(&s->roots) ||
+	    kf_modules_init(&s->modules) || kf_stacks_init(&s->stacks))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	kf_buf_init(&s->line);
+	kf_buf_init(&s->root);
+	s->fs.no_files = s->o.no_files;
+	return 0;
+}
+
+void kf_session_free(kf_session *s)
+{
+	if (!s)
+		return;
+	if (s->namer_ready)
+		kf_namer_fini(&s->namer);
+	if (s->dsos_ready)
+		kf_dsos_fini(&s->dsos);
+	if (s->tasks_ready)
+		kf_tasks_fini(&s->tasks);
+	kf_order_free(s->order);
+	kf_pd_free(s->pd);
+	kf_stacks_fini(&s->stacks);
+	kf_modules_fini(&s->modules);
+	kf_strtab_fini(&s->strings);
+	kf_strtab_fini(&s->roots);
+	kf_buf_fini(&s->line);
+	kf_buf_fini(&s->root);
+	free(s->frames);
+	free(s->filter);
+	free(s->symfs);
+	free(s->kallsyms);
+	free(s->buildid_dir);
+	free(s->perf_map_dir);
+	free(s->event);
+	free(s);
+}
+
+const char *kf_session_errmsg(const kf_session *s)
+{
+	if (!s)
+		return "out of memory";
+	return s->err.msg;
+}
+
+const kf_stats *kf_session_stats(const kf_session *s)
+{
+	return &s->stats;
+}
+
+/* ---- samples -------------------------------------------------------------- */
+
+static bool push_frame(struct kf_session *s, size_t *n, const struct kf_frame *f)
+{
+	if (!KF_GROW(s->frames, s->cap_frames, *n + 1))
+		return false;
+	s->frames[(*n)++] = *f;
+	return true;
+}
+
+/* After the first kernel symbol load perf widens the kernel map to the
+ * symbols it got (dso__load_kernel_sym: map__fixup_start/end). */
+static void kernel_loaded(struct kf_session *s, uint32_t kmod)
+{
+	const struct kf_symtab *t = kf_dso_symtab(&s->dsos, kmod);
+	size_t i;
+
+	if (!t || !t->n)
+		return;
+	for (i = 0; i < s->tasks.kernel.n; i++) {
+		struct kf_map *m = &s->tasks.kernel.v[i];
+
+		if (m->module == kmod) {
+			struct kf_map nm = *m;
+
+			nm.start = t->v[0].start;
+			nm.end = t->v[t->n - 1].end;
+			if (nm.end > nm.start)
+				kf_maps_insert(&s->tasks.kernel, &nm);
+			break;
+		}
+	}
+}
+
+static void resolve(struct kf_session *s, struct kf_thread *th, unsigned cpumode,
+		    uint64_t ip, struct kf_frame *f)
+{
+	const struct kf_map *m = NULL;
+
+	memset(f, 0, sizeof(*f));
+	f->addr = ip;
+	if (cpumode == KF_MISC_KERNEL) {
+		f->flags |= KF_FRAME_KERNEL;
+		m = kf_maps_find(&s->tasks.kernel, ip);
+		if (m && m->module == s->tasks.kernel_module && !s->dsos.kernel_loaded) {
+			uint32_t kmod = m->module;
+
+			kf_dso_status(&s->dsos, kmod);   /* loads kallsyms */
+			kernel_loaded(s, kmod);
+			m = kf_maps_find(&s->tasks.kernel, ip);
+		}
+	} else if (cpumode == KF_MISC_USER && th->maps) {
+		m = kf_maps_find(th->maps, ip);
+	}
+	if (!m) {
+		f->flags |= KF_FRAME_NOMAP;
+		return;
+	}
+	f->module = m->module;
+	if (!(f->flags & KF_FRAME_KERNEL) && !(m->flags & KF_MAP_IDENTITY))
+		f->addr = ip - m->start + m->pgoff;
+	kf_modules_at(&s->modules, m->module)->hit = true;
+}
+
+/* Walks the callchain leaf first, as perf does (ORDER_CALLEE).  Returns
+ * the number of frames in s->frames, or -1 on ENOMEM. */
+static long walk_chain(struct kf_session *s, struct kf_thread *th,
+		       const struct kf_sample *smp)
+{
+	unsigned cpumode = KF_MISC_USER;
+	size_t n = 0, entries = 0;
+	uint64_t i;
+	bool first = true;
+
+	for (i = 0; i < smp->n_chain && entries < PERF_MAX_STACK; i++) {
+		uint64_t ip = kf_sample_chain(smp, i);
+		struct kf_frame f;
+
+		if (ip >= CTX_MAX) {
+			if (ip == CTX_KERNEL)
+				cpumode = KF_MISC_KERNEL;
+			else if (ip == CTX_USER)
+				cpumode = KF_MISC_USER;
+			else if (ip == CTX_HV)
+				cpumode = KF_MISC_HYPERVISOR;
+			else
+				return 0;   /* perf discards the whole chain */
+			first = true;
+			continue;
+		}
+		entries++;
+		resolve(s, th, cpumode, ip, &f);
+		/* the first entry of a context is an interrupted pc; the
+		 * others are return addresses */
+		if (!first)
+			f.flags |= KF_FRAME_RA;
+		first = false;
+		if (!push_frame(s, &n, &f))
+			return -1;
+	}
+	if (s->o.compat != KF_COMPAT_PERF) {
+		/* a trailing 0 is the end marker of a user walk, not a frame */
+		while (n > 0 && (s->frames[n - 1].flags & KF_FRAME_NOMAP) &&
+		       s->frames[n - 1].addr == 0)
+			n--;
+	}
+	return (long)n;
+}
+
+static bool event_matches(const char *name, const char *want)
+{
+	size_t n;
+
+	if (strcmp(name, want) == 0)
+		return true;
+	/* "cpu-clock" picks "cpu-clock:u" too: modifiers may be left out */
+	n = strlen(want);
+	return strncmp(name, want, n) == 0 && name[n] == ':' && !strchr(want, ':');
+}
+
+/* perf script's header line after the comm (docs/perf-compat.md F1, F3):
+ * " %5d [%03d] %12s: %10lu %*s: " with cpu and time only when the event
+ * type's first non-dummy event samples them. */
+static void header_rest(struct kf_session *s, int attr_idx,
+			const struct kf_sample *smp, const char *evname)
+{
+	const struct kf_attr *a = kf_pd_attr(s->pd, (size_t)attr_idx);
+	const struct kf_attr *first = a;
+	uint32_t otype = a->type < 6 ? a->type : 6;
+	size_t i;
+
+	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
+		const struct kf_attr *b = kf_pd_attr(s->pd, i);
+		uint32_t bt = b->type < 6 ? b->type : 6;
+
+		if (bt != otype || (b->type == 1 && b->config == 9))
+			continue;
+		first = b;
+		break;
+	}
+	s->line.len = 0;
+	kf_buf_printf(&s->line, " %5d ", smp->has_tid ? (int)smp->tid : -1);
+	if (first->sample_type & KF_SAMPLE_CPU)
+		kf_buf_printf(&s->line, "[%03d] ", smp->has_cpu ? (int)smp->cpu : -1);
+	if (first->sample_type & KF_SAMPLE_TIME) {
+		char t[48];
+
+		snprintf(t, sizeof(t), "%" PRIu64 ".%06" PRIu64,
+			 smp->time / 1000000000u, smp->time % 1000000000u / 1000u);
+		kf_buf_printf(&s->line, "%12s: ", t);
+	}
+	kf_buf_printf(&s->line, "%10" PRIu64 " ", smp->period);
+	kf_buf_printf(&s->line, "%*s: ", s->name_width, evname);
+}
+
+static int on_sample(struct kf_session *s, const struct kf_rec *rec)
+{
+	struct kf_sample smp;
+	enum kf_sample_err e;
+	const struct kf_attr *a;
+	struct kf_thread *th;
+	const char *evname, *comm;
+	uint64_t weight;
+	long nframes = 0;
+	uint32_t node, rid;
+	struct kf_frame root;
+	size_t i;
+
+	s->stats.samples++;
+	if (rec->attr < 0) {
+		s->stats.samples_unknown_id++;
+		return 0;
+	}
+	a = kf_pd_attr(s->pd, (size_t)rec->attr);
+	e = kf_sample_decode(a, kf_pd_swapped(s->pd), rec->data, rec->size, &smp);
+	if (e != KF_SAMPLE_OK && e != KF_SAMPLE_TRAILING) {
+		if (s->stats.samples_bad++ == 0)
+			logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": sample skipped: %s",
+			      rec->offset, kf_sample_strerror(e));
+		return 0;
+	}
+	/* perf script filters guest samples (perf_guest is off) */
+	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
+	    s->o.compat == KF_COMPAT_PERF)
+		return 0;
+	evname = kf_pd_event_name(s->pd, (size_t)rec->attr);
+	if (s->event && !event_matches(evname, s->event))
+		return 0;
+
+	th = kf_tasks_findnew(&s->tasks, smp.has_tid ? (int32_t)smp.pid : -1,
+			      smp.has_tid ? (int32_t)smp.tid : -1);
+	if (!th)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	comm = kf_thread_comm(&s->tasks, th);
+	weight = smp.period;
+
+	if (s->o.compat == KF_COMPAT_PERF) {
+		const char *ev, *per;
+		size_t evlen, perlen;
+
+		/* without a callchain perf script prints one line per
+		 * sample, which stackcollapse-perf.pl does not fold */
+		if (!(a->sample_type & KF_SAMPLE_CALLCHAIN))
+			return 0;
+		header_rest(s, rec->attr, &smp, evname);
+		kf_namer_root(&s->namer, comm, th->pid, th->tid, kf_buf_cstr(&s->line),
+			      &s->root);
+		if (s->root.len == 0)
+			return 0;   /* the header regex did not match */
+		/* the period and event stackcollapse reads from the line */
+		{
+			struct kf_buf full;
+
+			kf_buf_init(&full);
+			kf_buf_puts(&full, comm);
+			kf_buf_puts(&full, kf_buf_cstr(&s->line));
+			if (kf_collapse_header_event(kf_buf_cstr(&full), full.len, &ev,
+						     &evlen, &per, &perlen)) {
+				weight = 0;
+				for (i = 0; i < perlen; i++)
+					weight = weight * 10 + (uint64_t)(per[i] - '0');
+				if (!s->event) {
+					if (!s->filter_set) {
+						s->filter = kf_strndup(ev, evlen);
+						s->filter_set = true;
+					} else if (!s->filter || strlen(s->filter) != evlen ||
+						   memcmp(s->filter, ev, evlen) != 0) {
+						kf_buf_fini(&full);
+						return 0;
+					}
+				}
+			} else {
+				weight = 0;
+			}
+			kf_buf_fini(&full);
+		}
+		if (weight == 0)
+			weight = 1;
+		nframes = walk_chain(s, th, &smp);
+	} else {
+		if (!s->event) {
+			if (!s->filter_set) {
+				s->filter = kf_strndup(evname, strlen(evname));
+				s->filter_set = true;
+			} else if (!s->filter || strcmp(s->filter, evname) != 0) {
+				return 0;
+			}
+		}
+		kf_namer_root(&s->namer, comm, th->pid, th->tid, NULL, &s->root);
+		if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
+			nframes = walk_chain(s, th, &smp);
+		} else if (smp.has_ip) {
+			struct kf_frame f;
+			unsigned cm = smp.misc & KF_MISC_CPUMODE_MASK;
+
+			resolve(s, th, cm == KF_MISC_KERNEL ? KF_MISC_KERNEL :
+				cm == KF_MISC_USER ? KF_MISC_USER : KF_MISC_HYPERVISOR,
+				smp.ip, &f);
+			nframes = 0;
+			if (!push_frame(s, (size_t *)&nframes, &f))
+				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		}
+		if (weight == 0)
+			weight = 1;
+	}
+	if (nframes < 0 || s->root.oom)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	if (s->o.count_samples)
+		weight = 1;
+	s->stats.samples_folded++;
+
+	if (!kf_strtab_intern(&s->roots, kf_buf_cstr(&s->root), s->root.len, &rid))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	memset(&root, 0, sizeof(root));
+	root.flags = KF_FRAME_ROOT;
+	root.module = rid;
+	node = kf_stacks_child(&s->stacks, 0, &root);
+	for (i = (size_t)nframes; node && i-- > 0;)
+		node = kf_stacks_child(&s->stacks, node, &s->frames[i]);
+	if (!node)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	kf_stacks_add(&s->stacks, node, weight);
+	return 0;
+}
+
+/* ---- record delivery ----------------------------------------------------------- */
+
+static int deliver(struct kf_session *s, const struct kf_rec *rec)
+{
+	switch (rec->type) {
+	case KF_REC_SAMPLE:
+		return on_sample(s, rec);
+	case KF_REC_LOST:
+		if (rec->size >= 24)
+			s->stats.lost_events += kf_load64(rec->data + 16,
+							  kf_pd_swapped(s->pd));
+		return 0;
+	case KF_REC_LOST_SAMPLES:
+		if (rec->size >= 16)
+			s->stats.lost_samples += kf_load64(rec->data + 8,
+							   kf_pd_swapped(s->pd));
+		return 0;
+	case KF_REC_THROTTLE:
+		s->stats.throttles++;
+		return 0;
+	case KF_REC_UNTHROTTLE:
+		s->stats.unthrottles++;
+		return 0;
+	case KF_REC_COMM:
+	case KF_REC_FORK:
+	case KF_REC_EXIT:
+	case KF_REC_MMAP:
+	case KF_REC_MMAP2:
+	case KF_REC_KSYMBOL: {
+		int r = kf_tasks_apply(&s->tasks, rec);
+
+		return r ? kf_fail(&s->err, r, "out of memory") : 0;
+	}
+	case KF_REC_READ:
+	case KF_REC_AUX:
+	case KF_REC_ITRACE_START:
+	case KF_REC_SWITCH:
+	case KF_REC_SWITCH_CPU_WIDE:
+	case KF_REC_NAMESPACES:
+	case KF_REC_BPF_EVENT:
+	case KF_REC_CGROUP:
+	case KF_REC_TEXT_POKE:
+	case KF_REC_AUX_OUTPUT_HW_ID:
+	case KF_REC_CALLCHAIN_DEFERRED:
+		return 0;
+	default:
+		s->stats.unknown_records++;
+		return 0;
+	}
+}
+
+static int drain(struct kf_session *s)
+{
+	struct kf_rec rec;
+	uint64_t t;
+
+	while (kf_order_pop(s->order, &rec, &t)) {
+		int r = deliver(s, &rec);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int setup_stages(struct kf_session *s)
+{
+	struct kf_dso_opts dopts;
+	size_t i;
+	int r;
+
+	r = kf_tasks_init(&s->tasks, &s->strings, &s->modules, kf_pd_swapped(s->pd));
+	if (r)
+		return kf_fail(&s->err, r, "out of memory");
+	s->tasks_ready = true;
+	s->tasks.exec_flushes_maps = false;
+	memset(&dopts, 0, sizeof(dopts));
+	dopts.symfs = s->symfs;
+	dopts.buildid_dir = s->buildid_dir;
+	dopts.kallsyms = s->kallsyms;
+	dopts.perf_map_dir = s->perf_map_dir;
+	dopts.compat_perf = s->o.compat == KF_COMPAT_PERF;
+	kf_dsos_init(&s->dsos, &dopts, &s->fs, &s->modules, kf_pd_env(s->pd),
+		     dso_warn, s);
+	s->dsos_ready = true;
+	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings,
+			  s->o.compat == KF_COMPAT_PERF, s->o.annotate,
+			  s->o.show_addrs, (int)s->o.root);
+	if (r)
+		return kf_fail(&s->err, r, "out of memory");
+	s->namer_ready = true;
+	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
+			 KF_MAX_QUEUE_BYTES);
+	if (r)
+		return kf_fail(&s->err, r, "out of memory");
+	/* perf falls back to file order when the first event has no
+	 * sample_id_all: sideband records have no time then */
+	s->ordered = kf_pd_n_attrs(s->pd) == 0 || kf_pd_attr(s->pd, 0)->sample_id_all;
+	s->name_width = 0;
+	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
+		int w = (int)strlen(kf_pd_event_name(s->pd, i));
+
+		if (w > s->name_width)
+			s->name_width = w;
+	}
+	return 0;
+}
+
+/* The kernel map's reference symbol ("[kernel.kallsyms]_text") and its
+ * recorded address, for relocating kallsyms. */
+static void note_kernel_ref(struct kf_session *s, const struct kf_rec *rec)
+{
+	const uint8_t *p = rec->data + 8;
+	size_t n = rec->size - 8u, off = rec->type == KF_REC_MMAP2 ? 56 : 32;
+	bool sw = kf_pd_swapped(s->pd);
+	const char *name;
+	size_t len;
+
+	if ((rec->misc & KF_MISC_CPUMODE_MASK) != KF_MISC_KERNEL || n <= off + 17)
+		return;
+	name = (const char *)p + off;
+	len = strnlen(name, n - off);
+	if (len < 17 || memcmp(name, "[kernel.kallsyms]", 17) != 0)
+		return;
+	snprintf(s->dsos.kref_name, sizeof(s->dsos.kref_name), "%.*s",
+		 (int)(len - 17), name + 17);
+	{
+		char *br = strchr(s->dsos.kref_name, ']');
+
+		if (br)
+			*br = '\0';
+	}
+	s->dsos.kref_addr = kf_load64(p + 24, sw);   /* pgoff */
+}
+
+static int run(struct kf_session *s)
+{
+	struct kf_rec rec;
+	const char *w;
+	int r;
+
+	r = setup_stages(s);
+	if (r)
+		return r;
+	for (;;) {
+		struct kf_sample_id sid;
+
+		r = kf_pd_next(s->pd, &rec);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		s->stats.records++;
+		while ((w = kf_pd_take_warning(s->pd)))
+			logf_(s, KF_LOG_WARN, "%s", w);
+		if (rec.type == KF_REC_FINISHED_ROUND) {
+			if (s->ordered) {
+				kf_order_flush(s->order, KF_ORDER_ROUND);
+				r = drain(s);
+				if (r)
+					return r;
+			}
+			continue;
+		}
+		if (rec.type >= KF_REC_USER_START)
+			continue;
+		if (rec.type == KF_REC_MMAP || rec.type == KF_REC_MMAP2)
+			note_kernel_ref(s, &rec);
+		if (s->ordered && kf_pd_sample_id(s->pd, &rec, &sid) && sid.has_time &&
+		    sid.time != 0 && sid.time != UINT64_MAX) {
+			r = kf_order_push(s->order, &rec, sid.time);
+			if (r)
+				return kf_fail(&s->err, r, "out of memory");
+			if (kf_order_over(s->order)) {
+				kf_order_flush(s->order, KF_ORDER_HALF);
+				r = drain(s);
+				if (r)
+					return r;
+			}
+			continue;
+		}
+		r = deliver(s, &rec);
+		if (r)
+			return r;
+	}
+	while ((w = kf_pd_take_warning(s->pd)))
+		logf_(s, KF_LOG_WARN, "%s", w);
+	kf_order_flush(s->order, KF_ORDER_FINAL);
+	r = drain(s);
+	if (r)
+		return r;
+	s->stats.out_of_order = kf_order_out_of_order(s->order);
+	s->stats.queue_peak_bytes = kf_order_peak_bytes(s->order);
+	s->stats.bytes = kf_pd_bytes_read(s->pd);
+	switch (kf_pd_end_reason(s->pd)) {
+	case KF_PD_END_CLEAN:
+		break;
+	case KF_PD_END_CUT:
+		s->stats.input_cut = true;
+		logf_(s, KF_LOG_WARN, "%s", kf_pd_end_message(s->pd));
+		break;
+	case KF_PD_END_DAMAGED:
+		s->stats.input_damaged = true;
+		logf_(s, KF_LOG_WARN, "%s", kf_pd_end_message(s->pd));
+		break;
+	}
+	if (s->stats.lost_events)
+		logf_(s, KF_LOG_WARN, "%" PRIu64 " events were lost while recording "
+		      "(the ring buffer overflowed); stacks are incomplete",
+		      s->stats.lost_events);
+	if (s->stats.lost_samples)
+		logf_(s, KF_LOG_WARN, "%" PRIu64 " samples were lost while recording",
+		      s->stats.lost_samples);
+	if (s->stats.throttles)
+		logf_(s, KF_LOG_WARN, "sampling was throttled %" PRIu64 " times",
+		      s->stats.throttles);
+	if (s->stats.out_of_order)
+		logf_(s, KF_LOG_WARN, "%" PRIu64 " records arrived more than one round "
+		      "late (out of order)", s->stats.out_of_order);
+	if (s->stats.samples_unknown_id)
+		logf_(s, KF_LOG_WARN, "%" PRIu64 " samples have an event id the header "
+		      "does not list; skipped", s->stats.samples_unknown_id);
+	if (s->stats.samples_bad)
+		logf_(s, KF_LOG_WARN, "%" PRIu64 " samples could not be decoded; skipped",
+		      s->stats.samples_bad);
+	if (s->tasks.bad_records)
+		logf_(s, KF_LOG_WARN, "%" PRIu64 " sideband records were too short; skipped",
+		      s->tasks.bad_records);
+	return 0;
+}
+
+static int after_open(struct kf_session *s, int r)
+{
+	const char *w;
+
+	if (r) {
+		if (s->pd)
+			while ((w = kf_pd_take_warning(s->pd)))
+				logf_(s, KF_LOG_WARN, "%s", w);
+		return r;
+	}
+	return run(s);
+}
+
+int kf_session_load_path(kf_session *s, const char *path)
+{
+	if (s->loaded)
+		return kf_fail(&s->err, KF_EINVAL, "a session loads one capture");
+	s->loaded = true;
+	return after_open(s, kf_pd_open_path(&s->pd, path, &s->err));
+}
+
+int kf_session_load_fd(kf_session *s, int fd, const char *name)
+{
+	if (s->loaded)
+		return kf_fail(&s->err, KF_EINVAL, "a session loads one capture");
+	s->loaded = true;
+	return after_open(s, kf_pd_open_fd(&s->pd, fd, name, &s->err));
+}
+
+int kf_session_load_mem(kf_session *s, const void *buf, size_t len)
+{
+	if (s->loaded)
+		return kf_fail(&s->err, KF_EINVAL, "a session loads one capture");
+	s->loaded = true;
+	return after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err));
+}
+
+/* ---- folded output ---------------------------------------------------------------- */
+
+struct line {
+	char *text;
+	uint64_t weight;
+};
+
+static int cmp_lines(const void *a, const void *b)
+{
+	const struct line *la = a, *lb = b;
+
+	return strcmp(la->text, lb->text);
+}
+
+int kf_session_write_folded(kf_session *s, FILE *out)
+{
+	struct line *lines = NULL;
+	size_t n = 0, cap = 0, i, j;
+	struct kf_buf b;
+	uint32_t *path = NULL;
+	size_t cap_path = 0;
+	int r = 0;
+
+	if (!s->namer_ready)
+		return 0;
+	kf_buf_init(&b);
+	for (i = 1; i < s->stacks.n; i++) {
+		const struct kf_node *nd = &s->stacks.nodes[i];
+		size_t depth = 0, k;
+		uint32_t id;
+		const char *root;
+		bool java, first_piece;
+
+		if (!nd->samples)
+			continue;
+		for (id = (uint32_t)i; id; id = s->stacks.nodes[id].parent) {
+			if (!KF_GROW(path, cap_path, depth + 1)) {
+				r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
+				goto out;
+			}
+			path[depth++] = id;
+		}
+		/* path[depth-1] is the root */
+		root = kf_strtab_get(&s->roots, s->stacks.nodes[path[depth - 1]].frame.module);
+		java = strncmp(root, "java", 4) == 0;
+		b.len = 0;
+		kf_buf_puts(&b, root);
+		first_piece = true;
+		(void)first_piece;
+		for (k = depth - 1; k-- > 0;) {
+			const char *t = kf_namer_frame(&s->namer,
+						       &s->stacks.nodes[path[k]].frame,
+						       java);
+
+			if (!t) {
+				r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
+				goto out;
+			}
+			if (!*t)
+				continue;
+			kf_buf_put(&b, ";", 1);
+			kf_buf_puts(&b, t);
+		}
+		if (b.oom || !KF_GROW(lines, cap, n + 1)) {
+			r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
+			goto out;
+		}
+		lines[n].text = kf_strndup(kf_buf_cstr(&b), b.len);
+		lines[n].weight = nd->weight;
+		if (!lines[n].text) {
+			r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
+			goto out;
+		}
+		n++;
+	}
+	if (n)
+		qsort(lines, n, sizeof(*lines), cmp_lines);
+	s->stats.stacks = 0;
+	for (i = 0; i < n; i = j) {
+		uint64_t w = lines[i].weight;
+
+		for (j = i + 1; j < n && strcmp(lines[j].text, lines[i].text) == 0; j++)
+			w += lines[j].weight;
+		if (fprintf(out, "%s %" PRIu64 "\n", lines[i].text, w) < 0) {
+			r = kf_fail(&s->err, KF_EIO, "writing the output: %s",
+				    strerror(errno));
+			goto out;
+		}
+		s->stats.stacks++;
+	}
+	if (fflush(out) != 0)
+		r = kf_fail(&s->err, KF_EIO, "writing the output: %s", strerror(errno));
+out:
+	for (i = 0; i < n; i++)
+		free(lines[i].text);
+	free(lines);
+	free(path);
+	kf_buf_fini(&b);
+	return r;
+}

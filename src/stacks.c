@@ -1,0 +1,86 @@
+/* stacks.c - the stack trie. */
+#include "stacks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int kf_stacks_init(struct kf_stacks *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (!KF_GROW(s->nodes, s->cap, 1))
+		return -1;
+	memset(&s->nodes[0], 0, sizeof(s->nodes[0]));
+	s->n = 1;
+	return 0;
+}
+
+void kf_stacks_fini(struct kf_stacks *s)
+{
+	free(s->nodes);
+	free(s->slots);
+	memset(s, 0, sizeof(*s));
+}
+
+static uint64_t node_hash(uint32_t parent, const struct kf_frame *f)
+{
+	uint64_t h = kf_hash64(f->addr ^ ((uint64_t)parent << 32 | f->module));
+
+	return kf_hash64(h ^ f->flags);
+}
+
+static bool same(const struct kf_node *n, uint32_t parent,
+		 const struct kf_frame *f)
+{
+	return n->parent == parent && n->frame.addr == f->addr &&
+	       n->frame.module == f->module && n->frame.flags == f->flags;
+}
+
+static bool rehash(struct kf_stacks *s, size_t nslots)
+{
+	uint32_t *slots = kf_calloc(nslots, sizeof(*slots));
+	size_t i;
+
+	if (!slots)
+		return false;
+	for (i = 1; i < s->n; i++) {
+		size_t j = node_hash(s->nodes[i].parent, &s->nodes[i].frame) &
+			   (nslots - 1);
+
+		while (slots[j])
+			j = (j + 1) & (nslots - 1);
+		slots[j] = (uint32_t)i;
+	}
+	free(s->slots);
+	s->slots = slots;
+	s->nslots = nslots;
+	return true;
+}
+
+uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
+			 const struct kf_frame *f)
+{
+	size_t j;
+
+	if (s->n * 4 >= s->nslots * 3) {
+		size_t ns;
+
+		if (!kf_mul_ok(s->nslots ? s->nslots : 1024, 2, &ns) ||
+		    !rehash(s, ns))
+			return 0;
+	}
+	for (j = node_hash(parent, f) & (s->nslots - 1); s->slots[j];
+	     j = (j + 1) & (s->nslots - 1)) {
+		uint32_t id = s->slots[j];
+
+		if (same(&s->nodes[id], parent, f))
+			return id;
+	}
+	if (s->n >= UINT32_MAX - 1 || !KF_GROW(s->nodes, s->cap, s->n + 1))
+		return 0;
+	s->nodes[s->n].frame = *f;
+	s->nodes[s->n].parent = parent;
+	s->nodes[s->n].weight = 0;
+	s->nodes[s->n].samples = 0;
+	s->slots[j] = (uint32_t)s->n;
+	return (uint32_t)s->n++;
+}

@@ -1,0 +1,64 @@
+/* stacks.h - distinct call stacks, interned as a trie, with their weights.
+ *
+ * A stack is a root frame (the process or thread it is charged to) and
+ * raw frames from the outermost to the leaf.  Each distinct prefix is one
+ * node (parent, frame), so memory grows with the number of distinct
+ * stacks, never with the number of samples.  Frames are raw (module and
+ * address); naming them is a later stage's job.
+ *
+ * May use: util.
+ */
+#ifndef KF_STACKS_H
+#define KF_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+/* Frame flags */
+#define KF_FRAME_KERNEL  1u   /* looked up in the kernel's maps */
+#define KF_FRAME_RA      2u   /* a return address: look up at addr - 1 */
+#define KF_FRAME_ROOT    4u   /* the root: module = comm string id,
+				 addr = pid << 32 | tid */
+#define KF_FRAME_NOMAP   8u   /* no mapping contained the address */
+
+struct kf_frame {
+	uint64_t addr;        /* map-relative for mapped user frames (the
+				 mapping's file offset space), absolute
+				 otherwise */
+	uint32_t module;      /* module id (0 = none) */
+	uint32_t flags;       /* KF_FRAME_* */
+};
+
+struct kf_node {
+	struct kf_frame frame;
+	uint32_t parent;      /* node id; 0 = none (root frames) */
+	uint64_t weight;      /* sum of weights of stacks ending here */
+	uint64_t samples;
+};
+
+struct kf_stacks {
+	struct kf_node *nodes;   /* nodes[0] unused */
+	size_t n, cap;
+	uint32_t *slots;         /* hash of (parent, frame) -> node id */
+	size_t nslots;
+};
+
+int kf_stacks_init(struct kf_stacks *s);
+void kf_stacks_fini(struct kf_stacks *s);
+
+/* Returns the node for (parent, frame), adding it if new; 0 on ENOMEM. */
+uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
+			 const struct kf_frame *f);
+
+/* Adds weight to the stack ending at node. */
+static inline void kf_stacks_add(struct kf_stacks *s, uint32_t node,
+				 uint64_t weight)
+{
+	s->nodes[node].weight += weight;
+	s->nodes[node].samples++;
+}
+
+#endif

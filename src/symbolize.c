@@ -1,0 +1,545 @@
+/* symbolize.c - naming frames, in perf-compatible and corrected forms.
+ *
+ * The compatibility path rebuilds the text `perf script` prints for a
+ * callchain entry (util/evsel_fprintf.c: sample__fprintf_callchain) and
+ * folds it with the rules of FlameGraph's stackcollapse-perf.pl, because
+ * `perf script | stackcollapse-perf.pl` is what users compare against.
+ */
+#include "symbolize.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfold.h"
+
+int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
+		  struct kf_modules *modules, const struct kf_strtab *comms,
+		  bool compat, unsigned annotate, bool show_addrs, int root_mode)
+{
+	memset(n, 0, sizeof(*n));
+	n->dsos = dsos;
+	n->modules = modules;
+	n->comms = comms;
+	n->compat = compat;
+	n->annotate = annotate;
+	n->show_addrs = show_addrs;
+	n->root_mode = root_mode;
+	kf_map64_init(&n->cache);
+	kf_buf_init(&n->tmp);
+	return kf_strtab_init(&n->texts) ? 0 : KF_ENOMEM;
+}
+
+void kf_namer_fini(struct kf_namer *n)
+{
+	kf_strtab_fini(&n->texts);
+	kf_map64_fini(&n->cache);
+	free(n->entries);
+	kf_buf_fini(&n->tmp);
+	memset(n, 0, sizeof(*n));
+}
+
+static bool is_ws(char c)
+{
+	/* perl's \s */
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+	       c == '\v';
+}
+
+/* ---- stackcollapse-perf.pl's per-name rules ------------------------------ */
+
+/* tidy_generic: ';' -> ':', drop everything from the first '(' that does
+ * not open "(anonymous namespace)" unless the name looks like a Go method
+ * ("pkg.(*T).M"), drop quotes. */
+static void tidy(struct kf_buf *out, const char *s, size_t len, bool java)
+{
+	size_t i, cut = len;
+	bool go = false;
+
+	/* /\.\(.*\)\./ */
+	for (i = 0; i + 1 < len && !go; i++) {
+		if (s[i] == '.' && s[i + 1] == '(') {
+			size_t j;
+
+			for (j = len; j-- > i + 2;) {
+				if (s[j] == '.' && s[j - 1] == ')') {
+					go = true;
+					break;
+				}
+			}
+		}
+	}
+	if (!go) {
+		for (i = 0; i < len; i++) {
+			static const char anon[] = "anonymous namespace)";
+
+			if (s[i] != '(')
+				continue;
+			if (len - i - 1 >= sizeof(anon) - 1 &&
+			    memcmp(s + i + 1, anon, sizeof(anon) - 1) == 0)
+				continue;
+			cut = i;
+			break;
+		}
+	}
+	i = 0;
+	/* $tidy_java: s/^L// if the name has a '/' (only for java comms) */
+	if (java && cut > 0 && s[0] == 'L' && memchr(s, '/', cut))
+		i = 1;
+	for (; i < cut; i++) {
+		char c = s[i];
+
+		if (c == '"' || c == '\'')
+			continue;
+		if (c == ';')
+			c = ':';
+		kf_buf_put(out, &c, 1);
+	}
+}
+
+static bool ends_with(const char *s, size_t n, const char *suf)
+{
+	size_t k = strlen(suf);
+
+	return n >= k && memcmp(s + n - k, suf, k) == 0;
+}
+
+static bool contains(const char *s, size_t n, const char *what)
+{
+	size_t k = strlen(what), i;
+
+	for (i = 0; i + k <= n; i++)
+		if (memcmp(s + i, what, k) == 0)
+			return true;
+	return false;
+}
+
+/* mod =~ m:/tmp/perf-\d+\.map: */
+static bool is_perf_map_name(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 10 <= n; i++) {
+		size_t j;
+
+		if (memcmp(s + i, "/tmp/perf-", 10) != 0)
+			continue;
+		j = i + 10;
+		if (j >= n || !isdigit((unsigned char)s[j]))
+			continue;
+		while (j < n && isdigit((unsigned char)s[j]))
+			j++;
+		if (j + 4 <= n && s[j + 1] == 'm' && s[j + 2] == 'a' &&
+		    s[j + 3] == 'p')
+			return true;   /* '.' in the regex matches any char */
+	}
+	return false;
+}
+
+/* Folds one `perf script` callchain line the way stackcollapse-perf.pl
+ * does.  rawline = "SYM (DSO)" (what follows the address), pc = the
+ * printed address. */
+static void collapse_line(struct kf_namer *n, struct kf_buf *out,
+			  const char *pc, const char *line, size_t len, bool java)
+{
+	size_t i, split = SIZE_MAX, fstart, flen, mlen = 0, npieces = 0;
+	const char *mod, *raw;
+	size_t rawlen;
+
+	/* /^\s*(\w+)\s*(.+) \((.*)\)/: the name/module split is the last
+	 * " (" that has a ')' somewhere after it */
+	for (i = len; i-- > 1;) {
+		if (line[i - 1] == ' ' && line[i] == '(' &&
+		    memchr(line + i + 1, ')', len - i - 1)) {
+			split = i - 1;
+			break;
+		}
+	}
+	if (split == SIZE_MAX || split == 0)
+		return;   /* "Unrecognized line": nothing folded */
+	raw = line;
+	rawlen = split;
+	mod = line + split + 2;
+	{
+		const char *close = NULL;
+		size_t k;
+
+		for (k = len; k-- > split + 2;)
+			if (line[k] == ')') {
+				close = line + k;
+				break;
+			}
+		mlen = (size_t)(close - mod);
+	}
+	/* s/\+0x[\da-f]+$// */
+	{
+		size_t k = rawlen;
+
+		while (k > 0 && (isdigit((unsigned char)raw[k - 1]) ||
+				 (raw[k - 1] >= 'a' && raw[k - 1] <= 'f')))
+			k--;
+		if (k < rawlen && k >= 3 && memcmp(raw + k - 3, "+0x", 3) == 0)
+			rawlen = k - 3;
+	}
+	if (rawlen && raw[0] == '(')
+		return;   /* "skip process names" */
+
+	/* split /\->/; perl drops trailing empty fields */
+	{
+		size_t starts[64], lens[64], nf = 0, k, pos = 0;
+
+		for (;;) {
+			size_t e = pos;
+
+			while (e + 1 < rawlen && !(raw[e] == '-' && raw[e + 1] == '>'))
+				e++;
+			if (e + 1 >= rawlen)
+				e = rawlen;
+			if (nf < 64) {
+				starts[nf] = pos;
+				lens[nf] = e - pos;
+				nf++;
+			}
+			if (e >= rawlen)
+				break;
+			pos = e + 2;
+			if (pos > rawlen)
+				break;
+		}
+		while (nf > 0 && lens[nf - 1] == 0)
+			nf--;
+		for (k = 0; k < nf; k++) {
+			size_t before;
+
+			fstart = starts[k];
+			flen = lens[k];
+			if (npieces)
+				kf_buf_put(out, ";", 1);
+			before = out->len;
+			if (flen == 9 && memcmp(raw + fstart, "[unknown]", 9) == 0) {
+				struct kf_buf f;
+				const char *base = mod;
+				size_t j;
+
+				kf_buf_init(&f);
+				kf_buf_put(&f, "[", 1);
+				if (!(mlen == 9 && memcmp(mod, "[unknown]", 9) == 0)) {
+					for (j = 0; j < mlen; j++)
+						if (mod[j] == '/')
+							base = mod + j + 1;
+					kf_buf_put(&f, base, (size_t)(mod + mlen - base));
+				} else {
+					kf_buf_puts(&f, "unknown");
+				}
+				if (n->show_addrs) {
+					kf_buf_puts(&f, " <");
+					kf_buf_puts(&f, pc);
+					kf_buf_puts(&f, ">");
+				}
+				kf_buf_put(&f, "]", 1);
+				tidy(out, kf_buf_cstr(&f), f.len, java);
+				kf_buf_fini(&f);
+			} else {
+				tidy(out, raw + fstart, flen, java);
+			}
+			/* annotations */
+			{
+				const char *fs = out->p ? out->p + before : "";
+				size_t fl = out->len - before;
+
+				if (npieces > 0) {
+					if (!contains(fs, fl, "_[i]"))
+						kf_buf_puts(out, "_[i]");
+				} else if ((n->annotate & KF_ANNOTATE_KERNEL) &&
+					   ((mlen && mod[0] == '[') ||
+					    ends_with(mod, mlen, "vmlinux")) &&
+					   !contains(mod, mlen, "unknown")) {
+					kf_buf_puts(out, "_[k]");
+				} else if ((n->annotate & KF_ANNOTATE_JIT) &&
+					   is_perf_map_name(mod, mlen)) {
+					if (!contains(fs, fl, "_[j]"))
+						kf_buf_puts(out, "_[j]");
+				}
+			}
+			npieces++;
+		}
+	}
+}
+
+/* ---- naming ---------------------------------------------------------------- */
+
+static uint64_t frame_key(const struct kf_frame *f, bool java)
+{
+	uint64_t h = kf_hash64(f->addr) ^ kf_hash64(((uint64_t)f->module << 8) |
+						     f->flags | (java ? 0x80 : 0));
+
+	return h == UINT64_MAX ? 0 : h;
+}
+
+static void name_compat(struct kf_namer *n, const struct kf_frame *f, bool java,
+			struct kf_buf *out)
+{
+	const struct kf_module *mod = kf_modules_at(n->modules, f->module);
+	const struct kf_symtab *t = NULL;
+	const struct kf_sym *s = NULL;
+	struct kf_buf line;
+	char pc[32];
+	bool has_map = f->module != 0 && !(f->flags & KF_FRAME_NOMAP);
+
+	if (has_map) {
+		t = kf_dso_symtab(n->dsos, f->module);
+		if (t)
+			s = kf_symtab_find(t, f->addr);
+	}
+	snprintf(pc, sizeof(pc), "%" PRIx64, f->addr);
+	kf_buf_init(&line);
+	if (s) {
+		uint64_t off = f->addr < s->end ? f->addr - s->start :
+			       f->addr - s->start;  /* perf subtracts map start
+						       too; folding strips it */
+		kf_buf_puts(&line, kf_sym_name(t, s));
+		kf_buf_printf(&line, "+0x%" PRIx64, off);
+	} else {
+		kf_buf_puts(&line, "[unknown]");
+	}
+	kf_buf_puts(&line, " (");
+	kf_buf_puts(&line, has_map && mod->name[0] ? mod->name : "[unknown]");
+	kf_buf_puts(&line, ")");
+	collapse_line(n, out, pc, kf_buf_cstr(&line), line.len, java);
+	kf_buf_fini(&line);
+}
+
+static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
+		       struct kf_buf *out)
+{
+	const struct kf_module *mod = kf_modules_at(n->modules, f->module);
+	const struct kf_symtab *t = NULL;
+	const struct kf_sym *s = NULL;
+	bool has_map = f->module != 0 && !(f->flags & KF_FRAME_NOMAP);
+	size_t before = out->len;
+	uint64_t at = f->addr;
+
+	/* a return address points after the call: the call itself, and so
+	 * the caller's name and line, is at ra - 1 */
+	if ((f->flags & KF_FRAME_RA) && at > 0)
+		at--;
+	if (has_map) {
+		t = kf_dso_symtab(n->dsos, f->module);
+		if (t)
+			s = kf_symtab_find(t, at);
+		/* an entry at the very start of a kernel function is not a
+		 * return address (ra - 1 would be in the __pfx_ padding in
+		 * front of it, which holds no call): the kernel stored an
+		 * interrupted pc there */
+		if (s && at != f->addr && strncmp(kf_sym_name(t, s), "__pfx_", 6) == 0 &&
+		    (f->flags & KF_FRAME_KERNEL)) {
+			const struct kf_sym *s2 = kf_symtab_find(t, f->addr);
+
+			if (s2 && s2->start == f->addr)
+				s = s2;
+		}
+	}
+	if (s) {
+		const char *name = kf_sym_name(t, s);
+
+		tidy(out, name, strlen(name), java);
+	}
+	if (out->len == before) {
+		/* unnamed: [module], [unknown], or why the module's names
+		 * cannot be trusted */
+		kf_buf_put(out, "[", 1);
+		if (has_map) {
+			const char *c;
+
+			/* the module's own name: not cut at '(' like a symbol */
+			for (c = mod->base; *c; c++)
+				kf_buf_put(out, *c == ';' ? ":" : c, 1);
+			if (kf_dso_status(n->dsos, f->module) == KF_DSO_MISMATCH) {
+				kf_buf_puts(out, " (build-id mismatch)");
+				n->mismatch_frames++;
+			}
+		} else {
+			kf_buf_puts(out, "unknown");
+		}
+		if (n->show_addrs)
+			kf_buf_printf(out, " <%" PRIx64 ">", f->addr);
+		kf_buf_put(out, "]", 1);
+	}
+	if ((n->annotate & KF_ANNOTATE_KERNEL) && has_map &&
+	    (mod->kind == KF_MOD_KERNEL || mod->kind == KF_MOD_KMODULE ||
+	     mod->kind == KF_MOD_KSYM))
+		kf_buf_puts(out, "_[k]");
+	else if ((n->annotate & KF_ANNOTATE_JIT) && has_map &&
+		 mod->kind == KF_MOD_JIT)
+		kf_buf_puts(out, "_[j]");
+}
+
+const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
+			   bool java)
+{
+	uint64_t key = frame_key(f, java);
+	uint32_t idx, id;
+
+	if (kf_map64_get(&n->cache, key, &idx)) {
+		const struct kf_frame *k = &n->entries[idx].frame;
+
+		if (k->addr == f->addr && k->module == f->module &&
+		    k->flags == (f->flags | (java ? 0x80000000u : 0)))
+			return kf_strtab_get(&n->texts, n->entries[idx].text);
+	}
+	n->tmp.len = 0;
+	if (n->tmp.p)
+		n->tmp.p[0] = '\0';
+	if (n->compat)
+		name_compat(n, f, java, &n->tmp);
+	else
+		name_kfold(n, f, java, &n->tmp);
+	if (n->tmp.oom)
+		return NULL;
+	if (!kf_strtab_intern(&n->texts, kf_buf_cstr(&n->tmp), n->tmp.len, &id))
+		return NULL;
+	if (!kf_map64_get(&n->cache, key, &idx) && n->n < UINT32_MAX &&
+	    KF_GROW(n->entries, n->cap, n->n + 1)) {
+		n->entries[n->n].frame = *f;
+		n->entries[n->n].frame.flags |= java ? 0x80000000u : 0;
+		n->entries[n->n].text = id;
+		if (kf_map64_put(&n->cache, key, (uint32_t)n->n))
+			n->n++;
+	}
+	return kf_strtab_get(&n->texts, id);
+}
+
+/* ---- the root frame ---------------------------------------------------------- */
+
+/* The regex ^(\S.+?)\s+(\d+)[/]*(\d+)*\s+ on the header line: returns the length
+ * of the comm group, or 0 if the line does not match (stackcollapse then
+ * drops the sample). */
+static size_t header_comm_len(const char *s, size_t len)
+{
+	size_t e;
+
+	if (len < 2 || is_ws(s[0]) || s[0] == '\n')
+		return 0;
+	for (e = 2; e < len; e++) {
+		size_t p = e;
+
+		if (s[e - 1] == '\n')
+			return 0;   /* '.' does not match a newline */
+		if (!is_ws(s[p]))
+			continue;
+		while (p < len && is_ws(s[p]))
+			p++;
+		if (p >= len || !isdigit((unsigned char)s[p]))
+			continue;
+		while (p < len && isdigit((unsigned char)s[p]))
+			p++;
+		while (p < len && s[p] == '/')
+			p++;
+		while (p < len && isdigit((unsigned char)s[p]))
+			p++;
+		if (p < len && is_ws(s[p]))
+			return e;
+	}
+	return 0;
+}
+
+void kf_namer_root(struct kf_namer *n, const char *comm, int32_t pid,
+		   int32_t tid, const char *header_rest, struct kf_buf *out)
+{
+	size_t clen = strlen(comm), i;
+	const char *c = comm;
+
+	out->len = 0;
+	if (out->p)
+		out->p[0] = '\0';
+	if (n->compat && header_rest) {
+		struct kf_buf line;
+
+		kf_buf_init(&line);
+		kf_buf_puts(&line, comm);
+		kf_buf_puts(&line, header_rest);
+		clen = header_comm_len(kf_buf_cstr(&line), line.len);
+		if (clen == 0) {
+			kf_buf_fini(&line);
+			return;   /* empty root: the caller drops the sample */
+		}
+		/* the comm group may run past the comm into the numbers */
+		for (i = 0; i < clen; i++) {
+			char ch = line.p[i] == ' ' ? '_' : line.p[i];
+
+			kf_buf_put(out, &ch, 1);
+		}
+		kf_buf_fini(&line);
+	} else {
+		for (i = 0; i < clen; i++) {
+			char ch = c[i] == ' ' ? '_' : c[i];
+
+			if (!n->compat && (ch == ';' || ch == '\n'))
+				ch = ch == ';' ? ':' : '_';
+			kf_buf_put(out, &ch, 1);
+		}
+		if (out->len == 0 && !n->compat)
+			kf_buf_puts(out, "[unknown]");
+	}
+	if (n->root_mode == KF_ROOT_PID)
+		kf_buf_printf(out, "-%d", (int)pid);
+	else if (n->root_mode == KF_ROOT_TID)
+		kf_buf_printf(out, "-%d/%d", (int)pid, (int)tid);
+}
+
+bool kf_collapse_header_event(const char *line, size_t len,
+			      const char **event, size_t *event_len,
+			      const char **period, size_t *period_len)
+{
+	size_t end = len, tok, p;
+
+	/* (\S+):\s*$ : the last token, which must end with ':' */
+	while (end > 0 && is_ws(line[end - 1]))
+		end--;
+	if (end < 2 || line[end - 1] != ':')
+		return false;
+	tok = end - 1;
+	while (tok > 0 && !is_ws(line[tok - 1]))
+		tok--;
+	if (tok == end - 1 || tok == 0)
+		return false;   /* empty (\S+), or no \s+ before it */
+	/* the leftmost ':' before the token whose tail is \s*(\d+)*\s+ */
+	for (p = 0; p < tok; p++) {
+		size_t q = p + 1, ds, de;
+
+		if (line[p] != ':')
+			continue;
+		while (q < tok && is_ws(line[q]))
+			q++;
+		ds = q;
+		while (q < tok && isdigit((unsigned char)line[q]))
+			q++;
+		de = q;
+		if (q == tok) {
+			/* all whitespace (and digits directly before the
+			 * token would need \s+ after them) */
+			if (de == ds && tok > p + 1) {
+				*period = NULL;
+				*period_len = 0;
+				*event = line + tok;
+				*event_len = end - 1 - tok;
+				return true;
+			}
+			continue;
+		}
+		if (!is_ws(line[q]))
+			continue;
+		while (q < tok && is_ws(line[q]))
+			q++;
+		if (q != tok)
+			continue;
+		*period = de > ds ? line + ds : NULL;
+		*period_len = de - ds;
+		*event = line + tok;
+		*event_len = end - 1 - tok;
+		return true;
+	}
+	return false;
+}

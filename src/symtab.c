@@ -1,0 +1,212 @@
+/* symtab.c - perf-compatible symbol tables. */
+#include "symtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void kf_symtab_init(struct kf_symtab *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void kf_symtab_fini(struct kf_symtab *t)
+{
+	free(t->v);
+	free(t->names);
+	memset(t, 0, sizeof(*t));
+}
+
+void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
+		   uint8_t binding, const char *name, size_t name_len)
+{
+	size_t need;
+	struct kf_sym *s;
+
+	if (t->oom)
+		return;
+	if (!kf_add_ok(t->names_len, name_len + 1, &need) || need > UINT32_MAX ||
+	    !KF_GROW(t->names, t->names_cap, need) ||
+	    !KF_GROW(t->v, t->cap, t->n + 1)) {
+		t->oom = true;
+		return;
+	}
+	s = &t->v[t->n++];
+	memset(s, 0, sizeof(*s));
+	s->start = start;
+	/* symbol__new: a size that wraps is kept as perf keeps it */
+	s->end = size ? start + size : start;
+	s->binding = binding;
+	s->name = (uint32_t)t->names_len;
+	memcpy(t->names + t->names_len, name, name_len);
+	t->names[t->names_len + name_len] = '\0';
+	t->names_len = need;
+}
+
+/* Stable merge sort by start: qsort is not stable, and perf's rbtree puts
+ * a new symbol after existing ones with the same start. */
+static void msort(struct kf_sym *v, struct kf_sym *tmp, size_t n)
+{
+	size_t mid, i, j, k;
+
+	if (n < 2)
+		return;
+	if (n < 16) {
+		for (i = 1; i < n; i++) {
+			struct kf_sym x = v[i];
+
+			for (j = i; j > 0 && v[j - 1].start > x.start; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+		return;
+	}
+	mid = n / 2;
+	msort(v, tmp, mid);
+	msort(v + mid, tmp, n - mid);
+	if (v[mid - 1].start <= v[mid].start)
+		return;
+	memcpy(tmp, v, n * sizeof(*v));
+	for (i = 0, j = mid, k = 0; i < mid && j < n;)
+		v[k++] = tmp[j].start < tmp[i].start ? tmp[j++] : tmp[i++];
+	while (i < mid)
+		v[k++] = tmp[i++];
+	while (j < n)
+		v[k++] = tmp[j++];
+}
+
+void kf_symtab_sort(struct kf_symtab *t)
+{
+	struct kf_sym *tmp;
+
+	if (t->n < 2)
+		return;
+	tmp = kf_reallocarray(NULL, t->n, sizeof(*tmp));
+	if (!tmp) {
+		t->oom = true;
+		return;
+	}
+	msort(t->v, tmp, t->n);
+	free(tmp);
+}
+
+static int leading_underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* choose_best_symbol (util/symbol.c): true if a is preferred over b. */
+static bool prefer_a(const struct kf_symtab *t, const struct kf_sym *a,
+		     const struct kf_sym *b)
+{
+	uint64_t la = a->end - a->start, lb = b->end - b->start;
+	bool wa, wb, ga, gb;
+	int ua, ub;
+	size_t na, nb;
+
+	if (lb == 0 && la > 0)
+		return true;
+	if (la == 0 && lb > 0)
+		return false;
+	wa = a->binding == KF_BIND_WEAK;
+	wb = b->binding == KF_BIND_WEAK;
+	if (wb && !wa)
+		return true;
+	if (wa && !wb)
+		return false;
+	ga = a->binding == KF_BIND_GLOBAL;
+	gb = b->binding == KF_BIND_GLOBAL;
+	if (ga && !gb)
+		return true;
+	if (gb && !ga)
+		return false;
+	ua = leading_underscores(t->names + a->name);
+	ub = leading_underscores(t->names + b->name);
+	if (ub > ua)
+		return true;
+	if (ua > ub)
+		return false;
+	na = strlen(t->names + a->name);
+	nb = strlen(t->names + b->name);
+	if (na > nb)
+		return true;
+	if (na < nb)
+		return false;
+	/* arch__choose_best_symbol (the generic one, used on x86): the
+	 * earlier symbol, unless it is a "SyS"/"compat_SyS" syscall alias */
+	{
+		const char *an = t->names + a->name;
+
+		if (strncmp(an, "SyS", 3) == 0 || strncmp(an, "compat_SyS", 10) == 0)
+			return false;
+	}
+	return true;
+}
+
+static uint64_t roundup4k(uint64_t v)
+{
+	return (v + 4095) & ~(uint64_t)4095;
+}
+
+void kf_symtab_fixup(struct kf_symtab *t, bool kallsyms)
+{
+	size_t i, out;
+
+	kf_symtab_sort(t);
+	if (!t->n)
+		return;
+	/* symbols__fixup_end */
+	for (i = 1; i < t->n; i++) {
+		struct kf_sym *prev = &t->v[i - 1], *curr = &t->v[i];
+
+		if (prev->end != prev->start)
+			continue;
+		/* kallsyms: do not stretch the last kernel symbol over the
+		 * gap up to the modules (or the reverse) */
+		if (kallsyms && prev->kmodule != curr->kmodule)
+			prev->end = roundup4k(prev->end + 4096);
+		else
+			prev->end = curr->start;
+	}
+	if (t->v[t->n - 1].end == t->v[t->n - 1].start)
+		t->v[t->n - 1].end = roundup4k(t->v[t->n - 1].start) + 4096;
+
+	/* symbols__fixup_duplicate: a tournament over each run of equal
+	 * starts, in tree order */
+	out = 0;
+	for (i = 0; i < t->n; i++) {
+		if (out && t->v[out - 1].start == t->v[i].start) {
+			if (!prefer_a(t, &t->v[out - 1], &t->v[i]))
+				t->v[out - 1] = t->v[i];
+			continue;
+		}
+		t->v[out++] = t->v[i];
+	}
+	t->n = out;
+}
+
+const struct kf_sym *kf_symtab_find(const struct kf_symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n, k;
+
+	/* the last symbol with start <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* it, or (when symbols overlap) a few before it may cover addr */
+	for (k = 0; lo > 0 && k < 8; k++, lo--) {
+		const struct kf_sym *s = &t->v[lo - 1];
+
+		if (addr < s->end || (addr == s->start && s->end == s->start))
+			return s;
+	}
+	return NULL;
+}

@@ -1,0 +1,67 @@
+/* tasks.h - processes, threads and their address spaces, as the sideband
+ * records (COMM, FORK, EXIT, MMAP, MMAP2, KSYMBOL) describe them.
+ *
+ * The model is perf's (tools/perf/util/machine.c, thread.c), so that a
+ * sample resolves against the same state perf would use: threads keyed by
+ * tid; the threads of a process share one address space; a FORK of a new
+ * process copies its parent's mappings; a FORK that reuses a tid replaces
+ * the old thread; an unknown thread is created on first sight with the comm
+ * ":TID"; the idle thread 0 is "swapper".  Records must arrive in time
+ * order (order.h) for the state to be the one at each sample's time.
+ *
+ * May use: util, cur, perfdata (record constants), maps, module.
+ * Everything is owned by struct kf_tasks and freed by kf_tasks_fini.
+ */
+#ifndef KF_TASKS_H
+#define KF_TASKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "maps.h"
+#include "module.h"
+#include "perfdata.h"
+#include "util.h"
+
+struct kf_thread {
+	int32_t pid, tid, ppid;
+	uint32_t comm;           /* string id */
+	bool comm_set;           /* a COMM (or fork from a named parent) set it */
+	bool exited;
+	struct kf_maps *maps;    /* shared by the threads of a process */
+};
+
+struct kf_tasks {
+	struct kf_arena arena;
+	struct kf_map64 by_tid;      /* tid -> index in threads */
+	struct kf_thread **threads;
+	size_t n_threads, cap_threads;
+	struct kf_maps **spaces;     /* every address space, for _fini */
+	size_t n_spaces, cap_spaces;
+	struct kf_maps kernel;       /* kernel and kernel-module mappings */
+	uint32_t kernel_module;      /* module id of [kernel.kallsyms], 0 = none */
+	struct kf_strtab *strings;   /* borrowed from the session */
+	struct kf_modules *modules;  /* borrowed from the session */
+	bool swap;
+	bool exec_flushes_maps;      /* drop a process's mappings at exec
+					(perf 6.1 keeps them) */
+	uint64_t bad_records;        /* sideband records too short to read */
+};
+
+int kf_tasks_init(struct kf_tasks *t, struct kf_strtab *strings,
+		  struct kf_modules *modules, bool swap);
+void kf_tasks_fini(struct kf_tasks *t);
+
+/* Applies one sideband record (COMM, FORK, EXIT, MMAP, MMAP2, KSYMBOL);
+ * other types are ignored.  Returns 0 or KF_ENOMEM; a malformed record is
+ * counted in bad_records and skipped. */
+int kf_tasks_apply(struct kf_tasks *t, const struct kf_rec *rec);
+
+/* perf's machine__findnew_thread: the thread with this tid, created (and
+ * joined to its process) if unknown.  NULL only on ENOMEM. */
+struct kf_thread *kf_tasks_findnew(struct kf_tasks *t, int32_t pid, int32_t tid);
+
+/* The comm of a thread.  Borrowed until the next string is interned. */
+const char *kf_thread_comm(const struct kf_tasks *t, const struct kf_thread *th);
+
+#endif

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# golden.sh KFOLD SRCDIR: every committed capture, both modes.
+#
+#  --compat=perf --no-inline  must equal CASE/expected.folded, the hermetic
+#                             `perf script | stackcollapse` oracle
+#                             (scripts/oracle.sh) saved when it was recorded;
+#  default mode               must equal the oracle with the case's
+#                             documented corrections applied
+#                             (scripts/derive-default.py CASE).
+set -euo pipefail
+kfold=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
+mkdir -p "$tmp/emptycache"
+fail=0
+n=0
+for dir in "$src"/testdata/cases/*/; do
+	name=$(basename "$dir")
+	args=()
+	if [ -s "$dir/args" ]; then
+		read -r -a args < "$dir/args"
+	fi
+	# the JIT case carries the perf map it was recorded with
+	if ls "$dir"/perf-*.map >/dev/null 2>&1; then
+		args+=(--perf-map-dir "$dir")
+	fi
+	common=(-q --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms"
+		--buildid-dir "$tmp/emptycache" --no-inline)
+	"$kfold" "${common[@]}" --compat=perf ${args[@]+"${args[@]}"} \
+		"$dir/perf.data" > "$tmp/$name.compat" || { echo "FAIL $name: kfold --compat=perf exited $?"; fail=1; continue; }
+	if ! diff -u "$dir/expected.folded" "$tmp/$name.compat" > "$tmp/$name.diff"; then
+		echo "FAIL $name: --compat=perf differs from the perf oracle:"
+		head -20 "$tmp/$name.diff"
+		fail=1
+	fi
+	python3 "$src/scripts/derive-default.py" "$dir" > "$tmp/$name.want"
+	"$kfold" "${common[@]}" ${args[@]+"${args[@]}"} "$dir/perf.data" \
+		> "$tmp/$name.default" || { echo "FAIL $name: kfold exited $?"; fail=1; continue; }
+	if ! diff -u "$tmp/$name.want" "$tmp/$name.default" > "$tmp/$name.diff2"; then
+		echo "FAIL $name: default output differs from oracle + corrections:"
+		head -20 "$tmp/$name.diff2"
+		fail=1
+	fi
+	n=$((n + 1))
+done
+[ "$n" -gt 0 ] || { echo "no cases found"; exit 1; }
+echo "$n cases checked"
+exit $fail

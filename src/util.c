@@ -1,0 +1,450 @@
+/* util.c - arena, arrays, hash map, interner, text buffer. */
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *kf_malloc(size_t n)
+{
+	return malloc(n ? n : 1);
+}
+
+void *kf_calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (!kf_mul_ok(n, size, &total))
+		return NULL;
+	return calloc(1, total ? total : 1);
+}
+
+void *kf_reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (!kf_mul_ok(n, size, &total))
+		return NULL;
+	return realloc(p, total ? total : 1);
+}
+
+char *kf_strndup(const char *s, size_t n)
+{
+	char *d = kf_malloc(n + 1);
+
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+/* ---- arena -------------------------------------------------------------- */
+
+struct kf_arena_chunk {
+	struct kf_arena_chunk *next;
+	size_t cap;
+	max_align_t data[];
+};
+
+#define KF_ARENA_CHUNK ((size_t)64 << 10)
+
+void kf_arena_init(struct kf_arena *a)
+{
+	memset(a, 0, sizeof(*a));
+}
+
+void kf_arena_fini(struct kf_arena *a)
+{
+	struct kf_arena_chunk *c = a->head;
+
+	while (c) {
+		struct kf_arena_chunk *next = c->next;
+
+		free(c);
+		c = next;
+	}
+	memset(a, 0, sizeof(*a));
+}
+
+#ifdef KF_ARENA_DEBUG
+void *kf_arena_alloc(struct kf_arena *a, size_t n)
+{
+	struct kf_arena_chunk *c;
+	size_t sz;
+
+	if (!kf_add_ok(sizeof(*c), n, &sz))
+		return NULL;
+	c = calloc(1, sz);
+	if (!c)
+		return NULL;
+	c->cap = n;
+	c->next = a->head;
+	a->head = c;
+	a->total += n;
+	return c->data;
+}
+#else
+void *kf_arena_alloc(struct kf_arena *a, size_t n)
+{
+	const size_t align = sizeof(max_align_t);
+	struct kf_arena_chunk *c = a->head;
+	size_t need;
+
+	if (!kf_add_ok(n, align - 1, &need))
+		return NULL;
+	need &= ~(align - 1);
+	if (!c || c->cap - a->used < need) {
+		size_t cap = need > KF_ARENA_CHUNK / 2 ? need : KF_ARENA_CHUNK;
+		size_t sz;
+
+		if (!kf_add_ok(sizeof(*c), cap, &sz))
+			return NULL;
+		c = malloc(sz);
+		if (!c)
+			return NULL;
+		c->cap = cap;
+		if (need > KF_ARENA_CHUNK / 2 && a->head) {
+			/* a big object gets its own chunk behind the current
+			 * one, so the current chunk's free tail is not lost */
+			c->next = a->head->next;
+			a->head->next = c;
+			a->total += need;
+			memset(c->data, 0, need);
+			return c->data;
+		}
+		c->next = a->head;
+		a->head = c;
+		a->used = 0;
+	}
+	void *p = (char *)c->data + a->used;
+	a->used += need;
+	a->total += need;
+	memset(p, 0, need);
+	return p;
+}
+#endif
+
+char *kf_arena_strndup(struct kf_arena *a, const char *s, size_t n)
+{
+	char *d;
+
+	if (n == SIZE_MAX)
+		return NULL;
+	d = kf_arena_alloc(a, n + 1);
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+/* ---- arrays ------------------------------------------------------------- */
+
+bool kf_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return true;
+	ncap = *cap ? *cap : 8;
+	while (ncap < need) {
+		if (!kf_mul_ok(ncap, 2, &ncap))
+			return false;
+	}
+	np = kf_reallocarray(*p, ncap, elem);
+	if (!np)
+		return false;
+	*p = np;
+	*cap = ncap;
+	return true;
+}
+
+/* ---- hashing ------------------------------------------------------------ */
+
+uint64_t kf_hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+	/* FNV-1a over 8-byte words, finalised; not cryptographic, only for
+	 * table placement */
+	const unsigned char *s = p;
+	uint64_t h = seed ^ 0xcbf29ce484222325ull;
+
+	while (n >= 8) {
+		uint64_t w;
+
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 32;
+		s += 8;
+		n -= 8;
+	}
+	while (n--)
+		h = (h ^ *s++) * 0x100000001b3ull;
+	return kf_hash64(h);
+}
+
+/* ---- u64 -> u32 map ----------------------------------------------------- */
+
+#define KF_MAP_EMPTY UINT64_MAX
+
+void kf_map64_init(struct kf_map64 *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void kf_map64_fini(struct kf_map64 *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+bool kf_map64_get(const struct kf_map64 *m, uint64_t key, uint32_t *val)
+{
+	size_t i;
+
+	if (!m->cap || key == KF_MAP_EMPTY)
+		return false;
+	for (i = kf_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			*val = m->vals[i];
+			return true;
+		}
+		if (m->keys[i] == KF_MAP_EMPTY)
+			return false;
+	}
+}
+
+static bool map64_rehash(struct kf_map64 *m, size_t ncap)
+{
+	uint64_t *keys = kf_reallocarray(NULL, ncap, sizeof(*keys));
+	uint32_t *vals = kf_reallocarray(NULL, ncap, sizeof(*vals));
+	size_t i;
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return false;
+	}
+	for (i = 0; i < ncap; i++)
+		keys[i] = KF_MAP_EMPTY;
+	for (i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (m->keys[i] == KF_MAP_EMPTY)
+			continue;
+		for (j = kf_hash64(m->keys[i]) & (ncap - 1);
+		     keys[j] != KF_MAP_EMPTY; j = (j + 1) & (ncap - 1))
+			;
+		keys[j] = m->keys[i];
+		vals[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->cap = ncap;
+	return true;
+}
+
+bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val)
+{
+	size_t i;
+
+	if (key == KF_MAP_EMPTY)
+		return false;
+	if ((m->n + 1) * 4 > m->cap * 3) {
+		size_t ncap;
+
+		if (!kf_mul_ok(m->cap ? m->cap : 8, 2, &ncap) ||
+		    !map64_rehash(m, ncap))
+			return false;
+	}
+	for (i = kf_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
+			return true;
+		}
+		if (m->keys[i] == KF_MAP_EMPTY) {
+			m->keys[i] = key;
+			m->vals[i] = val;
+			m->n++;
+			return true;
+		}
+	}
+}
+
+/* ---- string interner ---------------------------------------------------- */
+
+bool kf_strtab_init(struct kf_strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->buf = malloc(64);
+	if (!t->buf)
+		return false;
+	t->cap = 64;
+	t->buf[0] = '\0';
+	t->len = 1;     /* id 0 = "" */
+	return true;
+}
+
+void kf_strtab_fini(struct kf_strtab *t)
+{
+	free(t->buf);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static uint64_t strtab_hash(const char *s, size_t n)
+{
+	return kf_hash_bytes(s, n, 0x5157);
+}
+
+static bool strtab_rehash(struct kf_strtab *t, size_t nslots)
+{
+	uint32_t *slots = kf_calloc(nslots, sizeof(*slots));
+	size_t i;
+
+	if (!slots)
+		return false;
+	for (i = 0; i < t->nslots; i++) {
+		uint32_t id;
+		const char *s;
+		size_t j;
+
+		if (!t->slots[i])
+			continue;
+		id = t->slots[i] - 1;
+		s = t->buf + id;
+		for (j = strtab_hash(s, strlen(s)) & (nslots - 1); slots[j];
+		     j = (j + 1) & (nslots - 1))
+			;
+		slots[j] = id + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = nslots;
+	return true;
+}
+
+bool kf_strtab_intern(struct kf_strtab *t, const char *s, size_t n,
+		      uint32_t *id_out)
+{
+	size_t i, need;
+	uint64_t h;
+
+	if (n == 0) {
+		*id_out = 0;
+		return true;
+	}
+	/* a string with an embedded NUL is interned up to the NUL: ids name
+	 * C strings */
+	n = strnlen(s, n);
+	if (n == 0) {
+		*id_out = 0;
+		return true;
+	}
+	if ((t->n + 1) * 4 > t->nslots * 3) {
+		size_t ns;
+
+		if (!kf_mul_ok(t->nslots ? t->nslots : 64, 2, &ns) ||
+		    !strtab_rehash(t, ns))
+			return false;
+	}
+	h = strtab_hash(s, n);
+	for (i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
+		const char *c = t->buf + (t->slots[i] - 1);
+
+		if (strncmp(c, s, n) == 0 && c[n] == '\0') {
+			*id_out = t->slots[i] - 1;
+			return true;
+		}
+	}
+	if (!kf_add_ok(t->len, n + 1, &need) || need >= UINT32_MAX)
+		return false;
+	if (!KF_GROW(t->buf, t->cap, need))
+		return false;
+	memcpy(t->buf + t->len, s, n);
+	t->buf[t->len + n] = '\0';
+	*id_out = (uint32_t)t->len;
+	t->slots[i] = (uint32_t)t->len + 1;
+	t->len = need;
+	t->n++;
+	return true;
+}
+
+/* ---- text buffer -------------------------------------------------------- */
+
+void kf_buf_init(struct kf_buf *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void kf_buf_fini(struct kf_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+void kf_buf_put(struct kf_buf *b, const char *s, size_t n)
+{
+	size_t need;
+
+	if (b->oom)
+		return;
+	if (!kf_add_ok(b->len, n + 1, &need) || !KF_GROW(b->p, b->cap, need)) {
+		b->oom = true;
+		return;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void kf_buf_puts(struct kf_buf *b, const char *s)
+{
+	kf_buf_put(b, s, strlen(s));
+}
+
+void kf_buf_printf(struct kf_buf *b, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	if ((size_t)n < sizeof(tmp)) {
+		kf_buf_put(b, tmp, (size_t)n);
+		return;
+	}
+	{
+		size_t need;
+
+		if (b->oom)
+			return;
+		if (!kf_add_ok(b->len, (size_t)n + 1, &need) ||
+		    !KF_GROW(b->p, b->cap, need)) {
+			b->oom = true;
+			return;
+		}
+		va_start(ap, fmt);
+		vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+		b->len += (size_t)n;
+	}
+}
+
+const char *kf_buf_cstr(struct kf_buf *b)
+{
+	if (!b->p)
+		return "";
+	return b->p;
+}
