@@ -1,0 +1,805 @@
+/* test-reader.c - the reader, ordering, state and folding on perf.data
+ * images built in memory (pdbuild.h).  No file is read: sessions run with
+ * no_files, so frames are named by module ("[prog]") or "[unknown]". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "check.h"
+#include "kfold.h"
+#include "maps.h"
+#include "order.h"
+#include "pdbuild.h"
+#include "sample.h"
+#include "symbolize.h"
+#include "symtab.h"
+
+enum {
+	ST_IP = 1, ST_TID = 2, ST_TIME = 4, ST_ADDR = 8, ST_READ = 16,
+	ST_CALLCHAIN = 32, ST_ID = 64, ST_CPU = 128, ST_PERIOD = 256,
+	ST_STREAM_ID = 512, ST_RAW = 1024, ST_BRANCH = 2048,
+	ST_REGS_USER = 4096, ST_STACK_USER = 8192, ST_WEIGHT = 16384,
+	ST_DATA_SRC = 32768, ST_IDENTIFIER = 65536, ST_TRANSACTION = 131072,
+	ST_REGS_INTR = 262144, ST_PHYS = 524288, ST_AUX = 1048576,
+	ST_CGROUP = 2097152, ST_DPAGE = 4194304, ST_CPAGE = 8388608,
+};
+#define FL_SAMPLE_ID_ALL (1ull << 18)
+#define FL_FREQ (1ull << 10)
+
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER ((uint64_t)-512)
+#define CTX_GUEST ((uint64_t)-2048)
+
+static const uint64_t BASIC = ST_IP | ST_TID | ST_TIME | ST_CALLCHAIN | ST_PERIOD;
+
+/* ---- record helpers (sample_id_all trailer = TID, TIME for BASIC) ----- */
+
+static void trailer(struct pdb *b, uint64_t st, uint32_t pid, uint32_t tid,
+		    uint64_t time, uint64_t id)
+{
+	if (st & ST_TID) {
+		pdb_u32(b, pid);
+		pdb_u32(b, tid);
+	}
+	if (st & ST_TIME)
+		pdb_u64(b, time);
+	if (st & ST_ID)
+		pdb_u64(b, id);
+	if (st & ST_CPU) {
+		pdb_u32(b, 0);
+		pdb_u32(b, 0);
+	}
+	if (st & ST_IDENTIFIER)
+		pdb_u64(b, id);
+}
+
+static void rec_comm(struct pdb *b, uint64_t st, uint32_t pid, uint32_t tid,
+		     const char *comm, uint64_t time, bool exec)
+{
+	size_t r = pdb_rec(b, 3, exec ? (1u << 13) : 0);
+
+	pdb_u32(b, pid);
+	pdb_u32(b, tid);
+	pdb_str8(b, comm, 8);
+	trailer(b, st, pid, tid, time, 0);
+	pdb_end_rec(b, r);
+}
+
+static void rec_mmap2(struct pdb *b, uint64_t st, uint32_t pid, uint64_t addr,
+		      uint64_t len, uint64_t pgoff, const char *name, uint64_t time)
+{
+	size_t r = pdb_rec(b, 10, 2);
+
+	pdb_u32(b, pid);
+	pdb_u32(b, pid);
+	pdb_u64(b, addr);
+	pdb_u64(b, len);
+	pdb_u64(b, pgoff);
+	pdb_u32(b, 8);       /* maj */
+	pdb_u32(b, 1);       /* min */
+	pdb_u64(b, 1234);    /* ino */
+	pdb_u64(b, 0);
+	pdb_u32(b, 5);       /* PROT_READ | PROT_EXEC */
+	pdb_u32(b, 2);       /* MAP_PRIVATE */
+	pdb_str8(b, name, 56);
+	trailer(b, st, pid, pid, time, 0);
+	pdb_end_rec(b, r);
+}
+
+static void rec_kmap(struct pdb *b, uint64_t st)
+{
+	size_t r = pdb_rec(b, 1, 1);   /* MMAP, cpumode kernel */
+
+	pdb_u32(b, (uint32_t)-1);
+	pdb_u32(b, 0);
+	pdb_u64(b, 0xffffffff81000000ull);
+	pdb_u64(b, 0x1000000);
+	pdb_u64(b, 0xffffffff81000000ull);
+	pdb_str8(b, "[kernel.kallsyms]_text", 32);
+	trailer(b, st, 0, 0, 0, 0);
+	pdb_end_rec(b, r);
+}
+
+/* A BASIC sample; chain has n entries (leaf first). */
+static void rec_sample(struct pdb *b, uint64_t st, uint16_t misc, uint32_t pid,
+		       uint64_t time, uint64_t period, const uint64_t *chain,
+		       size_t n, uint64_t id)
+{
+	size_t r = pdb_rec(b, 9, misc), i;
+
+	if (st & ST_IDENTIFIER)
+		pdb_u64(b, id);
+	if (st & ST_IP)
+		pdb_u64(b, n ? (chain[0] >= (uint64_t)-4095 && n > 1 ? chain[1] : chain[0]) : 0);
+	if (st & ST_TID) {
+		pdb_u32(b, pid);
+		pdb_u32(b, pid);
+	}
+	if (st & ST_TIME)
+		pdb_u64(b, time);
+	if (st & ST_ID)
+		pdb_u64(b, id);
+	if (st & ST_CPU) {
+		pdb_u32(b, 0);
+		pdb_u32(b, 0);
+	}
+	if (st & ST_PERIOD)
+		pdb_u64(b, period);
+	if (st & ST_CALLCHAIN) {
+		pdb_u64(b, n);
+		for (i = 0; i < n; i++)
+			pdb_u64(b, chain[i]);
+	}
+	pdb_end_rec(b, r);
+}
+
+static void rec_round(struct pdb *b)
+{
+	size_t r = pdb_rec(b, 68, 0);
+
+	pdb_end_rec(b, r);
+}
+
+/* ---- running a session ------------------------------------------------------ */
+
+struct run {
+	char *out;
+	size_t len;
+	int rc;
+	kf_stats st;
+	char msg[512];
+};
+
+static void run_buf(const struct pdb *img, const kf_options *opts, struct run *res)
+{
+	kf_options o = KF_OPTIONS_INIT;
+	kf_session *s;
+	FILE *f;
+
+	if (opts)
+		o = *opts;
+	o.no_files = true;
+	memset(res, 0, sizeof(*res));
+	f = open_memstream(&res->out, &res->len);
+	res->rc = kf_session_new(&s, &o);
+	if (res->rc == 0)
+		res->rc = kf_session_load_mem(s, img->p, img->len);
+	if (res->rc == 0)
+		res->rc = kf_session_write_folded(s, f);
+	snprintf(res->msg, sizeof(res->msg), "%s", kf_session_errmsg(s));
+	res->st = *kf_session_stats(s);
+	kf_session_free(s);
+	fclose(f);
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+}
+
+/* A small process: comm "prog", binary mapped at 0x400000, kernel map. */
+static void basic_data(struct pdb *d, uint64_t st)
+{
+	static const uint64_t chain1[] = { CTX_USER, 0x401010, 0x402020, 0 };
+	static const uint64_t chain2[] = { CTX_KERNEL, 0xffffffff81001000ull,
+					   CTX_USER, 0x401010, 0 };
+
+	rec_kmap(d, st);
+	rec_comm(d, st, 7, 7, "prog", 0, false);
+	rec_mmap2(d, st, 7, 0x400000, 0x10000, 0, "/bin/prog", 0);
+	rec_sample(d, st, 2, 7, 100, 1000, chain1, 4, 0);
+	rec_sample(d, st, 1, 7, 200, 1000, chain2, 5, 0);
+	rec_sample(d, st, 2, 7, 300, 1000, chain1, 4, 0);
+	rec_round(d);
+}
+
+static const char basic_out[] =
+	"prog;[prog];[[kernel.kallsyms]] 1000\n"
+	"prog;[prog];[prog] 2000\n";
+
+/* ---- tests --------------------------------------------------------------------- */
+
+static void test_attr_sizes(void)
+{
+	static const uint32_t sizes[] = { 64, 72, 80, 96, 104, 112, 120, 128,
+					  136, 200, 1024 };
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct pdb d = { 0 }, img = { 0 };
+		struct pdb_attr a = { .type = 1, .size = sizes[i], .period = 4000,
+				      .sample_type = BASIC,
+				      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+		struct run r;
+
+		basic_data(&d, BASIC);
+		pdb_file(&img, &a, 1, &d, true);
+		run_buf(&img, NULL, &r);
+		CHECK_EQ(r.rc, 0);
+		CHECK_STR(r.out, basic_out);
+		run_free(&r);
+		pdb_free(&d);
+		pdb_free(&img);
+	}
+}
+
+static void test_big_endian(void)
+{
+	struct pdb d = { .be = true }, img = { .be = true };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	struct run r;
+
+	basic_data(&d, BASIC);
+	pdb_file(&img, &a, 1, &d, true);
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.rc, 0);
+	CHECK_STR(r.out, basic_out);
+	run_free(&r);
+	pdb_free(&img);
+	/* the same as a pipe stream */
+	memset(&img, 0, sizeof(img));
+	img.be = true;
+	pdb_pipe(&img, &a, 1, &d);
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.rc, 0);
+	CHECK_STR(r.out, basic_out);
+	run_free(&r);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+static void test_compat_trailing_zero(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	kf_options o = KF_OPTIONS_INIT;
+	struct run r;
+
+	basic_data(&d, BASIC);
+	pdb_file(&img, &a, 1, &d, true);
+	o.compat = KF_COMPAT_PERF;
+	run_buf(&img, &o, &r);
+	/* perf prints the trailing 0 as "[unknown] ([unknown])" */
+	CHECK_STR(r.out, "prog;[unknown];[prog];[[kernel.kallsyms]] 1000\n"
+			 "prog;[unknown];[prog];[prog] 2000\n");
+	run_free(&r);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+/* A mapping recorded in a later round than a sample that needs it, but
+ * earlier in time: perf's ordering lets a record arrive one round late. */
+static void test_time_order(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	static const uint64_t chain[] = { CTX_USER, 0x7000010 };
+	struct run r;
+
+	rec_comm(&d, BASIC, 9, 9, "late", 10, false);
+	rec_round(&d);
+	/* round 2: the sample (t=500) from CPU 1's buffer */
+	rec_sample(&d, BASIC, 2, 9, 500, 10, chain, 2, 0);
+	rec_round(&d);
+	/* round 3: the mmap (t=400) from CPU 0's buffer, drained later */
+	rec_mmap2(&d, BASIC, 9, 0x7000000, 0x1000, 0, "/lib/libz.so", 400);
+	rec_round(&d);
+	pdb_file(&img, &a, 1, &d, false);
+	run_buf(&img, NULL, &r);
+	CHECK_STR(r.out, "late;[libz.so] 10\n");
+	CHECK_EQ(r.st.out_of_order, 0);
+	run_free(&r);
+	pdb_free(&img);
+
+	/* two rounds late: perf delivers it late and counts it */
+	pdb_free(&d);
+	memset(&d, 0, sizeof(d));
+	memset(&img, 0, sizeof(img));
+	rec_comm(&d, BASIC, 9, 9, "late", 10, false);
+	rec_sample(&d, BASIC, 2, 9, 500, 10, chain, 2, 0);
+	rec_round(&d);
+	rec_sample(&d, BASIC, 2, 9, 600, 10, chain, 2, 0);
+	rec_round(&d);
+	rec_sample(&d, BASIC, 2, 9, 700, 10, chain, 2, 0);
+	rec_round(&d);
+	rec_mmap2(&d, BASIC, 9, 0x7000000, 0x1000, 0, "/lib/libz.so", 400);
+	rec_round(&d);
+	pdb_file(&img, &a, 1, &d, false);
+	run_buf(&img, NULL, &r);
+	CHECK_STR(r.out, "late;[libz.so] 10\nlate;[unknown] 20\n");
+	CHECK_EQ(r.st.out_of_order, 1);
+	run_free(&r);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+static void test_two_events(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	uint64_t st = BASIC | ST_IDENTIFIER;
+	struct pdb_attr a[2] = {
+		{ .type = 1, .config = 0, .period = 4000, .sample_type = st,
+		  .flags = FL_SAMPLE_ID_ALL | FL_FREQ, .ids = { 11 }, .n_ids = 1 },
+		{ .type = 1, .config = 2, .period = 4000, .sample_type = st,
+		  .flags = FL_SAMPLE_ID_ALL | FL_FREQ, .ids = { 22 }, .n_ids = 1 },
+	};
+	static const uint64_t chain[] = { CTX_USER, 0x401000 };
+	kf_options o = KF_OPTIONS_INIT;
+	struct run r;
+
+	rec_comm(&d, st, 7, 7, "two", 0, false);
+	rec_mmap2(&d, st, 7, 0x400000, 0x2000, 0, "/bin/two", 0);
+	rec_sample(&d, st, 2, 7, 100, 3, chain, 2, 22);
+	rec_sample(&d, st, 2, 7, 110, 5, chain, 2, 11);
+	rec_sample(&d, st, 2, 7, 120, 7, chain, 2, 22);
+	rec_sample(&d, st, 2, 7, 130, 9, chain, 2, 99);   /* unknown id */
+	pdb_file(&img, a, 2, &d, false);
+	run_buf(&img, NULL, &r);
+	/* the first sample's event (page-faults) only */
+	CHECK_STR(r.out, "two;[two] 10\n");
+	CHECK_EQ(r.st.samples_unknown_id, 1);
+	run_free(&r);
+	o.event = "cpu-clock";
+	run_buf(&img, &o, &r);
+	CHECK_STR(r.out, "two;[two] 5\n");
+	run_free(&r);
+	o.event = "page-faults";
+	o.count_samples = true;
+	run_buf(&img, &o, &r);
+	CHECK_STR(r.out, "two;[two] 2\n");
+	run_free(&r);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+static void test_markers(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	static const uint64_t guest[] = { CTX_KERNEL, 0xffffffff81001000ull,
+					  CTX_GUEST, 0x1234, CTX_USER, 0x401000 };
+	struct run r;
+
+	rec_kmap(&d, BASIC);
+	rec_comm(&d, BASIC, 7, 7, "vm", 0, false);
+	rec_mmap2(&d, BASIC, 7, 0x400000, 0x2000, 0, "/bin/vm", 0);
+	rec_sample(&d, BASIC, 1, 7, 100, 5, guest, 6, 0);
+	pdb_file(&img, &a, 1, &d, false);
+	run_buf(&img, NULL, &r);
+	/* perf drops the whole chain at a marker it does not know */
+	CHECK_STR(r.out, "vm 5\n");
+	run_free(&r);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+static void test_damage(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	static const uint64_t chain[] = { CTX_USER, 0x401000 };
+	struct run r;
+	size_t bad;
+
+	rec_comm(&d, BASIC, 7, 7, "dmg", 0, false);
+	rec_mmap2(&d, BASIC, 7, 0x400000, 0x2000, 0, "/bin/dmg", 0);
+	rec_sample(&d, BASIC, 2, 7, 100, 5, chain, 2, 0);
+	rec_round(&d);
+	bad = d.len;
+	rec_sample(&d, BASIC, 2, 7, 200, 7, chain, 2, 0);
+	rec_sample(&d, BASIC, 2, 7, 300, 9, chain, 2, 0);
+	pdb_set(&d, bad + 6, 4, 2);        /* a record that claims 4 bytes */
+	pdb_file(&img, &a, 1, &d, true);
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.rc, 0);
+	CHECK(r.st.input_damaged);
+	CHECK_STR(r.out, "dmg;[dmg] 5\n");
+	run_free(&r);
+	pdb_free(&img);
+
+	/* the data section claims more than the file has */
+	memset(&img, 0, sizeof(img));
+	pdb_set(&d, bad + 6, 64, 2);      /* repaired */
+	pdb_file(&img, &a, 1, &d, false);
+	img.len -= 30;
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.rc, 0);
+	CHECK(r.st.input_damaged);
+	CHECK_STR(r.out, "dmg;[dmg] 12\n");
+	run_free(&r);
+
+	/* killed perf: data.size 0 and a cut last record: not damage */
+	pdb_set(&img, 48, 0, 8);
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.rc, 0);
+	CHECK(!r.st.input_damaged);
+	CHECK(r.st.input_cut);
+	CHECK_STR(r.out, "dmg;[dmg] 12\n");
+	run_free(&r);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+static void test_bad_headers(void)
+{
+	static const char junk[] = "this is not a perf.data file at all, no";
+	struct pdb img = { 0 };
+	struct run r;
+
+	pdb_bytes(&img, junk, sizeof(junk));
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.rc, KF_EFORMAT);
+	CHECK_CONTAINS(r.msg, "offset 0");
+	run_free(&r);
+	img.len = 0;
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.rc, KF_EFORMAT);
+	run_free(&r);
+	/* a header that lies about its attrs */
+	img.len = 0;
+	pdb_bytes(&img, "PERFILE2", 8);
+	pdb_u64(&img, 104);
+	pdb_u64(&img, 144);
+	pdb_u64(&img, 1u << 30);   /* attrs far past the end */
+	pdb_u64(&img, 144);
+	pdb_zero(&img, 104 - 40);
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.rc, KF_EFORMAT);
+	CHECK_CONTAINS(r.msg, "runs past the end of the file");
+	run_free(&r);
+	pdb_free(&img);
+}
+
+static void test_unknown_records(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	struct run r;
+	size_t k;
+
+	basic_data(&d, BASIC);
+	k = pdb_rec(&d, 30, 0);           /* an unknown kernel type */
+	pdb_u64(&d, 1);
+	pdb_end_rec(&d, k);
+	k = pdb_rec(&d, 200, 0);          /* an unknown user type */
+	pdb_zero(&d, 13);                 /* odd size: no alignment needed */
+	pdb_end_rec(&d, k);
+	rec_sample(&d, BASIC, 2, 7, 400, 1000,
+		   (const uint64_t[]){ CTX_USER, 0x401010, 0x402020, 0 }, 4, 0);
+	pdb_file(&img, &a, 1, &d, true);
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.rc, 0);
+	CHECK_EQ(r.st.unknown_records, 1);
+	CHECK_STR(r.out, "prog;[prog];[[kernel.kallsyms]] 1000\n"
+			 "prog;[prog];[prog] 3000\n");
+	run_free(&r);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+/* COMPRESSED (81) and COMPRESSED2 (83) records carrying one zstd stream
+ * split at arbitrary points, so records straddle chunks. */
+static void compress_into(struct pdb *out, const struct pdb *in, size_t chunk,
+			  unsigned type)
+{
+	size_t cap = ZSTD_compressBound(in->len) + 64, clen, off;
+	uint8_t *z = malloc(cap);
+
+	clen = ZSTD_compress(z, cap, in->p, in->len, 3);
+	CHECK(!ZSTD_isError(clen));
+	for (off = 0; off < clen; off += chunk) {
+		size_t n = clen - off < chunk ? clen - off : chunk;
+		size_t r = pdb_rec(out, type, 0);
+
+		if (type == 83) {
+			pdb_u64(out, n);
+			pdb_bytes(out, z + off, n);
+			pdb_zero(out, (8 - (16 + n) % 8) % 8);
+		} else {
+			pdb_bytes(out, z + off, n);
+		}
+		pdb_end_rec(out, r);
+	}
+	free(z);
+}
+
+static void test_compressed(void)
+{
+	static const size_t chunks[] = { 1, 7, 100, 65000 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	struct pdb d = { 0 };
+	size_t i;
+	unsigned t;
+
+	basic_data(&d, BASIC);
+	for (t = 81; t <= 83; t += 2) {
+		for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+			struct pdb z = { 0 }, img = { 0 };
+			struct run r;
+
+			compress_into(&z, &d, chunks[i], t);
+			pdb_file(&img, &a, 1, &z, true);
+			run_buf(&img, NULL, &r);
+			CHECK_EQ(r.rc, 0);
+			CHECK_STR(r.out, basic_out);
+			CHECK(!r.st.input_damaged);
+			run_free(&r);
+			pdb_free(&z);
+			pdb_free(&img);
+		}
+	}
+	/* garbage inside a COMPRESSED record: the stream stops, damaged */
+	{
+		struct pdb z = { 0 }, img = { 0 };
+		struct run r;
+		size_t k = pdb_rec(&z, 81, 0);
+
+		pdb_bytes(&z, "\x28\xb5\x2f\xfdgarbage-garbage", 19);
+		pdb_end_rec(&z, k);
+		pdb_file(&img, &a, 1, &z, false);
+		run_buf(&img, NULL, &r);
+		CHECK_EQ(r.rc, 0);
+		CHECK(r.st.input_damaged);
+		run_free(&r);
+		pdb_free(&z);
+		pdb_free(&img);
+	}
+	pdb_free(&d);
+}
+
+/* Every sample_type field kfold knows, decoded at the right offsets. */
+static void test_sample_fields(void)
+{
+	struct kf_attr a;
+	struct kf_sample s;
+	struct pdb b = { 0 };
+	size_t r;
+
+	memset(&a, 0, sizeof(a));
+	a.sample_type = ST_IDENTIFIER | ST_IP | ST_TID | ST_TIME | ST_ADDR |
+			ST_ID | ST_STREAM_ID | ST_CPU | ST_PERIOD | ST_READ |
+			ST_CALLCHAIN | ST_RAW | ST_BRANCH | ST_REGS_USER |
+			ST_STACK_USER | ST_WEIGHT | ST_DATA_SRC | ST_TRANSACTION |
+			ST_REGS_INTR | ST_PHYS | ST_CGROUP | ST_DPAGE | ST_CPAGE |
+			ST_AUX;
+	a.read_format = 4 | 8 | 16;   /* ID | GROUP | LOST */
+	a.branch_sample_type = 1ull << 17;   /* HW_INDEX */
+	a.sample_regs_user = 0x7;
+	a.sample_regs_intr = 0x3;
+	r = pdb_rec(&b, 9, 2);
+	pdb_u64(&b, 77);             /* identifier */
+	pdb_u64(&b, 0x401000);       /* ip */
+	pdb_u32(&b, 5);
+	pdb_u32(&b, 6);
+	pdb_u64(&b, 1000);           /* time */
+	pdb_u64(&b, 0xdead);         /* addr */
+	pdb_u64(&b, 77);             /* id */
+	pdb_u64(&b, 88);             /* stream id */
+	pdb_u32(&b, 3);
+	pdb_u32(&b, 0);              /* cpu */
+	pdb_u64(&b, 4000);           /* period */
+	pdb_u64(&b, 2);              /* read: nr, 2 x {value, id, lost} */
+	pdb_zero(&b, 48);
+	pdb_u64(&b, 2);              /* callchain */
+	pdb_u64(&b, CTX_USER);
+	pdb_u64(&b, 0x401000);
+	pdb_u32(&b, 4);              /* raw */
+	pdb_u32(&b, 0xabcd);
+	pdb_u64(&b, 1);              /* branch: nr, hw_idx, 1 x 24 bytes */
+	pdb_u64(&b, 0);
+	pdb_zero(&b, 24);
+	pdb_u64(&b, 2);              /* regs user: abi 64, 3 regs */
+	pdb_u64(&b, 10);
+	pdb_u64(&b, 11);
+	pdb_u64(&b, 12);
+	pdb_u64(&b, 16);             /* stack user: 16 bytes, dyn 8 */
+	pdb_zero(&b, 16);
+	pdb_u64(&b, 8);
+	pdb_u64(&b, 42);             /* weight */
+	pdb_u64(&b, 43);             /* data src */
+	pdb_u64(&b, 44);             /* transaction */
+	pdb_u64(&b, 2);              /* regs intr: abi, 2 regs */
+	pdb_u64(&b, 0);
+	pdb_u64(&b, 0);
+	pdb_u64(&b, 45);             /* phys */
+	pdb_u64(&b, 46);             /* cgroup */
+	pdb_u64(&b, 4096);           /* data page size */
+	pdb_u64(&b, 8192);           /* code page size */
+	pdb_u64(&b, 8);              /* aux */
+	pdb_zero(&b, 8);
+	pdb_end_rec(&b, r);
+	CHECK_EQ(kf_sample_decode(&a, false, b.p, b.len, &s), KF_SAMPLE_OK);
+	CHECK_EQ(s.ip, 0x401000);
+	CHECK_EQ(s.pid, 5);
+	CHECK_EQ(s.tid, 6);
+	CHECK_EQ(s.time, 1000);
+	CHECK_EQ(s.addr, 0xdead);
+	CHECK_EQ(s.stream_id, 88);
+	CHECK_EQ(s.cpu, 3);
+	CHECK_EQ(s.period, 4000);
+	CHECK_EQ(s.n_chain, 2);
+	CHECK_EQ(kf_sample_chain(&s, 1), 0x401000);
+	CHECK_EQ(s.raw_size, 4);
+	CHECK_EQ(s.n_branches, 1);
+	CHECK_EQ(s.n_regs_user, 3);
+	CHECK_EQ(kf_sample_reg(&s, 2), 12);
+	CHECK_EQ(s.stack_size, 16);
+	CHECK_EQ(s.stack_dyn, 8);
+	CHECK_EQ(s.weight, 42);
+	CHECK_EQ(s.data_src, 43);
+	CHECK_EQ(s.transaction, 44);
+	CHECK_EQ(s.phys_addr, 45);
+	CHECK_EQ(s.cgroup, 46);
+	CHECK_EQ(s.data_page_size, 4096);
+	CHECK_EQ(s.code_page_size, 8192);
+	/* every truncation of it fails cleanly */
+	for (r = 8; r < b.len; r++)
+		CHECK(kf_sample_decode(&a, false, b.p, r, &s) != KF_SAMPLE_OK);
+	/* a callchain count that lies */
+	a.sample_type = ST_CALLCHAIN;
+	b.len = 0;
+	r = pdb_rec(&b, 9, 2);
+	pdb_u64(&b, 0xffffffffull);
+	pdb_u64(&b, 1);
+	pdb_end_rec(&b, r);
+	CHECK_EQ(kf_sample_decode(&a, false, b.p, b.len, &s), KF_SAMPLE_BAD_COUNT);
+	/* bits kfold cannot lay out */
+	a.sample_type = 1ull << 40;
+	CHECK_EQ(kf_sample_decode(&a, false, b.p, b.len, &s), KF_SAMPLE_BAD_LAYOUT);
+	pdb_free(&b);
+}
+
+static void test_maps(void)
+{
+	struct kf_maps m;
+	struct kf_map a = { 0x1000, 0x4000, 0, 1, 5, 0 };
+	struct kf_map b = { 0x2000, 0x3000, 0x10000, 2, 5, 0 };
+	const struct kf_map *f;
+
+	kf_maps_init(&m);
+	CHECK(kf_maps_insert(&m, &a));
+	CHECK(kf_maps_insert(&m, &b));
+	CHECK_EQ(m.n, 3);
+	f = kf_maps_find(&m, 0x1fff);
+	CHECK(f && f->module == 1 && f->end == 0x2000);
+	f = kf_maps_find(&m, 0x2000);
+	CHECK(f && f->module == 2);
+	/* the part after keeps mapping the same file bytes */
+	f = kf_maps_find(&m, 0x3000);
+	CHECK(f && f->module == 1 && f->pgoff == 0x2000);
+	CHECK(kf_maps_find(&m, 0x4000) == NULL);
+	CHECK(kf_maps_find(&m, 0xfff) == NULL);
+	kf_maps_fini(&m);
+}
+
+static void test_symtab(void)
+{
+	struct kf_symtab t;
+	const struct kf_sym *s;
+
+	kf_symtab_init(&t);
+	/* aliases at one address: perf keeps __GI___libc_write (non-weak,
+	 * then most leading underscores equal, then the longest name) */
+	kf_symtab_add(&t, 0x100, 0x20, KF_BIND_LOCAL, "__GI___write", 12);
+	kf_symtab_add(&t, 0x100, 0x20, KF_BIND_LOCAL, "__GI___libc_write", 17);
+	kf_symtab_add(&t, 0x100, 0x20, KF_BIND_WEAK, "write", 5);
+	kf_symtab_add(&t, 0x100, 0x20, KF_BIND_LOCAL, "__libc_write", 12);
+	/* a zero-size symbol gets the next one's start as its end */
+	kf_symtab_add(&t, 0x200, 0, KF_BIND_GLOBAL, "asm_func", 8);
+	kf_symtab_add(&t, 0x240, 0x10, KF_BIND_GLOBAL, "after", 5);
+	kf_symtab_fixup(&t, false);
+	s = kf_symtab_find(&t, 0x110);
+	CHECK(s != NULL);
+	CHECK_STR(s ? kf_sym_name(&t, s) : NULL, "__GI___libc_write");
+	s = kf_symtab_find(&t, 0x23f);
+	CHECK_STR(s ? kf_sym_name(&t, s) : NULL, "asm_func");
+	CHECK(kf_symtab_find(&t, 0x120) == NULL);   /* end is exclusive */
+	kf_symtab_fini(&t);
+
+	/* kallsyms: only the last alias listed gets a size, and wins */
+	kf_symtab_init(&t);
+	kf_symtab_add(&t, 0x1000, 0, KF_BIND_GLOBAL, "_stext", 6);
+	kf_symtab_add(&t, 0x1000, 0, KF_BIND_GLOBAL, "_text", 5);
+	kf_symtab_add(&t, 0x1000, 0, KF_BIND_LOCAL, "__pi__text", 10);
+	kf_symtab_add(&t, 0x1100, 0, KF_BIND_GLOBAL, "next", 4);
+	kf_symtab_fixup(&t, true);
+	s = kf_symtab_find(&t, 0x1010);
+	CHECK_STR(s ? kf_sym_name(&t, s) : NULL, "__pi__text");
+	kf_symtab_fini(&t);
+}
+
+static void test_header_event(void)
+{
+	static const struct {
+		const char *line, *event, *period;
+	} cases[] = {
+		{ "a  4109   350.134753:     250000 cpu-clock: ", "cpu-clock", "250000" },
+		{ "t 12 [000] 1.000001:          1 cpu-clock:u: ", "cpu-clock:u", "1" },
+		{ "kworker/0:1     8 [000]  9.1:  5 cs: ", "cs", "5" },
+		{ "x  1   2.5: page-faults: ", "page-faults", "" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *ev = NULL, *per = NULL;
+		size_t evl = 0, perl = 0;
+		char buf[64];
+
+		CHECK(kf_collapse_header_event(cases[i].line, strlen(cases[i].line),
+					       &ev, &evl, &per, &perl));
+		snprintf(buf, sizeof(buf), "%.*s", (int)evl, ev ? ev : "");
+		CHECK_STR(buf, cases[i].event);
+		snprintf(buf, sizeof(buf), "%.*s", (int)perl, per ? per : "");
+		CHECK_STR(buf, cases[i].period);
+	}
+	/* a line with text after the event (a tracepoint's fields) */
+	{
+		const char *l = "a 1 2.0: 1 sched:sched_switch: prev_comm=a";
+		const char *ev, *per;
+		size_t evl, perl;
+
+		CHECK(!kf_collapse_header_event(l, strlen(l), &ev, &evl, &per, &perl));
+	}
+}
+
+static void test_order_half(void)
+{
+	struct kf_order *q;
+	struct kf_rec rec, out;
+	uint8_t bytes[64];
+	uint64_t t, last = 0;
+	int i, n = 0;
+
+	memset(bytes, 0, sizeof(bytes));
+	memset(&rec, 0, sizeof(rec));
+	rec.data = bytes;
+	rec.size = 64;
+	CHECK_EQ(kf_order_new(&q, 640), 0);
+	for (i = 0; i < 100; i++) {
+		CHECK_EQ(kf_order_push(q, &rec, 1000 - (uint64_t)i * 3 % 97), 0);
+		if (kf_order_over(q)) {
+			kf_order_flush(q, KF_ORDER_HALF);
+			while (kf_order_pop(q, &out, &t))
+				n++;
+		}
+	}
+	/* memory stayed bounded by the cap */
+	CHECK(kf_order_peak_bytes(q) <= 640 + 64);
+	kf_order_flush(q, KF_ORDER_FINAL);
+	while (kf_order_pop(q, &out, &t)) {
+		CHECK(t >= last);
+		last = t;
+		n++;
+	}
+	CHECK_EQ(n, 100);
+	kf_order_free(q);
+}
+
+int main(void)
+{
+	RUN(test_attr_sizes);
+	RUN(test_big_endian);
+	RUN(test_compat_trailing_zero);
+	RUN(test_time_order);
+	RUN(test_two_events);
+	RUN(test_markers);
+	RUN(test_damage);
+	RUN(test_bad_headers);
+	RUN(test_unknown_records);
+	RUN(test_compressed);
+	RUN(test_sample_fields);
+	RUN(test_maps);
+	RUN(test_symtab);
+	RUN(test_header_event);
+	RUN(test_order_half);
+	return CHECK_DONE();
+}
