@@ -1135,6 +1135,16 @@ int kf_pd_next(struct kf_pd *pd, struct kf_rec *rec)
 				       pd->pipe ? "the stream" : "the file",
 				       strerror(errno));
 		if (r == 0) {
+			const struct part *pt = &pd->parts[pd->cur_part];
+
+			/* the file ends before its data section does: a copy
+			 * cut short, not a killed perf (that one says 0) */
+			if (pd->end == KF_PD_END_CLEAN && pd->main.kind == ST_MEM &&
+			    pt->end != UINT64_MAX && pt->end > pd->main.len)
+				pd_stop(pd, KF_PD_END_DAMAGED,
+					"offset %#zx: the file ends there, but its data "
+					"section runs to %#" PRIx64 "; the rest is missing",
+					pd->main.len, pt->end);
 			if (pd->end == KF_PD_END_CLEAN && next_part(pd))
 				continue;
 			if (pd->end == KF_PD_END_CLEAN && stream_avail(&pd->z) &&

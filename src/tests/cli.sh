@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# cli.sh KFOLD SRCDIR: exit statuses, messages and input forms of the
+# command (README "Exit status").
+set -uo pipefail
+kfold=$1
+src=$2
+cases=$src/testdata/cases
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+opts=(--symfs "$src/testdata/symfs" --buildid-dir "$tmp/none")
+
+expect() {   # expect NAME STATUS STDERR-PATTERN -- command...
+	local name=$1 want=$2 pat=$3
+	shift 4
+	"$@" > "$tmp/out" 2> "$tmp/err"
+	local got=$?
+	if [ "$got" != "$want" ]; then
+		echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fail=1; return
+	fi
+	if [ -n "$pat" ] && ! grep -q -- "$pat" "$tmp/err"; then
+		echo "FAIL $name: stderr lacks '$pat':"; cat "$tmp/err"; fail=1; return
+	fi
+	echo "ok   $name"
+}
+
+printf 'not a capture at all, just text\n' > "$tmp/text"
+: > "$tmp/empty"
+expect "non-perf file" 2 "offset 0: not a perf.data" -- "$kfold" "$tmp/text"
+expect "empty file" 2 "empty" -- "$kfold" "$tmp/empty"
+expect "missing file" 2 "No such file" -- "$kfold" "$tmp/nonexistent"
+expect "bad option" 2 "" -- "$kfold" --no-such-option
+expect "bad compat" 2 "compat" -- "$kfold" --compat=bogus "$cases/syscall/perf.data"
+expect "help" 0 "" -- "$kfold" --help
+grep -q -- "--compat=perf" "$tmp/out" || { echo "FAIL help text"; fail=1; }
+
+# a killed perf record: data.size 0, read to the end, exit 0 with a warning
+expect "killed capture" 0 "did not finish" -- "$kfold" "${opts[@]}" "$cases/killed/perf.data"
+[ -s "$tmp/out" ] || { echo "FAIL killed: no output"; fail=1; }
+# ... also when its last record is cut
+size=$(stat -c %s "$cases/killed/perf.data")
+head -c $((size - 20)) "$cases/killed/perf.data" > "$tmp/killed-cut"
+expect "killed, cut record" 0 "cut short" -- "$kfold" "${opts[@]}" "$tmp/killed-cut"
+
+# a copy cut in the middle of its data: output of the readable part, exit 1
+size=$(stat -c %s "$cases/syscall/perf.data")
+head -c $((size / 2)) "$cases/syscall/perf.data" > "$tmp/half"
+expect "truncated copy" 1 "offset 0x" -- "$kfold" "${opts[@]}" "$tmp/half"
+[ -s "$tmp/out" ] || { echo "FAIL truncated: no output"; fail=1; }
+
+# a broken record size in the middle
+cp "$cases/syscall/perf.data" "$tmp/badsize"
+printf '\x03\x00' | dd of="$tmp/badsize" bs=1 seek=$((0x15e)) conv=notrunc status=none
+expect "record size < 8" 1 "has size 3" -- "$kfold" "${opts[@]}" "$tmp/badsize"
+
+# pipe mode: from standard input equals from the file
+"$kfold" "${opts[@]}" "$cases/pipe/perf.data" > "$tmp/from-file" 2>/dev/null
+expect "stdin" 0 "" -- bash -c "cat '$cases/pipe/perf.data' | '$kfold' ${opts[*]} -"
+cmp -s "$tmp/out" "$tmp/from-file" || { echo "FAIL stdin output differs"; fail=1; }
+expect "stdin -i -" 0 "" -- bash -c "'$kfold' ${opts[*]} -i - < '$cases/pipe/perf.data'"
+cmp -s "$tmp/out" "$tmp/from-file" || { echo "FAIL -i - output differs"; fail=1; }
+# a pipe stream cut inside a record: a cut capture, exit 0
+size=$(stat -c %s "$cases/pipe/perf.data")
+expect "cut stream" 0 "cut short" -- bash -c "head -c $((size - 13)) '$cases/pipe/perf.data' | '$kfold' ${opts[*]} -"
+
+# -o writes the file; --stats reports counts
+expect "output file" 0 "samples" -- "$kfold" "${opts[@]}" --stats -o "$tmp/o.folded" "$cases/syscall/perf.data"
+[ -s "$tmp/o.folded" ] || { echo "FAIL -o: empty"; fail=1; }
+exit $fail
