@@ -21,4 +21,30 @@ meson compile -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-asan --print-errorlogs
+# libFuzzer builds of the fuzz targets, each run for a bounded time on the
+# committed corpus plus the captures (a campaign, not a unit test: the time
+# bound only keeps CI short)
+if [ ! -f build-fuzz/build.ninja ]; then
+	CC=clang meson setup build-fuzz -Dfuzzing=true \
+		-Db_sanitize=address,undefined -Db_lundef=false \
+		--buildtype=debugoptimized
+fi
+meson compile -C build-fuzz
+fuzz_secs=${KFOLD_FUZZ_SECONDS:-30}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for t in perfdata sample; do
+	mkdir -p "$work/$t"
+	if [ "$t" = perfdata ]; then
+		for f in testdata/cases/*/perf.data; do
+			[ -f "$f" ] && cp "$f" "$work/$t/$(basename "$(dirname "$f")")"
+		done
+	fi
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		"build-fuzz/src/fuzz/fuzz-$t" -max_total_time="$fuzz_secs" \
+		-max_len=65536 -print_final_stats=1 "$work/$t" "testdata/fuzz/$t" \
+		2> "$work/fuzz-$t.log" || { tail -50 "$work/fuzz-$t.log"; exit 1; }
+	grep -E "^stat::number_of_executed_units|^stat::peak_rss" "$work/fuzz-$t.log" |
+		sed "s/^/fuzz-$t: /"
+done
 echo "test.sh: all tests passed"
