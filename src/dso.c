@@ -760,7 +760,7 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 				      isupper((unsigned char)l.type) ? KF_BIND_GLOBAL :
 				      KF_BIND_LOCAL, l.name, l.len);
 			if (!all.oom)
-				all.v[all.n - 1].kmodule = kmod;
+				kf_symtab_set_kmodule(&all, all.n - 1, kmod);
 		}
 		if (p == end)
 			break;

@@ -291,7 +291,7 @@ static void name_compat(struct kf_namer *n, const struct kf_frame *f, bool java,
 	if (has_map) {
 		t = kf_dso_symtab(n->dsos, f->module);
 		if (t)
-			s = kf_symtab_find(t, f->addr);
+			s = kf_symtab_find_perf(t, f->addr);
 	}
 	snprintf(pc, sizeof(pc), "%" PRIx64, f->addr);
 	kf_buf_init(&line);

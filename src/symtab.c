@@ -13,7 +13,242 @@ void kf_symtab_fini(struct kf_symtab *t)
 {
 	free(t->v);
 	free(t->names);
+	free(t->tree);
 	memset(t, 0, sizeof(*t));
+}
+
+/* ---- the red-black tree (CLRS, with index 0 as the nil node) ----------- */
+
+#define RB(i) (t->tree[i])
+
+static void rb_rotate_left(struct kf_symtab *t, uint32_t x)
+{
+	uint32_t y = RB(x).right;
+
+	RB(x).right = RB(y).left;
+	if (RB(y).left)
+		RB(RB(y).left).parent = x;
+	RB(y).parent = RB(x).parent;
+	if (!RB(x).parent)
+		t->root = y;
+	else if (x == RB(RB(x).parent).left)
+		RB(RB(x).parent).left = y;
+	else
+		RB(RB(x).parent).right = y;
+	RB(y).left = x;
+	RB(x).parent = y;
+}
+
+static void rb_rotate_right(struct kf_symtab *t, uint32_t x)
+{
+	uint32_t y = RB(x).left;
+
+	RB(x).left = RB(y).right;
+	if (RB(y).right)
+		RB(RB(y).right).parent = x;
+	RB(y).parent = RB(x).parent;
+	if (!RB(x).parent)
+		t->root = y;
+	else if (x == RB(RB(x).parent).right)
+		RB(RB(x).parent).right = y;
+	else
+		RB(RB(x).parent).left = y;
+	RB(y).right = x;
+	RB(x).parent = y;
+}
+
+/* __symbols__insert: left if start < node's, else right (ties go right) */
+static void rb_insert(struct kf_symtab *t, uint32_t z)
+{
+	uint32_t y = 0, x = t->root;
+
+	while (x) {
+		y = x;
+		x = RB(z).sym.start < RB(x).sym.start ? RB(x).left : RB(x).right;
+	}
+	RB(z).parent = y;
+	RB(z).left = RB(z).right = 0;
+	RB(z).red = true;
+	if (!y)
+		t->root = z;
+	else if (RB(z).sym.start < RB(y).sym.start)
+		RB(y).left = z;
+	else
+		RB(y).right = z;
+	while (RB(z).parent && RB(RB(z).parent).red) {
+		uint32_t p = RB(z).parent, g = RB(p).parent;
+
+		if (p == RB(g).left) {
+			uint32_t u = RB(g).right;
+
+			if (u && RB(u).red) {
+				RB(p).red = false;
+				RB(u).red = false;
+				RB(g).red = true;
+				z = g;
+			} else {
+				if (z == RB(p).right) {
+					z = p;
+					rb_rotate_left(t, z);
+					p = RB(z).parent;
+					g = RB(p).parent;
+				}
+				RB(p).red = false;
+				RB(g).red = true;
+				rb_rotate_right(t, g);
+			}
+		} else {
+			uint32_t u = RB(g).left;
+
+			if (u && RB(u).red) {
+				RB(p).red = false;
+				RB(u).red = false;
+				RB(g).red = true;
+				z = g;
+			} else {
+				if (z == RB(p).left) {
+					z = p;
+					rb_rotate_right(t, z);
+					p = RB(z).parent;
+					g = RB(p).parent;
+				}
+				RB(p).red = false;
+				RB(g).red = true;
+				rb_rotate_left(t, g);
+			}
+		}
+	}
+	RB(t->root).red = false;
+}
+
+/* Replaces the subtree at u by the one at v (v may be nil; its parent is
+ * returned through *vp since nil has no storage of its own). */
+static void rb_transplant(struct kf_symtab *t, uint32_t u, uint32_t v)
+{
+	if (!RB(u).parent)
+		t->root = v;
+	else if (u == RB(RB(u).parent).left)
+		RB(RB(u).parent).left = v;
+	else
+		RB(RB(u).parent).right = v;
+	if (v)
+		RB(v).parent = RB(u).parent;
+}
+
+static void rb_erase(struct kf_symtab *t, uint32_t z)
+{
+	uint32_t x, xp, y = z;
+	bool y_red = RB(y).red;
+
+	if (!RB(z).left) {
+		x = RB(z).right;
+		xp = RB(z).parent;
+		rb_transplant(t, z, x);
+	} else if (!RB(z).right) {
+		x = RB(z).left;
+		xp = RB(z).parent;
+		rb_transplant(t, z, x);
+	} else {
+		/* the successor takes z's place */
+		y = RB(z).right;
+		while (RB(y).left)
+			y = RB(y).left;
+		y_red = RB(y).red;
+		x = RB(y).right;
+		if (RB(y).parent == z) {
+			xp = y;
+		} else {
+			xp = RB(y).parent;
+			rb_transplant(t, y, x);
+			RB(y).right = RB(z).right;
+			RB(RB(y).right).parent = y;
+		}
+		rb_transplant(t, z, y);
+		RB(y).left = RB(z).left;
+		RB(RB(y).left).parent = y;
+		RB(y).red = RB(z).red;
+	}
+	if (y_red)
+		return;
+	while (x != t->root && !(x && RB(x).red)) {
+		if (x == RB(xp).left) {
+			uint32_t w = RB(xp).right;
+
+			if (RB(w).red) {
+				RB(w).red = false;
+				RB(xp).red = true;
+				rb_rotate_left(t, xp);
+				w = RB(xp).right;
+			}
+			if (!(RB(w).left && RB(RB(w).left).red) &&
+			    !(RB(w).right && RB(RB(w).right).red)) {
+				RB(w).red = true;
+				x = xp;
+				xp = RB(x).parent;
+			} else {
+				if (!(RB(w).right && RB(RB(w).right).red)) {
+					RB(RB(w).left).red = false;
+					RB(w).red = true;
+					rb_rotate_right(t, w);
+					w = RB(xp).right;
+				}
+				RB(w).red = RB(xp).red;
+				RB(xp).red = false;
+				if (RB(w).right)
+					RB(RB(w).right).red = false;
+				rb_rotate_left(t, xp);
+				x = t->root;
+			}
+		} else {
+			uint32_t w = RB(xp).left;
+
+			if (RB(w).red) {
+				RB(w).red = false;
+				RB(xp).red = true;
+				rb_rotate_right(t, xp);
+				w = RB(xp).left;
+			}
+			if (!(RB(w).right && RB(RB(w).right).red) &&
+			    !(RB(w).left && RB(RB(w).left).red)) {
+				RB(w).red = true;
+				x = xp;
+				xp = RB(x).parent;
+			} else {
+				if (!(RB(w).left && RB(RB(w).left).red)) {
+					RB(RB(w).right).red = false;
+					RB(w).red = true;
+					rb_rotate_left(t, w);
+					w = RB(xp).left;
+				}
+				RB(w).red = RB(xp).red;
+				RB(xp).red = false;
+				if (RB(w).left)
+					RB(RB(w).left).red = false;
+				rb_rotate_right(t, xp);
+				x = t->root;
+			}
+		}
+	}
+	if (x)
+		RB(x).red = false;
+}
+
+const struct kf_sym *kf_symtab_find_perf(const struct kf_symtab *t,
+					 uint64_t addr)
+{
+	uint32_t n = t->root;
+
+	while (n) {
+		const struct kf_sym *s = &t->tree[n].sym;
+
+		if (addr < s->start)
+			n = t->tree[n].left;
+		else if (addr > s->end || (addr == s->end && addr != s->start))
+			n = t->tree[n].right;
+		else
+			return s;
+	}
+	return NULL;
 }
 
 void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
@@ -30,6 +265,14 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 		t->oom = true;
 		return;
 	}
+	if (!KF_GROW(t->tree, t->cap_tree, (t->n_tree ? t->n_tree : 1) + 1)) {
+		t->oom = true;
+		return;
+	}
+	if (!t->n_tree) {
+		memset(&t->tree[0], 0, sizeof(t->tree[0]));   /* nil */
+		t->n_tree = 1;
+	}
 	s = &t->v[t->n++];
 	memset(s, 0, sizeof(*s));
 	s->start = start;
@@ -37,9 +280,19 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 	s->end = size ? start + size : start;
 	s->binding = binding;
 	s->name = (uint32_t)t->names_len;
+	s->node = (uint32_t)t->n_tree++;
 	memcpy(t->names + t->names_len, name, name_len);
 	t->names[t->names_len + name_len] = '\0';
 	t->names_len = need;
+	memset(&t->tree[s->node], 0, sizeof(t->tree[s->node]));
+	t->tree[s->node].sym = *s;
+	rb_insert(t, s->node);
+}
+
+void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule)
+{
+	t->v[i].kmodule = kmodule;
+	t->tree[t->v[i].node].sym.kmodule = kmodule;
 }
 
 /* Stable merge sort by start: qsort is not stable, and perf's rbtree puts
@@ -170,17 +423,24 @@ void kf_symtab_fixup(struct kf_symtab *t, bool kallsyms)
 			prev->end = roundup4k(prev->end + 4096);
 		else
 			prev->end = curr->start;
+		t->tree[prev->node].sym.end = prev->end;
 	}
-	if (t->v[t->n - 1].end == t->v[t->n - 1].start)
+	if (t->v[t->n - 1].end == t->v[t->n - 1].start) {
 		t->v[t->n - 1].end = roundup4k(t->v[t->n - 1].start) + 4096;
+		t->tree[t->v[t->n - 1].node].sym.end = t->v[t->n - 1].end;
+	}
 
 	/* symbols__fixup_duplicate: a tournament over each run of equal
 	 * starts, in tree order */
 	out = 0;
 	for (i = 0; i < t->n; i++) {
 		if (out && t->v[out - 1].start == t->v[i].start) {
-			if (!prefer_a(t, &t->v[out - 1], &t->v[i]))
+			if (!prefer_a(t, &t->v[out - 1], &t->v[i])) {
+				rb_erase(t, t->v[out - 1].node);
 				t->v[out - 1] = t->v[i];
+			} else {
+				rb_erase(t, t->v[i].node);
+			}
 			continue;
 		}
 		t->v[out++] = t->v[i];

@@ -26,6 +26,18 @@ struct kf_sym {
 	uint32_t name;           /* offset into the table's names */
 	uint8_t binding;         /* KF_BIND_* */
 	bool kmodule;            /* kallsyms: name had a "\t[module]" */
+	uint32_t node;           /* its node in the search tree (1-based) */
+};
+
+/* perf keeps symbols in a red-black tree and, where symbols overlap,
+ * answers with whichever one its search path meets first.  To give the
+ * same answers kfold replays perf's inserts and erases on a tree of the
+ * same kind (equal starts go right, an erased node with two children is
+ * replaced by its successor, as in tools/lib/rbtree.c). */
+struct kf_rbnode {
+	struct kf_sym sym;       /* the symbol, ends kept up to date */
+	uint32_t left, right, parent;
+	bool red;
 };
 
 struct kf_symtab {
@@ -33,6 +45,9 @@ struct kf_symtab {
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;
+	struct kf_rbnode *tree;  /* tree[0] is the nil sentinel */
+	size_t n_tree, cap_tree;
+	uint32_t root;
 	bool oom;                /* an add failed: the table is incomplete */
 };
 
@@ -42,6 +57,9 @@ void kf_symtab_fini(struct kf_symtab *t);
 /* Appends a symbol (order matters for ties: earlier first). */
 void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 		   uint8_t binding, const char *name, size_t name_len);
+
+/* Marks symbol i (in add order, before any sort) as a kernel module's. */
+void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule);
 
 /* Sorts (stable) and applies perf's end and duplicate fixups.
  * `kallsyms` selects the kallsyms variant of the end fixup. */
@@ -55,6 +73,12 @@ void kf_symtab_sort(struct kf_symtab *t);
  * or addr == start for a zero-sized symbol; among overlapping symbols
  * the one starting last. */
 const struct kf_sym *kf_symtab_find(const struct kf_symtab *t, uint64_t addr);
+
+/* perf's own search (symbols__find) over the replayed tree: the first
+ * node on the search path with start <= addr < end (or addr == start for
+ * a zero-sized symbol).  NULL if none. */
+const struct kf_sym *kf_symtab_find_perf(const struct kf_symtab *t,
+					 uint64_t addr);
 
 static inline const char *kf_sym_name(const struct kf_symtab *t,
 				      const struct kf_sym *s)

@@ -9,7 +9,7 @@
 # (default, and --compat=perf --no-inline), with the same record, sample
 # and out-of-order counts (--stats).
 #
-# perf 6.1 cannot write either record type with these layouts but reads
+# perf 6.1 cannot write either record type in these layouts but reads
 # type 81: the type-81 variants that make-compressed.py says perf 6.1 can
 # read ("perf61: ok") must give the same `perf script` text as the original.
 # perf 6.1 fails on the others (a payload that decodes to nothing is an
@@ -56,7 +56,30 @@ variants=(
 )
 cases=(syscall forkexec twoevents)
 
-# perf_script FILE OUT: hermetic perf script (as scripts/oracle.sh runs it)
+# make_variants ORIG PREFIX: writes PREFIX.NAME.{data,mk,rc} for every
+# variant, in one python process (python3 may be a slow-starting wrapper)
+make_variants() {
+	python3 - "$mk" "$1" "$2" "${variants[@]}" <<'EOF'
+import contextlib, importlib.util, sys
+spec = importlib.util.spec_from_file_location("mk", sys.argv[1])
+mk = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mk)
+orig, prefix = sys.argv[2], sys.argv[3]
+for v in sys.argv[4:]:
+    name, opts = v.split("|", 1)
+    with open("%s.%s.mk" % (prefix, name), "w") as err:
+        with contextlib.redirect_stderr(err):
+            try:
+                rc = mk.main(["-v"] + opts.split() +
+                             [orig, "%s.%s.data" % (prefix, name)])
+            except SystemExit as ex:
+                rc = ex.code
+    with open("%s.%s.rc" % (prefix, name), "w") as f:
+        f.write("%s\n" % rc)
+EOF
+}
+
+# perf_script FILE: hermetic perf script (as scripts/oracle.sh runs it)
 perf_script() {
 	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
 		perf --buildid-dir "$tmp/emptycache" script -i "$1" \
@@ -66,13 +89,13 @@ perf_script() {
 # run_kfold FILE PREFIX: PREFIX.default, PREFIX.compat, PREFIX.stats
 run_kfold() {
 	local rc=0
-	"$kfold" "${common[@]}" "$1" > "$2.default" || rc=$?
-	[ $rc -eq 0 ] || { echo "kfold exited $rc"; return 1; }
+	# --stats: records / samples / out-of-order counts (not the byte counts)
+	"$kfold" "${common[@]}" --stats "$1" > "$2.default" 2> "$2.stderr" || rc=$?
+	[ $rc -eq 0 ] || { echo "kfold exited $rc: $(head -3 "$2.stderr")"; return 1; }
+	grep -v 'bytes read' "$2.stderr" > "$2.stats" || true
+	[ -s "$2.stats" ] || { echo "kfold --stats printed nothing"; return 1; }
 	"$kfold" "${common[@]}" --compat=perf "$1" > "$2.compat" || rc=$?
 	[ $rc -eq 0 ] || { echo "kfold --compat=perf exited $rc"; return 1; }
-	# records / samples / out-of-order counts (not the byte counts)
-	"$kfold" "${common[@]}" --stats "$1" 2>&1 >/dev/null | grep -v 'bytes read' > "$2.stats" || rc=$?
-	[ $rc -eq 0 ] || { echo "kfold --stats exited $rc"; return 1; }
 }
 
 fail=0
@@ -81,18 +104,22 @@ notes=0
 for c in "${cases[@]}"; do
 	orig=$src/testdata/cases/$c/perf.data
 	[ -f "$orig" ] || { echo "FAIL: $orig not found"; fail=1; continue; }
-	run_kfold "$orig" "$tmp/$c.orig" || { echo "FAIL $c: original: see above"; fail=1; continue; }
+	if ! out=$(run_kfold "$orig" "$tmp/$c.orig"); then
+		echo "FAIL $c: original: $out"
+		fail=1
+		continue
+	fi
 	[ -s "$tmp/$c.orig.compat" ] || { echo "FAIL $c: kfold folds nothing from the original"; fail=1; continue; }
 	if [ $have_perf = 1 ]; then
 		perf_script "$orig" > "$tmp/$c.orig.perf" 2> "$tmp/$c.orig.perferr" ||
 			{ echo "FAIL $c: perf script cannot read the original:"; head -5 "$tmp/$c.orig.perferr"; fail=1; }
 	fi
+	make_variants "$orig" "$tmp/$c" || { echo "FAIL $c: make-compressed.py could not be run"; fail=1; continue; }
 	for v in "${variants[@]}"; do
 		name=${v%%|*}
-		read -r -a opts <<< "${v#*|}"
 		f=$tmp/$c.$name.data
-		if ! python3 "$mk" -v "${opts[@]}" "$orig" "$f" 2> "$tmp/$c.$name.mk"; then
-			echo "FAIL $c/$name: make-compressed.py ${opts[*]} failed:"
+		if [ "$(cat "$tmp/$c.$name.rc" 2>/dev/null)" != 0 ]; then
+			echo "FAIL $c/$name: make-compressed.py ${v#*|} failed:"
 			cat "$tmp/$c.$name.mk"
 			fail=1
 			continue

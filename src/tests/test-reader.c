@@ -717,6 +717,88 @@ static void test_symtab(void)
 	kf_symtab_fini(&t);
 }
 
+/* Checks the red-black invariants and returns the black height. */
+static int rb_check(const struct kf_symtab *t, uint32_t n, uint64_t lo,
+		    uint64_t hi)
+{
+	int hl, hr;
+
+	if (!n)
+		return 1;
+	CHECK(t->tree[n].sym.start >= lo && t->tree[n].sym.start <= hi);
+	if (t->tree[n].red) {
+		CHECK(!t->tree[t->tree[n].left].red || !t->tree[n].left);
+		CHECK(!t->tree[t->tree[n].right].red || !t->tree[n].right);
+	}
+	if (t->tree[n].left)
+		CHECK_EQ(t->tree[t->tree[n].left].parent, n);
+	if (t->tree[n].right)
+		CHECK_EQ(t->tree[t->tree[n].right].parent, n);
+	hl = rb_check(t, t->tree[n].left, lo, t->tree[n].sym.start);
+	hr = rb_check(t, t->tree[n].right, t->tree[n].sym.start, hi);
+	CHECK_EQ(hl, hr);
+	return hl + !t->tree[n].red;
+}
+
+static void test_symtab_tree(void)
+{
+	struct kf_symtab t;
+	const struct kf_sym *s;
+	uint64_t x = 12345;
+	int round;
+
+	/* overlapping symbols: perf answers with the first node on its search
+	 * path, so the insertion order decides; kfold's own lookup takes the
+	 * innermost */
+	kf_symtab_init(&t);
+	kf_symtab_add(&t, 0x10, 0xf0, KF_BIND_GLOBAL, "outer", 5);
+	kf_symtab_add(&t, 0x20, 0x10, KF_BIND_GLOBAL, "inner", 5);
+	s = kf_symtab_find_perf(&t, 0x25);
+	CHECK_STR(s ? kf_sym_name(&t, s) : NULL, "outer");   /* root */
+	kf_symtab_sort(&t);
+	s = kf_symtab_find(&t, 0x25);
+	CHECK_STR(s ? kf_sym_name(&t, s) : NULL, "inner");
+	kf_symtab_fini(&t);
+	kf_symtab_init(&t);
+	kf_symtab_add(&t, 0x20, 0x10, KF_BIND_GLOBAL, "inner", 5);
+	kf_symtab_add(&t, 0x10, 0xf0, KF_BIND_GLOBAL, "outer", 5);
+	s = kf_symtab_find_perf(&t, 0x25);
+	CHECK_STR(s ? kf_sym_name(&t, s) : NULL, "inner");   /* root now */
+	kf_symtab_fini(&t);
+
+	/* random tables with duplicates: the tree stays a red-black tree
+	 * through perf's inserts and erases, and without overlaps its
+	 * answers equal a plain search */
+	for (round = 0; round < 50; round++) {
+		int i, n = 10 + round * 7;
+		uint64_t a;
+
+		kf_symtab_init(&t);
+		for (i = 0; i < n; i++) {
+			char name[16];
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			snprintf(name, sizeof(name), "s%d", i);
+			kf_symtab_add(&t, (x % 64) * 16, 0, (uint8_t)(x % 3), name,
+				      strlen(name));
+		}
+		kf_symtab_fixup(&t, false);
+		rb_check(&t, t.root, 0, UINT64_MAX);
+		CHECK(!t.tree[t.root].red);
+		for (a = 0; a < 64 * 16 + 8192; a += 5) {
+			const struct kf_sym *p = kf_symtab_find_perf(&t, a);
+			const struct kf_sym *q = kf_symtab_find(&t, a);
+
+			CHECK((p == NULL) == (q == NULL));
+			if (p && q)
+				CHECK_EQ(p->start, q->start);
+		}
+		kf_symtab_fini(&t);
+	}
+}
+
 static void test_header_event(void)
 {
 	static const struct {
@@ -799,6 +881,7 @@ int main(void)
 	RUN(test_sample_fields);
 	RUN(test_maps);
 	RUN(test_symtab);
+	RUN(test_symtab_tree);
 	RUN(test_header_event);
 	RUN(test_order_half);
 	return CHECK_DONE();
