@@ -139,6 +139,8 @@ for c in "${cases[@]}"; do
 		n=$((n + 1))
 		[ $have_perf = 1 ] && [ "${name%%-*}" = 81 ] || continue
 		verdict=$(sed -n 's/^perf61: //p' "$tmp/$c.$name.mk")
+		# layouts perf 6.1 cannot read: shown on the first case only
+		[ "$verdict" = ok ] || [ "$c" = "${cases[0]}" ] || continue
 		prc=0
 		perf_script "$f" > "$tmp/perf.out" 2> "$tmp/perf.err" || prc=$?
 		if [ "$verdict" = ok ]; then

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# live.sh KFOLD SRCDIR: record a fresh capture now and compare kfold with
+# perf on it, as the committed captures are compared (golden.sh).  Exits
+# 77 (meson's "skipped") with a message where perf cannot record.
+set -uo pipefail
+kfold=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+skip() { echo "SKIP: $*"; exit 77; }
+command -v perf >/dev/null || skip "perf is not installed"
+command -v gcc >/dev/null || skip "gcc is not installed"
+
+gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	-fno-optimize-sibling-calls -fno-inline -I "$src/testdata/src" \
+	-o "$tmp/syscall" "$src/testdata/src/syscall.c" || exit 1
+cp /proc/kallsyms "$tmp/kallsyms" 2>/dev/null || skip "cannot read /proc/kallsyms"
+awk '$3 == "_text" { exit ($1 == "0000000000000000") }' "$tmp/kallsyms" ||
+	skip "kernel addresses are hidden (kptr_restrict)"
+mkdir -p "$tmp/home" "$tmp/emptycache"
+: > "$tmp/perfconfig"
+if ! HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig perf record -N -q -e cpu-clock \
+	-F 1000 -g -o "$tmp/perf.data" -- "$tmp/syscall" 0.3 > "$tmp/rec.log" 2>&1; then
+	cat "$tmp/rec.log"
+	skip "perf record failed here (permissions? perf_event_paranoid?)"
+fi
+
+# the oracle: hermetic perf script, folded by the project's collapse
+(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig LC_ALL=C \
+	perf --buildid-dir "$tmp/emptycache" script -i "$tmp/perf.data" \
+	--kallsyms "$tmp/kallsyms" --no-inline 2>/dev/null) > "$tmp/script.txt"
+python3 "$src/scripts/collapse-perf.py" "$tmp/script.txt" > "$tmp/want"
+[ -s "$tmp/want" ] || { echo "FAIL: the oracle folded nothing"; exit 1; }
+"$kfold" -q --compat=perf --no-inline --kallsyms "$tmp/kallsyms" \
+	--buildid-dir "$tmp/emptycache" "$tmp/perf.data" > "$tmp/got" || exit 1
+if ! diff -u "$tmp/want" "$tmp/got"; then
+	echo "FAIL: kfold --compat=perf differs from perf on a fresh capture"
+	exit 1
+fi
+echo "ok   --compat=perf equals perf script | collapse ($(wc -l < "$tmp/want") stacks)"
+
+# default mode without --kallsyms: the running kernel is the recorded one,
+# so /proc/kallsyms is trusted and kernel frames are named
+"$kfold" --buildid-dir "$tmp/emptycache" "$tmp/perf.data" > "$tmp/default" 2> "$tmp/err" || exit 1
+if grep -q 'kernel.kallsyms' "$tmp/default"; then
+	echo "FAIL: kernel frames unnamed although the running kernel was recorded:"
+	cat "$tmp/err"
+	grep 'kernel.kallsyms' "$tmp/default" | head -3
+	exit 1
+fi
+grep -q 'entry_SYSCALL_64' "$tmp/default" ||
+	{ echo "FAIL: no named kernel frame in the default output"; exit 1; }
+grep -q 'main;do_io' "$tmp/default" ||
+	{ echo "FAIL: the program's call graph is missing"; exit 1; }
+echo "ok   default mode names kernel frames from /proc/kallsyms of the recorded kernel"
