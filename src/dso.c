@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
@@ -44,6 +47,7 @@ const char *kf_dso_status_str(enum kf_dso_status s)
 	case KF_DSO_BAD_FILE:   return "not a readable ELF file";
 	case KF_DSO_NO_FILE:    return "no file";
 	case KF_DSO_UNTRUSTED:  return "no kernel symbols known to match the capture";
+	case KF_DSO_CHANGED:    return "file changed since recording";
 	}
 	return "?";
 }
@@ -530,6 +534,16 @@ static bool consider(struct kf_dsos *d, const char *root, const char *path,
 	return syms->fd != -1 && run->fd != -1;
 }
 
+static bool same_host(struct kf_dsos *d)
+{
+	char host[256];
+
+	if (!d->env->hostname || gethostname(host, sizeof(host)) != 0)
+		return false;
+	host[sizeof(host) - 1] = '\0';
+	return strcmp(host, d->env->hostname) == 0;
+}
+
 static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 		     struct dso_state *st)
 {
@@ -543,6 +557,44 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	Elf *syms_elf, *run_elf;
 	int nr;
 
+	/* No build-id recorded: on the recording host, the MMAP2 record's
+	 * device and inode tell whether the file at the recorded path is still
+	 * the one that was mapped (a rebuilt binary gets a new inode).  perf
+	 * does not check; kfold refuses a file that fails the check. */
+	if (!bid_len && !d->o.compat_perf && (!symfs || !*symfs) && mod->has_dev &&
+	    same_host(d)) {
+		struct stat sb;
+
+		bool changed = false;
+
+		if (stat(name, &sb) == 0) {
+			changed = sb.st_ino != mod->ino ||
+				  major(sb.st_dev) != mod->maj ||
+				  minor(sb.st_dev) != mod->min;
+			/* a file deleted and rewritten often gets the same inode
+			 * number back, but a new generation */
+			if (!changed && mod->ino_gen) {
+				int fd = kf_fs_open(d->fs, NULL, name);
+				unsigned int gen;
+
+				if (fd >= 0) {
+					if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0 &&
+					    gen != (unsigned int)mod->ino_gen)
+						changed = true;
+					close(fd);
+				}
+			}
+		}
+		if (changed) {
+			st->status = KF_DSO_CHANGED;
+			warnf(d, "%s: replaced since it was recorded (its inode "
+			      "differs from the recorded %u:%u %" PRIu64 "/%" PRIu64
+			      ") and no build-id was recorded: its symbols are "
+			      "not used", name, mod->maj, mod->min, mod->ino,
+			      mod->ino_gen);
+			return;
+		}
+	}
 	/* dso__load: with no recorded build-id, perf reads it from the file
 	 * (under symfs), but only if the recorded path exists locally */
 	if (!bid_len) {

@@ -356,9 +356,17 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 			/* the module's own name: not cut at '(' like a symbol */
 			for (c = mod->base; *c; c++)
 				kf_buf_put(out, *c == ';' ? ":" : c, 1);
-			if (kf_dso_status(n->dsos, f->module) == KF_DSO_MISMATCH) {
+			switch (kf_dso_status(n->dsos, f->module)) {
+			case KF_DSO_MISMATCH:
 				kf_buf_puts(out, " (build-id mismatch)");
 				n->mismatch_frames++;
+				break;
+			case KF_DSO_CHANGED:
+				kf_buf_puts(out, " (changed since recording)");
+				n->mismatch_frames++;
+				break;
+			default:
+				break;
 			}
 		} else {
 			kf_buf_puts(out, "unknown");

@@ -54,3 +54,26 @@ grep -q 'entry_SYSCALL_64' "$tmp/default" ||
 grep -q 'main;do_io' "$tmp/default" ||
 	{ echo "FAIL: the program's call graph is missing"; exit 1; }
 echo "ok   default mode names kernel frames from /proc/kallsyms of the recorded kernel"
+
+# a pipe capture records no build-ids; after the binary is rebuilt the
+# MMAP2 inode no longer matches the file at the recorded path, so kfold
+# refuses its symbols (perf would use them)
+HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig perf record -N -q -e cpu-clock \
+	-F 1000 -g -o - -- "$tmp/syscall" 0.2 > "$tmp/pipe.data" 2> "$tmp/rec.log" ||
+	{ cat "$tmp/rec.log"; echo "FAIL: pipe record"; exit 1; }
+"$kfold" -q --buildid-dir "$tmp/emptycache" --kallsyms "$tmp/kallsyms" \
+	"$tmp/pipe.data" > "$tmp/before" || exit 1
+grep -q 'main;do_io' "$tmp/before" || { echo "FAIL: pipe capture unnamed"; exit 1; }
+mv "$tmp/syscall" "$tmp/syscall.old"   # keeps its inode busy
+gcc -std=gnu11 -O2 -fno-omit-frame-pointer -DREBUILT=1 -I "$src/testdata/src" \
+	-o "$tmp/syscall" "$src/testdata/src/syscall.c" || exit 1
+"$kfold" --buildid-dir "$tmp/emptycache" --kallsyms "$tmp/kallsyms" \
+	"$tmp/pipe.data" > "$tmp/after" 2> "$tmp/err" || exit 1
+grep -q 'replaced since it was recorded' "$tmp/err" ||
+	{ echo "FAIL: no warning about the replaced binary"; cat "$tmp/err"; exit 1; }
+grep -q '\[syscall (changed since recording)\]' "$tmp/after" ||
+	{ echo "FAIL: frames of the replaced binary not marked"; head -3 "$tmp/after"; exit 1; }
+if grep -q 'do_io' "$tmp/after"; then
+	echo "FAIL: names taken from the replaced binary"; exit 1
+fi
+echo "ok   a binary replaced since a pipe capture is refused (inode check)"
