@@ -153,6 +153,26 @@ KF_API int kf_session_write_folded(kf_session *s, FILE *out);
 /* Borrowed; valid until kf_session_free. */
 KF_API const kf_stats *kf_session_stats(const kf_session *s);
 
+/* A mapped file (or the kernel, a kernel module, JIT memory) that a frame
+ * of a folded sample fell into, and where its names came from. */
+typedef struct kf_module_info {
+	const char *name;        /* as recorded: path, [kernel.kallsyms], ... */
+	char build_id[41];       /* recorded build-id in hex, "" if none */
+	const char *status;      /* "symbols from a file with the recorded
+				    build-id", "build-id mismatch", ... */
+	const char *file;        /* the file names came from, or NULL */
+	bool verified;           /* that file's build-id was checked */
+	bool named;              /* kfold has symbols for it */
+} kf_module_info;
+
+/* Number of modules frames fell into; call after kf_session_write_folded
+ * (which decides where names come from). */
+KF_API size_t kf_session_n_modules(const kf_session *s);
+
+/* Module i (i < kf_session_n_modules); strings borrowed until
+ * kf_session_free.  Returns 0 or KF_EINVAL. */
+KF_API int kf_session_module(kf_session *s, size_t i, kf_module_info *out);
+
 /* The message of the last failure ("" if none).  Borrowed. */
 KF_API const char *kf_session_errmsg(const kf_session *s);
 

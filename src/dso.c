@@ -48,6 +48,7 @@ const char *kf_dso_status_str(enum kf_dso_status s)
 	case KF_DSO_NO_FILE:    return "no file";
 	case KF_DSO_UNTRUSTED:  return "no kernel symbols known to match the capture";
 	case KF_DSO_CHANGED:    return "file changed since recording";
+	case KF_DSO_GIVEN:      return "symbols from the kallsyms file given (no build-id to check)";
 	}
 	return "?";
 }
@@ -784,7 +785,7 @@ static bool find_ref(const char *buf, size_t len, const char *name,
  * the "[name]" after the tab, or are dropped; kernel symbols are moved
  * by the KASLR delta between the file and the capture. */
 static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
-			       const char *source, bool verified)
+			       const char *source, enum kf_dso_status status)
 {
 	struct kf_symtab all;
 	const char *p = buf, *end = buf + len;
@@ -831,7 +832,7 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 			continue;
 		kf_symtab_fini(&st->syms);
 		kf_symtab_init(&st->syms);
-		st->status = verified ? KF_DSO_OK : KF_DSO_UNVERIFIED;
+		st->status = status;
 		free(st->file);
 		st->file = strdup(source);
 	}
@@ -959,7 +960,7 @@ static void load_kernel(struct kf_dsos *d)
 			warnf(d, "%s: %s", d->o.kallsyms, strerror(errno));
 			return;
 		}
-		load_kallsyms_text(d, buf, len, d->o.kallsyms, bid_len > 0);
+		load_kallsyms_text(d, buf, len, d->o.kallsyms, KF_DSO_GIVEN);
 		free(buf);
 		return;
 	}
@@ -970,7 +971,7 @@ static void load_kernel(struct kf_dsos *d)
 			char src[4200];
 
 			snprintf(src, sizeof(src), "%s/%s", d->o.buildid_dir, path);
-			load_kallsyms_text(d, buf, len, src, true);
+			load_kallsyms_text(d, buf, len, src, KF_DSO_OK);
 			free(buf);
 			return;
 		}
@@ -987,7 +988,7 @@ static void load_kernel(struct kf_dsos *d)
 		    memcmp(run_bid, bid, bid_len) == 0) {
 			buf = kf_fs_read(d->fs, NULL, "/proc/kallsyms", KF_MAX_KALLSYMS, &len);
 			if (buf) {
-				load_kallsyms_text(d, buf, len, "/proc/kallsyms", true);
+				load_kallsyms_text(d, buf, len, "/proc/kallsyms", KF_DSO_OK);
 				free(buf);
 				return;
 			}
@@ -1014,7 +1015,8 @@ static void load_kernel(struct kf_dsos *d)
 
 				if (d->kref_name[0] && find_ref(buf, len, d->kref_name, &a) &&
 				    a == d->kref_addr) {
-					load_kallsyms_text(d, buf, len, "/proc/kallsyms", false);
+					load_kallsyms_text(d, buf, len, "/proc/kallsyms",
+							   KF_DSO_UNVERIFIED);
 					free(buf);
 					warnf(d, "kernel symbols from /proc/kallsyms are unverified: "
 					      "the capture has no kernel build-id (same release, "

@@ -41,6 +41,8 @@ enum kf_dso_status {
 	KF_DSO_NO_FILE,       /* nothing to load: [heap], [stack], ... */
 	KF_DSO_UNTRUSTED,     /* a kernel symbol source that cannot be shown
 				 to belong to the recorded kernel */
+	KF_DSO_GIVEN,         /* kernel symbols from --kallsyms: trusted as
+				 given, a kallsyms file has no build-id */
 	KF_DSO_CHANGED,       /* no build-id recorded, and the file at the
 				 recorded path on the recording host is not
 				 the one mapped (other inode or device) */

@@ -230,8 +230,21 @@ int main(int argc, char **argv)
 	} else if (kf_session_stats(s)->input_damaged) {
 		status = 1;
 	}
-	if (stats)
+	if (stats) {
+		size_t i, n = kf_session_n_modules(s);
+
 		print_stats(kf_session_stats(s));
+		for (i = 0; i < n; i++) {
+			kf_module_info mi;
+
+			if (kf_session_module(s, i, &mi) != 0)
+				continue;
+			fprintf(stderr, "kfold: module %s%s%s: %s%s%s\n", mi.name,
+				mi.build_id[0] ? " build-id " : "", mi.build_id,
+				mi.status, mi.file ? ", from " : "",
+				mi.file ? mi.file : "");
+		}
+	}
 	kf_session_free(s);
 	return status;
 }

@@ -848,3 +848,58 @@ out:
 	kf_buf_fini(&b);
 	return r;
 }
+
+/* ---- modules ------------------------------------------------------------------ */
+
+static struct kf_module *hit_module(const kf_session *s, size_t i)
+{
+	size_t k, seen = 0;
+
+	for (k = 1; k < s->modules.n; k++) {
+		if (!s->modules.v[k]->hit)
+			continue;
+		if (seen++ == i)
+			return s->modules.v[k];
+	}
+	return NULL;
+}
+
+size_t kf_session_n_modules(const kf_session *s)
+{
+	size_t k, n = 0;
+
+	for (k = 1; k < s->modules.n; k++)
+		n += s->modules.v[k]->hit;
+	return n;
+}
+
+int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
+{
+	struct kf_module *mod = hit_module(s, i);
+	enum kf_dso_status st;
+
+	memset(out, 0, sizeof(*out));
+	if (!mod || !s->dsos_ready)
+		return KF_EINVAL;
+	out->name = mod->name;
+	if (mod->bid_len) {
+		kf_bid_hex(mod->bid, mod->bid_len, out->build_id);
+	} else {
+		size_t k;
+
+		for (k = 0; k < kf_pd_env(s->pd)->n_buildids; k++) {
+			const struct kf_buildid_entry *e = &kf_pd_env(s->pd)->buildids[k];
+
+			if (strcmp(e->filename, mod->name) == 0) {
+				kf_bid_hex(e->id, e->len, out->build_id);
+				break;
+			}
+		}
+	}
+	st = kf_dso_status(&s->dsos, mod->id);
+	out->status = kf_dso_status_str(st);
+	out->file = kf_dso_file(&s->dsos, mod->id);
+	out->verified = st == KF_DSO_OK;
+	out->named = kf_dso_symtab(&s->dsos, mod->id) != NULL;
+	return 0;
+}
