@@ -15,21 +15,29 @@ a rule says how):
 Rules apply in order to the stack part of every line; equal stacks are then
 merged and the output is sorted like stackcollapse-perf.pl's.
 
-usage: scripts/derive-default.py CASE_DIR > expected-default.folded
+A variant (a set of options, CASE/variants) starts from
+CASE/expected.VARIANT.folded and adds the rules of CASE/corrections.VARIANT.
+
+usage: scripts/derive-default.py CASE_DIR [VARIANT] > expected-default.folded
 """
 import os
 import sys
 
 
 def main(argv):
-    if len(argv) != 1:
+    if len(argv) not in (1, 2):
         sys.stderr.write(__doc__)
         return 2
     case = argv[0]
-    source = "expected.folded"
+    variant = argv[1] if len(argv) == 2 else None
+    source = "expected.%s.folded" % variant if variant else "expected.folded"
     rules = []
-    path = os.path.join(case, "corrections")
-    if os.path.exists(path):
+    files = [os.path.join(case, "corrections")]
+    if variant:
+        files.append(os.path.join(case, "corrections." + variant))
+    for path in files:
+        if not os.path.exists(path):
+            continue
         with open(path, "rb") as f:
             for n, raw in enumerate(f, 1):
                 line = raw.rstrip(b"\n")
@@ -39,7 +47,8 @@ def main(argv):
                 if parts[0] == b"replace" and len(parts) == 3:
                     rules.append((parts[1], parts[2]))
                 elif parts[0] == b"source" and len(parts) == 2:
-                    source = parts[1].decode()
+                    if not variant:
+                        source = parts[1].decode()
                 else:
                     sys.stderr.write("%s:%d: bad rule\n" % (path, n))
                     return 2

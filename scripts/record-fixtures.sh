@@ -330,6 +330,19 @@ for c in "${ALL_CASES[@]}"; do
 		log "$c: oracle FAILED (see $LOGS/$c.oracle.err)"
 		status=1
 	}
+	# option variants (CASE/variants: NAME|kfold args|perf script args|collapse args)
+	if [ -f "$dir/variants" ]; then
+		while IFS='|' read -r vname _kargs pargs cargs; do
+			# shellcheck disable=SC2086
+			"$script_dir/oracle.sh" "$dir" $pargs -- $cargs \
+				> "$dir/expected.$vname.folded" 2>> "$LOGS/$c.oracle.err" || status=1
+		done < "$dir/variants"
+	fi
+	# no callchain: the default mode's oracle is perf script's one-line output
+	if [ "$c" = nocallchain ]; then
+		ORACLE_FOLD=oneline "$script_dir/oracle.sh" "$dir" \
+			> "$dir/expected.oneline.folded" 2>> "$LOGS/$c.oracle.err" || status=1
+	fi
 	if [ ! -s "$dir/expected.folded" ] && [ "$c" != nocallchain ]; then
 		log "$c: expected.folded is empty"
 		status=1

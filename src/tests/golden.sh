@@ -43,8 +43,32 @@ for dir in "$src"/testdata/cases/*/; do
 		head -20 "$tmp/$name.diff2"
 		fail=1
 	fi
+	# variants: CASE/variants lines "NAME|kfold args|perf script args|collapse args",
+	# each with CASE/expected.NAME.folded from scripts/oracle.sh
+	if [ -f "$dir/variants" ]; then
+		while IFS='|' read -r vname kargs _pargs _cargs; do
+			[ -n "$vname" ] || continue
+			read -r -a vargs <<< "$kargs"
+			"$kfold" "${common[@]}" --compat=perf ${args[@]+"${args[@]}"} "${vargs[@]}" \
+				"$dir/perf.data" > "$tmp/$name.$vname.compat" || fail=1
+			if ! diff -u "$dir/expected.$vname.folded" "$tmp/$name.$vname.compat" > "$tmp/d"; then
+				echo "FAIL $name $vname: --compat=perf differs from the perf oracle:"
+				head -20 "$tmp/d"
+				fail=1
+			fi
+			python3 "$src/scripts/derive-default.py" "$dir" "$vname" > "$tmp/$name.$vname.want"
+			"$kfold" "${common[@]}" ${args[@]+"${args[@]}"} "${vargs[@]}" \
+				"$dir/perf.data" > "$tmp/$name.$vname.default" || fail=1
+			if ! diff -u "$tmp/$name.$vname.want" "$tmp/$name.$vname.default" > "$tmp/d"; then
+				echo "FAIL $name $vname: default differs from oracle + corrections:"
+				head -20 "$tmp/d"
+				fail=1
+			fi
+			n=$((n + 1))
+		done < "$dir/variants"
+	fi
 	n=$((n + 1))
 done
 [ "$n" -gt 0 ] || { echo "no cases found"; exit 1; }
-echo "$n cases checked"
+echo "$n cases and variants checked"
 exit $fail
