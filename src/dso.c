@@ -1143,8 +1143,8 @@ static struct dso_state *ensure(struct kf_dsos *d, uint32_t module)
 		break;
 	case KF_MOD_KSYM:
 		kf_symtab_init(&st->syms);
-		kf_symtab_add(&st->syms, 0, 0, KF_BIND_GLOBAL, mod->name,
-			      strlen(mod->name));
+		kf_symtab_add(&st->syms, mod->ksym_addr, mod->ksym_len,
+			      KF_BIND_GLOBAL, mod->name, strlen(mod->name));
 		st->has_syms = true;
 		st->status = KF_DSO_UNVERIFIED;
 		break;

@@ -46,6 +46,8 @@ struct kf_module {
 	uint32_t maj, min;
 	uint64_t ino, ino_gen;
 	uint32_t jit_pid;    /* KF_MOD_JIT: the pid in perf-PID.map */
+	uint64_t ksym_addr;  /* KF_MOD_KSYM: where the KSYMBOL region is */
+	uint32_t ksym_len;
 	bool hit;            /* a sample frame resolved into it */
 	void *priv;          /* dso.c's state; NULL until first use */
 };

@@ -523,6 +523,8 @@ static int on_ksymbol(struct kf_tasks *t, const struct kf_rec *rec)
 				  NULL, NULL);
 	if (!m.module)
 		return KF_ENOMEM;
+	kf_modules_at(t->modules, m.module)->ksym_addr = addr;
+	kf_modules_at(t->modules, m.module)->ksym_len = len;
 	return kf_maps_insert(&t->kernel, &m) ? 0 : KF_ENOMEM;
 }
 

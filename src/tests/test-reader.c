@@ -379,6 +379,47 @@ static void test_markers(void)
 	pdb_free(&img);
 }
 
+/* A BPF program announced by KSYMBOL is named after itself, in both modes
+ * (machine__process_ksymbol_register: a map and a symbol of that name). */
+static void test_ksymbol(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	static const uint64_t chain[] = { CTX_KERNEL, 0xffffffffc0001010ull,
+					  0xffffffff81001000ull };
+	kf_options o = KF_OPTIONS_INIT;
+	struct run r;
+	size_t k;
+
+	rec_kmap(&d, BASIC);
+	rec_comm(&d, BASIC, 7, 7, "prog", 0, false);
+	k = pdb_rec(&d, 17, 0);
+	pdb_u64(&d, 0xffffffffc0001000ull);
+	pdb_u32(&d, 0x100);
+	pdb_u16(&d, 1);          /* BPF */
+	pdb_u16(&d, 0);
+	pdb_str8(&d, "bpf_prog_6deef7357e7b4530_sd_fw_egress", 16);
+	trailer(&d, BASIC, 0, 0, 50, 0);
+	pdb_end_rec(&d, k);
+	rec_sample(&d, BASIC, 1, 7, 100, 5, chain, 3, 0);
+	pdb_file(&img, &a, 1, &d, false);
+	run_buf(&img, NULL, &r);
+	CHECK_STR(r.out, "prog;[[kernel.kallsyms]];bpf_prog_6deef7357e7b4530_sd_fw_egress 5\n");
+	run_free(&r);
+	o.compat = KF_COMPAT_PERF;
+	run_buf(&img, &o, &r);
+	CHECK_STR(r.out, "prog;[[kernel.kallsyms]];bpf_prog_6deef7357e7b4530_sd_fw_egress 5\n");
+	run_free(&r);
+	o.compat = KF_COMPAT_NONE;
+	o.annotate = KF_ANNOTATE_KERNEL;
+	run_buf(&img, &o, &r);
+	CHECK_STR(r.out, "prog;[[kernel.kallsyms]]_[k];bpf_prog_6deef7357e7b4530_sd_fw_egress_[k] 5\n");
+	run_free(&r);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
 static void test_damage(void)
 {
 	struct pdb d = { 0 }, img = { 0 };
@@ -874,6 +915,7 @@ int main(void)
 	RUN(test_time_order);
 	RUN(test_two_events);
 	RUN(test_markers);
+	RUN(test_ksymbol);
 	RUN(test_damage);
 	RUN(test_bad_headers);
 	RUN(test_unknown_records);
