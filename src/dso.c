@@ -1115,30 +1115,25 @@ static struct dso_state *ensure(struct kf_dsos *d, uint32_t module)
 	st = state_of(mod);
 	if (!st || st->status != KF_DSO_UNTRIED)
 		return st;
+	/* everything but a KSYMBOL region needs a file */
+	if (d->fs->no_files && mod->kind != KF_MOD_KSYM) {
+		st->status = mod->kind == KF_MOD_SPECIAL ? KF_DSO_NO_FILE :
+			     KF_DSO_MISSING;
+		return st;
+	}
 	switch (mod->kind) {
 	case KF_MOD_FILE:
-		if (d->fs->no_files) {
-			st->status = KF_DSO_MISSING;
-			break;
-		}
+	case KF_MOD_VDSO:
 		load_elf(d, mod, st);
 		break;
 	case KF_MOD_KERNEL:
 	case KF_MOD_KMODULE:
-		if (d->fs->no_files) {
-			st->status = KF_DSO_MISSING;
-			break;
-		}
 		if (!d->kernel_loaded)
 			load_kernel(d);
 		if (st->status == KF_DSO_UNTRIED)
 			st->status = KF_DSO_MISSING;
 		break;
 	case KF_MOD_JIT:
-		if (d->fs->no_files) {
-			st->status = KF_DSO_MISSING;
-			break;
-		}
 		load_perf_map(d, mod, st);
 		break;
 	case KF_MOD_KSYM:
@@ -1147,13 +1142,6 @@ static struct dso_state *ensure(struct kf_dsos *d, uint32_t module)
 			      KF_BIND_GLOBAL, mod->name, strlen(mod->name));
 		st->has_syms = true;
 		st->status = KF_DSO_UNVERIFIED;
-		break;
-	case KF_MOD_VDSO:
-		if (d->fs->no_files) {
-			st->status = KF_DSO_MISSING;
-			break;
-		}
-		load_elf(d, mod, st);
 		break;
 	default:
 		st->status = KF_DSO_NO_FILE;

@@ -724,28 +724,33 @@ static int after_open(struct kf_session *s, int r)
 	return run(s);
 }
 
-int kf_session_load_path(kf_session *s, const char *path)
+static int begin_load(kf_session *s)
 {
 	if (s->loaded)
 		return kf_fail(&s->err, KF_EINVAL, "a session loads one capture");
 	s->loaded = true;
-	return after_open(s, kf_pd_open_path(&s->pd, path, &s->err));
+	return 0;
+}
+
+int kf_session_load_path(kf_session *s, const char *path)
+{
+	int r = begin_load(s);
+
+	return r ? r : after_open(s, kf_pd_open_path(&s->pd, path, &s->err));
 }
 
 int kf_session_load_fd(kf_session *s, int fd, const char *name)
 {
-	if (s->loaded)
-		return kf_fail(&s->err, KF_EINVAL, "a session loads one capture");
-	s->loaded = true;
-	return after_open(s, kf_pd_open_fd(&s->pd, fd, name, &s->err));
+	int r = begin_load(s);
+
+	return r ? r : after_open(s, kf_pd_open_fd(&s->pd, fd, name, &s->err));
 }
 
 int kf_session_load_mem(kf_session *s, const void *buf, size_t len)
 {
-	if (s->loaded)
-		return kf_fail(&s->err, KF_EINVAL, "a session loads one capture");
-	s->loaded = true;
-	return after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err));
+	int r = begin_load(s);
+
+	return r ? r : after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err));
 }
 
 /* ---- folded output ---------------------------------------------------------------- */
