@@ -34,7 +34,9 @@ die() { echo "oracle.sh: $*" >&2; exit 2; }
 [ $# -ge 1 ] || die "usage: $0 CASE_DIR [perf script args...] [-- collapse-perf.py args...]"
 case_dir=$(cd "$1" 2>/dev/null && pwd) || die "no such case directory: $1"
 shift
-[ -f "$case_dir/perf.data" ] || die "$case_dir/perf.data not found"
+# perf.data is a file, or a directory from `perf record --threads`
+[ -f "$case_dir/perf.data" ] || [ -f "$case_dir/perf.data/data" ] ||
+	die "$case_dir/perf.data not found"
 
 perf_args=()
 collapse_args=()
@@ -128,7 +130,9 @@ PYEOF
 }
 
 input=$case_dir/perf.data
-action=$(fixup_killed "$input" "$tmp/perf.data")
+action=keep
+# (a directory capture's header file is not checked for data.size 0)
+[ -d "$input" ] || action=$(fixup_killed "$input" "$tmp/perf.data")
 if [ "$action" != keep ]; then
 	echo "oracle.sh: $case_dir/perf.data has data.size 0 (killed perf record): perf reads a copy with $action" >&2
 	input=$tmp/perf.data

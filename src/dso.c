@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/fs.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -535,6 +536,97 @@ static bool consider(struct kf_dsos *d, const char *root, const char *path,
 	return syms->fd != -1 && run->fd != -1;
 }
 
+static bool running_kernel_bid(struct kf_dsos *d, uint8_t out[20], size_t *len);
+
+/* The vdso of this process, parsed from memory.  perf 6.1 does the same
+ * for a capture that recorded no [vdso] build-id (machine__findnew_vdso
+ * copies its own vdso): right only if this is the recorded kernel. */
+static bool load_own_vdso(struct kf_dsos *d, struct dso_state *st)
+{
+	const uint8_t *img = (const uint8_t *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	GElf_Ehdr eh;
+	size_t size;
+	char *copy;
+	Elf *elf;
+	int nr;
+
+	(void)d;
+	if (!img || memcmp(img, ELFMAG, SELFMAG) != 0 || img[EI_CLASS] != ELFCLASS64)
+		return false;
+	{
+		const Elf64_Ehdr *e = (const Elf64_Ehdr *)(const void *)img;
+
+		size = (size_t)e->e_shoff + (size_t)e->e_shnum * e->e_shentsize;
+		if (size < sizeof(*e) || size > (1u << 20))
+			return false;
+	}
+	copy = malloc(size);
+	if (!copy)
+		return false;
+	memcpy(copy, img, size);
+	elf = elf_memory(copy, size);
+	if (!elf || !gelf_getehdr(elf, &eh)) {
+		if (elf)
+			elf_end(elf);
+		free(copy);
+		return false;
+	}
+	kf_symtab_init(&st->syms);
+	nr = load_pass(&st->syms, elf, elf, false);
+	if (nr >= 0) {
+		int nd = load_pass(&st->syms, elf, elf, true);
+
+		nr = nd < 0 ? -1 : nr + nd;
+	}
+	elf_end(elf);
+	free(copy);
+	st->has_syms = nr > 0;
+	st->file = strdup("the running kernel's vdso");
+	return st->has_syms;
+}
+
+/* Is the running kernel the recorded one?  By build-id when the capture
+ * has the kernel's; else (pipe and -z captures record none) by host name
+ * and release, which is weaker. */
+static bool running_is_recorded(struct kf_dsos *d, bool *verified)
+{
+	uint8_t want[20], got[20];
+	size_t wl = 0, gl = 0, i;
+	char host[256];
+
+	*verified = false;
+	for (i = 0; i < d->env->n_buildids; i++) {
+		const struct kf_buildid_entry *e = &d->env->buildids[i];
+
+		if (e->cpumode == 1 && strcmp(e->filename, "[kernel.kallsyms]") == 0) {
+			wl = e->len;
+			memcpy(want, e->id, wl);
+			break;
+		}
+	}
+	if (wl) {
+		*verified = running_kernel_bid(d, got, &gl) && gl == wl &&
+			    memcmp(got, want, wl) == 0;
+		return *verified;
+	}
+	if (!d->env->hostname || !d->env->osrelease || gethostname(host, sizeof(host)))
+		return false;
+	host[sizeof(host) - 1] = '\0';
+	{
+		size_t n;
+		char *rel = kf_fs_read(d->fs, NULL, "/proc/sys/kernel/osrelease", 4096, &n);
+		bool same;
+
+		if (!rel)
+			return false;
+		rel[strcspn(rel, "\n")] = '\0';
+		same = strcmp(rel, d->env->osrelease) == 0 &&
+		       strcmp(host, d->env->hostname) == 0;
+		free(rel);
+		return same;
+	}
+}
+
 static bool same_host(struct kf_dsos *d)
 {
 	char host[256];
@@ -636,7 +728,9 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	}
 	/* the build-id cache: .build-id/xx/rest links to <path>/<bid>/ */
 	if (bid_len && d->o.buildid_dir && *d->o.buildid_dir) {
-		const char *leaf[] = { "elf", "debug" };
+		/* perf stores the vdso image as "vdso", not "elf" */
+		const char *leaf[] = { mod->kind == KF_MOD_VDSO ? "vdso" : "elf",
+				       "debug" };
 		size_t k;
 
 		for (k = 0; k < 2; k++) {
@@ -676,6 +770,15 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	consider(d, symfs, name, bid, bid_len, &syms, &run, &found, &mismatch,
 		 &bad);
 done:
+	if (syms.fd == -1 && run.fd == -1 && mod->kind == KF_MOD_VDSO && !verified) {
+		bool same_kernel;
+
+		if ((running_is_recorded(d, &same_kernel) || d->o.compat_perf) &&
+		    load_own_vdso(d, st)) {
+			st->status = same_kernel ? KF_DSO_OK : KF_DSO_UNVERIFIED;
+			return;
+		}
+	}
 	if (syms.fd == -1 && run.fd == -1) {
 		st->status = mismatch ? KF_DSO_MISMATCH :
 			     bad ? KF_DSO_BAD_FILE :

@@ -197,7 +197,9 @@ struct kf_pd {
 	struct kf_env env;
 
 	enum kf_pd_end end;
-	char end_msg[320];
+	char end_msg[512];
+	enum kf_pd_end dir_end;   /* worst damage of a directory's data.N */
+	char dir_msg[400];
 	char *warnings[KF_MAX_WARNINGS];
 	size_t n_warnings, warn_next;
 	char warn_buf[320];
@@ -1095,12 +1097,51 @@ static int start_decompress(struct kf_pd *pd, const struct kf_rec *rec)
 	return 0;
 }
 
+/* Each data.N file of a directory capture is its own zstd stream (perf
+ * keeps one decompressor per file): drop what the last one left. */
+static void reset_decompress(struct kf_pd *pd)
+{
+	struct stream *z = &pd->z;
+
+	if (!z->zds)
+		return;
+	ZSTD_DCtx_reset(z->zds, ZSTD_reset_session_only);
+	z->pos = z->len = 0;
+	z->zin_len = z->zin_pos = 0;
+	z->zerr = false;
+	pd->z_active = false;
+}
+
 static int next_part(struct kf_pd *pd)
 {
 	if (pd->cur_part + 1 >= pd->n_parts)
 		return 0;
+	reset_decompress(pd);
 	start_part(pd, pd->cur_part + 1);
 	return 1;
+}
+
+/* A damaged data.N of a directory capture ends that file only: the
+ * others are read, and the damage is reported once all are done. */
+static bool part_failed(struct kf_pd *pd)
+{
+	const struct part *pt = &pd->parts[pd->cur_part];
+
+	if (pd->end == KF_PD_END_CLEAN || !pt->map)
+		return false;
+	pd_warn(pd, "%s: %s", pt->name, pd->end_msg);
+	if (pd->end > pd->dir_end) {
+		pd->dir_end = pd->end;
+		snprintf(pd->dir_msg, sizeof(pd->dir_msg), "%.40s: %.340s", pt->name,
+			 pd->end_msg);
+	}
+	pd->end = KF_PD_END_CLEAN;
+	pd->end_msg[0] = '\0';
+	if (next_part(pd))
+		return true;
+	pd->end = pd->dir_end;
+	snprintf(pd->end_msg, sizeof(pd->end_msg), "%s", pd->dir_msg);
+	return false;
 }
 
 int kf_pd_next(struct kf_pd *pd, struct kf_rec *rec)
@@ -1108,22 +1149,25 @@ int kf_pd_next(struct kf_pd *pd, struct kf_rec *rec)
 	for (;;) {
 		int r;
 
-		if (pd->end != KF_PD_END_CLEAN)
+		if (pd->end != KF_PD_END_CLEAN) {
+			if (part_failed(pd))
+				continue;
 			return 0;
+		}
 		if (pd->z_active) {
 			r = stream_record(pd, &pd->z, rec, true);
 			if (r < 0)
 				return kf_fail(pd->err, KF_ENOMEM,
 					       "decompression: %s", strerror(errno));
 			if (pd->end != KF_PD_END_CLEAN)
-				return 0;
+				continue;
 			if (r == 1)
 				goto got;
 			if (pd->z.zerr) {
 				pd_stop(pd, KF_PD_END_DAMAGED,
 					"offset %#" PRIx64 ": compressed data is corrupt (%s); "
 					"reading stopped there", pd->z.zrec_off, pd->z.zmsg);
-				return 0;
+				continue;
 			}
 			if (pd->z.zin_pos < pd->z.zin_len)
 				continue;   /* more output to come */
@@ -1145,14 +1189,21 @@ int kf_pd_next(struct kf_pd *pd, struct kf_rec *rec)
 					"offset %#zx: the file ends there, but its data "
 					"section runs to %#" PRIx64 "; the rest is missing",
 					pd->main.len, pt->end);
-			if (pd->end == KF_PD_END_CLEAN && next_part(pd))
-				continue;
 			if (pd->end == KF_PD_END_CLEAN && stream_avail(&pd->z) &&
 			    pd->z.zds)
 				pd_stop(pd, pd->killed || pd->pipe ?
 					KF_PD_END_CUT : KF_PD_END_DAMAGED,
 					"the compressed data ends inside a record (%zu bytes left over)",
 					stream_avail(&pd->z));
+			if (pd->end != KF_PD_END_CLEAN)
+				continue;
+			if (next_part(pd))
+				continue;
+			if (pd->dir_end != KF_PD_END_CLEAN) {
+				pd->end = pd->dir_end;
+				snprintf(pd->end_msg, sizeof(pd->end_msg), "%s",
+					 pd->dir_msg);
+			}
 			return 0;
 		}
 	got:
@@ -1681,8 +1732,9 @@ static int open_dir(struct kf_pd **out, const char *path, struct kf_error *err)
 			return kf_fail(err, KF_ENOMEM, "out of memory");
 		}
 		pd->n_parts++;
-		if (!np->map)
-			pd_warn(pd, "%s: empty or unreadable, skipped", buf);
+		/* an empty data.N is a CPU that recorded nothing */
+		if (!np->map && access(buf, R_OK) != 0)
+			pd_warn(pd, "%s: unreadable (%s), skipped", buf, strerror(errno));
 	}
 	closedir(d);
 	if (pd->n_parts > 2)

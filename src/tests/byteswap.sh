@@ -68,6 +68,7 @@ done
 [ ${#jobs[@]} -gt 0 ] || { echo "FAIL: no capture to convert"; exit 1; }
 python3 - "$swapper" "${jobs[@]}" <<'EOF'
 import contextlib, importlib.util, sys
+sys.dont_write_bytecode = True
 spec = importlib.util.spec_from_file_location("sw", sys.argv[1])
 sw = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sw)
