@@ -17,7 +17,7 @@ for f in *.c *.h; do
 	base=${f%.*}
 	[ -n "${layer[$base]+x}" ] || { echo "check-layers: $f has no layer"; fail=1; continue; }
 	while read -r inc; do
-		h=${inc%.h}
+		h=${inc%.h}; h=${h%.def}
 		[ -n "${layer[$h]+x}" ] || { echo "check-layers: $f includes unknown $inc"; fail=1; continue; }
 		if [ "${layer[$h]}" -gt "${layer[$base]}" ]; then
 			echo "check-layers: $f (layer ${layer[$base]}) includes $inc (layer ${layer[$h]})"
