@@ -85,4 +85,32 @@ mkdir -p "$tmp/cache/[kernel.kallsyms]/$bid"
 zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/cache/[kernel.kallsyms]/$bid/kallsyms"
 expect "kallsyms from the build-id cache" 0 "" -- "$kfold" --buildid-dir "$tmp/cache" "$tmp/otherkernel"
 grep -q 'entry_SYSCALL' "$tmp/out" || { echo "FAIL: kallsyms from the cache not used"; fail=1; }
+# a perf build-id cache (perf archive layout) instead of a symfs: the
+# binary and libc are found by build-id, not by their recorded paths
+bid=$(python3 - "$cases/syscall/perf.data" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+# the BUILD_ID entry: 20 id bytes, the size byte (20), 3 pad, the name
+i = -1
+while True:
+    i = d.find(b'/tmp/kfold-fx/bin/syscall\0', i + 1)
+    if i < 0 or d[i - 4] == 20:
+        break
+print(d[i - 24:i - 4].hex())
+PY
+)
+cache=$tmp/bcache
+mkdir -p "$cache/.build-id/${bid:0:2}" "$cache/tmp/kfold-fx/bin/syscall/$bid"
+cp "$src/testdata/symfs/tmp/kfold-fx/bin/syscall" "$cache/tmp/kfold-fx/bin/syscall/$bid/elf"
+ln -s "../../tmp/kfold-fx/bin/syscall/$bid" "$cache/.build-id/${bid:0:2}/${bid:2}"
+expect "build-id cache" 0 "" -- "$kfold" -q --buildid-dir "$cache" \
+	--kallsyms "$tmp/cache/[kernel.kallsyms]/"*/kallsyms --symfs "$tmp/emptysymfs" \
+	--buildid-dir "$cache" "$cases/syscall/perf.data"
+grep -q 'main;do_io' "$tmp/out" || { echo "FAIL: names not taken from the build-id cache"; head -3 "$tmp/out"; fail=1; }
+# a link in the cache that leads outside it is not followed
+rm "$cache/.build-id/${bid:0:2}/${bid:2}"
+ln -s "$src/testdata/symfs/tmp/kfold-fx/bin" "$cache/.build-id/${bid:0:2}/${bid:2}"
+expect "cache link out of the cache" 0 "" -- "$kfold" -q --kallsyms "$tmp/cache/[kernel.kallsyms]/"*/kallsyms \
+	--symfs "$tmp/emptysymfs" --buildid-dir "$cache" "$cases/syscall/perf.data"
+grep -q 'main;do_io' "$tmp/out" && { echo "FAIL: followed a link out of the cache"; fail=1; }
 exit $fail
