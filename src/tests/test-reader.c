@@ -420,6 +420,72 @@ static void test_ksymbol(void)
 	pdb_free(&img);
 }
 
+/* Build-ids from a HEADER_BUILD_ID record (perf inject -b) and from an
+ * MMAP2 record of the build-id form (--buildid-mmap). */
+static void test_buildid_records(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	static const uint64_t chain[] = { CTX_USER, 0x401000, 0x501000 };
+	kf_options o = KF_OPTIONS_INIT;
+	kf_session *s;
+	kf_module_info mi;
+	FILE *f = fopen("/dev/null", "w");
+	size_t k, i, n;
+	bool seen_prog = false, seen_lib = false;
+
+	rec_comm(&d, BASIC, 7, 7, "prog", 0, false);
+	rec_mmap2(&d, BASIC, 7, 0x400000, 0x2000, 0, "/bin/prog", 0);
+	k = pdb_rec(&d, 10, 2 | (1u << 14));   /* MMAP2, build-id form */
+	pdb_u32(&d, 7);
+	pdb_u32(&d, 7);
+	pdb_u64(&d, 0x500000);
+	pdb_u64(&d, 0x2000);
+	pdb_u64(&d, 0);
+	pdb_u8(&d, 20);
+	pdb_zero(&d, 3);
+	for (i = 0; i < 20; i++)
+		pdb_u8(&d, 0x22);
+	pdb_u32(&d, 5);
+	pdb_u32(&d, 2);
+	pdb_str8(&d, "/lib/libother.so", 56);
+	trailer(&d, BASIC, 7, 7, 0, 0);
+	pdb_end_rec(&d, k);
+	k = pdb_rec(&d, 67, 2 | (1u << 15));   /* HEADER_BUILD_ID */
+	pdb_u32(&d, (uint32_t)-1);
+	for (i = 0; i < 20; i++)
+		pdb_u8(&d, 0x11);
+	pdb_u8(&d, 20);
+	pdb_zero(&d, 3);
+	pdb_bytes(&d, "/bin/prog", 10);
+	pdb_zero(&d, 64 - 10);
+	pdb_end_rec(&d, k);
+	rec_sample(&d, BASIC, 2, 7, 100, 5, chain, 3, 0);
+	pdb_pipe(&img, &a, 1, &d);
+	o.no_files = true;
+	CHECK_EQ(kf_session_new(&s, &o), 0);
+	CHECK_EQ(kf_session_load_mem(s, img.p, img.len), 0);
+	CHECK_EQ(kf_session_write_folded(s, f), 0);
+	n = kf_session_n_modules(s);
+	CHECK_EQ(n, 2);
+	for (i = 0; i < n; i++) {
+		CHECK_EQ(kf_session_module(s, i, &mi), 0);
+		if (strcmp(mi.name, "/bin/prog") == 0) {
+			CHECK_STR(mi.build_id, "1111111111111111111111111111111111111111");
+			seen_prog = true;
+		} else if (strcmp(mi.name, "/lib/libother.so") == 0) {
+			CHECK_STR(mi.build_id, "2222222222222222222222222222222222222222");
+			seen_lib = true;
+		}
+	}
+	CHECK(seen_prog && seen_lib);
+	kf_session_free(s);
+	fclose(f);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
 static void test_damage(void)
 {
 	struct pdb d = { 0 }, img = { 0 };
@@ -916,6 +982,7 @@ int main(void)
 	RUN(test_two_events);
 	RUN(test_markers);
 	RUN(test_ksymbol);
+	RUN(test_buildid_records);
 	RUN(test_damage);
 	RUN(test_bad_headers);
 	RUN(test_unknown_records);
