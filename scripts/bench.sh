@@ -149,6 +149,17 @@ mkdir -p "$work/bin" "$work/home" "$work/empty-buildid" "$work/run" \
 : > "$work/perfconfig"	# PERF_CONFIG=<empty file>: perf reads no config
 cp "$kfold_src" "$work/bin/kfold" || die "cannot copy $kfold_src"
 kfold=$work/bin/kfold
+# what was measured: the copy's build-id, the build type, the source tree's state
+kfold_id=$(readelf -n "$kfold" 2>/dev/null | awk '/Build ID/ { print $3; exit }')
+kfold_build=
+bopts=$(dirname "$kfold_src")/meson-info/intro-buildoptions.json
+if [ -f "$bopts" ]; then
+	kfold_build=$("$py" -c 'import json, sys
+o = {x["name"]: x["value"] for x in json.load(open(sys.argv[1]))}
+print("meson buildtype %s, optimization %s, b_sanitize %s" % (o.get("buildtype"), o.get("optimization"), o.get("b_sanitize")))' "$bopts" 2>/dev/null)
+fi
+kfold_git=$(git -C "$root" rev-parse --short HEAD 2>/dev/null) &&
+	kfold_git="$kfold_git + $(git -C "$root" status --porcelain 2>/dev/null | wc -l) uncommitted changes in the tree"
 
 # The environment every measured command runs in.
 HENV=(env -u PERF_BUILDID_DIR HOME="$work/home" PERF_CONFIG="$work/perfconfig" LC_ALL=C)
@@ -607,18 +618,18 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a == a + 0) printf "%.1f
 {
 	echo
 	echo "kfold bench: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $ncpu CPUs, $perf_version, $("$py" -V 2>&1) ($py)"
-	echo "kfold: $kfold_src"
+	echo "kfold: $kfold_src (copied at start; build-id ${kfold_id:-?}${kfold_build:+; $kfold_build}${kfold_git:+; git $kfold_git})"
 	echo "capture: $file"
-	printf '  %.1f MB (%s bytes), %s samples (kfold --stats; perf report: %s), %s folded stacks, lost events %s, throttled %s\n' \
+	printf '  %.1f MiB (%s bytes), %s samples (kfold --stats; perf report: %s), %s folded stacks, lost events %s, throttled %s\n' \
 		"$(awk -v b="$file_bytes" 'BEGIN { print b / 1048576 }')" "$file_bytes" "$samples" "${perf_samples:-?}" "$stacks" "${lost:-?}" "${throttled:-?}"
 	if [ -n "$record_s" ]; then
 		echo "  recorded with: perf record -N -a -g -e cpu-clock -F $freq -- workload.sh ($ncpu load threads + gcc/find/gzip loop)"
 		echo "  recording took ${record_s} s, then ${finish_s} s for perf record to finish; load average before/after: $load_record_before / $load_record_after"
 	fi
 	echo "symbols: --buildid-dir <empty dir> --kallsyms <copy of /proc/kallsyms at record time>, empty perf config, LC_ALL=C"
-	echo "median of $runs runs; RSS = peak resident set (GNU time %M); ratio = tool / kfold (default mode)"
+	echo "median of $runs runs; cpu = user + sys; RSS = peak resident set (GNU time %M), MiB; ratio = tool / kfold (default mode)"
 	echo
-	printf '%-45s %8s %8s %9s %8s %8s %8s\n' "command" "wall s" "cpu s" "RSS MB" "wall" "cpu" "RSS"
+	printf '%-45s %8s %8s %9s %8s %8s %8s\n' "command" "wall s" "cpu s" "RSS MiB" "wall" "cpu" "RSS"
 	for name in "${all_rows[@]}"; do
 		case $name in
 		pipe_perf|pipe_py)
@@ -632,7 +643,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a == a + 0) printf "%.1f
 	echo
 	echo "same output, compared with kfold --compat=perf: pipeline / compat = wall $(ratio "${wall[pipeline]}" "${wall[compat]}"), cpu $(ratio "${cpu[pipeline]}" "${cpu[compat]}"), RSS $(ratio "${rss[pipeline]}" "${rss[compat]}")"
 	awk -v s="$samples" -v w="${wall[kfold]}" -v c="${wall[compat]}" -v b="$file_bytes" 'BEGIN {
-		printf "kfold throughput: %.0f samples/s, %.0f MB/s (default); %.0f samples/s (--compat=perf)\n",
+		printf "kfold throughput: %.0f samples/s, %.0f MiB/s (default); %.0f samples/s (--compat=perf)\n",
 			s / w, b / 1048576 / w, s / c }'
 	echo "kfold --compat=perf vs perf script | collapse-perf.py: $verdict"
 	if [ "$((only_k + only_p))" -gt 0 ]; then
@@ -654,6 +665,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a == a + 0) printf "%.1f
 	echo "  - stackcollapse-perf.pl is not installed: its Python reimplementation scripts/collapse-perf.py ($("$py" -V 2>&1)) is used;"
 	echo "    the pipeline's RSS is the sum of both processes' peaks (they run together), its cpu includes both."
 	echo "  - perf script > /dev/null is the perf side alone (no collapse)."
+	echo "  - kfold maps the whole capture (mmap): up to its size ($(awk -v b="$file_bytes" 'BEGIN { printf "%.0f", b / 1048576 }') MiB) of kfold's RSS is the file's page-cache pages,"
+	echo "    shared and reclaimable; perf reads the file through smaller windows."
+	echo "  - the capture is system-wide: processes other than the workload are in it and folded too; if their"
+	echo "    binaries change on disk between runs, the tools can name their frames differently from run to run."
 	echo "  - 'perf report -g folded' is the command of the issue: on perf 6.1 it works, but prints percentages per"
 	echo "    comm/dso/symbol entry, callee first, and hides chains under 0.5%; its output is not stackcollapse's."
 	echo "    'perf report --sort comm -g folded,0,...' = --stdio --no-children --sort comm -g folded,0,caller,period"

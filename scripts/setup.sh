@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
-	libelf-dev libdw-dev libzstd-dev
+	libelf-dev libdw-dev libzstd-dev libiberty-dev
 	zstd python3 linux-perf binutils
 )
 missing=()

@@ -25,6 +25,8 @@
 
 #include <elfutils/libdwelf.h>
 
+#include "demangle.h"
+
 #define KF_MAX_KALLSYMS ((size_t)256 << 20)
 #define KF_MAX_PERFMAP ((size_t)1 << 30)
 #define KSYM_NAME_LEN 512
@@ -368,10 +370,18 @@ static int load_pass(struct kf_symtab *t, Elf *syms, Elf *run, bool dynsym)
 			else
 				value -= ssh.sh_addr - ssh.sh_offset;
 		}
-		kf_symtab_add(t, value, s.st_size,
-			      bind == STB_WEAK ? KF_BIND_WEAK :
-			      bind == STB_GLOBAL ? KF_BIND_GLOBAL : KF_BIND_LOCAL,
-			      name, strlen(name));
+		/* perf demangles before it compares aliases (choose_best_symbol
+		 * counts the demangled name's length) */
+		{
+			char *dm = kf_demangle(name);
+			const char *use = dm ? dm : name;
+
+			kf_symtab_add(t, value, s.st_size,
+				      bind == STB_WEAK ? KF_BIND_WEAK :
+				      bind == STB_GLOBAL ? KF_BIND_GLOBAL :
+				      KF_BIND_LOCAL, use, strlen(use));
+			free(dm);
+		}
 		nr++;
 	}
 	if (nr > 0)
@@ -440,7 +450,12 @@ static int synth_plt(struct kf_symtab *t, Elf *run)
 			name = "";
 		else
 			name = (const char *)strs->d_buf + s.st_name;
-		snprintf(buf, sizeof(buf), "%s@plt", name);
+		{
+			char *dm = kf_demangle(name);
+
+			snprintf(buf, sizeof(buf), "%s@plt", dm ? dm : name);
+			free(dm);
+		}
 		kf_symtab_add(t, off, entsize, KF_BIND_GLOBAL, buf, strlen(buf));
 		off += entsize;
 		nr++;
