@@ -33,12 +33,12 @@ CFLAGS=(-std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 	-fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror)
 
 ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
-	nocallchain changed jit)
+	nocallchain changed jit cxx)
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
 
-for tool in perf gcc zstd objcopy readelf taskset python3; do
+for tool in perf gcc g++ zstd objcopy readelf taskset python3; do
 	command -v "$tool" >/dev/null || die "$tool not found"
 done
 [ "$(id -u)" = 0 ] || die "run as root"
@@ -67,6 +67,10 @@ build() {
 	for f in "$src"/*.c; do
 		name=$(basename "$f" .c)
 		gcc "${CFLAGS[@]}" -o "$BIN/$name" "$f" -pthread
+	done
+	for f in "$src"/*.cpp; do
+		name=$(basename "$f" .cpp)
+		g++ "${CFLAGS[@]/-std=gnu11/-std=gnu++17}" -I "$src" -o "$BIN/$name" "$f"
 	done
 	# "changed": VERSION=1 is recorded, VERSION=2 goes into the case symfs.
 	gcc "${CFLAGS[@]}" -DVERSION=1 -o "$BIN/changed" "$src/changed.c"
@@ -115,6 +119,11 @@ record_cases() {
 	if want syscall; then
 		new_case syscall "syscall: write/getppid/clock_gettime loop, frame-pointer callchains"
 		rec syscall -e cpu-clock -F 1000 -g -- "$BIN/syscall" 0.2
+	fi
+
+	if want cxx; then
+		new_case cxx "cxx: C++ namespaces, templates, a lambda, a virtual call, std::sort (demangled names)"
+		rec cxx -e cpu-clock -F 1000 -g -- "$BIN/cxx" 0.2
 	fi
 
 	if want threads; then
