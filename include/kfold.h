@@ -150,6 +150,13 @@ KF_API int kf_session_load_mem(kf_session *s, const void *buf, size_t len);
  * stack text).  Returns 0, KF_EIO if writing failed, or KF_ENOMEM. */
 KF_API int kf_session_write_folded(kf_session *s, FILE *out);
 
+/* Writes what the capture says about where it was recorded (host, kernel
+ * release, architecture, CPUs, memory, perf version, command line, the
+ * events, the sample time range, compression), one "# key : value" line
+ * each in the format of `perf report --header-only`, for the fields the
+ * capture has.  Returns 0 or KF_EIO. */
+KF_API int kf_session_write_header(kf_session *s, FILE *out);
+
 /* Borrowed; valid until kf_session_free. */
 KF_API const kf_stats *kf_session_stats(const kf_session *s);
 

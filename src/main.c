@@ -18,7 +18,7 @@ enum {
 	OPT_COMPAT = 256, OPT_NO_INLINE, OPT_INLINE, OPT_SAMPLES, OPT_EVENT,
 	OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_PERF_MAP_DIR, OPT_ADDRS,
 	OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_PID, OPT_TID, OPT_STATS, OPT_VERSION,
-	OPT_MAX_QUEUE,
+	OPT_MAX_QUEUE, OPT_HEADER,
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +41,7 @@ static const struct option long_opts[] = {
 	{ "tid", no_argument, NULL, OPT_TID },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
+	{ "header", no_argument, NULL, OPT_HEADER },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -76,6 +77,8 @@ static void usage(FILE *f)
 "      --pid             root frame comm-PID\n"
 "      --tid             root frame comm-PID/TID\n"
 "      --stats           print what was read on stderr\n"
+"      --header          print what the capture says about where it was\n"
+"                        recorded (as perf report --header-only) and stop\n"
 "      --max-queue BYTES memory the time-ordering queue may copy (default 256M)\n"
 "  -q, --quiet           no warnings\n"
 "  -h, --help            this text\n"
@@ -142,7 +145,7 @@ int main(int argc, char **argv)
 	kf_options o = KF_OPTIONS_INIT;
 	struct logctx lc = { false };
 	const char *input = NULL, *output = NULL;
-	bool stats = false;
+	bool stats = false, header = false;
 	kf_session *s = NULL;
 	FILE *out = stdout;
 	int c, r, status = 0;
@@ -180,6 +183,7 @@ int main(int argc, char **argv)
 		case OPT_PID: o.root = KF_ROOT_PID; break;
 		case OPT_TID: o.root = KF_ROOT_TID; break;
 		case OPT_STATS: stats = true; break;
+		case OPT_HEADER: header = true; break;
 		case OPT_MAX_QUEUE:
 			if (!parse_size(optarg, &o.max_queue_bytes)) {
 				fprintf(stderr, "kfold: --max-queue: bad size '%s'\n", optarg);
@@ -219,7 +223,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	r = kf_session_write_folded(s, out);
+	r = header ? kf_session_write_header(s, out) :
+		     kf_session_write_folded(s, out);
 	if (output && fclose(out) != 0 && r == 0) {
 		fprintf(stderr, "kfold: %s: %s\n", output, strerror(errno));
 		r = KF_EIO;
