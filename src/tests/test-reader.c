@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <zstd.h>
 
@@ -482,6 +483,105 @@ static void test_buildid_records(void)
 	CHECK(seen_prog && seen_lib);
 	kf_session_free(s);
 	fclose(f);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+/* Kernel modules: their MMAP names become "[name]" (.ko suffixes dropped,
+ * '-' -> '_'), kallsyms symbols tagged "\t[name]" go to them, the kernel's
+ * own symbols move by the KASLR delta between the file and the capture. */
+static void test_kernel_modules(void)
+{
+	char path[] = "/tmp/kfold-test-kallsyms-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	/* leaf in the module, caller in the kernel */
+	static const uint64_t chain[] = { CTX_KERNEL, 0xffffffffc0002010ull,
+					  0xffffffff81000150ull };
+	kf_options o = KF_OPTIONS_INIT;
+	struct run r;
+	size_t k;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	/* this kallsyms is from a boot where the kernel sat 0x200000 higher */
+	fputs("ffffffff81200000 T _text\n"
+	      "ffffffff81200100 T do_syscall_64\n"
+	      "ffffffff81200200 t helper\n"
+	      "ffffffffc0002000 t nf_conntrack_in\t[nf_conntrack]\n"
+	      "ffffffffc0002100 t nf_ct_get_tuple\t[nf_conntrack]\n"
+	      "ffffffffc0009000 t orphan_fn\t[not_loaded]\n", f);
+	fclose(f);
+	rec_kmap(&d, BASIC);
+	k = pdb_rec(&d, 1, 1);
+	pdb_u32(&d, (uint32_t)-1);
+	pdb_u32(&d, 0);
+	pdb_u64(&d, 0xffffffffc0002000ull);
+	pdb_u64(&d, 0x8000);
+	pdb_u64(&d, 0);
+	pdb_str8(&d, "/lib/modules/6.1.0/kernel/net/nf-conntrack.ko.xz", 32);
+	trailer(&d, BASIC, 0, 0, 0, 0);
+	pdb_end_rec(&d, k);
+	rec_comm(&d, BASIC, 7, 7, "prog", 0, false);
+	rec_sample(&d, BASIC, 1, 7, 100, 5, chain, 3, 0);
+	pdb_file(&img, &a, 1, &d, false);
+	o.kallsyms = path;
+	{
+		/* a real load: no_files off for this one */
+		kf_session *s;
+		FILE *out;
+
+		memset(&r, 0, sizeof(r));
+		out = open_memstream(&r.out, &r.len);
+		CHECK_EQ(kf_session_new(&s, &o), 0);
+		CHECK_EQ(kf_session_load_mem(s, img.p, img.len), 0);
+		CHECK_EQ(kf_session_write_folded(s, out), 0);
+		kf_session_free(s);
+		fclose(out);
+	}
+	CHECK_STR(r.out, "prog;do_syscall_64;nf_conntrack_in 5\n");
+	run_free(&r);
+	unlink(path);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+/* LOST and THROTTLE records are counted. */
+static void test_lost(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	struct run r;
+	size_t k;
+
+	basic_data(&d, BASIC);
+	k = pdb_rec(&d, 2, 0);          /* LOST: id, lost */
+	pdb_u64(&d, 0);
+	pdb_u64(&d, 17);
+	trailer(&d, BASIC, 7, 7, 400, 0);
+	pdb_end_rec(&d, k);
+	k = pdb_rec(&d, 5, 0);          /* THROTTLE: time, id, stream id */
+	pdb_u64(&d, 410);
+	pdb_u64(&d, 0);
+	pdb_u64(&d, 0);
+	trailer(&d, BASIC, 7, 7, 410, 0);
+	pdb_end_rec(&d, k);
+	k = pdb_rec(&d, 13, 0);         /* LOST_SAMPLES */
+	pdb_u64(&d, 3);
+	trailer(&d, BASIC, 7, 7, 420, 0);
+	pdb_end_rec(&d, k);
+	pdb_file(&img, &a, 1, &d, false);
+	run_buf(&img, NULL, &r);
+	CHECK_EQ(r.st.lost_events, 17);
+	CHECK_EQ(r.st.throttles, 1);
+	CHECK_EQ(r.st.lost_samples, 3);
+	CHECK_STR(r.out, basic_out);
+	run_free(&r);
 	pdb_free(&d);
 	pdb_free(&img);
 }
@@ -983,6 +1083,8 @@ int main(void)
 	RUN(test_markers);
 	RUN(test_ksymbol);
 	RUN(test_buildid_records);
+	RUN(test_kernel_modules);
+	RUN(test_lost);
 	RUN(test_damage);
 	RUN(test_bad_headers);
 	RUN(test_unknown_records);
