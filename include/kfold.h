@@ -96,13 +96,16 @@ typedef struct kf_options {
 				    (fuzzing): every frame stays unnamed */
 	size_t max_queue_bytes;  /* cap of the time-ordering queue's copies;
 				    0 = default (256 MiB) */
+	bool file_order;         /* process records in file order instead of
+				    time order (what perf does for a capture
+				    without sample_id_all); for comparisons */
 	kf_log_fn log;
 	void *log_payload;
 } kf_options;
 
 #define KF_OPTIONS_INIT { KF_COMPAT_NONE, true, false, NULL, NULL, NULL, \
 			  NULL, NULL, 0, false, KF_ROOT_COMM, false, 0,    \
-			  NULL, NULL }
+			  false, NULL, NULL }
 
 /* What a load saw.  All counts are of records or samples of the input. */
 typedef struct kf_stats {

@@ -33,7 +33,7 @@ CFLAGS=(-std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 	-fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror)
 
 ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
-	nocallchain changed jit cxx)
+	nocallchain changed jit cxx ordering)
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
@@ -119,6 +119,25 @@ record_cases() {
 	if want syscall; then
 		new_case syscall "syscall: write/getppid/clock_gettime loop, frame-pointer callchains"
 		rec syscall -e cpu-clock -F 1000 -g -- "$BIN/syscall" 0.2
+	fi
+
+	if want ordering; then
+		# a shell forking and exec'ing short programs on both CPUs: an
+		# exec's COMM and MMAPs land in one CPU's buffer and the new
+		# program's first samples in the other's, so file order is not
+		# time order.  Re-recorded until it shows (kfold --file-order,
+		# the capture read in file order, must fold differently).
+		local kfold=$root/build/kfold try
+		[ -x "$kfold" ] || die "ordering needs $kfold (meson compile -C build)"
+		for try in 1 2 3 4 5 6 7 8 9 10; do
+			new_case ordering "ordering: fork+exec on both CPUs, where time order matters (try $try)"
+			PIN='' rec ordering -e cpu-clock -F 2000 -g -- sh "$src/ordering.sh"
+			printf 'addrs|--addrs||--addrs\n' > "$cases_dir/ordering/variants"
+			if ! cmp -s <("$kfold" -q --no-inline "$cases_dir/ordering/perf.data") \
+				    <("$kfold" -q --no-inline --file-order "$cases_dir/ordering/perf.data"); then
+				break
+			fi
+		done
 	fi
 
 	if want cxx; then

@@ -18,7 +18,7 @@ enum {
 	OPT_COMPAT = 256, OPT_NO_INLINE, OPT_INLINE, OPT_SAMPLES, OPT_EVENT,
 	OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_PERF_MAP_DIR, OPT_ADDRS,
 	OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_PID, OPT_TID, OPT_STATS, OPT_VERSION,
-	OPT_MAX_QUEUE, OPT_HEADER,
+	OPT_MAX_QUEUE, OPT_HEADER, OPT_FILE_ORDER,
 };
 
 static const struct option long_opts[] = {
@@ -42,6 +42,7 @@ static const struct option long_opts[] = {
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
 	{ "header", no_argument, NULL, OPT_HEADER },
+	{ "file-order", no_argument, NULL, OPT_FILE_ORDER },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -80,6 +81,9 @@ static void usage(FILE *f)
 "      --header          print what the capture says about where it was\n"
 "                        recorded (as perf report --header-only) and stop\n"
 "      --max-queue BYTES memory the time-ordering queue may copy (default 256M)\n"
+"      --file-order      process records in file order, not time order (to see\n"
+"                        what the ordering changes; perf does this only for\n"
+"                        captures without sample_id_all)\n"
 "  -q, --quiet           no warnings\n"
 "  -h, --help            this text\n"
 "      --version         print the version\n"
@@ -184,6 +188,7 @@ int main(int argc, char **argv)
 		case OPT_TID: o.root = KF_ROOT_TID; break;
 		case OPT_STATS: stats = true; break;
 		case OPT_HEADER: header = true; break;
+		case OPT_FILE_ORDER: o.file_order = true; break;
 		case OPT_MAX_QUEUE:
 			if (!parse_size(optarg, &o.max_queue_bytes)) {
 				fprintf(stderr, "kfold: --max-queue: bad size '%s'\n", optarg);

@@ -577,7 +577,8 @@ static int setup_stages(struct kf_session *s)
 		return kf_fail(&s->err, r, "out of memory");
 	/* perf falls back to file order when the first event has no
 	 * sample_id_all: sideband records have no time then */
-	s->ordered = kf_pd_n_attrs(s->pd) == 0 || kf_pd_attr(s->pd, 0)->sample_id_all;
+	s->ordered = !s->o.file_order && (kf_pd_n_attrs(s->pd) == 0 ||
+					  kf_pd_attr(s->pd, 0)->sample_id_all);
 	s->name_width = 0;
 	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
 		int w = (int)strlen(kf_pd_event_name(s->pd, i));

@@ -113,4 +113,16 @@ ln -s "$src/testdata/symfs/tmp/kfold-fx/bin" "$cache/.build-id/${bid:0:2}/${bid:
 expect "cache link out of the cache" 0 "" -- "$kfold" -q --kallsyms "$tmp/cache/[kernel.kallsyms]/"*/kallsyms \
 	--symfs "$tmp/emptysymfs" --buildid-dir "$cache" "$cases/syscall/perf.data"
 grep -q 'main;do_io' "$tmp/out" && { echo "FAIL: followed a link out of the cache"; fail=1; }
+# time order matters on the "ordering" capture: read in file order, a
+# sample of an exec'ing shell child comes before its COMM and MMAPs
+o=("${opts[@]}" --kallsyms "$tmp/cache/[kernel.kallsyms]/"*/kallsyms)
+"$kfold" -q "${o[@]}" "$cases/ordering/perf.data" > "$tmp/timed"
+"$kfold" -q "${o[@]}" --file-order "$cases/ordering/perf.data" > "$tmp/filed"
+if cmp -s "$tmp/timed" "$tmp/filed"; then
+	echo "FAIL ordering: file order folds the same"; fail=1
+elif grep -q '^:[0-9]' "$tmp/timed" || ! grep -q '^:[0-9]' "$tmp/filed"; then
+	echo "FAIL ordering: expected a thread without its COMM only in file order"; fail=1
+else
+	echo "ok   time order: $(diff "$tmp/timed" "$tmp/filed" | grep -c '^[<>]') lines differ in file order"
+fi
 exit $fail
