@@ -158,6 +158,17 @@ bool kf_order_over(const struct kf_order *q)
 	return q->bytes > q->max_bytes;
 }
 
+const uint8_t *kf_order_min_stable(const struct kf_order *q)
+{
+	const uint8_t *m = NULL;
+	size_t i;
+
+	for (i = 0; i < q->n; i++)
+		if (!q->heap[i].copy && (!m || q->heap[i].rec.data < m))
+			m = q->heap[i].rec.data;
+	return m;
+}
+
 uint64_t kf_order_out_of_order(const struct kf_order *q)
 {
 	return q->out_of_order;

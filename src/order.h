@@ -53,6 +53,11 @@ bool kf_order_pop(struct kf_order *q, struct kf_rec *out, uint64_t *time);
 /* True when the queue holds more copied bytes than it may. */
 bool kf_order_over(const struct kf_order *q);
 
+/* The lowest address of a queued record that points into the caller's
+ * stable buffer (rec->stable), or NULL if none: the buffer below it is no
+ * longer needed. */
+const uint8_t *kf_order_min_stable(const struct kf_order *q);
+
 uint64_t kf_order_out_of_order(const struct kf_order *q);
 size_t kf_order_peak_bytes(const struct kf_order *q);
 

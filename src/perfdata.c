@@ -177,6 +177,7 @@ struct kf_pd {
 	const uint8_t *mem;  /* whole file (mmap or caller buffer) */
 	size_t mem_len;
 	bool mem_mapped;
+	const uint8_t *released;  /* pages below this were given back */
 	int fd, own_fd;
 
 	struct stream main;  /* the current data part */
@@ -247,6 +248,34 @@ const char *kf_pd_take_warning(struct kf_pd *pd)
 	snprintf(pd->warn_buf, sizeof(pd->warn_buf), "%s",
 		 pd->warnings[pd->warn_next++]);
 	return pd->warn_buf;
+}
+
+void kf_pd_release(struct kf_pd *pd, const uint8_t *keep)
+{
+	const struct part *pt;
+	const uint8_t *base, *cur;
+	size_t page = 4096, len;
+
+	if (pd->main.kind != ST_MEM || !pd->mem_mapped || !pd->parts)
+		return;
+	pt = &pd->parts[pd->cur_part];
+	base = pt->map ? pt->map : pd->mem;
+	len = pt->map ? pt->map_len : pd->mem_len;
+	cur = pd->main.buf + pd->main.pos;
+	if (!keep || keep > cur || keep < base)
+		keep = cur;
+	if (keep < base || keep > base + len)
+		return;
+	keep = base + ((size_t)(keep - base) & ~(page - 1));
+	if (pd->released < base || pd->released > keep)
+		pd->released = base;
+	if (keep > pd->released) {
+		/* read-only private file mapping: dropped pages are read back
+		 * from the file if ever touched again */
+		madvise((void *)pd->released, (size_t)(keep - pd->released),
+			MADV_DONTNEED);
+		pd->released = keep;
+	}
 }
 
 bool kf_pd_swapped(const struct kf_pd *pd) { return pd->swap; }

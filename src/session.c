@@ -18,6 +18,7 @@
 
 #include "cur.h"
 #include "dso.h"
+#include "emit-folded.h"
 #include "error.h"
 #include "fs.h"
 #include "maps.h"
@@ -643,6 +644,8 @@ static int run(struct kf_session *s)
 				if (r)
 					return r;
 			}
+			/* what the queue no longer holds is not needed again */
+			kf_pd_release(s->pd, kf_order_min_stable(s->order));
 			continue;
 		}
 		if (rec.type >= KF_REC_USER_START)
@@ -754,105 +757,22 @@ int kf_session_load_mem(kf_session *s, const void *buf, size_t len)
 	return r ? r : after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err));
 }
 
-/* ---- folded output ---------------------------------------------------------------- */
-
-struct line {
-	char *text;
-	uint64_t weight;
-};
-
-static int cmp_lines(const void *a, const void *b)
-{
-	const struct line *la = a, *lb = b;
-
-	return strcmp(la->text, lb->text);
-}
+/* ---- folded output ----------------------------------------------------------- */
 
 int kf_session_write_folded(kf_session *s, FILE *out)
 {
-	struct line *lines = NULL;
-	size_t n = 0, cap = 0, i, j;
-	struct kf_buf b;
-	uint32_t *path = NULL;
-	size_t cap_path = 0;
-	int r = 0;
+	uint64_t lines = 0;
+	int r;
 
 	if (!s->namer_ready)
 		return 0;
-	kf_buf_init(&b);
-	for (i = 1; i < s->stacks.n; i++) {
-		const struct kf_node *nd = &s->stacks.nodes[i];
-		size_t depth = 0, k;
-		uint32_t id;
-		const char *root;
-		bool java, first_piece;
-
-		if (!nd->samples)
-			continue;
-		for (id = (uint32_t)i; id; id = s->stacks.nodes[id].parent) {
-			if (!KF_GROW(path, cap_path, depth + 1)) {
-				r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
-				goto out;
-			}
-			path[depth++] = id;
-		}
-		/* path[depth-1] is the root */
-		root = kf_strtab_get(&s->roots, s->stacks.nodes[path[depth - 1]].frame.module);
-		java = strncmp(root, "java", 4) == 0;
-		b.len = 0;
-		kf_buf_puts(&b, root);
-		first_piece = true;
-		(void)first_piece;
-		for (k = depth - 1; k-- > 0;) {
-			const char *t = kf_namer_frame(&s->namer,
-						       &s->stacks.nodes[path[k]].frame,
-						       java);
-
-			if (!t) {
-				r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
-				goto out;
-			}
-			if (!*t)
-				continue;
-			kf_buf_put(&b, ";", 1);
-			kf_buf_puts(&b, t);
-		}
-		if (b.oom || !KF_GROW(lines, cap, n + 1)) {
-			r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
-			goto out;
-		}
-		lines[n].text = kf_strndup(kf_buf_cstr(&b), b.len);
-		lines[n].weight = nd->weight;
-		if (!lines[n].text) {
-			r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
-			goto out;
-		}
-		n++;
-	}
-	if (n)
-		qsort(lines, n, sizeof(*lines), cmp_lines);
-	s->stats.stacks = 0;
-	for (i = 0; i < n; i = j) {
-		uint64_t w = lines[i].weight;
-
-		for (j = i + 1; j < n && strcmp(lines[j].text, lines[i].text) == 0; j++)
-			w += lines[j].weight;
-		if (fprintf(out, "%s %" PRIu64 "\n", lines[i].text, w) < 0) {
-			r = kf_fail(&s->err, KF_EIO, "writing the output: %s",
-				    strerror(errno));
-			goto out;
-		}
-		s->stats.stacks++;
-	}
-	if (fflush(out) != 0)
-		r = kf_fail(&s->err, KF_EIO, "writing the output: %s", strerror(errno));
-out:
-	for (i = 0; i < n; i++)
-		free(lines[i].text);
-	free(lines);
-	free(path);
-	kf_buf_fini(&b);
-	return r;
+	r = kf_emit_folded(&s->stacks, &s->namer, &s->roots, out, &lines);
+	s->stats.stacks = lines;
+	if (r == KF_EIO)
+		return kf_fail(&s->err, KF_EIO, "writing the output: %s", strerror(errno));
+	if (r)
+		return kf_fail(&s->err, r, "out of memory");
+	return 0;
 }
 
 /* ---- modules ------------------------------------------------------------------ */

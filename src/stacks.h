@@ -34,9 +34,9 @@ struct kf_frame {
 
 struct kf_node {
 	struct kf_frame frame;
-	uint32_t parent;      /* node id; 0 = none (root frames) */
 	uint64_t weight;      /* sum of weights of stacks ending here */
-	uint64_t samples;
+	uint32_t parent;      /* node id; 0 = none (root frames) */
+	uint32_t samples;     /* samples ending here (saturates) */
 };
 
 struct kf_stacks {
@@ -58,7 +58,8 @@ static inline void kf_stacks_add(struct kf_stacks *s, uint32_t node,
 				 uint64_t weight)
 {
 	s->nodes[node].weight += weight;
-	s->nodes[node].samples++;
+	if (s->nodes[node].samples < UINT32_MAX)
+		s->nodes[node].samples++;
 }
 
 #endif

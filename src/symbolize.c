@@ -384,8 +384,8 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 		kf_buf_puts(out, "_[j]");
 }
 
-const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
-			   bool java)
+int kf_namer_frame_id(struct kf_namer *n, const struct kf_frame *f, bool java,
+		      uint32_t *id_out)
 {
 	uint64_t key = frame_key(f, java);
 	uint32_t idx, id;
@@ -394,8 +394,10 @@ const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
 		const struct kf_frame *k = &n->entries[idx].frame;
 
 		if (k->addr == f->addr && k->module == f->module &&
-		    k->flags == (f->flags | (java ? 0x80000000u : 0)))
-			return kf_strtab_get(&n->texts, n->entries[idx].text);
+		    k->flags == (f->flags | (java ? 0x80000000u : 0))) {
+			*id_out = n->entries[idx].text;
+			return 0;
+		}
 	}
 	n->tmp.len = 0;
 	if (n->tmp.p)
@@ -405,9 +407,9 @@ const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
 	else
 		name_kfold(n, f, java, &n->tmp);
 	if (n->tmp.oom)
-		return NULL;
+		return KF_ENOMEM;
 	if (!kf_strtab_intern(&n->texts, kf_buf_cstr(&n->tmp), n->tmp.len, &id))
-		return NULL;
+		return KF_ENOMEM;
 	if (!kf_map64_get(&n->cache, key, &idx) && n->n < UINT32_MAX &&
 	    KF_GROW(n->entries, n->cap, n->n + 1)) {
 		n->entries[n->n].frame = *f;
@@ -416,6 +418,17 @@ const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
 		if (kf_map64_put(&n->cache, key, (uint32_t)n->n))
 			n->n++;
 	}
+	*id_out = id;
+	return 0;
+}
+
+const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
+			   bool java)
+{
+	uint32_t id;
+
+	if (kf_namer_frame_id(n, f, java, &id))
+		return NULL;
 	return kf_strtab_get(&n->texts, id);
 }
 

@@ -55,6 +55,11 @@ void kf_namer_fini(struct kf_namer *n);
 const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
 			   bool java);
 
+/* The same as an id into n->texts (0 = ""); 0 or KF_ENOMEM.  The text
+ * stays at kf_strtab_get(&n->texts, id) once naming is over. */
+int kf_namer_frame_id(struct kf_namer *n, const struct kf_frame *f, bool java,
+		      uint32_t *id_out);
+
 /* The root frame's text (comm with spaces turned into '_', plus -PID or
  * -PID/TID).  `line` is the rest of the perf script header line in compat
  * mode (see session.c), used to reproduce how stackcollapse splits the

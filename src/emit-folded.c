@@ -1,0 +1,337 @@
+/* emit-folded.c - sorted folded output without building every line.
+ *
+ * Perl's `sort { $a cmp $b }` orders whole stack strings.  Walking the
+ * trie gives the same order if, at each level, the children are ordered
+ * by their text followed by a terminator: the end of the string for the
+ * line that ends at that frame, ';' for the lines that go deeper.  That
+ * holds as long as no frame text contains ';' itself (a line's frames
+ * would then not be separable); kfold names never do, but perf-compatible
+ * names split at "->" can, so such output is sorted as whole strings.
+ */
+#include "emit-folded.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfold.h"
+
+struct em {
+	const struct kf_stacks *st;
+	struct kf_namer *namer;
+	const struct kf_strtab *roots;
+	uint32_t *text;          /* per node: text id (roots: id in roots) */
+	uint32_t *first, *next;  /* child lists */
+	FILE *out;
+	struct kf_buf line;
+	uint64_t lines;
+	int err;
+};
+
+static const char *text_of(const struct em *e, uint32_t node)
+{
+	if (e->st->nodes[node].parent == 0)
+		return kf_strtab_get(e->roots, e->text[node]);
+	return kf_strtab_get(&e->namer->texts, e->text[node]);
+}
+
+/* ---- one level ------------------------------------------------------------ */
+
+struct group {
+	uint32_t text_node;      /* a node whose text the group has */
+	uint64_t weight, samples;/* of the lines ending at this group */
+	uint32_t *kids;          /* children of the group's nodes, flattened */
+	size_t n_kids, cap_kids;
+};
+
+struct item {
+	const char *text;
+	uint32_t group;
+	int sub;                 /* 0: the line ending here, 1: deeper lines */
+};
+
+static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+	if (!kf_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return KF_ENOMEM;
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/* Adds node's weight to g, and its children to g->kids; a child whose text
+ * is empty (stackcollapse drops that frame) is looked through. */
+static int absorb(struct em *e, struct group *g, uint32_t node)
+{
+	uint32_t c;
+	int r;
+
+	g->weight += e->st->nodes[node].weight;
+	g->samples += e->st->nodes[node].samples;
+	for (c = e->first[node]; c; c = e->next[c]) {
+		if (e->text[c] == 0) {
+			r = absorb(e, g, c);
+		} else {
+			r = push(&g->kids, &g->n_kids, &g->cap_kids, c);
+		}
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int cmp_nodes(const void *a, const void *b, void *ctx)
+{
+	return strcmp(text_of(ctx, *(const uint32_t *)a),
+		      text_of(ctx, *(const uint32_t *)b));
+}
+
+/* text + terminator order: the end of a string sorts before anything,
+ * ';' where it would stand */
+static int cmp_items(const void *pa, const void *pb)
+{
+	const struct item *a = pa, *b = pb;
+	const unsigned char *x = (const unsigned char *)a->text;
+	const unsigned char *y = (const unsigned char *)b->text;
+	int cx, cy;
+
+	while (*x && *x == *y) {
+		x++;
+		y++;
+	}
+	cx = *x ? *x : a->sub ? ';' : -1;
+	cy = *y ? *y : b->sub ? ';' : -1;
+	if (cx != cy)
+		return cx < cy ? -1 : 1;
+	/* both strings ended: the own line first */
+	return a->sub - b->sub;
+}
+
+static int level(struct em *e, uint32_t *nodes, size_t n, bool root);
+
+static int emit_line(struct em *e, uint64_t weight)
+{
+	if (fprintf(e->out, "%s %" PRIu64 "\n", kf_buf_cstr(&e->line), weight) < 0) {
+		e->err = KF_EIO;
+		return KF_EIO;
+	}
+	e->lines++;
+	return 0;
+}
+
+/* Emits, in order, every line below the frames in nodes (one level: all
+ * children of the previous group, or all roots). */
+static int level(struct em *e, uint32_t *nodes, size_t n, bool root)
+{
+	struct group *groups = NULL;
+	struct item *items = NULL;
+	size_t ng = 0, ni = 0, i, j;
+	int r = 0;
+
+	qsort_r(nodes, n, sizeof(*nodes), cmp_nodes, e);
+	groups = kf_calloc(n ? n : 1, sizeof(*groups));
+	items = kf_calloc(n ? 2 * n : 1, sizeof(*items));
+	if (!groups || !items) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i = j) {
+		struct group *g = &groups[ng];
+
+		g->text_node = nodes[i];
+		for (j = i; j < n && strcmp(text_of(e, nodes[j]),
+					    text_of(e, nodes[i])) == 0; j++) {
+			r = absorb(e, g, nodes[j]);
+			if (r)
+				goto out;
+		}
+		if (g->samples)
+			items[ni++] = (struct item){ text_of(e, g->text_node),
+						     (uint32_t)ng, 0 };
+		if (g->n_kids)
+			items[ni++] = (struct item){ text_of(e, g->text_node),
+						     (uint32_t)ng, 1 };
+		ng++;
+	}
+	qsort(items, ni, sizeof(*items), cmp_items);
+	for (i = 0; i < ni && !r; i++) {
+		struct group *g = &groups[items[i].group];
+		size_t keep = e->line.len;
+
+		if (!root)
+			kf_buf_put(&e->line, ";", 1);
+		kf_buf_puts(&e->line, items[i].text);
+		if (e->line.oom) {
+			r = KF_ENOMEM;
+			break;
+		}
+		if (!items[i].sub)
+			r = emit_line(e, g->weight);
+		else
+			r = level(e, g->kids, g->n_kids, false);
+		e->line.len = keep;
+		e->line.p[keep] = '\0';
+	}
+out:
+	for (i = 0; i < ng; i++)
+		free(groups[i].kids);
+	free(groups);
+	free(items);
+	return r;
+}
+
+/* ---- fallback: whole lines, sorted --------------------------------------- */
+
+struct wline {
+	char *text;
+	uint64_t weight;
+};
+
+static int cmp_wlines(const void *a, const void *b)
+{
+	return strcmp(((const struct wline *)a)->text, ((const struct wline *)b)->text);
+}
+
+static int sorted_lines(struct em *e)
+{
+	struct wline *v = NULL;
+	size_t n = 0, cap = 0, i, j;
+	uint32_t *path = NULL;
+	size_t cap_path = 0;
+	int r = 0;
+
+	for (i = 1; i < e->st->n; i++) {
+		size_t depth = 0, k;
+		uint32_t id;
+
+		if (!e->st->nodes[i].samples)
+			continue;
+		for (id = (uint32_t)i; id; id = e->st->nodes[id].parent) {
+			if (push(&path, &depth, &cap_path, id)) {
+				r = KF_ENOMEM;
+				goto out;
+			}
+		}
+		e->line.len = 0;
+		kf_buf_puts(&e->line, text_of(e, path[depth - 1]));
+		for (k = depth - 1; k-- > 0;) {
+			if (e->text[path[k]] == 0)
+				continue;
+			kf_buf_put(&e->line, ";", 1);
+			kf_buf_puts(&e->line, text_of(e, path[k]));
+		}
+		if (e->line.oom || !KF_GROW(v, cap, n + 1)) {
+			r = KF_ENOMEM;
+			goto out;
+		}
+		v[n].text = kf_strndup(kf_buf_cstr(&e->line), e->line.len);
+		v[n].weight = e->st->nodes[i].weight;
+		if (!v[n++].text) {
+			r = KF_ENOMEM;
+			goto out;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_wlines);
+	for (i = 0; i < n && !r; i = j) {
+		uint64_t w = v[i].weight;
+
+		for (j = i + 1; j < n && strcmp(v[j].text, v[i].text) == 0; j++)
+			w += v[j].weight;
+		e->line.len = 0;
+		kf_buf_puts(&e->line, v[i].text);
+		r = emit_line(e, w);
+	}
+out:
+	for (i = 0; i < n; i++)
+		free(v[i].text);
+	free(v);
+	free(path);
+	return r;
+}
+
+/* ---- entry --------------------------------------------------------------------- */
+
+int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
+		   const struct kf_strtab *roots, FILE *out, uint64_t *lines)
+{
+	struct em e;
+	uint32_t *rootv = NULL, *stack = NULL;
+	size_t n_roots = 0, cap_roots = 0, sp = 0, cap_stack = 0, i;
+	bool separable = true;
+	int r = 0;
+
+	memset(&e, 0, sizeof(e));
+	e.st = st;
+	e.namer = namer;
+	e.roots = roots;
+	e.out = out;
+	kf_buf_init(&e.line);
+	e.text = kf_calloc(st->n, sizeof(*e.text));
+	e.first = kf_calloc(st->n, sizeof(*e.first));
+	e.next = kf_calloc(st->n, sizeof(*e.next));
+	if (!e.text || !e.first || !e.next) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	for (i = st->n; i-- > 1;) {
+		uint32_t p = st->nodes[i].parent;
+
+		if (p) {
+			e.next[i] = e.first[p];
+			e.first[p] = (uint32_t)i;
+		} else if (push(&rootv, &n_roots, &cap_roots, (uint32_t)i)) {
+			r = KF_ENOMEM;
+			goto out;
+		}
+	}
+	/* name every frame, each under its root (Java tidying depends on the
+	 * root's comm) */
+	for (i = 0; i < n_roots && !r; i++) {
+		uint32_t root = rootv[i];
+		const char *rt = kf_strtab_get(roots, st->nodes[root].frame.module);
+		bool java = strncmp(rt, "java", 4) == 0;
+
+		e.text[root] = st->nodes[root].frame.module;
+		if (strchr(rt, ';'))
+			separable = false;
+		sp = 0;
+		if (push(&stack, &sp, &cap_stack, root)) {
+			r = KF_ENOMEM;
+			break;
+		}
+		while (sp && !r) {
+			uint32_t nd = stack[--sp], c;
+
+			for (c = e.first[nd]; c; c = e.next[c]) {
+				r = kf_namer_frame_id(namer, &st->nodes[c].frame, java,
+						      &e.text[c]);
+				if (r)
+					break;
+				if (push(&stack, &sp, &cap_stack, c)) {
+					r = KF_ENOMEM;
+					break;
+				}
+			}
+		}
+	}
+	if (r)
+		goto out;
+	/* no more interning: texts stay put from here on */
+	for (i = 1; i < st->n && separable; i++)
+		if (st->nodes[i].parent && strchr(text_of(&e, (uint32_t)i), ';'))
+			separable = false;
+	r = separable ? level(&e, rootv, n_roots, true) : sorted_lines(&e);
+	if (!r && fflush(out) != 0)
+		r = KF_EIO;
+out:
+	if (lines)
+		*lines = e.lines;
+	free(e.text);
+	free(e.first);
+	free(e.next);
+	free(rootv);
+	free(stack);
+	kf_buf_fini(&e.line);
+	return r ? r : e.err;
+}
