@@ -128,6 +128,8 @@ static int level(struct em *e, uint32_t *nodes, size_t n, bool root)
 	size_t ng = 0, ni = 0, i, j;
 	int r = 0;
 
+	if (!n)
+		return 0;
 	qsort_r(nodes, n, sizeof(*nodes), cmp_nodes, e);
 	groups = kf_calloc(n ? n : 1, sizeof(*groups));
 	items = kf_calloc(n ? 2 * n : 1, sizeof(*items));
