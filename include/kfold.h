@@ -120,6 +120,9 @@ typedef struct kf_stats {
 	uint64_t unthrottles;      /* UNTHROTTLE records */
 	uint64_t out_of_order;     /* records older than ones already used */
 	uint64_t unknown_records;  /* records of types kfold skips unread */
+	uint64_t samples_unwound;  /* samples whose user stack was unwound */
+	uint64_t frames_guessed;   /* unwound frames found by a frame-pointer
+				      step (no unwind information) */
 	uint64_t stacks;           /* distinct folded stacks written */
 	bool input_cut;            /* the capture ends inside a record (a
 				      killed perf record or a cut pipe) */
@@ -182,6 +185,22 @@ KF_API size_t kf_session_n_modules(const kf_session *s);
 /* Module i (i < kf_session_n_modules); strings borrowed until
  * kf_session_free.  Returns 0 or KF_EINVAL. */
 KF_API int kf_session_module(kf_session *s, size_t i, kf_module_info *out);
+
+/* Why the unwinding of `--call-graph dwarf` samples stopped, per module
+ * and reason, with what would fix it. */
+typedef struct kf_unwind_stop {
+	const char *module;      /* the module charged ("" when none) */
+	const char *reason;      /* "user stack copy exhausted", ... */
+	uint64_t samples;
+	const char *hint;        /* what would get more frames, or "" */
+} kf_unwind_stop;
+
+/* Number of (module, reason) pairs seen; after a load. */
+KF_API size_t kf_session_n_unwind_stops(const kf_session *s);
+
+/* Pair i, most samples first.  Strings borrowed until kf_session_free.
+ * Returns 0 or KF_EINVAL. */
+KF_API int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out);
 
 /* The message of the last failure ("" if none).  Borrowed. */
 KF_API const char *kf_session_errmsg(const kf_session *s);

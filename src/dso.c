@@ -23,6 +23,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 
 #include "demangle.h"
@@ -31,11 +32,24 @@
 #define KF_MAX_PERFMAP ((size_t)1 << 30)
 #define KSYM_NAME_LEN 512
 
+struct cand {
+	int fd;
+	Elf *elf;
+	char *path;
+	bool has_symtab, has_dynsym;
+};
+
 struct dso_state {
 	enum kf_dso_status status;
 	struct kf_symtab syms;
 	bool has_syms;
 	char *file;
+	/* kept open for unwinding: the file with the symbols (maybe a debug
+	 * file with .debug_frame) and the runtime image (.eh_frame) */
+	struct cand syms_file, run_file;
+	char *image;             /* our own vdso's copy, when used */
+	bool cfi_tried;
+	struct kf_cfi cfi;
 };
 
 const char *kf_dso_status_str(enum kf_dso_status s)
@@ -75,12 +89,23 @@ void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
 	}
 }
 
+static void cand_close(struct cand *c);
+
 static void state_free(struct dso_state *st)
 {
 	if (!st)
 		return;
 	kf_symtab_fini(&st->syms);
 	free(st->file);
+	if (st->cfi.eh)
+		dwarf_cfi_end(st->cfi.eh);
+	if (st->cfi.dwarf)
+		dwarf_end(st->cfi.dwarf);
+	if (st->run_file.elf && st->run_file.elf != st->syms_file.elf)
+		cand_close(&st->run_file);
+	if (st->syms_file.elf)
+		cand_close(&st->syms_file);
+	free(st->image);
 	free(st);
 }
 
@@ -162,16 +187,9 @@ static size_t elf_bid(Elf *elf, uint8_t out[20])
 
 /* ---- ELF candidates ------------------------------------------------------- */
 
-struct cand {
-	int fd;
-	Elf *elf;
-	char *path;
-	bool has_symtab, has_dynsym;
-};
-
 static void cand_close(struct cand *c)
 {
-	if (c->elf)
+	if (c->elf && c->fd != -2)
 		elf_end(c->elf);
 	if (c->fd >= 0)
 		close(c->fd);
@@ -179,6 +197,7 @@ static void cand_close(struct cand *c)
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
+
 
 static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr,
 				size_t *idx_out)
@@ -593,8 +612,11 @@ static bool load_own_vdso(struct kf_dsos *d, struct dso_state *st)
 
 		nr = nd < 0 ? -1 : nr + nd;
 	}
-	elf_end(elf);
-	free(copy);
+	/* keep the image and its Elf for unwinding through the vdso */
+	st->image = copy;
+	st->run_file.elf = elf;
+	st->run_file.fd = -1;
+	st->syms_file.fd = -1;
 	st->has_syms = nr > 0;
 	st->file = strdup("the running kernel's vdso");
 	return st->has_syms;
@@ -823,9 +845,14 @@ done:
 	st->has_syms = nr > 0;
 	st->status = nr > 0 ? (verified ? KF_DSO_OK : KF_DSO_UNVERIFIED) :
 		     KF_DSO_NO_SYMBOLS;
-	if (run.fd >= 0)
-		cand_close(&run);
-	cand_close(&syms);
+	/* keep both for unwinding (cand with fd -2: the same as syms) */
+	st->syms_file = syms;
+	if (run.fd >= 0) {
+		st->run_file = run;
+	} else {
+		st->run_file = syms;
+		st->run_file.fd = -2;
+	}
 }
 
 /* ---- kallsyms ------------------------------------------------------------ */
@@ -1287,4 +1314,70 @@ const char *kf_dso_file(struct kf_dsos *d, uint32_t module)
 	struct dso_state *st = ensure(d, module);
 
 	return st ? st->file : NULL;
+}
+
+/* ---- unwinding data ---------------------------------------------------------- */
+
+static bool has_section(Elf *elf, const char *name)
+{
+	GElf_Shdr sh;
+
+	return section_by_name(elf, name, &sh, NULL) && sh.sh_type != SHT_NOBITS;
+}
+
+const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module)
+{
+	struct dso_state *st = ensure(d, module);
+	struct kf_cfi *c;
+	Elf *run;
+	GElf_Ehdr eh;
+	size_t n, i;
+
+	if (!st)
+		return NULL;
+	c = &st->cfi;
+	if (st->cfi_tried)
+		return c->eh || c->dbg ? c : NULL;
+	st->cfi_tried = true;
+	run = st->run_file.elf;
+	if (!run || !gelf_getehdr(run, &eh))
+		return NULL;
+	c->elf = run;
+	c->is64 = gelf_getclass(run) == ELFCLASS64;
+	c->machine = eh.e_machine;
+	/* .eh_frame of the runtime image (a debug file has it as NOBITS) */
+	if (has_section(run, ".eh_frame"))
+		c->eh = dwarf_getcfi_elf(run);
+	/* .debug_frame, from the debug file or the runtime image */
+	{
+		Elf *dbg = st->syms_file.elf && has_section(st->syms_file.elf, ".debug_frame") ?
+			   st->syms_file.elf : has_section(run, ".debug_frame") ? run : NULL;
+
+		if (dbg) {
+			c->dwarf = dwarf_begin_elf(dbg, DWARF_C_READ, NULL);
+			if (c->dwarf)
+				c->dbg = dwarf_getcfi(c->dwarf);
+		}
+	}
+	if (elf_getphdrnum(run, &n) == 0) {
+		for (i = 0; i < n && c->n_load < KF_CFI_MAX_LOADS; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(run, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			c->load[c->n_load].offset = ph.p_offset;
+			c->load[c->n_load].vaddr = ph.p_vaddr;
+			c->load[c->n_load].filesz = ph.p_filesz;
+			c->load[c->n_load].memsz = ph.p_memsz;
+			c->n_load++;
+		}
+	}
+	{
+		size_t len;
+		char *raw = elf_rawfile(run, &len);
+
+		c->image = (const uint8_t *)raw;
+		c->image_len = raw ? len : 0;
+	}
+	return c->eh || c->dbg ? c : NULL;
 }

@@ -87,6 +87,30 @@ enum kf_dso_status kf_dso_status(struct kf_dsos *d, uint32_t module);
 /* The file the symbols came from, or NULL.  Borrowed. */
 const char *kf_dso_file(struct kf_dsos *d, uint32_t module);
 
+/* What unwinding needs from a module's files: the CFI of its .eh_frame
+ * and of a .debug_frame (libdw's Dwarf_CFI, opaque here), where file
+ * offsets land in the ELF's address space, and the file's bytes. */
+#define KF_CFI_MAX_LOADS 16
+struct kf_cfi {
+	void *eh;                /* Dwarf_CFI of .eh_frame, or NULL */
+	void *dbg;               /* Dwarf_CFI of .debug_frame, or NULL */
+	void *dwarf;             /* the Dwarf that owns dbg */
+	void *elf;               /* the runtime image's Elf */
+	bool is64;
+	uint16_t machine;        /* e_machine */
+	struct {
+		uint64_t offset, vaddr, filesz, memsz;
+	} load[KF_CFI_MAX_LOADS];
+	size_t n_load;
+	const uint8_t *image;    /* the whole file, for memory reads */
+	size_t image_len;
+};
+
+/* The unwinding data of a module (loading its files on first use), or
+ * NULL when it has no CFI (kf_dso_status says whether a file was found
+ * at all).  Valid until kf_dsos_fini. */
+const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module);
+
 /* Text for a status ("build-id mismatch", ...). */
 const char *kf_dso_status_str(enum kf_dso_status s);
 

@@ -254,6 +254,21 @@ int main(int argc, char **argv)
 				mi.status, mi.file ? ", from " : "",
 				mi.file ? mi.file : "");
 		}
+		n = kf_session_n_unwind_stops(s);
+		if (n)
+			fprintf(stderr, "kfold: user stacks unwound: %" PRIu64
+				" samples, %" PRIu64 " frames guessed; where they ended:\n",
+				kf_session_stats(s)->samples_unwound,
+				kf_session_stats(s)->frames_guessed);
+		for (i = 0; i < n; i++) {
+			kf_unwind_stop us;
+
+			if (kf_session_unwind_stop(s, i, &us) != 0)
+				continue;
+			fprintf(stderr, "kfold: %10" PRIu64 "  %s%s%s%s%s\n", us.samples,
+				us.reason, us.module[0] ? " in " : "", us.module,
+				us.hint[0] ? ": " : "", us.hint);
+		}
 	}
 	kf_session_free(s);
 	return status;

@@ -29,6 +29,7 @@
 #include "stacks.h"
 #include "symbolize.h"
 #include "tasks.h"
+#include "unwind.h"
 #include "util.h"
 
 #define KF_VERSION "0.1.0"
@@ -60,6 +61,9 @@ struct kf_session {
 	struct kf_stacks stacks;
 	struct kf_namer namer;
 	bool namer_ready;
+	struct kf_unwinder *unwinder;
+	struct kf_uframe *uframes;
+	uint64_t requested_stack;     /* largest sample_stack_user asked for */
 	bool loaded;
 
 	/* event selection */
@@ -160,6 +164,8 @@ void kf_session_free(kf_session *s)
 {
 	if (!s)
 		return;
+	kf_unwinder_free(s->unwinder);
+	free(s->uframes);
 	if (s->namer_ready)
 		kf_namer_fini(&s->namer);
 	if (s->dsos_ready)
@@ -305,6 +311,51 @@ static long walk_chain(struct kf_session *s, struct kf_thread *th,
 	return (long)n;
 }
 
+/* --call-graph dwarf: the user part comes from unwinding the sampled
+ * registers and stack (thread__resolve_callchain_unwind); it follows the
+ * kernel part of the callchain.  perf 6.1's libunwind path stores a
+ * return address minus one (get_entries: "--ips[i]"), so in --compat=perf
+ * the frame is that address; kfold keeps the return address and looks it
+ * up at ra - 1, which names the same function. */
+static long unwind_user(struct kf_session *s, struct kf_thread *th,
+			const struct kf_sample *smp, const struct kf_attr *a,
+			size_t n)
+{
+	size_t nu = 0, i;
+	uint32_t endmod;
+
+	if (!s->unwinder || !th->maps)
+		return (long)n;
+	if (!s->uframes) {
+		s->uframes = kf_calloc(PERF_MAX_STACK, sizeof(*s->uframes));
+		if (!s->uframes)
+			return -1;
+	}
+	kf_unwind(s->unwinder, th->maps, smp, a->sample_regs_user, s->uframes,
+		  PERF_MAX_STACK, &nu, &endmod);
+	if (nu)
+		s->stats.samples_unwound++;
+	for (i = 0; i < nu; i++) {
+		struct kf_frame f;
+		uint64_t pc = s->uframes[i].pc;
+
+		if (!pc)
+			continue;   /* perf skips zero entries */
+		if (i > 0 && s->o.compat == KF_COMPAT_PERF)
+			pc--;
+		resolve(s, th, KF_MISC_USER, pc, &f);
+		if (i > 0 && s->o.compat != KF_COMPAT_PERF)
+			f.flags |= KF_FRAME_RA;
+		if (s->uframes[i].guessed) {
+			f.flags |= KF_FRAME_GUESSED;
+			s->stats.frames_guessed++;
+		}
+		if (!push_frame(s, &n, &f))
+			return -1;
+	}
+	return (long)n;
+}
+
 static bool event_matches(const char *name, const char *want)
 {
 	size_t n;
@@ -435,6 +486,9 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		if (weight == 0)
 			weight = 1;
 		nframes = walk_chain(s, th, &smp);
+		if (nframes >= 0 && (a->sample_type & KF_SAMPLE_REGS_USER) &&
+		    (a->sample_type & KF_SAMPLE_STACK_USER))
+			nframes = unwind_user(s, th, &smp, a, (size_t)nframes);
 	} else {
 		if (!s->event) {
 			if (!s->filter_set) {
@@ -447,6 +501,9 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		kf_namer_root(&s->namer, comm, th->pid, th->tid, NULL, &s->root);
 		if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
 			nframes = walk_chain(s, th, &smp);
+			if (nframes >= 0 && (a->sample_type & KF_SAMPLE_REGS_USER) &&
+			    (a->sample_type & KF_SAMPLE_STACK_USER))
+				nframes = unwind_user(s, th, &smp, a, (size_t)nframes);
 		} else if (smp.has_ip) {
 			struct kf_frame f;
 			unsigned cm = smp.misc & KF_MISC_CPUMODE_MASK;
@@ -572,6 +629,29 @@ static int setup_stages(struct kf_session *s)
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
 	s->namer_ready = true;
+	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
+		const struct kf_attr *a = kf_pd_attr(s->pd, i);
+
+		if ((a->sample_type & KF_SAMPLE_REGS_USER) &&
+		    (a->sample_type & KF_SAMPLE_STACK_USER)) {
+			if (a->sample_stack_user > s->requested_stack)
+				s->requested_stack = a->sample_stack_user;
+			if (!s->unwinder) {
+				r = kf_unwinder_new(&s->unwinder, &s->dsos, &s->modules,
+						    kf_pd_env(s->pd)->arch);
+				if (r == KF_EUNSUPP) {
+					logf_(s, KF_LOG_WARN, "user stacks of a %s capture "
+					      "cannot be unwound yet; only the kernel part "
+					      "of each stack is shown",
+					      kf_pd_env(s->pd)->arch);
+					kf_unwinder_free(s->unwinder);
+					s->unwinder = NULL;
+				} else if (r) {
+					return kf_fail(&s->err, r, "out of memory");
+				}
+			}
+		}
+	}
 	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
 			 KF_MAX_QUEUE_BYTES);
 	if (r)
@@ -902,5 +982,104 @@ int kf_session_write_header(kf_session *s, FILE *out)
 			e->comp_ratio);
 	if (fflush(out) != 0)
 		return kf_fail(&s->err, KF_EIO, "writing the header: %s", strerror(errno));
+	return 0;
+}
+
+/* ---- why unwinds stopped -------------------------------------------------------- */
+
+struct stop {
+	uint32_t module;
+	enum kf_unwind_end end;
+	uint64_t n;
+};
+
+static size_t collect_stops(const kf_session *s, struct stop *out, size_t max)
+{
+	size_t k = 0, m;
+	int e;
+
+	if (!s->unwinder)
+		return 0;
+	for (m = 0; m < s->modules.n; m++) {
+		for (e = 0; e < KF_UW_N_REASONS; e++) {
+			uint64_t c = kf_unwinder_count(s->unwinder, (uint32_t)m,
+						       (enum kf_unwind_end)e);
+
+			if (!c)
+				continue;
+			if (out && k < max)
+				out[k] = (struct stop){ (uint32_t)m, (enum kf_unwind_end)e, c };
+			k++;
+		}
+	}
+	return k;
+}
+
+size_t kf_session_n_unwind_stops(const kf_session *s)
+{
+	return collect_stops(s, NULL, 0);
+}
+
+static int cmp_stops(const void *a, const void *b)
+{
+	const struct stop *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	if (x->module != y->module)
+		return x->module < y->module ? -1 : 1;
+	return (int)x->end - (int)y->end;
+}
+
+int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out)
+{
+	size_t n = collect_stops(s, NULL, 0);
+	struct stop *v;
+
+	memset(out, 0, sizeof(*out));
+	if (i >= n)
+		return KF_EINVAL;
+	v = kf_calloc(n, sizeof(*v));
+	if (!v)
+		return KF_ENOMEM;
+	collect_stops(s, v, n);
+	qsort(v, n, sizeof(*v), cmp_stops);
+	out->module = v[i].module ? kf_modules_at(&s->modules, v[i].module)->name : "";
+	out->reason = kf_unwind_end_str(v[i].end);
+	out->samples = v[i].n;
+	switch (v[i].end) {
+	case KF_UW_STACK_END:
+		out->hint = "record with a larger stack copy: --call-graph dwarf,SIZE "
+			    "(up to 65528)";
+		break;
+	case KF_UW_NO_CFI:
+		out->hint = "the code has no .eh_frame entry: install the module's "
+			    "debug file (with .debug_frame) or rebuild with "
+			    "-fasynchronous-unwind-tables";
+		break;
+	case KF_UW_NO_FILE:
+		out->hint = "the module's file was not found: give --symfs or a "
+			    "--buildid-dir holding it (perf archive)";
+		break;
+	case KF_UW_MISMATCH:
+		out->hint = "the file found is not the one recorded: give the "
+			    "recorded build through --symfs or --buildid-dir";
+		break;
+	case KF_UW_NO_MAP:
+		out->hint = "no mapping holds the pc: the capture may have lost "
+			    "MMAP records (see lost events)";
+		break;
+	case KF_UW_JIT:
+		out->hint = "JIT code has no unwind information; a runtime with "
+			    "frame pointers or perf's jitdump would help";
+		break;
+	case KF_UW_DEPTH:
+		out->hint = "the stack is deeper than 127 frames";
+		break;
+	default:
+		out->hint = "";
+		break;
+	}
+	free(v);
 	return 0;
 }

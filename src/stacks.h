@@ -23,6 +23,8 @@
 #define KF_FRAME_ROOT    4u   /* the root: module = comm string id,
 				 addr = pid << 32 | tid */
 #define KF_FRAME_NOMAP   8u   /* no mapping contained the address */
+#define KF_FRAME_GUESSED 16u  /* found by a frame-pointer step where the
+				 module had no unwind information */
 
 struct kf_frame {
 	uint64_t addr;        /* map-relative for mapped user frames (the
