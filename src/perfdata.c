@@ -633,13 +633,21 @@ static void feat_event_desc(struct kf_pd *pd, struct kf_cur *c)
 			set_attr_name(pd, i, name, strlen(name));
 		} else if (pd->pipe) {
 			/* pipe mode may send names before the attrs */
-			char **np = kf_reallocarray(pd->pending_names, i + 1,
-						    sizeof(*np));
-			if (np) {
-				for (size_t k = pd->n_pending_names; k <= i; k++)
-					np[k] = NULL;
-				pd->pending_names = np;
-				pd->n_pending_names = i + 1;
+			char **np = pd->pending_names;
+
+			if (i >= pd->n_pending_names) {
+				np = kf_reallocarray(pd->pending_names, i + 1,
+						     sizeof(*np));
+				if (np) {
+					for (size_t k = pd->n_pending_names; k <= i; k++)
+						np[k] = NULL;
+					pd->pending_names = np;
+					pd->n_pending_names = i + 1;
+				}
+			}
+			if (np && i < pd->n_pending_names) {
+				/* a repeated EVENT_DESC: the last one wins */
+				free(np[i]);
 				np[i] = name;
 				name = NULL;
 			}
