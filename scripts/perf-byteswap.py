@@ -56,13 +56,14 @@
 #    DATA_SRC, TRANSACTION, PHYS_ADDR, CGROUP, *_PAGE_SIZE: u64 (the UAPI
 #    unions are defined so that the u64 value is endian-independent); AUX:
 #    u64 size, bytes verbatim.  The walk must end exactly at header.size.
-#  * STACK_USER dump bytes are swapped as u64 words.  They are memory of the
-#    traced (x86_64, LE) process, but perf's reader byte-swaps the whole
-#    sample body as u64 words and, unlike RAW and AUX, never undoes that for
-#    the stack dump (evsel__parse_sample); a BE writer's stack holds native
-#    BE words.  Swapping the words is what makes a reader that mirrors perf
-#    (swap back as u64 words) recover the original memory, so DWARF
-#    unwinding of the converted file works.
+#  * STACK_USER dump bytes are swapped as words of the traced process: u32
+#    when the sample's user regs say abi 1 (a 32-bit process), else u64.
+#    They are memory of the traced (x86, LE) process; a BE writer's stack
+#    holds native BE words of its own width.  perf's reader byte-swaps the
+#    whole sample body as u64 words and, unlike RAW and AUX, never undoes
+#    that for the stack dump (evsel__parse_sample), which is right for
+#    64-bit words only.  A reader that loads each word in the file's byte
+#    order (kfold) recovers the original values for both widths.
 #  * User records (64+): HEADER_ATTR, EVENT_TYPE, TRACING_DATA (u32 size; the
 #    blob that follows is verbatim), HEADER_BUILD_ID, ID_INDEX, AUXTRACE_INFO,
 #    AUXTRACE (the trace bytes that follow are verbatim), AUXTRACE_ERROR,
@@ -302,19 +303,20 @@ class Swapper:
         b[off:off + n] = v.to_bytes(n, self.oen)
         return v
 
-    def x64n(self, b, off, count, lim=None):
-        """swap count consecutive u64 words"""
+    def x64n(self, b, off, count, lim=None, width=8):
+        """swap count consecutive u64 (or width-byte) words"""
         if count <= 0:
             if count < 0:
                 raise SwapError("negative u64 count at 0x%x" % off)
             return
-        n = count * 8
+        n = count * width
         if lim is None:
             lim = len(b)
         if off + n > lim:
-            raise SwapError("u64 array at 0x%x (%d words) beyond its "
-                            "container (0x%x)" % (off, count, lim))
-        a = array.array("Q")
+            raise SwapError("u%d array at 0x%x (%d words) beyond its "
+                            "container (0x%x)" % (8 * width, off, count, lim))
+        a = array.array("Q" if width == 8 else "I")
+        assert a.itemsize == width
         a.frombytes(bytes(b[off:off + n]))
         a.byteswap()
         b[off:off + n] = a.tobytes()
@@ -558,8 +560,10 @@ class Swapper:
                 u64()
                 self.swap_branch_flags(b, p, e)
                 p += 8
+        abi = 0
         if st & SAMPLE_REGS_USER:
-            if u64():
+            abi = u64()
+            if abi:
                 u64n(popcount(a.regs_user))
         if st & SAMPLE_STACK_USER:
             sz = u64()
@@ -567,7 +571,14 @@ class Swapper:
                 if sz % 8:
                     raise SwapError("SAMPLE at 0x%x: stack dump size %d not "
                                     "a multiple of 8" % (o, sz))
-                u64n(sz // 8)   # memory words, see header comment
+                # memory words, see header comment: 4 bytes for a 32-bit
+                # process (regs abi 1), else 8
+                width = 4 if abi == 1 else 8
+                if p + sz > e:
+                    raise SwapError("SAMPLE at 0x%x: stack dump beyond the "
+                                    "record" % o)
+                self.x64n(b, p, sz // width, e, width)
+                p += sz
                 u64()           # dyn_size
         for bit in (SAMPLE_WEIGHT | SAMPLE_WEIGHT_STRUCT, SAMPLE_DATA_SRC,
                     SAMPLE_TRANSACTION):

@@ -19,7 +19,7 @@
 # only reported.  Skipped with a message when perf is missing.
 set -euo pipefail
 kfold=$1
-src=$2
+src=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -165,8 +165,8 @@ for name in "${names[@]}"; do
 		[ $strict = 1 ] || echo "note $name: perf 6.1 prints the same text for the converted file"
 	elif [ $strict = 1 ]; then
 		echo "FAIL $name: perf script differs between the original and the converted file (exit $rc1/$rc2):"
-		diff -u "$tmp/$name.p1" "$tmp/$name.p2" | head -20
-		head -3 "$tmp/$name.p2.err"
+		{ diff -u "$tmp/$name.p1" "$tmp/$name.p2" | head -20; } || true
+		head -3 "$tmp/$name.p1.err" "$tmp/$name.p2.err"
 		fail=1
 	else
 		echo "note $name: perf 6.1 prints different text for the converted file" \
