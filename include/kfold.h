@@ -195,6 +195,23 @@ typedef struct kf_unwind_stop {
 	const char *hint;        /* what would get more frames, or "" */
 } kf_unwind_stop;
 
+/* Frame-pointer callchains (perf record -g) that stop before the
+ * program's entry (_start, __libc_start_call_main, a thread start): where
+ * they broke, i.e. the module of the outermost frame that still made
+ * sense, which most likely lacks frame pointers.  Call after
+ * kf_session_write_folded. */
+typedef struct kf_fp_break {
+	const char *module;
+	uint64_t samples;
+} kf_fp_break;
+
+/* Samples with a frame-pointer user stack, and how many of them broke. */
+KF_API void kf_session_fp_chains(kf_session *s, uint64_t *samples,
+				 uint64_t *broken);
+KF_API size_t kf_session_n_fp_breaks(kf_session *s);
+/* Break i, most samples first; 0 or KF_EINVAL. */
+KF_API int kf_session_fp_break(kf_session *s, size_t i, kf_fp_break *out);
+
 /* Number of (module, reason) pairs seen; after a load. */
 KF_API size_t kf_session_n_unwind_stops(const kf_session *s);
 

@@ -17,7 +17,10 @@ a rule says how):
                                   reads "[unknown <0>]"), drop the zero
                                   entries at the root end of each stack,
                                   then drop the addresses: kfold's rule
-                                  that the 0 ending a user walk is no frame
+                                  that the 0 ending a user walk is no frame;
+                                  and a root-end "[unknown <ffffffffffffffff>]"
+                                  (perf's frame where the copy of the user
+                                  stack ran out: 0 - 1) becomes "[truncated]"
 
 Rules apply in order to the stack part of every line; equal stacks are then
 merged and the output is sorted like stackcollapse-perf.pl's.
@@ -63,6 +66,9 @@ def main(argv):
                     if variant in (None, "addrs"):
                         source = "expected.addrs.folded"
                         trailing_zero = True
+                elif parts[0] == b"no-oracle":
+                    sys.stderr.write("%s: no oracle for the default mode\n" % case)
+                    return 3
                 elif parts[0] == b"source" and len(parts) == 2:
                     if not variant:
                         source = parts[1].decode()
@@ -77,6 +83,8 @@ def main(argv):
                 frames = stack.split(b";")
                 while len(frames) > 1 and frames[1] == b"[unknown <0>]":
                     del frames[1]
+                if len(frames) > 1 and frames[1] == b"[unknown <ffffffffffffffff>]":
+                    frames[1] = b"[truncated]"
                 stack = b";".join(frames)
                 if variant != "addrs":
                     stack = ADDR.sub(b"]", stack)

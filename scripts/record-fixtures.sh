@@ -31,9 +31,16 @@ BIN=$FX/bin
 LOGS=$FX/logs
 CFLAGS=(-std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 	-fno-optimize-sibling-calls -fno-inline -Wall -Wextra -Werror)
+# The DWARF fixtures (testdata/src/dwarf/dw-*.c) are built WITHOUT frame
+# pointers, as gcc does by default at -O2 on x86_64; their call paths are kept
+# by noipa attributes and by having no tail calls in the source, not by flags.
+# A name ending in -i386 (dw-i386.c) is built with -m32 (gcc-multilib).
+CFLAGS_NOFP=(-std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror)
 
 ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
-	nocallchain changed jit cxx ordering)
+	nocallchain changed jit cxx ordering
+	dwarf-recursion dwarf-threads dwarf-qsort dwarf-syscall dwarf-zstd
+	dwarf-small dwarf-vs-fp dwarf-i386)
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
@@ -58,6 +65,23 @@ else
 fi
 want() { case " ${selected[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
 
+# dwarf-i386 needs a 32-bit toolchain and, for the symfs (refreshed on every
+# run from the files on this machine), the i386 libc and its debug file:
+#   apt-get install gcc-multilib
+#   dpkg --add-architecture i386 && apt-get update && apt-get install libc6-dbg:i386
+# (libc6:i386 then provides /lib/ld-linux.so.2, so a -m32 program runs with
+# /usr/lib/i386-linux-gnu/libc.so.6, whose debug file libc6-dbg:i386 has.)
+HAVE_M32=
+if printf 'int main(void){return 0;}\n' |
+	gcc -m32 -x c -o /dev/null - 2>/dev/null; then
+	HAVE_M32=1
+fi
+if want dwarf-i386 || [ -f "$cases_dir/dwarf-i386/perf.data" ]; then
+	[ -n "$HAVE_M32" ] || die "dwarf-i386 needs gcc -m32 (apt-get install gcc-multilib)"
+	dpkg-query -W -f='${Status}' libc6-dbg:i386 2>/dev/null | grep -q 'install ok installed' ||
+		die "dwarf-i386 needs libc6-dbg:i386 (dpkg --add-architecture i386, apt-get update, apt-get install libc6-dbg:i386)"
+fi
+
 # ---------------------------------------------------------------- build
 build() {
 	log "building fixtures into $BIN"
@@ -75,6 +99,17 @@ build() {
 	# "changed": VERSION=1 is recorded, VERSION=2 goes into the case symfs.
 	gcc "${CFLAGS[@]}" -DVERSION=1 -o "$BIN/changed" "$src/changed.c"
 	gcc "${CFLAGS[@]}" -DVERSION=2 -o "$FX/changed-v2/changed" "$src/changed.c"
+	# DWARF fixtures: no frame pointers; *-i386 as 32-bit programs
+	for f in "$src"/dwarf/dw-*.c; do
+		name=$(basename "$f" .c)
+		case $name in
+		*-i386)
+			[ -n "$HAVE_M32" ] || { log "  skip $name: no gcc -m32"; continue; }
+			gcc -m32 "${CFLAGS_NOFP[@]}" -I "$src" -o "$BIN/$name" "$f" -pthread
+			;;
+		*) gcc "${CFLAGS_NOFP[@]}" -I "$src" -o "$BIN/$name" "$f" -pthread ;;
+		esac
+	done
 }
 
 # ---------------------------------------------------------------- record
@@ -235,6 +270,49 @@ record_cases() {
 		rm -f "$mapfile"
 		printf 'the program wrote %s; it is committed as perf-%s.map\n' "$mapfile" "$pid" >> "$dir/README"
 	fi
+
+	# ---- DWARF captures (--call-graph dwarf) of programs without frame
+	# pointers.  Each sample carries the user registers and a copy of the
+	# top of the user stack (4096 bytes unless said otherwise): about 4.4 KB.
+	if want dwarf-recursion; then
+		new_case dwarf-recursion "dwarf-recursion: recursion to depth 8/24/40/56 (~112-byte frames), no frame pointers; deep stacks exceed the 4096-byte copy"
+		rec dwarf-recursion -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-recursion" 0.2
+	fi
+
+	if want dwarf-threads; then
+		new_case dwarf-threads "dwarf-threads: three named threads (dw-alpha, dw-beta, dw-gamma) + main, no frame pointers"
+		rec dwarf-threads -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-threads" 0.2
+	fi
+
+	if want dwarf-qsort; then
+		new_case dwarf-qsort "dwarf-qsort: program -> libc qsort -> program comparator -> helper, no frame pointers"
+		rec dwarf-qsort -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-qsort" 0.2
+	fi
+
+	if want dwarf-syscall; then
+		new_case dwarf-syscall "dwarf-syscall: write/read/getppid loop, no frame pointers; kernel chain + DWARF-unwound user part"
+		rec dwarf-syscall -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-syscall" 0.2
+	fi
+
+	if want dwarf-zstd; then
+		new_case dwarf-zstd "dwarf-zstd: dw-recursion recorded with --call-graph dwarf,4096 and -z (zstd-compressed records)"
+		rec dwarf-zstd -e cpu-clock -F 1000 --call-graph dwarf,4096 -z -- "$BIN/dw-recursion" 0.2
+	fi
+
+	if want dwarf-small; then
+		new_case dwarf-small "dwarf-small: dw-recursion with a 512-byte stack copy (--call-graph dwarf,512): unwinds end early"
+		rec dwarf-small -e cpu-clock -F 1000 --call-graph dwarf,512 -- "$BIN/dw-recursion" 0.2
+	fi
+
+	if want dwarf-vs-fp; then
+		new_case dwarf-vs-fp "dwarf-vs-fp: dw-qsort (no frame pointers, as in dwarf-qsort) recorded with -g: broken frame-pointer chains"
+		rec dwarf-vs-fp -e cpu-clock -F 1000 -g -- "$BIN/dw-qsort" 0.2
+	fi
+
+	if want dwarf-i386; then
+		new_case dwarf-i386 "dwarf-i386: 32-bit (-m32) recursion + libc qsort, no frame pointers, --call-graph dwarf,4096"
+		rec dwarf-i386 -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-i386" 0.2
+	fi
 }
 
 # ---------------------------------------------------------------- symfs
@@ -271,6 +349,25 @@ for line in sys.stdin:
 '
 }
 
+# mmap_dsos CASE_DIR: absolute paths of the executable file mappings
+# (MMAP/MMAP2 events) in a capture.  Used for the DWARF cases only: an
+# unwinder needs every mapped ELF, also one perf shows no frame in (perf 6.1
+# cannot unwind the 32-bit dwarf-i386 samples at all, so its frames show
+# neither the program nor the i386 libc).
+mmap_dsos() {
+	{ HOME=$FX/home PERF_CONFIG=$FX/perfconfig perf --buildid-dir "$FX/emptycache" \
+		script -i "$1/perf.data" --show-mmap-events -F comm 2>/dev/null || true; } |
+		python3 -c '
+import re, sys
+seen = set()
+for line in sys.stdin:
+    m = re.search(r"PERF_RECORD_MMAP2? .*\]: (?:[r-][w-]x[ps]|x) (/.*?)\s*$", line)
+    if m and m.group(1) not in seen:
+        seen.add(m.group(1))
+        print(m.group(1))
+'
+}
+
 build_symfs() {
 	log "refreshing $symfs"
 	rm -rf "${symfs:?}" "${FX:?}/home" "${FX:?}/emptycache"
@@ -282,6 +379,13 @@ build_symfs() {
 		frame_dsos "$cases_dir/$c" | while read -r path; do
 			printf '%s %s\n' "$c" "$path"
 		done >> "$FX/dsos.txt"
+		case $c in
+		dwarf-*)
+			mmap_dsos "$cases_dir/$c" | while read -r path; do
+				printf '%s %s\n' "$c" "$path"
+			done >> "$FX/dsos.txt"
+			;;
+		esac
 	done
 	sort -u -k2,2 "$FX/dsos.txt" | while read -r c path; do
 		case $path in

@@ -16,5 +16,5 @@ done
 sudo=
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 echo "setup: installing ${missing[*]}" >&2
-$sudo apt-get update -qq
+$sudo apt-get update -qq || echo "setup: apt-get update failed; installing from the package lists there are" >&2
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

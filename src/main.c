@@ -254,6 +254,25 @@ int main(int argc, char **argv)
 				mi.status, mi.file ? ", from " : "",
 				mi.file ? mi.file : "");
 		}
+		{
+			uint64_t fps, fpb;
+
+			kf_session_fp_chains(s, &fps, &fpb);
+			if (fpb)
+				fprintf(stderr, "kfold: frame-pointer stacks: %" PRIu64
+					" samples, %" PRIu64 " stop before the program's "
+					"entry; the chain broke in (built without frame "
+					"pointers? record with --call-graph dwarf):\n",
+					fps, fpb);
+			n = kf_session_n_fp_breaks(s);
+			for (i = 0; i < n; i++) {
+				kf_fp_break b;
+
+				if (kf_session_fp_break(s, i, &b) == 0)
+					fprintf(stderr, "kfold: %10" PRIu64 "  %s\n",
+						b.samples, b.module);
+			}
+		}
 		n = kf_session_n_unwind_stops(s);
 		if (n)
 			fprintf(stderr, "kfold: user stacks unwound: %" PRIu64

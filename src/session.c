@@ -62,6 +62,9 @@ struct kf_session {
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_unwinder *unwinder;
+	bool fp_done;                 /* fp chain breaks counted */
+	uint64_t fp_samples, fp_broken;
+	uint64_t *fp_breaks;          /* samples per module */
 	struct kf_uframe *uframes;
 	uint64_t requested_stack;     /* largest sample_stack_user asked for */
 	bool loaded;
@@ -166,6 +169,7 @@ void kf_session_free(kf_session *s)
 		return;
 	kf_unwinder_free(s->unwinder);
 	free(s->uframes);
+	free(s->fp_breaks);
 	if (s->namer_ready)
 		kf_namer_fini(&s->namer);
 	if (s->dsos_ready)
@@ -323,6 +327,7 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 {
 	size_t nu = 0, i;
 	uint32_t endmod;
+	enum kf_unwind_end end;
 
 	if (!s->unwinder || !th->maps)
 		return (long)n;
@@ -331,8 +336,12 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 		if (!s->uframes)
 			return -1;
 	}
-	kf_unwind(s->unwinder, th->maps, smp, a->sample_regs_user, s->uframes,
-		  PERF_MAX_STACK, &nu, &endmod);
+	/* perf 6.1 cannot unwind 32-bit x86 samples ("unwind: target
+	 * platform=x86 is not supported"): no user frame at all */
+	if (s->o.compat == KF_COMPAT_PERF && smp->regs_user_abi == 1)
+		return (long)n;
+	end = kf_unwind(s->unwinder, th->maps, smp, a->sample_regs_user, s->uframes,
+			PERF_MAX_STACK, &nu, &endmod);
 	if (nu)
 		s->stats.samples_unwound++;
 	for (i = 0; i < nu; i++) {
@@ -349,6 +358,22 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 		if (s->uframes[i].guessed) {
 			f.flags |= KF_FRAME_GUESSED;
 			s->stats.frames_guessed++;
+		}
+		if (!push_frame(s, &n, &f))
+			return -1;
+	}
+	/* the copy of the stack ran out: libunwind reads the return address
+	 * as 0, and perf prints that frame (0 - 1) as [unknown]; kfold marks
+	 * the place [truncated] */
+	if (end == KF_UW_STACK_END && nu < PERF_MAX_STACK) {
+		struct kf_frame f;
+
+		memset(&f, 0, sizeof(f));
+		f.flags = KF_FRAME_NOMAP;
+		f.addr = UINT64_MAX;
+		if (s->o.compat != KF_COMPAT_PERF) {
+			f.flags |= KF_FRAME_TRUNCATED;
+			f.addr = 0;
 		}
 		if (!push_frame(s, &n, &f))
 			return -1;
@@ -528,6 +553,10 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	memset(&root, 0, sizeof(root));
 	root.flags = KF_FRAME_ROOT;
+	if ((a->sample_type & KF_SAMPLE_CALLCHAIN) &&
+	    !((a->sample_type & KF_SAMPLE_REGS_USER) &&
+	      (a->sample_type & KF_SAMPLE_STACK_USER)))
+		root.flags |= KF_FRAME_FPCHAIN;
 	root.module = rid;
 	node = kf_stacks_child(&s->stacks, 0, &root);
 	for (i = (size_t)nframes; node && i-- > 0;)
@@ -1081,5 +1110,129 @@ int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out)
 		break;
 	}
 	free(v);
+	return 0;
+}
+
+/* ---- frame-pointer chains that broke ------------------------------------------- */
+
+/* Functions a complete user stack starts in (the outermost frame a
+ * frame-pointer walk can reach: glibc's own start code has no frame
+ * pointer, so __libc_start_call_main is often the last one seen). */
+static const char *const outermost_fns[] = {
+	"_start", "__libc_start_main", "__libc_start_call_main",
+	"__libc_start_main_impl", "_dl_start_user", "_dl_start", "clone",
+	"clone3", "__clone", "__clone3", "__clone_internal", "start_thread",
+	"thread_start",
+};
+
+static bool is_outermost(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(outermost_fns) / sizeof(outermost_fns[0]); i++) {
+		size_t n = strlen(outermost_fns[i]);
+
+		/* versioned names: __libc_start_main@@GLIBC_2.34 */
+		if (strncmp(name, outermost_fns[i], n) == 0 &&
+		    (name[n] == '\0' || name[n] == '@'))
+			return true;
+	}
+	return false;
+}
+
+static void count_fp_breaks(kf_session *s)
+{
+	size_t i;
+
+	if (s->fp_done || !s->namer_ready)
+		return;
+	s->fp_done = true;
+	s->fp_breaks = kf_calloc(s->modules.n ? s->modules.n : 1, sizeof(*s->fp_breaks));
+	if (!s->fp_breaks)
+		return;
+	for (i = 1; i < s->stacks.n; i++) {
+		const struct kf_node *nd = &s->stacks.nodes[i];
+		uint32_t id = (uint32_t)i, outer = 0, next = 0;
+		const struct kf_node *root;
+
+		if (!nd->samples || !nd->parent)
+			continue;
+		/* the frame next to the root is the outermost one */
+		while (s->stacks.nodes[id].parent) {
+			next = outer;
+			outer = id;
+			id = s->stacks.nodes[id].parent;
+		}
+		root = &s->stacks.nodes[id];
+		if (!(root->frame.flags & KF_FRAME_FPCHAIN) ||
+		    (s->stacks.nodes[outer].frame.flags & KF_FRAME_KERNEL))
+			continue;
+		s->fp_samples += nd->samples;
+		{
+			const struct kf_frame *f = &s->stacks.nodes[outer].frame;
+			uint32_t tid;
+			const char *name;
+
+			if (kf_namer_frame_id(&s->namer, f, false, &tid))
+				continue;
+			name = kf_strtab_get(&s->namer.texts, tid);
+			if (is_outermost(name))
+				continue;
+			s->fp_broken += nd->samples;
+			/* garbage at the end of the chain: the frame inside it
+			 * is the one whose function kept no frame pointer */
+			if ((f->flags & KF_FRAME_NOMAP) && next &&
+			    !(s->stacks.nodes[next].frame.flags & KF_FRAME_KERNEL))
+				f = &s->stacks.nodes[next].frame;
+			if (f->module < s->modules.n)
+				s->fp_breaks[f->module] += nd->samples;
+		}
+	}
+}
+
+void kf_session_fp_chains(kf_session *s, uint64_t *samples, uint64_t *broken)
+{
+	count_fp_breaks(s);
+	*samples = s->fp_samples;
+	*broken = s->fp_broken;
+}
+
+size_t kf_session_n_fp_breaks(kf_session *s)
+{
+	size_t k, n = 0;
+
+	count_fp_breaks(s);
+	if (!s->fp_breaks)
+		return 0;
+	for (k = 0; k < s->modules.n; k++)
+		n += s->fp_breaks[k] != 0;
+	return n;
+}
+
+int kf_session_fp_break(kf_session *s, size_t i, kf_fp_break *out)
+{
+	size_t k, n = kf_session_n_fp_breaks(s), j;
+	uint32_t *order;
+
+	memset(out, 0, sizeof(*out));
+	if (i >= n)
+		return KF_EINVAL;
+	order = kf_calloc(n, sizeof(*order));
+	if (!order)
+		return KF_ENOMEM;
+	for (k = 0, j = 0; k < s->modules.n; k++)
+		if (s->fp_breaks[k])
+			order[j++] = (uint32_t)k;
+	/* most samples first (n is small: the modules that broke chains) */
+	for (k = 1; k < n; k++)
+		for (j = k; j > 0 && s->fp_breaks[order[j]] > s->fp_breaks[order[j - 1]]; j--) {
+			uint32_t t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	out->module = order[i] ? kf_modules_at(&s->modules, order[i])->name : "[unknown]";
+	out->samples = s->fp_breaks[order[i]];
+	free(order);
 	return 0;
 }

@@ -25,6 +25,10 @@
 #define KF_FRAME_NOMAP   8u   /* no mapping contained the address */
 #define KF_FRAME_GUESSED 16u  /* found by a frame-pointer step where the
 				 module had no unwind information */
+#define KF_FRAME_FPCHAIN 64u  /* on a root: the user part of the stack
+				 came from a frame-pointer callchain */
+#define KF_FRAME_TRUNCATED 32u /* marks where the copy of the user stack
+				 ran out: the stack goes on, unseen */
 
 struct kf_frame {
 	uint64_t addr;        /* map-relative for mapped user frames (the

@@ -321,6 +321,10 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 	size_t before = out->len;
 	uint64_t at = f->addr;
 
+	if (f->flags & KF_FRAME_TRUNCATED) {
+		kf_buf_puts(out, "[truncated]");
+		return;
+	}
 	/* a return address points after the call: the call itself, and so
 	 * the caller's name and line, is at ra - 1 */
 	if ((f->flags & KF_FRAME_RA) && at > 0)

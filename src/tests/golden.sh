@@ -35,6 +35,13 @@ for dir in "$src"/testdata/cases/*/; do
 		head -20 "$tmp/$name.diff"
 		fail=1
 	fi
+	# a case whose default output perf cannot give (perf does not unwind
+	# it at all) says which test checks it instead
+	if grep -q '^no-oracle' "$dir/corrections" 2>/dev/null; then
+		echo "note $name: default output checked by $(grep '^no-oracle' "$dir/corrections" | cut -f2)"
+		n=$((n + 1))
+		continue
+	fi
 	python3 "$src/scripts/derive-default.py" "$dir" > "$tmp/$name.want"
 	"$kfold" "${common[@]}" ${args[@]+"${args[@]}"} "$dir/perf.data" \
 		> "$tmp/$name.default" || { echo "FAIL $name: kfold exited $?"; fail=1; continue; }

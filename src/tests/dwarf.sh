@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# dwarf.sh KFOLD SRCDIR: what the DWARF captures show beyond equality with
+# perf (golden.sh checks that):
+#  - the same no-frame-pointer program recorded with -g breaks its stacks,
+#    recorded with --call-graph dwarf does not, and kfold says which
+#    modules broke the frame-pointer chains;
+#  - a stack copy too small for the recursion is reported, with the fix;
+#  - 32-bit samples (which perf 6.1 does not unwind) follow the program's
+#    call graph (testdata/src/dwarf/dw-i386.c).
+set -uo pipefail
+kfold=$1
+src=$2
+cases=$src/testdata/cases
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
+opts=(--symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none")
+fail=0
+
+# share WEIGHT-OF-LINES-MATCHING-REGEX FILE: percent of the total weight
+share() {
+	awk -v re="$1" '{ w = $NF; t += w; if ($0 ~ re) m += w }
+		END { if (t == 0) print 0; else printf "%d\n", 100 * m / t }' "$2"
+}
+
+check() {   # check NAME CONDITION-STATUS MESSAGE
+	if [ "$2" -eq 0 ]; then echo "ok   $1"; else echo "FAIL $1: $3"; fail=1; fi
+}
+
+# 1. fp versus DWARF, same binary
+"$kfold" -q "${opts[@]}" "$cases/dwarf-qsort/perf.data" > "$tmp/dw"
+"$kfold" "${opts[@]}" --stats "$cases/dwarf-vs-fp/perf.data" > "$tmp/fp" 2> "$tmp/fp.err"
+p=$(share '^dw-qsort;_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;main;' "$tmp/dw")
+[ "$p" -ge 95 ]; check "DWARF stacks reach _start ($p%)" $? "only $p% of the weight"
+p=$(share '^dw-qsort;(_start|__libc_start_call_main);' "$tmp/fp")
+[ "$p" -le 5 ]; check "frame-pointer stacks of the same binary are broken ($p% complete)" $? "$p% complete"
+grep -q 'stop before the program.s entry' "$tmp/fp.err"; check "fp breaks reported" $? "no report"
+grep -A3 'stop before the program.s entry' "$tmp/fp.err" | grep -q '/tmp/kfold-fx/bin/dw-qsort$'
+check "the program is named as lacking frame pointers" $? "$(cat "$tmp/fp.err")"
+grep -A3 'stop before the program.s entry' "$tmp/fp.err" | grep -q 'libc.so.6$'
+check "libc is named as lacking frame pointers" $? "$(cat "$tmp/fp.err")"
+
+# 2. a stack copy too small: reason and hint
+"$kfold" "${opts[@]}" --stats "$cases/dwarf-small/perf.data" > "$tmp/small" 2> "$tmp/small.err"
+grep -q 'user stack copy exhausted in /tmp/kfold-fx/bin/dw-recursion: record with a larger stack copy: --call-graph dwarf,SIZE' "$tmp/small.err"
+check "truncation reason and hint" $? "$(grep -i 'exhausted' "$tmp/small.err")"
+p=$(share '^dw-recursion;\[truncated\];' "$tmp/small")
+[ "$p" -ge 90 ]; check "truncated stacks marked [truncated] ($p%)" $? "$p%"
+
+# 3. i386: the program's call graph (perf shows no user frame at all)
+"$kfold" -q "${opts[@]}" "$cases/dwarf-i386/perf.data" > "$tmp/i386"
+base='^dw-i386;_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;main;run;'
+p=$(share "$base" "$tmp/i386")
+# about a quarter of the samples sit in libc's __memcpy_ia32, whose CFI
+# misses its push %eax (the CFA stays esp+4 in the loop), so no unwinder
+# gets past it from those pcs
+[ "$p" -ge 65 ]; check "i386 stacks reach _start ($p%)" $? "$p%"
+grep -qE "${base}descend(;descend){11};leaf_compute " "$tmp/i386"
+check "i386: run;descend x 12;leaf_compute" $? "missing"
+grep -qE "${base}sort_ints;qsort;__GI___qsort_r;msort_with_tmp.part.0(;msort_with_tmp.part.0)*;cmp_ints;int_key " "$tmp/i386"
+check "i386: run;sort_ints;qsort;...;cmp_ints;int_key" $? "missing"
+exit $fail
