@@ -6,7 +6,10 @@
 #    modules broke the frame-pointer chains;
 #  - a stack copy too small for the recursion is reported, with the fix;
 #  - 32-bit samples (which perf 6.1 does not unwind) follow the program's
-#    call graph (testdata/src/dwarf/dw-i386.c).
+#    call graph (testdata/src/dwarf/dw-i386.c);
+#  - aarch64 samples (a capture written from qemu-user register and stack
+#    dumps, which perf 6.1 on x86_64 does not unwind) give the stacks
+#    checked by hand (testdata/cases/dwarf-aarch64/README).
 set -uo pipefail
 kfold=$1
 src=$2
@@ -59,4 +62,16 @@ grep -qE "${base}descend(;descend){11};leaf_compute " "$tmp/i386"
 check "i386: run;descend x 12;leaf_compute" $? "missing"
 grep -qE "${base}sort_ints;qsort;__GI___qsort_r;msort_with_tmp.part.0(;msort_with_tmp.part.0)*;cmp_ints;int_key " "$tmp/i386"
 check "i386: run;sort_ints;qsort;...;cmp_ints;int_key" $? "missing"
+
+# 4. aarch64: the register mapping (perf's x0..x30, sp, pc), frameless
+#    leaves (return address still in lr), a stale lr in a function that
+#    saved it, a 5-deep recursion, and _start's undefined lr
+"$kfold" "${opts[@]}" --stats "$cases/dwarf-aarch64/perf.data" > "$tmp/a64" 2> "$tmp/a64.err"
+check "aarch64: kfold exit status" $? "$(cat "$tmp/a64.err")"
+diff -u "$cases/dwarf-aarch64/expected.folded" "$tmp/a64" > "$tmp/a64.diff"
+check "aarch64: the stacks checked by hand" $? "$(head -20 "$tmp/a64.diff")"
+grep -q '^kfold: user stacks unwound: 12 samples, 0 frames guessed' "$tmp/a64.err" &&
+	grep -qE '^kfold: +12 +reached the outermost frame in /tmp/kfold-fx/bin/dw-arm64$' "$tmp/a64.err"
+check "aarch64: all 12 unwinds reach the outermost frame (_start)" $? \
+	"$(grep -A3 'user stacks unwound' "$tmp/a64.err")"
 exit $fail
