@@ -573,9 +573,11 @@ static bool consider(struct kf_dsos *d, const char *root, const char *path,
 static bool running_kernel_bid(struct kf_dsos *d, uint8_t out[20], size_t *len);
 
 /* The vdso of this process, parsed from memory.  perf 6.1 does the same
- * for a capture that recorded no [vdso] build-id (machine__findnew_vdso
- * copies its own vdso): right only if this is the recorded kernel. */
-static bool load_own_vdso(struct kf_dsos *d, struct dso_state *st)
+ * (machine__findnew_vdso copies its own vdso): right only if this is the
+ * recorded kernel, or if its build-id is the recorded one (want_len > 0:
+ * anything else is refused). */
+static bool load_own_vdso(struct kf_dsos *d, struct dso_state *st,
+			  const uint8_t *want, size_t want_len)
 {
 	const uint8_t *img = (const uint8_t *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
 	GElf_Ehdr eh;
@@ -604,6 +606,16 @@ static bool load_own_vdso(struct kf_dsos *d, struct dso_state *st)
 			elf_end(elf);
 		free(copy);
 		return false;
+	}
+	if (want_len) {
+		uint8_t got[20];
+		size_t got_len = elf_bid(elf, got);
+
+		if (got_len != want_len || memcmp(got, want, want_len) != 0) {
+			elf_end(elf);
+			free(copy);
+			return false;
+		}
 	}
 	kf_symtab_init(&st->syms);
 	nr = load_pass(&st->syms, elf, elf, false);
@@ -811,10 +823,20 @@ done:
 		bool same_kernel;
 
 		if ((running_is_recorded(d, &same_kernel) || d->o.compat_perf) &&
-		    load_own_vdso(d, st)) {
+		    load_own_vdso(d, st, NULL, 0)) {
 			st->status = same_kernel ? KF_DSO_OK : KF_DSO_UNVERIFIED;
 			return;
 		}
+	}
+	/* a recorded vdso build-id: this machine's vdso if it is that one
+	 * (not under --symfs, which says: no file from this machine).  perf
+	 * 6.1 does not: without a build-id cache entry its [vdso] frames
+	 * stay unnamed. */
+	if (syms.fd == -1 && run.fd == -1 && mod->kind == KF_MOD_VDSO && verified &&
+	    !d->o.compat_perf && (!symfs || !*symfs) &&
+	    load_own_vdso(d, st, bid, bid_len)) {
+		st->status = KF_DSO_OK;
+		return;
 	}
 	if (syms.fd == -1 && run.fd == -1) {
 		st->status = mismatch ? KF_DSO_MISMATCH :

@@ -55,6 +55,19 @@ grep -q 'main;do_io' "$tmp/default" ||
 	{ echo "FAIL: the program's call graph is missing"; exit 1; }
 echo "ok   default mode names kernel frames from /proc/kallsyms of the recorded kernel"
 
+# the capture recorded the vdso's build-id; it is this machine's vdso, so
+# the default mode names its frames (perf 6.1 leaves them [unknown])
+if grep -q '\[vdso\]' "$tmp/script.txt"; then
+	grep -q ';__vdso_clock_gettime ' "$tmp/default" ||
+		{ echo "FAIL: vdso frames unnamed although this machine's vdso has the recorded build-id"; grep -i vdso "$tmp/default" "$tmp/err" | head -5; exit 1; }
+	grep -q '\[\[vdso\]\]' "$tmp/default" &&
+		{ echo "FAIL: some vdso frames unnamed"; exit 1; }
+	echo "ok   default mode names vdso frames from this machine's vdso (same build-id)"
+else
+	echo "FAIL: the capture has no vdso frame (the program calls clock_gettime)"
+	exit 1
+fi
+
 # a pipe capture records no build-ids; after the binary is rebuilt the
 # MMAP2 inode no longer matches the file at the recorded path, so kfold
 # refuses its symbols (perf would use them)
