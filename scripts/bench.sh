@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Speed and peak memory of kfold against perf's own tools, on one capture.
 #
-# usage: scripts/bench.sh [--size MB] [--keep] [FILE]
+# usage: scripts/bench.sh [--dwarf] [--size MB] [--keep] [FILE]
 #
 # Without FILE it records a system-wide frame-pointer capture of about
 # --size MB (default 200):
 #     perf record -N -a -g -e cpu-clock -F $BENCH_FREQ -o perf.data -- workload
+# or, with --dwarf, a DWARF capture of about --size MB (default 150) of the
+# same workload built without frame pointers:
+#     perf record -N -a --call-graph dwarf -e cpu-clock -F $BENCH_FREQ ...
 # The workload keeps every CPU busy in many different stacks until the file
-# is big enough: a small C program (built here with frame pointers) whose
+# is big enough: a small C program (built here with frame pointers, or
+# without them and with unwind tables for --dwarf) whose
 # threads walk varied call paths 3-11 functions deep and end in computation,
 # write/read/stat/mmap/malloc/clock_gettime, plus a shell loop that compiles
 # that program (cc1, as: C++ names, many processes and mappings) and gzips
@@ -38,14 +42,16 @@
 # cache under ~/.debug is not touched).
 #
 # Options and environment:
-#   --size MB        size to record (default 200)
+#   --dwarf          record with --call-graph dwarf (8192-byte stack copies)
+#   --size MB        size to record (default 200; 150 with --dwarf)
 #   --keep           keep the working directory (capture, outputs, logs)
 #   FILE             use this capture instead of recording one (also
 #                    BENCH_FILE=FILE).  Its kallsyms: BENCH_KALLSYMS, else a
 #                    file named `kallsyms` next to FILE (what a --keep run
 #                    leaves), else a copy of /proc/kallsyms taken now (right
 #                    only if the machine was not rebooted since the capture).
-#   BENCH_FREQ       perf record -F (default 10000)
+#   BENCH_FREQ       perf record -F (default 10000; 1000 with --dwarf, whose
+#                    samples are ~8 KiB each)
 #   BENCH_RUNS       runs per command (default 3)
 #   BENCH_TIMEOUT    give up recording after this many seconds (default 1200)
 #   BENCH_TMPDIR     where the working directory goes (default $TMPDIR or /tmp)
@@ -64,23 +70,36 @@ root=$(dirname "$script_dir")
 die() { echo "bench.sh: $*" >&2; exit 2; }
 note() { echo "bench.sh: $*" >&2; }
 
-size_mb=200
+size_mb=
 keep=0
+dwarf=0
 file=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--size) [ $# -ge 2 ] || die "--size needs a number of MB"; size_mb=$2; shift 2 ;;
 	--size=*) size_mb=${1#--size=}; shift ;;
 	--keep) keep=1; shift ;;
+	--dwarf) dwarf=1; shift ;;
 	-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	--) shift; [ $# -gt 0 ] && { file=$1; shift; } ;;
-	-*) die "unknown option $1 (usage: scripts/bench.sh [--size MB] [--keep] [FILE])" ;;
+	-*) die "unknown option $1 (usage: scripts/bench.sh [--dwarf] [--size MB] [--keep] [FILE])" ;;
 	*) [ -z "$file" ] || die "only one FILE"; file=$1; shift ;;
 	esac
 done
 file=${file:-${BENCH_FILE:-}}
+if [ "$dwarf" = 1 ]; then
+	size_mb=${size_mb:-150}
+	def_freq=1000
+	callgraph=(--call-graph dwarf)
+	callgraph_text="--call-graph dwarf"
+else
+	size_mb=${size_mb:-200}
+	def_freq=10000
+	callgraph=(-g)
+	callgraph_text="-g"
+fi
 { [[ $size_mb =~ ^[0-9]+$ ]] && [ "$size_mb" -gt 0 ]; } || die "--size wants a positive whole number of MB"
-freq=${BENCH_FREQ:-10000}
+freq=${BENCH_FREQ:-$def_freq}
 runs=${BENCH_RUNS:-3}
 timeout=${BENCH_TIMEOUT:-1200}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive number"
@@ -401,8 +420,12 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-	cflags=(-std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
-		-fno-optimize-sibling-calls -fno-inline -pthread)
+	cflags=(-std=gnu11 -O2 -g -fno-optimize-sibling-calls -fno-inline -pthread)
+	if [ "$dwarf" = 1 ]; then
+		cflags+=(-fomit-frame-pointer -fasynchronous-unwind-tables)
+	else
+		cflags+=(-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer)
+	fi
 	gcc "${cflags[@]}" -o "$work/bin/kb-load" "$work/bin/kb-load.c" ||
 		die "cannot build the workload"
 
@@ -434,12 +457,12 @@ EOF
 		note "warning: /proc/kallsyms shows only zero addresses (kptr_restrict?): kernel frames will not be named"
 	fi
 	target=$((size_mb * 1024 * 1024))
-	note "recording ~$size_mb MB: perf record -N -a -g -e cpu-clock -F $freq (load ${ncpu} threads + gcc/find/gzip loop); load average before: $(load_line)"
+	note "recording ~$size_mb MB: perf record -N -a $callgraph_text -e cpu-clock -F $freq (load ${ncpu} threads + gcc/find/gzip loop); load average before: $(load_line)"
 	load_record_before=$(load_line)
 	t0=$(date +%s.%N)
 	(
 		cd "$work/run" &&
-			exec "${HENV[@]}" perf record -N -a -g -e cpu-clock -F "$freq" \
+			exec "${HENV[@]}" perf record -N -a "${callgraph[@]}" -e cpu-clock -F "$freq" \
 				-o "$work/perf.data" -- "$work/bin/workload.sh" "$work" "$ncpu"
 	) > "$work/logs/record.out" 2> "$work/logs/record.err" &
 	rec_pid=$!
@@ -623,7 +646,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a == a + 0) printf "%.1f
 	printf '  %.1f MiB (%s bytes), %s samples (kfold --stats; perf report: %s), %s folded stacks, lost events %s, throttled %s\n' \
 		"$(awk -v b="$file_bytes" 'BEGIN { print b / 1048576 }')" "$file_bytes" "$samples" "${perf_samples:-?}" "$stacks" "${lost:-?}" "${throttled:-?}"
 	if [ -n "$record_s" ]; then
-		echo "  recorded with: perf record -N -a -g -e cpu-clock -F $freq -- workload.sh ($ncpu load threads + gcc/find/gzip loop)"
+		echo "  recorded with: perf record -N -a $callgraph_text -e cpu-clock -F $freq -- workload.sh ($ncpu load threads + gcc/find/gzip loop)"
 		echo "  recording took ${record_s} s, then ${finish_s} s for perf record to finish; load average before/after: $load_record_before / $load_record_after"
 	fi
 	echo "symbols: --buildid-dir <empty dir> --kallsyms <copy of /proc/kallsyms at record time>, empty perf config, LC_ALL=C"
