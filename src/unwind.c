@@ -627,6 +627,12 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 step:
 		if (w.a->word == 4)
 			ra &= 0xffffffffu;
+		else if (w.a == &arch_aarch64)
+			/* code built with -mbranch-protection=pac-ret saves
+			 * return addresses signed in bits 48-63 (Ubuntu and
+			 * Fedora build arm64 so); user addresses are below
+			 * 2^48 unless a program asks for more */
+			ra &= (1ull << 48) - 1;
 		if (ra == 0) {
 			end = KF_UW_OUTERMOST;
 			break;
