@@ -9,7 +9,9 @@
 #    call graph (testdata/src/dwarf/dw-i386.c);
 #  - aarch64 samples (a capture written from qemu-user register and stack
 #    dumps, which perf 6.1 on x86_64 does not unwind) give the stacks
-#    checked by hand (testdata/cases/dwarf-aarch64/README).
+#    checked by hand (testdata/cases/dwarf-aarch64/README), also when the
+#    saved return addresses are signed with pointer authentication
+#    (testdata/cases/dwarf-aarch64-pac/README).
 set -uo pipefail
 kfold=$1
 src=$2
@@ -74,4 +76,57 @@ grep -q '^kfold: user stacks unwound: 12 samples, 0 frames guessed' "$tmp/a64.er
 	grep -qE '^kfold: +12 +reached the outermost frame in /tmp/kfold-fx/bin/dw-arm64$' "$tmp/a64.err"
 check "aarch64: all 12 unwinds reach the outermost frame (_start)" $? \
 	"$(grep -A3 'user stacks unwound' "$tmp/a64.err")"
+
+# 5. aarch64 with pointer authentication: the same program built with
+#    -mbranch-protection=pac-ret and run on qemu's "max" cpu saves its
+#    return addresses signed in bits 48-54 (paciasp); an unwinder that does
+#    not strip the signature stops at the first one ("pc outside any
+#    mapping": dw-arm64-pac;[unknown];inner;spin)
+"$kfold" "${opts[@]}" --stats "$cases/dwarf-aarch64-pac/perf.data" > "$tmp/pac" 2> "$tmp/pac.err"
+check "aarch64 pac-ret: kfold exit status" $? "$(cat "$tmp/pac.err")"
+diff -u "$cases/dwarf-aarch64-pac/expected.folded" "$tmp/pac" > "$tmp/pac.diff"
+check "aarch64 pac-ret: the stacks checked by hand" $? "$(head -20 "$tmp/pac.diff")"
+grep -q '^kfold: user stacks unwound: 12 samples, 0 frames guessed' "$tmp/pac.err" &&
+	grep -qE '^kfold: +12 +reached the outermost frame in /tmp/kfold-fx/bin/dw-arm64-pac$' "$tmp/pac.err"
+check "aarch64 pac-ret: all 12 unwinds reach the outermost frame (_start)" $? \
+	"$(grep -A3 'user stacks unwound' "$tmp/pac.err")"
+# ... and the capture really holds signed return addresses (a recording on
+# a cpu without PAC would pass the checks above without testing anything):
+# per capture, samples, samples with a code address of the program with
+# bits 48-63 set somewhere in their stack copy, and how many such words
+# (the layout make-aarch64-capture.py writes)
+python3 - "$cases/dwarf-aarch64-pac/perf.data" "$cases/dwarf-aarch64/perf.data" \
+	> "$tmp/signed" 2>&1 <<'EOF'
+import struct, sys
+for path in sys.argv[1:]:
+    b = open(path, "rb").read()
+    do, dsz = struct.unpack_from("<QQ", b, 40)
+    text, n, with_signed, words = None, 0, 0, 0
+    p = do
+    while p < do + dsz:
+        t, m, s = struct.unpack_from("<IHH", b, p)
+        if t == 10:                               # MMAP2: the program's text
+            start, size = struct.unpack_from("<QQ", b, p + 16)
+            if struct.unpack_from("<I", b, p + 64)[0] & 4:
+                text = (start, start + size)
+        elif t == 9:                              # SAMPLE: regs at +64, then the stack
+            q = p + 64 + 8 * 33
+            size, = struct.unpack_from("<Q", b, q)
+            dyn, = struct.unpack_from("<Q", b, q + 8 + size)
+            k = 0
+            for w, in struct.iter_unpack("<Q", b[q + 8:q + 8 + dyn - dyn % 8]):
+                if w >> 48 and text[0] <= w & (1 << 48) - 1 < text[1]:
+                    k += 1
+            n += 1
+            with_signed += k > 0
+            words += k
+        p += s
+    print(n, with_signed, words)
+EOF
+read -r n1 s1 w1 n2 s2 w2 <<< "$(tr '\n' ' ' < "$tmp/signed")"
+[ "${n1:-0}" = 12 ] && [ "$s1" = 12 ]
+check "aarch64 pac-ret: every sample's stack holds signed return addresses (${w1:-?} words)" $? \
+	"$(cat "$tmp/signed")"
+[ "${n2:-0}" = 12 ] && [ "$w2" = 0 ]
+check "aarch64: the unsigned capture holds none" $? "$(cat "$tmp/signed")"
 exit $fail
