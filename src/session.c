@@ -677,6 +677,9 @@ static int setup_stages(struct kf_session *s)
 					s->unwinder = NULL;
 				} else if (r) {
 					return kf_fail(&s->err, r, "out of memory");
+				} else {
+					kf_unwinder_set_compat(s->unwinder,
+							       s->o.compat == KF_COMPAT_PERF);
 				}
 			}
 		}

@@ -75,6 +75,7 @@ struct kf_unwinder {
 	size_t n_fv, cap_fv;
 	uint64_t *counts;            /* [module * N + reason] */
 	size_t cap_counts;           /* in modules */
+	bool compat_perf;            /* unwind as perf 6.1 does */
 };
 
 const char *kf_unwind_end_str(enum kf_unwind_end e)
@@ -119,6 +120,11 @@ int kf_unwinder_new(struct kf_unwinder **out, struct kf_dsos *dsos,
 		return KF_EUNSUPP;
 	}
 	return 0;
+}
+
+void kf_unwinder_set_compat(struct kf_unwinder *u, bool compat_perf)
+{
+	u->compat_perf = compat_perf;
 }
 
 void kf_unwinder_free(struct kf_unwinder *u)
@@ -426,7 +432,10 @@ static Dwarf_Frame *frame_at(struct kf_unwinder *u, uint32_t module,
 		return u->fv[idx];
 	if (!c->eh || dwarf_cfi_addrframe(c->eh, vaddr, &f) != 0) {
 		f = NULL;
-		if (c->dbg && dwarf_cfi_addrframe(c->dbg, vaddr, &f) != 0)
+		/* perf 6.1 on x86 is built without libunwind's
+		 * .debug_frame support: .eh_frame only */
+		if (!u->compat_perf && c->dbg &&
+		    dwarf_cfi_addrframe(c->dbg, vaddr, &f) != 0)
 			f = NULL;
 	}
 	if (KF_GROW(u->fv, u->cap_fv, u->n_fv + 1) &&
@@ -462,8 +471,47 @@ static bool fp_step(struct uw *w, uint64_t *ra)
 	if (!m || !(m->prot & 4))
 		return false;
 	w->regs[a->fp] = nfp;
-	w->regs[a->sp] = fp + 2 * a->word;
+	/* libunwind (perf 6.1) moves its CFA up by two words from the
+	 * frame's stack pointer instead: wrong for any frame with locals,
+	 * and the CFI-based frames after it read garbage */
+	w->regs[a->sp] = w->u->compat_perf ? w->regs[a->sp] + 2 * a->word :
+			 fp + 2 * a->word;
 	w->valid = 1ull << a->fp | 1ull << a->sp;
+	*ra = r;
+	return true;
+}
+
+/* The sampled frame, without CFI: a function that keeps no frame (a leaf,
+ * or one sampled before its prologue) has its return address at [sp],
+ * where a frame-pointer step would skip its caller.  Taken only when the
+ * code before that address is a direct call (e8 rel32) to a place at most
+ * 64 KiB before the pc: the call that entered this function. */
+static bool leaf_step(struct uw *w, uint64_t pc, uint64_t *ra)
+{
+	const struct arch *a = w->a;
+	const struct kf_map *m;
+	uint64_t sp, r, code, target;
+	bool past = w->past_stack;
+
+	if (a == &arch_aarch64 || !(w->valid >> a->sp & 1))
+		return false;
+	sp = w->regs[a->sp];
+	if (!read_mem(w, sp, a->word, &r)) {
+		w->past_stack = past;
+		return false;
+	}
+	m = kf_maps_find(w->maps, r);
+	if (!m || !(m->prot & 4) || r < 8 || !read_mem(w, r - 8, 8, &code))
+		return false;
+	/* code holds the bytes r-8 .. r-1, little-endian */
+	if ((code >> 24 & 0xff) != 0xe8)
+		return false;
+	target = r + (uint64_t)(int64_t)(int32_t)(uint32_t)(code >> 32);
+	if (a->word == 4)
+		target &= 0xffffffffu;
+	if (target > pc || pc - target >= 0x10000)
+		return false;
+	w->regs[a->sp] = sp + a->word;
 	*ra = r;
 	return true;
 }
@@ -553,9 +601,11 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		off = (m->flags & KF_MAP_IDENTITY) ? lookup : lookup - m->start + m->pgoff;
 		f = c && off_to_vaddr(c, off, &vaddr) ? frame_at(u, mod, c, vaddr) : NULL;
 		if (!f) {
-			/* no CFI here: one frame-pointer step if the stack
-			 * shows it worked */
-			if (fp_step(&w, &ra)) {
+			/* no CFI here: the sampled frame's return address at
+			 * [sp], or one frame-pointer step, if the stack shows
+			 * it worked */
+			if ((first && !u->compat_perf && leaf_step(&w, pc, &ra)) ||
+			    fp_step(&w, &ra)) {
 				guessed = true;
 				goto step;
 			}

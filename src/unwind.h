@@ -60,6 +60,10 @@ struct kf_unwinder;
  * KF_ENOMEM / KF_EUNSUPP. */
 int kf_unwinder_new(struct kf_unwinder **out, struct kf_dsos *dsos,
 		    struct kf_modules *modules, const char *arch);
+/* With compat_perf, unwind as perf 6.1 (libunwind) does: CFI from
+ * .eh_frame only, and no return address taken from [sp] of a sampled
+ * frame without CFI (only frame-pointer steps). */
+void kf_unwinder_set_compat(struct kf_unwinder *u, bool compat_perf);
 void kf_unwinder_free(struct kf_unwinder *u);
 
 /* Unwinds the user part of sample s in address space maps (regs_mask is
