@@ -35,12 +35,19 @@ CFLAGS=(-std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 # pointers, as gcc does by default at -O2 on x86_64; their call paths are kept
 # by noipa attributes and by having no tail calls in the source, not by flags.
 # A name ending in -i386 (dw-i386.c) is built with -m32 (gcc-multilib).
+# dw-nocfi.c is built twice, without unwind tables (no .eh_frame for its
+# functions): dw-nocfi with frame pointers and its .debug_frame removed (no
+# CFI anywhere: frame-pointer steps only), dw-dbgframe without frame pointers
+# and with its .debug_frame only in a separate debug file ($FX/debug, put
+# into the symfs under /usr/lib/debug/.build-id; the recorded binary is
+# stripped of its debug sections).
 CFLAGS_NOFP=(-std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror)
+CFLAGS_NOCFI=(-fno-asynchronous-unwind-tables -fno-unwind-tables)
 
 ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
 	nocallchain changed jit cxx ordering
 	dwarf-recursion dwarf-threads dwarf-qsort dwarf-syscall dwarf-zstd
-	dwarf-small dwarf-vs-fp dwarf-i386)
+	dwarf-small dwarf-vs-fp dwarf-i386 dwarf-nocfi dwarf-dbgframe)
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
@@ -85,8 +92,8 @@ fi
 # ---------------------------------------------------------------- build
 build() {
 	log "building fixtures into $BIN"
-	rm -rf "$BIN" "$FX/changed-v2"
-	mkdir -p "$BIN" "$LOGS" "$FX/changed-v2"
+	rm -rf "$BIN" "$FX/changed-v2" "$FX/debug"
+	mkdir -p "$BIN" "$LOGS" "$FX/changed-v2" "$FX/debug"
 	local f name
 	for f in "$src"/*.c; do
 		name=$(basename "$f" .c)
@@ -106,6 +113,13 @@ build() {
 		*-i386)
 			[ -n "$HAVE_M32" ] || { log "  skip $name: no gcc -m32"; continue; }
 			gcc -m32 "${CFLAGS_NOFP[@]}" -I "$src" -o "$BIN/$name" "$f" -pthread
+			;;
+		dw-nocfi)
+			gcc "${CFLAGS[@]}" "${CFLAGS_NOCFI[@]}" -I "$src" -o "$BIN/dw-nocfi" "$f"
+			objcopy -R .debug_frame "$BIN/dw-nocfi"
+			gcc "${CFLAGS_NOFP[@]}" "${CFLAGS_NOCFI[@]}" -I "$src" -o "$BIN/dw-dbgframe" "$f"
+			objcopy --only-keep-debug "$BIN/dw-dbgframe" "$FX/debug/dw-dbgframe.debug"
+			objcopy --strip-debug "$BIN/dw-dbgframe"
 			;;
 		*) gcc "${CFLAGS_NOFP[@]}" -I "$src" -o "$BIN/$name" "$f" -pthread ;;
 		esac
@@ -309,6 +323,16 @@ record_cases() {
 		rec dwarf-vs-fp -e cpu-clock -F 1000 -g -- "$BIN/dw-qsort" 0.2
 	fi
 
+	if want dwarf-nocfi; then
+		new_case dwarf-nocfi "dwarf-nocfi: frame pointers but no CFI at all in the program (no .eh_frame, no .debug_frame), --call-graph dwarf,4096"
+		rec dwarf-nocfi -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-nocfi" 0.2
+	fi
+
+	if want dwarf-dbgframe; then
+		new_case dwarf-dbgframe "dwarf-dbgframe: no frame pointers, no .eh_frame; CFI only as .debug_frame in the separate debug file, --call-graph dwarf,4096"
+		rec dwarf-dbgframe -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-dbgframe" 0.2
+	fi
+
 	if want dwarf-i386; then
 		new_case dwarf-i386 "dwarf-i386: 32-bit (-m32) recursion + libc qsort, no frame pointers, --call-graph dwarf,4096"
 		rec dwarf-i386 -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-i386" 0.2
@@ -370,8 +394,15 @@ for line in sys.stdin:
 
 build_symfs() {
 	log "refreshing $symfs"
+	# the aarch64 binaries come from scripts/record-aarch64.sh (a cross
+	# compiler): kept as they are
+	local keep=$FX/keep-aarch64
+	rm -rf "$keep"
+	mkdir -p "$keep"
+	cp -a "$symfs$BIN"/dw-arm64* "$keep"/ 2>/dev/null || true
 	rm -rf "${symfs:?}" "${FX:?}/home" "${FX:?}/emptycache"
-	mkdir -p "$symfs" "$FX/home" "$FX/emptycache"
+	mkdir -p "$symfs" "$FX/home" "$FX/emptycache" "$symfs$BIN"
+	cp -a "$keep"/. "$symfs$BIN"/
 	local c path size
 	: > "$FX/dsos.txt"
 	for c in "${ALL_CASES[@]}"; do
@@ -422,6 +453,15 @@ build_symfs() {
 	if [ -f "$cases_dir/changed/perf.data" ]; then
 		mkdir -p "$symfs$BIN"
 		cp "$FX/changed-v2/changed" "$symfs$BIN/changed"
+	fi
+	# dw-dbgframe's CFI lives only in its debug file
+	if [ -f "$cases_dir/dwarf-dbgframe/perf.data" ]; then
+		local bid dbg
+		bid=$(readelf -n "$BIN/dw-dbgframe" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p' | head -n1)
+		[ -n "$bid" ] || die "dw-dbgframe has no build-id"
+		dbg=$symfs/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+		mkdir -p "$(dirname "$dbg")"
+		cp "$FX/debug/dw-dbgframe.debug" "$dbg"
 	fi
 }
 
