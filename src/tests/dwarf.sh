@@ -129,4 +129,37 @@ check "aarch64 pac-ret: every sample's stack holds signed return addresses (${w1
 	"$(cat "$tmp/signed")"
 [ "${n2:-0}" = 12 ] && [ "$w2" = 0 ]
 check "aarch64: the unsigned capture holds none" $? "$(cat "$tmp/signed")"
+
+# 5. code without CFI, frame pointers only (dw-nocfi): the whole call graph
+#    main -> run -> outer -> middle -> inner_loop, outer -> side, with the
+#    frames found without CFI counted as guessed; perf's libunwind skips a
+#    sampled leaf's caller (its expected.folded has outer;inner_loop)
+"$kfold" "${opts[@]}" --stats "$cases/dwarf-nocfi/perf.data" > "$tmp/nocfi" 2> "$tmp/nocfi.err"
+cg='^dw-nocfi;_start;__libc_start_main@@GLIBC_2\.34;__libc_start_call_main;main;run;outer;(middle;inner_loop|middle|side) '
+p=$(share "$cg" "$tmp/nocfi")
+[ "$p" -ge 99 ]; check "no CFI: stacks follow the call graph ($p%)" $? "$(cat "$tmp/nocfi")"
+! grep ';main;' "$tmp/nocfi" | grep -qvE "$cg"
+check "no CFI: no stack through main strays from the call graph" $? "$(grep ';main;' "$tmp/nocfi" | grep -vE "$cg")"
+g=$(sed -n 's/.* samples, \([0-9]*\) frames guessed.*/\1/p' "$tmp/nocfi.err")
+[ "${g:-0}" -gt 0 ]; check "no CFI: frames found without CFI counted as guessed (${g:-none})" $? "$(cat "$tmp/nocfi.err")"
+grep -q ';outer;inner_loop ' "$cases/dwarf-nocfi/expected.folded" &&
+	! grep -q ';middle;inner_loop ' "$cases/dwarf-nocfi/expected.folded"
+check "no CFI: perf's oracle skips middle (why kfold differs)" $? "$(cat "$cases/dwarf-nocfi/expected.folded")"
+
+# 6. CFI only in the debug file's .debug_frame (dw-dbgframe): the call
+#    graph with nothing guessed; without the debug file, no CFI
+"$kfold" "${opts[@]}" --stats "$cases/dwarf-dbgframe/perf.data" > "$tmp/dbgf" 2> "$tmp/dbgf.err"
+cg='^dw-dbgframe;_start;__libc_start_main@@GLIBC_2\.34;__libc_start_call_main;main;run;outer;(middle;inner_loop|middle|side) '
+p=$(share "$cg" "$tmp/dbgf")
+[ "$p" -ge 99 ]; check ".debug_frame: stacks follow the call graph ($p%)" $? "$(cat "$tmp/dbgf")"
+grep -q ' 0 frames guessed' "$tmp/dbgf.err"; check ".debug_frame: nothing guessed" $? "$(cat "$tmp/dbgf.err")"
+mkdir -p "$tmp/symfs2"
+cp -r "$src/testdata/symfs/." "$tmp/symfs2/"
+bid=$(ls "$src/testdata/symfs/usr/lib/debug/.build-id/c9/")
+rm "$tmp/symfs2/usr/lib/debug/.build-id/c9/$bid"
+"$kfold" --symfs "$tmp/symfs2" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none" --stats \
+	"$cases/dwarf-dbgframe/perf.data" > "$tmp/dbgf2" 2> "$tmp/dbgf2.err"
+p=$(share ';main;' "$tmp/dbgf2")
+[ "$p" -le 1 ] && grep -q 'no unwind information (CFI) in /tmp/kfold-fx/bin/dw-dbgframe' "$tmp/dbgf2.err"
+check ".debug_frame: without the debug file the unwinds end for lack of CFI" $? "$(cat "$tmp/dbgf2.err")"
 exit $fail
