@@ -47,9 +47,9 @@
 #     signed code addresses in each stack copy, and fails when a sample has
 #     none (qemu did not sign: the capture would test nothing).  The PAC keys
 #     are random per process, so every recording has other signatures.
-# expected.folded and the case README are NOT rewritten: the stacks must be
+# expected.unwound.folded and the case README are NOT rewritten: the stacks must be
 # checked by hand against the program's call graph (the case READMEs say
-# how), then expected.folded updated.
+# how), then expected.unwound.folded updated; expected.folded is perf's output (scripts/oracle.sh CASE).
 #
 # scripts/record-fixtures.sh rebuilds testdata/symfs from scratch, which
 # removes dw-arm64 and dw-arm64-pac: run this script with --symfs-only
@@ -247,8 +247,8 @@ if command -v perf >/dev/null; then
 		sort | uniq -c >&2
 fi
 if [ -x build/kfold ]; then
-	log "build/kfold (compare with $case_dir/expected.folded):"
+	log "build/kfold (compare with $case_dir/expected.unwound.folded):"
 	build/kfold --symfs "${symfs_copy%"$prog"}" --kallsyms /dev/null --buildid-dir /tmp/kfold-fx/none \
 		--stats "$case_dir/perf.data" 2>&1 | grep -v 'bytes read' >&2 || true
 fi
-log "now check the stacks by hand ($case_dir/README) and update $case_dir/expected.folded"
+log "now check the stacks by hand ($case_dir/README) and update $case_dir/expected.unwound.folded; write expected.folded with scripts/oracle.sh $case_dir"

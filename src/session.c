@@ -321,6 +321,12 @@ static long walk_chain(struct kf_session *s, struct kf_thread *th,
  * return address minus one (get_entries: "--ips[i]"), so in --compat=perf
  * the frame is that address; kfold keeps the return address and looks it
  * up at ra - 1, which names the same function. */
+
+/* the architecture a capture was recorded on; none recorded: x86_64 */
+static bool arch_is_x86_64(const char *arch)
+{
+	return !arch || strcmp(arch, "x86_64") == 0;
+}
 static long unwind_user(struct kf_session *s, struct kf_thread *th,
 			const struct kf_sample *smp, const struct kf_attr *a,
 			size_t n)
@@ -336,9 +342,10 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 		if (!s->uframes)
 			return -1;
 	}
-	/* perf 6.1 cannot unwind 32-bit x86 samples ("unwind: target
-	 * platform=x86 is not supported"): no user frame at all */
-	if (s->o.compat == KF_COMPAT_PERF && smp->regs_user_abi == 1)
+	/* perf 6.1 on x86_64 unwinds x86_64 samples only ("unwind: target
+	 * platform=x86 is not supported", also arm64): no user frame at all */
+	if (s->o.compat == KF_COMPAT_PERF &&
+	    (smp->regs_user_abi == 1 || !arch_is_x86_64(kf_pd_env(s->pd)->arch)))
 		return (long)n;
 	end = kf_unwind(s->unwinder, th->maps, smp, a->sample_regs_user, s->uframes,
 			PERF_MAX_STACK, &nu, &endmod);

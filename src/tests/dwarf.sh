@@ -70,7 +70,7 @@ check "i386: run;sort_ints;qsort;...;cmp_ints;int_key" $? "missing"
 #    saved it, a 5-deep recursion, and _start's undefined lr
 "$kfold" "${opts[@]}" --stats "$cases/dwarf-aarch64/perf.data" > "$tmp/a64" 2> "$tmp/a64.err"
 check "aarch64: kfold exit status" $? "$(cat "$tmp/a64.err")"
-diff -u "$cases/dwarf-aarch64/expected.folded" "$tmp/a64" > "$tmp/a64.diff"
+diff -u "$cases/dwarf-aarch64/expected.unwound.folded" "$tmp/a64" > "$tmp/a64.diff"
 check "aarch64: the stacks checked by hand" $? "$(head -20 "$tmp/a64.diff")"
 grep -q '^kfold: user stacks unwound: 12 samples, 0 frames guessed' "$tmp/a64.err" &&
 	grep -qE '^kfold: +12 +reached the outermost frame in /tmp/kfold-fx/bin/dw-arm64$' "$tmp/a64.err"
@@ -84,7 +84,7 @@ check "aarch64: all 12 unwinds reach the outermost frame (_start)" $? \
 #    mapping": dw-arm64-pac;[unknown];inner;spin)
 "$kfold" "${opts[@]}" --stats "$cases/dwarf-aarch64-pac/perf.data" > "$tmp/pac" 2> "$tmp/pac.err"
 check "aarch64 pac-ret: kfold exit status" $? "$(cat "$tmp/pac.err")"
-diff -u "$cases/dwarf-aarch64-pac/expected.folded" "$tmp/pac" > "$tmp/pac.diff"
+diff -u "$cases/dwarf-aarch64-pac/expected.unwound.folded" "$tmp/pac" > "$tmp/pac.diff"
 check "aarch64 pac-ret: the stacks checked by hand" $? "$(head -20 "$tmp/pac.diff")"
 grep -q '^kfold: user stacks unwound: 12 samples, 0 frames guessed' "$tmp/pac.err" &&
 	grep -qE '^kfold: +12 +reached the outermost frame in /tmp/kfold-fx/bin/dw-arm64-pac$' "$tmp/pac.err"
