@@ -68,28 +68,27 @@ check "i386: run;sort_ints;qsort;...;cmp_ints;int_key" $? "missing"
 # 4. aarch64: the register mapping (perf's x0..x30, sp, pc), frameless
 #    leaves (return address still in lr), a stale lr in a function that
 #    saved it, a 5-deep recursion, and _start's undefined lr
-"$kfold" "${opts[@]}" --stats "$cases/dwarf-aarch64/perf.data" > "$tmp/a64" 2> "$tmp/a64.err"
-check "aarch64: kfold exit status" $? "$(cat "$tmp/a64.err")"
-diff -u "$cases/dwarf-aarch64/expected.unwound.folded" "$tmp/a64" > "$tmp/a64.diff"
-check "aarch64: the stacks checked by hand" $? "$(head -20 "$tmp/a64.diff")"
-grep -q '^kfold: user stacks unwound: 12 samples, 0 frames guessed' "$tmp/a64.err" &&
-	grep -qE '^kfold: +12 +reached the outermost frame in /tmp/kfold-fx/bin/dw-arm64$' "$tmp/a64.err"
-check "aarch64: all 12 unwinds reach the outermost frame (_start)" $? \
-	"$(grep -A3 'user stacks unwound' "$tmp/a64.err")"
+# hand_checked LABEL CASE PROGRAM: kfold's stacks equal the hand-checked
+# ones, and all 12 unwinds reach the outermost frame in PROGRAM
+hand_checked() {
+	local out=$tmp/$2
+	"$kfold" "${opts[@]}" --stats "$cases/$2/perf.data" > "$out" 2> "$out.err"
+	check "$1: kfold exit status" $? "$(cat "$out.err")"
+	diff -u "$cases/$2/expected.unwound.folded" "$out" > "$out.diff"
+	check "$1: the stacks checked by hand" $? "$(head -20 "$out.diff")"
+	grep -q '^kfold: user stacks unwound: 12 samples, 0 frames guessed' "$out.err" &&
+		grep -qE "^kfold: +12 +reached the outermost frame in /tmp/kfold-fx/bin/$3\$" "$out.err"
+	check "$1: all 12 unwinds reach the outermost frame (_start)" $? \
+		"$(grep -A3 'user stacks unwound' "$out.err")"
+}
+hand_checked aarch64 dwarf-aarch64 dw-arm64
 
 # 5. aarch64 with pointer authentication: the same program built with
 #    -mbranch-protection=pac-ret and run on qemu's "max" cpu saves its
 #    return addresses signed in bits 48-54 (paciasp); an unwinder that does
 #    not strip the signature stops at the first one ("pc outside any
 #    mapping": dw-arm64-pac;[unknown];inner;spin)
-"$kfold" "${opts[@]}" --stats "$cases/dwarf-aarch64-pac/perf.data" > "$tmp/pac" 2> "$tmp/pac.err"
-check "aarch64 pac-ret: kfold exit status" $? "$(cat "$tmp/pac.err")"
-diff -u "$cases/dwarf-aarch64-pac/expected.unwound.folded" "$tmp/pac" > "$tmp/pac.diff"
-check "aarch64 pac-ret: the stacks checked by hand" $? "$(head -20 "$tmp/pac.diff")"
-grep -q '^kfold: user stacks unwound: 12 samples, 0 frames guessed' "$tmp/pac.err" &&
-	grep -qE '^kfold: +12 +reached the outermost frame in /tmp/kfold-fx/bin/dw-arm64-pac$' "$tmp/pac.err"
-check "aarch64 pac-ret: all 12 unwinds reach the outermost frame (_start)" $? \
-	"$(grep -A3 'user stacks unwound' "$tmp/pac.err")"
+hand_checked "aarch64 pac-ret" dwarf-aarch64-pac dw-arm64-pac
 # ... and the capture really holds signed return addresses (a recording on
 # a cpu without PAC would pass the checks above without testing anything):
 # per capture, samples, samples with a code address of the program with
@@ -130,7 +129,7 @@ check "aarch64 pac-ret: every sample's stack holds signed return addresses (${w1
 [ "${n2:-0}" = 12 ] && [ "$w2" = 0 ]
 check "aarch64: the unsigned capture holds none" $? "$(cat "$tmp/signed")"
 
-# 5. code without CFI, frame pointers only (dw-nocfi): the whole call graph
+# 6. code without CFI, frame pointers only (dw-nocfi): the whole call graph
 #    main -> run -> outer -> middle -> inner_loop, outer -> side, with the
 #    frames found without CFI counted as guessed; perf's libunwind skips a
 #    sampled leaf's caller (its expected.folded has outer;inner_loop)
@@ -146,7 +145,7 @@ grep -q ';outer;inner_loop ' "$cases/dwarf-nocfi/expected.folded" &&
 	! grep -q ';middle;inner_loop ' "$cases/dwarf-nocfi/expected.folded"
 check "no CFI: perf's oracle skips middle (why kfold differs)" $? "$(cat "$cases/dwarf-nocfi/expected.folded")"
 
-# 6. CFI only in the debug file's .debug_frame (dw-dbgframe): the call
+# 7. CFI only in the debug file's .debug_frame (dw-dbgframe): the call
 #    graph with nothing guessed; without the debug file, no CFI
 "$kfold" "${opts[@]}" --stats "$cases/dwarf-dbgframe/perf.data" > "$tmp/dbgf" 2> "$tmp/dbgf.err"
 cg='^dw-dbgframe;_start;__libc_start_main@@GLIBC_2\.34;__libc_start_call_main;main;run;outer;(middle;inner_loop|middle|side) '
