@@ -68,6 +68,47 @@ else
 	exit 1
 fi
 
+# --call-graph dwarf, with the vdso in a build-id cache (perf's layout:
+# [vdso]/BID/vdso, .build-id/xx/rest -> ../../[vdso]/BID): perf and kfold
+# name the vdso's frames from there and unwind through its CFI
+python3 - "$tmp/vdso.so" <<'EOF2'
+import sys
+for line in open("/proc/self/maps"):
+    if line.rstrip().endswith("[vdso]"):
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        with open("/proc/self/mem", "rb") as mem:
+            mem.seek(lo)
+            data = mem.read(hi - lo)
+        open(sys.argv[1], "wb").write(data)
+        break
+EOF2
+bid=$(readelf -n "$tmp/vdso.so" 2>/dev/null | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p')
+[ -n "$bid" ] || { echo "FAIL: no build-id in this machine's vdso"; exit 1; }
+cache=$tmp/vdsocache
+mkdir -p "$cache/[vdso]/$bid" "$cache/.build-id/${bid:0:2}"
+cp "$tmp/vdso.so" "$cache/[vdso]/$bid/vdso"
+ln -s "../../[vdso]/$bid" "$cache/.build-id/${bid:0:2}/${bid:2}"
+HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig perf record -N -q -e cpu-clock -F 1000 \
+	--call-graph dwarf,4096 -o "$tmp/dwarf.data" -- "$tmp/syscall" 0.3 > "$tmp/rec2.log" 2>&1 ||
+	{ cat "$tmp/rec2.log"; echo "FAIL: perf record --call-graph dwarf"; exit 1; }
+(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig LC_ALL=C \
+	perf --buildid-dir "$cache" script -i "$tmp/dwarf.data" \
+	--kallsyms "$tmp/kallsyms" --no-inline 2>/dev/null) |
+	python3 "$src/scripts/collapse-perf.py" > "$tmp/want.dwarf"
+grep -q ';__vdso_clock_gettime' "$tmp/want.dwarf" ||
+	{ echo "FAIL: perf did not name the vdso from the cache"; grep -i vdso "$tmp/want.dwarf" | head -3; exit 1; }
+"$kfold" -q --compat=perf --no-inline --kallsyms "$tmp/kallsyms" \
+	--buildid-dir "$cache" "$tmp/dwarf.data" > "$tmp/got.dwarf" || exit 1
+if ! diff -u "$tmp/want.dwarf" "$tmp/got.dwarf"; then
+	echo "FAIL: kfold --compat=perf differs from perf on a fresh DWARF capture"
+	exit 1
+fi
+echo "ok   --compat=perf equals perf on a fresh DWARF capture, vdso from a build-id cache ($(wc -l < "$tmp/want.dwarf") stacks)"
+"$kfold" -q --kallsyms "$tmp/kallsyms" --buildid-dir "$cache" "$tmp/dwarf.data" > "$tmp/default.dwarf" || exit 1
+grep -qE ';main;do_time;clock_gettime[^;]*;__vdso_clock_gettime' "$tmp/default.dwarf" ||
+	{ echo "FAIL: no stack unwound from the vdso to main"; grep vdso "$tmp/default.dwarf" | head -3; exit 1; }
+echo "ok   DWARF stacks unwind from the vdso (CFI from the cached image) to main"
+
 # a pipe capture records no build-ids; after the binary is rebuilt the
 # MMAP2 inode no longer matches the file at the recorded path, so kfold
 # refuses its symbols (perf would use them)
