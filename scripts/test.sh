@@ -40,6 +40,8 @@ for t in perfdata sample; do
 			[ -f "$f" ] && cp "$f" "$work/$t/$(basename "$(dirname "$f")")"
 		done
 	fi
+	# the whole-pipeline target also unwinds with the symfs's real CFI
+	KFOLD_FUZZ_SYMFS=$PWD/testdata/symfs \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		"build-fuzz/src/fuzz/fuzz-$t" -max_total_time="$fuzz_secs" \
 		-max_len=65536 -print_final_stats=1 "$work/$t" "testdata/fuzz/$t" \

@@ -1,19 +1,38 @@
 /* fuzz-perfdata.c - the whole pipeline on one input held in memory: read,
- * order, track state, fold.  No file but the input is opened (no_files). */
+ * order, track state, fold.  No file but the input is opened (no_files),
+ * unless KFOLD_FUZZ_SYMFS names a symfs: then a third pass looks for the
+ * recorded files there (only there: kfold opens nothing outside a symfs),
+ * so that DWARF unwinding runs with real CFI on mutated registers and
+ * stack copies (seed it with testdata/cases/dwarf-small/perf.data and
+ * testdata/symfs). */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "kfold.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void fold(const uint8_t *data, size_t size, enum kf_compat compat)
+static void quiet(void *payload, enum kf_log_level level, const char *msg)
+{
+	(void)payload;
+	(void)level;
+	(void)msg;
+}
+
+static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
+		 const char *symfs)
 {
 	kf_options o = KF_OPTIONS_INIT;
 	kf_session *s;
 	FILE *null = fopen("/dev/null", "w");
 
-	o.no_files = true;
+	o.no_files = symfs == NULL;
+	o.symfs = symfs;
+	o.buildid_dir = "";
+	o.kallsyms = "/nonexistent/kallsyms";   /* under the symfs: none */
+	o.perf_map_dir = "/nonexistent";
+	o.log = quiet;
 	o.compat = compat;
 	o.max_queue_bytes = 1 << 20;
 	if (kf_session_new(&s, &o) == 0 && kf_session_load_mem(s, data, size) == 0 &&
@@ -26,8 +45,19 @@ static void fold(const uint8_t *data, size_t size, enum kf_compat compat)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	fold(data, size, KF_COMPAT_NONE);
+	static int init;
+	static const char *symfs;
+
+	if (!init) {
+		symfs = getenv("KFOLD_FUZZ_SYMFS");
+		if (symfs && !*symfs)
+			symfs = NULL;
+		init = 1;
+	}
+	fold(data, size, KF_COMPAT_NONE, NULL);
 	/* compat mode names frames through other code paths */
-	fold(data, size, KF_COMPAT_PERF);
+	fold(data, size, KF_COMPAT_PERF, NULL);
+	if (symfs)
+		fold(data, size, KF_COMPAT_NONE, symfs);
 	return 0;
 }
