@@ -1367,6 +1367,7 @@ const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module)
 	c->elf = run;
 	c->is64 = gelf_getclass(run) == ELFCLASS64;
 	c->machine = eh.e_machine;
+	c->entry = eh.e_entry;
 	/* .eh_frame of the runtime image (a debug file has it as NOBITS) */
 	if (has_section(run, ".eh_frame"))
 		c->eh = dwarf_getcfi_elf(run);

@@ -98,6 +98,7 @@ struct kf_cfi {
 	void *elf;               /* the runtime image's Elf */
 	bool is64;
 	uint16_t machine;        /* e_machine */
+	uint64_t entry;          /* e_entry: where the program starts */
 	struct {
 		uint64_t offset, vaddr, filesz, memsz;
 	} load[KF_CFI_MAX_LOADS];

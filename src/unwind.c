@@ -16,6 +16,7 @@
 #include <elfutils/libdw.h>
 
 #include "kfold.h"
+#include "symtab.h"
 #include "util.h"
 
 #define MAX_DWREGS 33
@@ -481,6 +482,19 @@ static bool fp_step(struct uw *w, uint64_t *ra)
 	return true;
 }
 
+/* Is vaddr in the function at the module's entry point (_start)?  By the
+ * symbol holding it, else within 64 bytes of the entry. */
+static bool at_entry(struct kf_unwinder *u, uint32_t module, const struct kf_cfi *c,
+		     uint64_t vaddr)
+{
+	const struct kf_symtab *t = kf_dso_symtab(u->dsos, module);
+	const struct kf_sym *sym = t ? kf_symtab_find(t, vaddr) : NULL;
+
+	if (sym)
+		return sym->start == c->entry;
+	return vaddr >= c->entry && vaddr - c->entry < 64;
+}
+
 /* The sampled frame, without CFI: a function that keeps no frame (a leaf,
  * or one sampled before its prologue) has its return address at [sp],
  * where a frame-pointer step would skip its caller.  Taken only when the
@@ -576,7 +590,7 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		Dwarf_Frame *f;
 		uint64_t lookup = first ? pc : pc - 1, off, vaddr, cfa = 0, ra = 0;
 		uint64_t nregs[MAX_DWREGS], nvalid = 0;
-		bool is_value, guessed = false;
+		bool is_value, guessed = false, have_vaddr;
 		Dwarf_Op *ops, opsmem[3];
 		size_t nops;
 		int ra_reg;
@@ -599,7 +613,8 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		}
 		c = kf_dso_cfi(u->dsos, mod);
 		off = (m->flags & KF_MAP_IDENTITY) ? lookup : lookup - m->start + m->pgoff;
-		f = c && off_to_vaddr(c, off, &vaddr) ? frame_at(u, mod, c, vaddr) : NULL;
+		have_vaddr = c && off_to_vaddr(c, off, &vaddr);
+		f = have_vaddr ? frame_at(u, mod, c, vaddr) : NULL;
 		if (!f) {
 			/* no CFI here: the sampled frame's return address at
 			 * [sp], or one frame-pointer step, if the stack shows
@@ -608,6 +623,12 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			    fp_step(&w, &ra)) {
 				guessed = true;
 				goto step;
+			}
+			if (have_vaddr && c->entry && at_entry(u, mod, c, vaddr)) {
+				/* an entry point (ld.so's _start) has no CFI
+				 * in glibc: nothing called it */
+				end = KF_UW_OUTERMOST;
+				break;
 			}
 			if (!c) {
 				enum kf_dso_status st = kf_dso_status(u->dsos, mod);

@@ -141,6 +141,10 @@ p=$(share "$cg" "$tmp/nocfi")
 check "no CFI: no stack through main strays from the call graph" $? "$(grep ';main;' "$tmp/nocfi" | grep -vE "$cg")"
 g=$(sed -n 's/.* samples, \([0-9]*\) frames guessed.*/\1/p' "$tmp/nocfi.err")
 [ "${g:-0}" -gt 0 ]; check "no CFI: frames found without CFI counted as guessed (${g:-none})" $? "$(cat "$tmp/nocfi.err")"
+# its one sample in ld.so's start-up: _start, the entry point, has no CFI
+# in glibc and is the outermost frame, not a missing-CFI stop
+grep -qE '^kfold: +1 +reached the outermost frame in /usr/lib/x86_64-linux-gnu/ld-linux-x86-64\.so\.2$' "$tmp/nocfi.err"
+check "ld.so's entry point (_start, no CFI) is the outermost frame" $? "$(grep ld-linux "$tmp/nocfi.err")"
 grep -q ';outer;inner_loop ' "$cases/dwarf-nocfi/expected.folded" &&
 	! grep -q ';middle;inner_loop ' "$cases/dwarf-nocfi/expected.folded"
 check "no CFI: perf's oracle skips middle (why kfold differs)" $? "$(cat "$cases/dwarf-nocfi/expected.folded")"
