@@ -47,7 +47,8 @@ CFLAGS_NOCFI=(-fno-asynchronous-unwind-tables -fno-unwind-tables)
 ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
 	nocallchain changed jit cxx ordering
 	dwarf-recursion dwarf-threads dwarf-qsort dwarf-syscall dwarf-zstd
-	dwarf-small dwarf-vs-fp dwarf-i386 dwarf-nocfi dwarf-dbgframe)
+	dwarf-small dwarf-vs-fp dwarf-i386 dwarf-nocfi dwarf-dbgframe dwarf-jit
+	dwarf-deep)
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
@@ -331,6 +332,24 @@ record_cases() {
 	if want dwarf-dbgframe; then
 		new_case dwarf-dbgframe "dwarf-dbgframe: no frame pointers, no .eh_frame; CFI only as .debug_frame in the separate debug file, --call-graph dwarf,4096"
 		rec dwarf-dbgframe -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-dbgframe" 0.2
+	fi
+
+	if want dwarf-jit; then
+		new_case dwarf-jit "dwarf-jit: the jit program (anonymous RX code with frame pointers, /tmp/perf-<pid>.map committed here) recorded with --call-graph dwarf,4096"
+		dir=$cases_dir/dwarf-jit
+		rec dwarf-jit -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/jit" 0.2
+		pid=$(sed -n 's/^pid \([0-9][0-9]*\)$/\1/p' "$LOGS/dwarf-jit.stdout")
+		[ -n "$pid" ] || die "dwarf-jit: no pid in $LOGS/dwarf-jit.stdout"
+		mapfile=/tmp/perf-$pid.map
+		[ -f "$mapfile" ] || die "dwarf-jit: $mapfile missing"
+		cp "$mapfile" "$dir/perf-$pid.map"
+		rm -f "$mapfile"
+		printf 'the program wrote %s; it is committed as perf-%s.map\n' "$mapfile" "$pid" >> "$dir/README"
+	fi
+
+	if want dwarf-deep; then
+		new_case dwarf-deep "dwarf-deep: recursion 200 deep (perf keeps 127 frames), no frame pointers, --call-graph dwarf,8192"
+		rec dwarf-deep -e cpu-clock -F 1000 --call-graph dwarf,8192 -- "$BIN/dw-deep" 0.1
 	fi
 
 	if want dwarf-i386; then

@@ -608,6 +608,14 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		mod = m->module;
 		md = kf_modules_at(u->modules, mod);
 		if (md->kind == KF_MOD_JIT || md->kind == KF_MOD_SPECIAL) {
+			/* no CFI for JIT code; runtimes that keep frame
+			 * pointers (V8, Java with PreserveFramePointer) can
+			 * be followed as code without CFI is.  perf stops. */
+			if (!u->compat_perf &&
+			    ((first && leaf_step(&w, pc, &ra)) || fp_step(&w, &ra))) {
+				guessed = true;
+				goto step;
+			}
 			end = KF_UW_JIT;
 			break;
 		}

@@ -165,4 +165,41 @@ rm "$tmp/symfs2/usr/lib/debug/.build-id/c9/$bid"
 p=$(share ';main;' "$tmp/dbgf2")
 [ "$p" -le 1 ] && grep -q 'no unwind information (CFI) in /tmp/kfold-fx/bin/dw-dbgframe' "$tmp/dbgf2.err"
 check ".debug_frame: without the debug file the unwinds end for lack of CFI" $? "$(cat "$tmp/dbgf2.err")"
+
+# 8. JIT code (anonymous, described by a perf map) without CFI but with
+#    frame pointers: followed as code without CFI is, to the call graph of
+#    testdata/src/jit.c; perf stops at the first JIT frame
+"$kfold" "${opts[@]}" --stats --perf-map-dir "$cases/dwarf-jit" "$cases/dwarf-jit/perf.data" \
+	> "$tmp/jit" 2> "$tmp/jit.err"
+cg='^jit;_start;__libc_start_main@@GLIBC_2\.34;__libc_start_call_main;main;(run_jit;LazyCompile:\*driver app\.js:1|run_direct);(jit_hot_loop|\[perf-[0-9]+\.map\])( |;)'
+p=$(share "$cg" "$tmp/jit")
+[ "$p" -ge 98 ]; check "JIT: stacks through the jitted code follow the call graph ($p%)" $? "$(cat "$tmp/jit")"
+grep -q 'run_jit;LazyCompile:\*driver app\.js:1;jit_hot_loop ' "$tmp/jit" &&
+	grep -q ';run_direct;jit_hot_loop ' "$tmp/jit"
+check "JIT: both paths into the hot loop" $? "$(cat "$tmp/jit")"
+g=$(sed -n 's/.* samples, \([0-9]*\) frames guessed.*/\1/p' "$tmp/jit.err")
+[ "${g:-0}" -gt 0 ]; check "JIT: frames found without CFI counted as guessed (${g:-none})" $? "$(cat "$tmp/jit.err")"
+"$kfold" "${opts[@]}" --stats --compat=perf --perf-map-dir "$cases/dwarf-jit" "$cases/dwarf-jit/perf.data" \
+	> /dev/null 2> "$tmp/jitc.err"
+grep -qE '^kfold: +[0-9]+ +JIT or anonymous code in ' "$tmp/jitc.err"
+check "JIT: --compat=perf stops there, as perf, and says why" $? "$(cat "$tmp/jitc.err")"
+
+# 9. deeper than perf's 127 frames: the depth limit is the reason
+"$kfold" "${opts[@]}" --stats "$cases/dwarf-deep/perf.data" > "$tmp/deep" 2> "$tmp/deep.err"
+grep -qE '^kfold: +98 +depth limit: the stack is deeper than 127 frames$' "$tmp/deep.err" &&
+	[ "$(awk '/^dw-deep;plunge;/ { print split($1, f, ";") - 1 }' "$tmp/deep" | sort -u)" = 127 ]
+check "depth limit: 98 stacks of 127 frames, and why" $? "$(grep -A4 unwound "$tmp/deep.err")"
+
+# 10. files missing or not the recorded ones: the unwind stops, says so
+mkdir -p "$tmp/emptyfs" "$tmp/wrongfs/tmp/kfold-fx/bin"
+cp "$src/testdata/symfs/tmp/kfold-fx/bin/dw-recursion" "$tmp/wrongfs/tmp/kfold-fx/bin/dw-qsort"
+"$kfold" --symfs "$tmp/emptyfs" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none" --stats \
+	"$cases/dwarf-qsort/perf.data" > /dev/null 2> "$tmp/missing.err"
+grep -qE '^kfold: +[0-9]+ +module file missing in /tmp/kfold-fx/bin/dw-qsort: ' "$tmp/missing.err"
+check "a missing file is the reason the unwind stopped" $? "$(grep -A5 unwound "$tmp/missing.err")"
+"$kfold" -q --symfs "$tmp/wrongfs" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none" --stats \
+	"$cases/dwarf-qsort/perf.data" > "$tmp/wrong" 2> "$tmp/wrong.err"
+grep -qE '^kfold: +[0-9]+ +build-id mismatch in /tmp/kfold-fx/bin/dw-qsort: ' "$tmp/wrong.err" &&
+	! grep -q 'record_key\|cmp_records\|descend' "$tmp/wrong"
+check "a file with another build-id stops the unwind and names nothing" $? "$(grep -A5 unwound "$tmp/wrong.err")"
 exit $fail
