@@ -1167,6 +1167,96 @@ static void test_order_half(void)
 	kf_order_free(q);
 }
 
+/* A --call-graph dwarf sample: x86_64 user regs (perf's order for mask
+ * 0xff0fff: ax bx cx dx si di bp sp ip flags cs ss r8-r15) and a stack
+ * copy; abi 0 = no registers. */
+#define DW_REGS 0xff0fffull
+static void rec_dwarf_sample(struct pdb *b, uint64_t st, uint32_t pid, uint64_t time,
+			     uint64_t ip, uint64_t sp, uint64_t bp, uint64_t abi,
+			     const uint64_t *stack, size_t words)
+{
+	size_t r = pdb_rec(b, 9, 2), i;
+
+	pdb_u64(b, ip);
+	pdb_u32(b, pid);
+	pdb_u32(b, pid);
+	pdb_u64(b, time);
+	pdb_u64(b, 1000);            /* period */
+	pdb_u64(b, 0);               /* callchain: none for a user-mode
+					sample (exclude_callchain_user) */
+	pdb_u64(b, abi);
+	if (abi) {
+		for (i = 0; i < 20; i++)
+			pdb_u64(b, i == 6 ? bp : i == 7 ? sp : i == 8 ? ip : 0);
+	}
+	(void)st;
+	pdb_u64(b, words * 8);
+	for (i = 0; i < words; i++)
+		pdb_u64(b, stack[i]);
+	if (words)
+		pdb_u64(b, words * 8);   /* dyn_size */
+	pdb_end_rec(b, r);
+}
+
+/* Why unwinds stop, without any file: pc outside every mapping, a module
+ * whose file is missing, no registers; a frame-pointer step the stack
+ * shows to be right is taken and counted as guessed. */
+static void test_unwind_stops(void)
+{
+	const uint64_t st = BASIC | ST_REGS_USER | ST_STACK_USER;
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = st,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ,
+			      .regs_user = DW_REGS, .stack_user = 64 };
+	const uint64_t sp = 0x7ffc0000;
+	/* [sp+16] = caller's rbp (0: outermost), [sp+24] = return address */
+	const uint64_t stack[8] = { 1, 2, 0, 0x400205, 5, 6, 7, 8 };
+	kf_options o = KF_OPTIONS_INIT;
+	kf_session *s;
+	FILE *f;
+	char *out = NULL;
+	size_t len = 0, i, n;
+	bool no_map = false, no_file = false, no_regs = false;
+
+	rec_comm(&d, st, 9, 9, "prog", 1, false);
+	rec_mmap2(&d, st, 9, 0x400000, 0x1000, 0, "/bin/prog", 2);
+	rec_dwarf_sample(&d, st, 9, 10, 0x900000, sp, 0, 2, stack, 8);
+	rec_dwarf_sample(&d, st, 9, 11, 0x400100, sp, 0, 2, stack, 8);
+	rec_dwarf_sample(&d, st, 9, 12, 0x400100, sp, sp + 16, 2, stack, 8);
+	rec_dwarf_sample(&d, st, 9, 13, 0x400100, 0, 0, 0, stack, 0);
+	rec_round(&d);
+	pdb_file(&img, &a, 1, &d, false);
+	o.no_files = true;
+	CHECK_EQ(kf_session_new(&s, &o), 0);
+	CHECK_EQ(kf_session_load_mem(s, img.p, img.len), 0);
+	f = open_memstream(&out, &len);
+	CHECK_EQ(kf_session_write_folded(s, f), 0);
+	fclose(f);
+	/* no registers and no callchain: no frame at all, as in perf */
+	CHECK_STR(out, "prog 1000\nprog;[prog] 1000\nprog;[prog];[prog] 1000\n"
+		       "prog;[unknown] 1000\n");
+	CHECK_EQ(kf_session_stats(s)->frames_guessed, 1);
+	n = kf_session_n_unwind_stops(s);
+	for (i = 0; i < n; i++) {
+		kf_unwind_stop u;
+
+		CHECK_EQ(kf_session_unwind_stop(s, i, &u), 0);
+		if (strcmp(u.reason, "pc outside any mapping") == 0)
+			no_map = u.samples == 1;
+		else if (strcmp(u.reason, "module file missing") == 0)
+			no_file = u.samples == 2 && strcmp(u.module, "/bin/prog") == 0;
+		else if (strcmp(u.reason, "no user registers or stack") == 0)
+			no_regs = u.samples == 1;
+	}
+	CHECK(no_map);
+	CHECK(no_file);
+	CHECK(no_regs);
+	kf_session_free(s);
+	free(out);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
 int main(void)
 {
 	RUN(test_attr_sizes);
@@ -1190,5 +1280,6 @@ int main(void)
 	RUN(test_symtab_tree);
 	RUN(test_header_event);
 	RUN(test_order_half);
+	RUN(test_unwind_stops);
 	return CHECK_DONE();
 }
