@@ -627,8 +627,11 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			/* no CFI here: the sampled frame's return address at
 			 * [sp], or one frame-pointer step, if the stack shows
 			 * it worked */
+			/* perf's libunwind falls back to frame pointers only
+			 * where a file's .eh_frame has no entry for the pc;
+			 * without .eh_frame (or file) it stops */
 			if ((first && !u->compat_perf && leaf_step(&w, pc, &ra)) ||
-			    fp_step(&w, &ra)) {
+			    ((!u->compat_perf || (c && c->eh)) && fp_step(&w, &ra))) {
 				guessed = true;
 				goto step;
 			}
