@@ -48,7 +48,7 @@ ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
 	nocallchain changed jit cxx ordering
 	dwarf-recursion dwarf-threads dwarf-qsort dwarf-syscall dwarf-zstd
 	dwarf-small dwarf-vs-fp dwarf-i386 dwarf-nocfi dwarf-dbgframe dwarf-jit
-	dwarf-deep)
+	dwarf-deep inline-dwarf)
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
@@ -107,6 +107,13 @@ build() {
 	# "changed": VERSION=1 is recorded, VERSION=2 goes into the case symfs.
 	gcc "${CFLAGS[@]}" -DVERSION=1 -o "$BIN/changed" "$src/changed.c"
 	gcc "${CFLAGS[@]}" -DVERSION=2 -o "$FX/changed-v2/changed" "$src/changed.c"
+	# the inline test program (testdata/src/inline/inl.c): gcc -O2, clang -O2
+	# and gcc -O0 (nothing inlined), default frame-pointer settings
+	gcc -std=gnu11 -O2 -g -o "$BIN/inl-gcc-O2" "$src/inline/inl.c"
+	gcc -std=gnu11 -O0 -g -o "$BIN/inl-gcc-O0" "$src/inline/inl.c"
+	if command -v clang >/dev/null; then
+		clang -std=gnu11 -O2 -g -o "$BIN/inl-clang-O2" "$src/inline/inl.c"
+	fi
 	# DWARF fixtures: no frame pointers; *-i386 as 32-bit programs
 	for f in "$src"/dwarf/dw-*.c; do
 		name=$(basename "$f" .c)
@@ -352,6 +359,11 @@ record_cases() {
 		rec dwarf-deep -e cpu-clock -F 1000 --call-graph dwarf,8192 -- "$BIN/dw-deep" 0.1
 	fi
 
+	if want inline-dwarf; then
+		new_case inline-dwarf "inline-dwarf: inl (gcc -O2: most hot code inlined) recorded with --call-graph dwarf,4096"
+		rec inline-dwarf -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/inl-gcc-O2" 0.2
+	fi
+
 	if want dwarf-i386; then
 		new_case dwarf-i386 "dwarf-i386: 32-bit (-m32) recursion + libc qsort, no frame pointers, --call-graph dwarf,4096"
 		rec dwarf-i386 -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-i386" 0.2
@@ -473,6 +485,10 @@ build_symfs() {
 		mkdir -p "$symfs$BIN"
 		cp "$FX/changed-v2/changed" "$symfs$BIN/changed"
 	fi
+	# the inline test binaries, also those no capture runs
+	for path in "$BIN"/inl-*; do
+		[ -f "$path" ] && copy_elf "$path" "$symfs"
+	done
 	# dw-dbgframe's CFI lives only in its debug file
 	if [ -f "$cases_dir/dwarf-dbgframe/perf.data" ]; then
 		local bid dbg

@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
 	libelf-dev libdw-dev libzstd-dev libiberty-dev
-	zstd python3 linux-perf binutils
+	zstd python3 linux-perf binutils llvm-14
 )
 missing=()
 for p in "${pkgs[@]}"; do

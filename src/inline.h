@@ -1,0 +1,61 @@
+/* inline.h - what DWARF says about a code address: the chain of functions
+ * inlined there, and the source lines.
+ *
+ * At an address inside `compute` where gcc inlined `stage`, and `mix`
+ * into that, the chain is compute -> stage -> mix: the function that owns
+ * the machine code first, the innermost inlined one last.  Each link's
+ * line is where it called the next one (DW_AT_call_file/line of the
+ * inlined instance); the last link's line is the address's own line
+ * (the line table).  This is what `addr2line -f -i` prints, in reverse.
+ *
+ * May use: util (and libdw).
+ */
+#ifndef KF_INLINE_H
+#define KF_INLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <elfutils/libdw.h>
+
+#include "util.h"
+
+struct kf_inl {
+	const char *name;     /* DW_AT_name; NULL when the DIE has none */
+	const char *linkage;  /* DW_AT_linkage_name (mangled), or NULL */
+	const char *file;     /* source file, or NULL when unknown */
+	int line;             /* 0 when unknown */
+};
+
+/* The address ranges of a module's compilation units, sorted, built
+ * once: .debug_aranges is optional (clang does not write it), and a
+ * lookup in a sorted table beats walking the units. */
+struct kf_dwidx {
+	Dwarf *dw;
+	struct kf_dwrange {
+		uint64_t lo, hi;      /* [lo, hi) */
+		uint64_t cu;          /* the unit's DIE offset */
+	} *r;
+	size_t n;
+	/* relative source paths joined to their unit's DW_AT_comp_dir,
+	 * once per (directory, file) */
+	struct kf_arena paths;
+	struct kf_map64 joined;       /* hash of the two strings' addresses */
+	char **jv;
+	size_t njv, capjv;
+};
+
+/* Builds the index of dw (which stays the caller's).  0, or -1 when out
+ * of memory (the index is then empty). */
+int kf_dwidx_init(struct kf_dwidx *ix, Dwarf *dw);
+void kf_dwidx_fini(struct kf_dwidx *ix);
+
+/* The chain at vaddr (a link-time address of the module the index
+ * describes), outermost first, at most `max` links (the outermost ones
+ * are kept: the innermost are dropped past max).  Returns the number of
+ * links (0: no function DIE covers vaddr) or -1 on failure (out of
+ * memory, bad DWARF).  Strings belong to the Dwarf. */
+int kf_inline_chain(struct kf_dwidx *ix, uint64_t vaddr, struct kf_inl *out,
+		    int max);
+
+#endif

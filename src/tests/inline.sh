@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# inline.sh TEST-INLINE SRCDIR: kfold's inline chains and source lines
+# (src/inline.c) against addr2line, at every instruction of the inline test
+# program (testdata/src/inline/inl.c) built three ways:
+#   inl-gcc-O2    binutils `addr2line -a -f -i`
+#   inl-gcc-O0    the same (the control: nothing inlined)
+#   inl-clang-O2  `llvm-addr2line -a -f -i`: binutils 2.40 drops the inner
+#                 inline levels of clang 14's DWARF 5 (at 0x1184 it gives
+#                 accumulate;compute_stats where the DIEs, llvm-dwarfdump
+#                 --lookup and llvm-addr2line give rotl;mix;accumulate;
+#                 compute_stats)
+# Left out: padding between functions (nop instructions outside every
+# DWARF function: no sample lands there, and addr2line names it from the
+# symbol table with the line table's last row), and code without DWARF
+# (the C runtime's _start...), which addr2line names from the symbol table
+# without a source line.
+set -uo pipefail
+probe=$1
+src=$2
+bin=$src/testdata/symfs/tmp/kfold-fx/bin
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+for tool in objdump addr2line python3; do
+	command -v "$tool" >/dev/null || { echo "SKIP: $tool not found"; exit 77; }
+done
+llvm=$(command -v llvm-addr2line-14 || command -v llvm-addr2line || true)
+
+check_binary() {   # check_binary NAME ORACLE...
+	local name=$1 f=$bin/$1
+	shift
+	# instruction starts in .text, with their mnemonic
+	objdump -d --no-show-raw-insn -j .text "$f" |
+		sed -n 's/^ *\([0-9a-f][0-9a-f]*\):[[:space:]]*\([a-z0-9]*\).*/\1 \2/p' > "$tmp/$name.insns"
+	cut -d' ' -f1 "$tmp/$name.insns" > "$tmp/$name.addrs"
+	sed 's/^/0x/' "$tmp/$name.addrs" | "$@" -a -f -i -e "$f" > "$tmp/$name.oracle"
+	"$probe" "$f" < "$tmp/$name.addrs" > "$tmp/$name.kfold"
+	python3 - "$tmp/$name.oracle" "$tmp/$name.kfold" "$tmp/$name.insns" "$name" <<'PY'
+import re, sys
+def blocks(path):
+    out, cur, lines = [], None, open(path).read().split("\n")
+    i = 0
+    while i < len(lines):
+        l = lines[i]
+        if re.match(r"^0x[0-9a-f]+$", l):
+            cur = [int(l, 16), []]
+            out.append(cur)
+            i += 1
+        elif l == "":
+            i += 1
+        else:
+            loc = re.sub(r" \(discriminator \d+\)$", "", lines[i + 1])
+            cur[1].append((l, re.sub(r":\?$", ":0", loc)))
+            i += 2
+    return out
+oracle, kfold = blocks(sys.argv[1]), blocks(sys.argv[2])
+nops = {int(l.split()[0], 16) for l in open(sys.argv[3])
+        if len(l.split()) > 1 and l.split()[1].startswith(("nop", "xchg", "cs", "data16", "int3"))}
+name = sys.argv[4]
+# the C runtime's code in every program, built without debug info
+CRT = {"_start", "deregister_tm_clones", "register_tm_clones",
+       "__do_global_dtors_aux", "frame_dummy", "_init", "_fini"}
+if len(oracle) != len(kfold) or not kfold:
+    print("FAIL %s: %d addresses from the oracle, %d from kfold" % (name, len(oracle), len(kfold)))
+    sys.exit(1)
+bad = padding = inlined = 0
+for (a, o), (a2, k) in zip(oracle, kfold):
+    assert a == a2
+    if k == [("??", "??:0")] and (a in nops or (len(o) == 1 and o[0][0] in CRT and o[0][1].endswith(":0"))):
+        # padding, or code without DWARF (the CRT's _start...) that the
+        # oracle names from the symbol table, without a line
+        padding += 1
+        continue
+    if k != o:
+        bad += 1
+        if bad <= 5:
+            print("  at 0x%x: oracle %s, kfold %s" % (a, o, k))
+    elif len(k) > 1:
+        inlined += 1
+print("%s %s: %d instructions, %d differ, %d with inlined frames, %d without DWARF left out"
+      % ("ok  " if bad == 0 else "FAIL", name, len(kfold), bad, inlined, padding))
+sys.exit(1 if bad else 0)
+PY
+	[ $? -eq 0 ] || fail=1
+}
+
+check_binary inl-gcc-O2 addr2line
+check_binary inl-gcc-O0 addr2line
+if [ -n "$llvm" ]; then
+	check_binary inl-clang-O2 "$llvm"
+else
+	echo "FAIL: llvm-addr2line not found (scripts/setup.sh installs llvm-14)"
+	fail=1
+fi
+exit $fail
