@@ -78,8 +78,9 @@ typedef void (*kf_log_fn)(void *payload, enum kf_log_level level,
 
 typedef struct kf_options {
 	enum kf_compat compat;
-	bool inline_frames;      /* expand inlined frames (not yet available:
-				    accepted so scripts can pass --no-inline) */
+	bool inline_frames;      /* expand each user frame into the chain of
+				    functions inlined there (DWARF); kfold's
+				    own mode only, for now */
 	bool count_samples;      /* weight = 1 per sample instead of period */
 	const char *event;       /* event to fold (name as perf script prints
 				    it, with or without modifiers); NULL =
@@ -101,11 +102,13 @@ typedef struct kf_options {
 				    without sample_id_all); for comparisons */
 	kf_log_fn log;
 	void *log_payload;
+	bool srcline;            /* append ":file:line" to frames with DWARF
+				    line information */
 } kf_options;
 
 #define KF_OPTIONS_INIT { KF_COMPAT_NONE, true, false, NULL, NULL, NULL, \
 			  NULL, NULL, 0, false, KF_ROOT_COMM, false, 0,    \
-			  false, NULL, NULL }
+			  false, NULL, NULL, false }
 
 /* What a load saw.  All counts are of records or samples of the input. */
 typedef struct kf_stats {

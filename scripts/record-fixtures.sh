@@ -362,6 +362,9 @@ record_cases() {
 	if want inline-dwarf; then
 		new_case inline-dwarf "inline-dwarf: inl (gcc -O2: most hot code inlined) recorded with --call-graph dwarf,4096"
 		rec inline-dwarf -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/inl-gcc-O2" 0.2
+		# kfold's inline expansion against perf's (default mode only:
+		# --compat=perf does not expand inlines yet)
+		printf 'inline|--inline|--inline||default-only\n' > "$cases_dir/inline-dwarf/variants"
 	fi
 
 	if want dwarf-i386; then
@@ -539,7 +542,7 @@ for c in "${ALL_CASES[@]}"; do
 	}
 	# option variants (CASE/variants: NAME|kfold args|perf script args|collapse args)
 	if [ -f "$dir/variants" ]; then
-		while IFS='|' read -r vname _kargs pargs cargs; do
+		while IFS='|' read -r vname _kargs pargs cargs _mode; do
 			# shellcheck disable=SC2086
 			"$script_dir/oracle.sh" "$dir" $pargs -- $cargs \
 				> "$dir/expected.$vname.folded" 2>> "$LOGS/$c.oracle.err" || status=1

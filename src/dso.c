@@ -50,6 +50,14 @@ struct dso_state {
 	char *image;             /* our own vdso's copy, when used */
 	bool cfi_tried;
 	struct kf_cfi cfi;
+	/* debug info, for inline chains and source lines */
+	bool dw_tried;
+	Dwarf *dw;
+	struct kf_dwidx dwidx;
+	struct {
+		uint64_t offset, vaddr, filesz;
+	} load[KF_CFI_MAX_LOADS];
+	size_t n_load;
 };
 
 const char *kf_dso_status_str(enum kf_dso_status s)
@@ -101,6 +109,10 @@ static void state_free(struct dso_state *st)
 		dwarf_cfi_end(st->cfi.eh);
 	if (st->cfi.dwarf)
 		dwarf_end(st->cfi.dwarf);
+	if (st->dw) {
+		kf_dwidx_fini(&st->dwidx);
+		dwarf_end(st->dw);
+	}
 	if (st->run_file.elf && st->run_file.elf != st->syms_file.elf)
 		cand_close(&st->run_file);
 	if (st->syms_file.elf)
@@ -1336,6 +1348,68 @@ const char *kf_dso_file(struct kf_dsos *d, uint32_t module)
 	struct dso_state *st = ensure(d, module);
 
 	return st ? st->file : NULL;
+}
+
+/* ---- debug info --------------------------------------------------------------- */
+
+static bool has_section(Elf *elf, const char *name);
+
+struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
+{
+	struct dso_state *st = ensure(d, module);
+	Elf *e, *ph;
+	size_t n, i;
+
+	if (!st)
+		return NULL;
+	if (st->dw_tried)
+		return st->dw ? &st->dwidx : NULL;
+	st->dw_tried = true;
+	/* the file the symbols came from (a debug file, or the binary),
+	 * else the runtime image, whichever has .debug_info */
+	e = st->syms_file.elf && has_section(st->syms_file.elf, ".debug_info") ?
+	    st->syms_file.elf :
+	    st->run_file.elf && has_section(st->run_file.elf, ".debug_info") ?
+	    st->run_file.elf : NULL;
+	if (!e)
+		return NULL;
+	/* file offsets (how frames are kept) to link-time addresses: the
+	 * runtime image's segments (a debug file has the same addresses) */
+	ph = st->run_file.elf ? st->run_file.elf : e;
+	if (elf_getphdrnum(ph, &n) == 0) {
+		for (i = 0; i < n && st->n_load < KF_CFI_MAX_LOADS; i++) {
+			GElf_Phdr p;
+
+			if (!gelf_getphdr(ph, (int)i, &p) || p.p_type != PT_LOAD)
+				continue;
+			st->load[st->n_load].offset = p.p_offset;
+			st->load[st->n_load].vaddr = p.p_vaddr;
+			st->load[st->n_load].filesz = p.p_filesz;
+			st->n_load++;
+		}
+	}
+	st->dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+	if (st->dw && kf_dwidx_init(&st->dwidx, st->dw) != 0) {
+		dwarf_end(st->dw);
+		st->dw = NULL;
+	}
+	return st->dw ? &st->dwidx : NULL;
+}
+
+bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr)
+{
+	struct dso_state *st = ensure(d, module);
+	size_t i;
+
+	if (!st || !kf_dso_debuginfo(d, module))
+		return false;
+	for (i = 0; i < st->n_load; i++) {
+		if (off >= st->load[i].offset && off - st->load[i].offset < st->load[i].filesz) {
+			*vaddr = off - st->load[i].offset + st->load[i].vaddr;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* ---- unwinding data ---------------------------------------------------------- */

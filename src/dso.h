@@ -27,6 +27,7 @@
 #include "fs.h"
 #include "module.h"
 #include "perfdata.h"
+#include "inline.h"
 #include "symtab.h"
 
 /* Why a module has (or lacks) symbols. */
@@ -111,6 +112,16 @@ struct kf_cfi {
  * NULL when it has no CFI (kf_dso_status says whether a file was found
  * at all).  Valid until kf_dsos_fini. */
 const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module);
+
+/* The DWARF index of a module's debug info (its debug file, or the
+ * binary), loading it on first use; NULL when there is none.  Valid
+ * until kf_dsos_fini. */
+struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module);
+
+/* A file offset of a module (how user frames are kept) as the link-time
+ * address its debug info uses; false when no segment holds it or the
+ * module has no debug info. */
+bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr);
 
 /* Text for a status ("build-id mismatch", ...). */
 const char *kf_dso_status_str(enum kf_dso_status s);

@@ -18,7 +18,7 @@ enum {
 	OPT_COMPAT = 256, OPT_NO_INLINE, OPT_INLINE, OPT_SAMPLES, OPT_EVENT,
 	OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_PERF_MAP_DIR, OPT_ADDRS,
 	OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_PID, OPT_TID, OPT_STATS, OPT_VERSION,
-	OPT_MAX_QUEUE, OPT_HEADER, OPT_FILE_ORDER,
+	OPT_MAX_QUEUE, OPT_HEADER, OPT_FILE_ORDER, OPT_SRCLINE,
 };
 
 static const struct option long_opts[] = {
@@ -27,6 +27,7 @@ static const struct option long_opts[] = {
 	{ "compat", required_argument, NULL, OPT_COMPAT },
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "srcline", no_argument, NULL, OPT_SRCLINE },
 	{ "samples", no_argument, NULL, OPT_SAMPLES },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
@@ -63,7 +64,8 @@ static void usage(FILE *f)
 "  -o, --output FILE     write here instead of stdout\n"
 "      --compat=perf     reproduce `perf script | stackcollapse-perf.pl` exactly\n"
 "                        (perf 6.1), quirks included\n"
-"      --no-inline       no inline expansion (the default until it exists)\n"
+"      --no-inline       do not expand frames into the functions inlined there\n"
+"      --srcline         append :file:line (from DWARF) to each frame\n"
 "      --samples         count samples instead of summing sample periods\n"
 "      --event NAME      fold this event (default: the first sample's event)\n"
 "      --symfs DIR       look for recorded files under DIR\n"
@@ -174,6 +176,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_INLINE: o.inline_frames = false; break;
 		case OPT_INLINE: o.inline_frames = true; break;
+		case OPT_SRCLINE: o.srcline = true; break;
 		case OPT_SAMPLES: o.count_samples = true; break;
 		case OPT_EVENT: o.event = optarg; break;
 		case OPT_SYMFS: o.symfs = optarg; break;

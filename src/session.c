@@ -664,6 +664,8 @@ static int setup_stages(struct kf_session *s)
 			  s->o.show_addrs, (int)s->o.root);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
+	s->namer.inline_frames = s->o.inline_frames && s->o.compat != KF_COMPAT_PERF;
+	s->namer.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
 	s->namer_ready = true;
 	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
 		const struct kf_attr *a = kf_pd_attr(s->pd, i);

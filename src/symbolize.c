@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
+#include "inline.h"
 #include "kfold.h"
 
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
@@ -311,6 +313,70 @@ static void name_compat(struct kf_namer *n, const struct kf_frame *f, bool java,
 	kf_buf_fini(&line);
 }
 
+#define KF_MAX_INLINE 32
+
+/* --srcline's suffix: ":file:line" (';' in a path would split the frame) */
+static void put_srcline(struct kf_buf *out, const struct kf_inl *l)
+{
+	const char *c;
+
+	if (!l->file)
+		return;
+	kf_buf_put(out, ":", 1);
+	for (c = l->file; *c; c++)
+		kf_buf_put(out, *c == ';' ? ":" : c, 1);
+	kf_buf_printf(out, ":%d", l->line);
+}
+
+/* The DWARF names of the frame at file offset `at`: its inline chain, or
+ * false when the module has no DWARF function there.  Without inline
+ * expansion (--srcline alone): the symbol's name and the address's line. */
+static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
+		       const char *elf_name, bool java, struct kf_buf *out)
+{
+	struct kf_inl chain[KF_MAX_INLINE];
+	struct kf_dwidx *ix = kf_dso_debuginfo(n->dsos, f->module);
+	size_t start = out->len;
+	uint64_t va;
+	int k, i;
+
+	if (!ix || !kf_dso_vaddr(n->dsos, f->module, at, &va))
+		return false;
+	k = kf_inline_chain(ix, va, chain, KF_MAX_INLINE);
+	if (k <= 0)
+		return false;
+	if (!n->inline_frames) {
+		if (elf_name)
+			tidy(out, elf_name, strlen(elf_name), java);
+		else if (chain[0].name)
+			tidy(out, chain[0].name, strlen(chain[0].name), java);
+		if (out->len == start)
+			return false;
+		put_srcline(out, &chain[k - 1]);
+		return true;
+	}
+	for (i = 0; i < k; i++) {
+		char *dem = chain[i].linkage ? kf_demangle(chain[i].linkage) : NULL;
+		size_t before;
+
+		if (i > 0)
+			kf_buf_put(out, ";", 1);
+		before = out->len;
+		if (dem)
+			tidy(out, dem, strlen(dem), java);
+		else if (chain[i].name)
+			tidy(out, chain[i].name, strlen(chain[i].name), java);
+		else if (i == 0 && elf_name)
+			tidy(out, elf_name, strlen(elf_name), java);
+		if (out->len == before)
+			kf_buf_puts(out, "[unknown]");
+		free(dem);
+		if (n->srcline)
+			put_srcline(out, &chain[i]);
+	}
+	return true;
+}
+
 static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 		       struct kf_buf *out)
 {
@@ -345,6 +411,9 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 				s = s2;
 		}
 	}
+	if ((n->inline_frames || n->srcline) && has_map && mod->kind == KF_MOD_FILE &&
+	    name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, java, out))
+		return;
 	if (s) {
 		const char *name = kf_sym_name(t, s);
 

@@ -11,7 +11,13 @@
  *    out of a text line; files with the wrong build-id named as such).
  * The root frame (comm, or comm-PID[/TID]) is named here too.
  *
- * May use: util, module, dso, symtab, stacks.
+ * With inline_frames (kfold's own mode), a user frame whose address has
+ * DWARF becomes its inline chain, outermost first, each link named from
+ * DWARF (the linkage name demangled, else DW_AT_name); with srcline,
+ * each of those links gets ":file:line" (the call site, or the address's
+ * own line for the innermost).
+ *
+ * May use: util, module, dso, symtab, stacks, inline, demangle.
  */
 #ifndef KF_SYMBOLIZE_H
 #define KF_SYMBOLIZE_H
@@ -30,6 +36,8 @@ struct kf_namer {
 	const struct kf_strtab *comms;   /* where root frames' comm ids live */
 	bool compat;
 	unsigned annotate;               /* KF_ANNOTATE_* (kfold.h) */
+	bool inline_frames;              /* expand inline chains (DWARF) */
+	bool srcline;                    /* append :file:line from DWARF */
 	bool show_addrs;
 	int root_mode;                   /* KF_ROOT_* (kfold.h) */
 	struct kf_strtab texts;          /* frame texts, interned */
