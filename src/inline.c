@@ -61,6 +61,7 @@ int kf_dwidx_init(struct kf_dwidx *ix, Dwarf *dw)
 	ix->dw = dw;
 	kf_arena_init(&ix->paths);
 	kf_map64_init(&ix->joined);
+	kf_map64_init(&ix->cumap);
 	while (dw && dwarf_get_units(dw, cu, &next, &version, &type, &cudie, &subdie) == 0) {
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
@@ -88,8 +89,37 @@ int kf_dwidx_init(struct kf_dwidx *ix, Dwarf *dw)
 	return 0;
 }
 
+struct kf_cuscopes {
+	struct kf_scope {
+		uint64_t lo, hi;          /* one range of the DIE: [lo, hi) */
+		uint64_t die;             /* DIE offset */
+		int32_t parent;           /* the enclosing function or inlined
+					     instance (an entry of the same
+					     DIE's first range), or -1 */
+		uint16_t depth;           /* of nesting among these DIEs */
+		uint16_t subprogram;      /* DW_TAG_subprogram (else inlined) */
+	} *v;                             /* in DIE tree order */
+	uint32_t *by_lo;                  /* indices into v, sorted by lo */
+	size_t n, cap;
+};
+
+static void cuscopes_free(struct kf_cuscopes *cs)
+{
+	if (cs) {
+		free(cs->v);
+		free(cs->by_lo);
+		free(cs);
+	}
+}
+
 void kf_dwidx_fini(struct kf_dwidx *ix)
 {
+	size_t i;
+
+	for (i = 0; i < ix->ncus; i++)
+		cuscopes_free(ix->cus[i]);
+	free(ix->cus);
+	kf_map64_fini(&ix->cumap);
 	free(ix->r);
 	free(ix->jv);
 	kf_map64_fini(&ix->joined);
@@ -153,63 +183,155 @@ static bool find_cu(const struct kf_dwidx *ix, uint64_t vaddr, Dwarf_Die *cu)
 	return false;
 }
 
+#define MAX_DIE_DEPTH 256
+
+/* Collects the ranges of every function and inlined instance under die. */
+static bool collect(struct kf_cuscopes *cs, Dwarf_Die *die, int32_t parent,
+		    unsigned depth, unsigned nest)
+{
+	Dwarf_Die child;
+
+	if (nest > MAX_DIE_DEPTH || dwarf_child(die, &child) != 0)
+		return true;
+	do {
+		int tag = dwarf_tag(&child);
+		int32_t me = parent;
+		unsigned d = depth;
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			size_t first = cs->n;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				if (cs->n >= INT32_MAX || !KF_GROW(cs->v, cs->cap, cs->n + 1))
+					return false;
+				cs->v[cs->n].lo = lo;
+				cs->v[cs->n].hi = hi;
+				cs->v[cs->n].die = dwarf_dieoffset(&child);
+				cs->v[cs->n].parent = parent;
+				cs->v[cs->n].depth = (uint16_t)(depth < UINT16_MAX ? depth : UINT16_MAX);
+				cs->v[cs->n].subprogram = tag == DW_TAG_subprogram;
+				cs->n++;
+			}
+			if (cs->n == first)
+				continue;   /* a declaration or an abstract instance */
+			me = (int32_t)first;
+			d = depth + 1;
+		} else if (tag != DW_TAG_lexical_block && tag != DW_TAG_namespace &&
+			   tag != DW_TAG_module) {
+			continue;
+		}
+		if (!collect(cs, &child, me, d, nest + 1))
+			return false;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return true;
+}
+
+static int by_lo_cmp(const void *a, const void *b, void *arg)
+{
+	const struct kf_cuscopes *cs = arg;
+	uint64_t x = cs->v[*(const uint32_t *)a].lo;
+	uint64_t y = cs->v[*(const uint32_t *)b].lo;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The scope table of a unit, built on first use; NULL on ENOMEM. */
+static const struct kf_cuscopes *cu_scopes(struct kf_dwidx *ix, Dwarf_Die *cu)
+{
+	uint64_t key = dwarf_dieoffset(cu);
+	struct kf_cuscopes *cs;
+	uint32_t idx;
+	size_t i;
+
+	if (key == UINT64_MAX)
+		key = 0;
+	if (kf_map64_get(&ix->cumap, key, &idx))
+		return ix->cus[idx];
+	cs = kf_calloc(1, sizeof(*cs));
+	if (!cs || !collect(cs, cu, -1, 0, 0) ||
+	    !(cs->by_lo = malloc((cs->n ? cs->n : 1) * sizeof(*cs->by_lo))) ||
+	    !KF_GROW(ix->cus, ix->capcus, ix->ncus + 1) ||
+	    !kf_map64_put(&ix->cumap, key, (uint32_t)ix->ncus)) {
+		cuscopes_free(cs);
+		return NULL;
+	}
+	for (i = 0; i < cs->n; i++)
+		cs->by_lo[i] = (uint32_t)i;
+	qsort_r(cs->by_lo, cs->n, sizeof(*cs->by_lo), by_lo_cmp, cs);
+	ix->cus[ix->ncus++] = cs;
+	return cs;
+}
+
+/* The innermost entry whose range holds vaddr, or -1. */
+static int32_t innermost(const struct kf_cuscopes *cs, uint64_t vaddr)
+{
+	size_t lo = 0, hi = cs->n, j;
+	int32_t best = -1;
+
+	while (lo < hi) {         /* the first entry starting past vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cs->v[cs->by_lo[mid]].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* back from there to the function holding vaddr: every inlined
+	 * instance around vaddr starts after the range of it that does */
+	for (j = lo; j > 0; j--) {
+		const struct kf_scope *e = &cs->v[cs->by_lo[j - 1]];
+
+		if (vaddr >= e->hi)
+			continue;
+		if (best < 0 || e->depth > cs->v[best].depth)
+			best = (int32_t)cs->by_lo[j - 1];
+		if (e->depth == 0)
+			break;
+	}
+	return best;
+}
+
 int kf_inline_chain(struct kf_dwidx *ix, uint64_t vaddr, struct kf_inl *out,
 		    int max)
 {
-	Dwarf_Die cu, *scopes = NULL;
+	const struct kf_cuscopes *cs;
+	int32_t path[MAX_DIE_DEPTH + 1], e;
+	Dwarf_Die cu, die;
 	Dwarf_Files *files = NULL;
 	Dwarf_Line *ln;
 	size_t nfiles = 0;
-	int n, i, fn = -1, k = 0;
+	int np = 0, i, k = 0;
 
 	if (!ix->dw || max <= 0 || !find_cu(ix, vaddr, &cu))
 		return 0;
-	n = dwarf_getscopes(&cu, vaddr, &scopes);
-	if (n <= 0) {
-		free(scopes);
-		return n < 0 ? -1 : 0;
-	}
-	/* For an inlined instance dwarf_getscopes goes on with the scopes of
-	 * its abstract definition; the functions it was inlined into are
-	 * the DIE tree's parents of the innermost scope. */
-	{
-		Dwarf_Die inner = scopes[0];
-
-		free(scopes);
-		scopes = NULL;
-		n = dwarf_getscopes_die(&inner, &scopes);
-		if (n <= 0) {
-			free(scopes);
-			return n < 0 ? -1 : 0;
-		}
-	}
-	/* scopes run from the innermost to the CU; the function that owns
-	 * the code is the innermost subprogram */
-	for (i = 0; i < n; i++) {
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-			fn = i;
+	cs = cu_scopes(ix, &cu);
+	if (!cs)
+		return -1;
+	/* from the innermost up to the function that owns the code (the
+	 * innermost subprogram) */
+	for (e = innermost(cs, vaddr); e >= 0 && np <= MAX_DIE_DEPTH; e = cs->v[e].parent) {
+		path[np++] = e;
+		if (cs->v[e].subprogram)
 			break;
-		}
 	}
-	if (fn < 0) {
-		free(scopes);
+	if (np == 0 || !cs->v[path[np - 1]].subprogram)
 		return 0;
-	}
 	if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
 		files = NULL;
 	/* outermost first: the function, then each inlined instance in it */
-	for (i = fn; i >= 0; i--) {
-		int tag = dwarf_tag(&scopes[i]);
-
-		if (i != fn && tag != DW_TAG_inlined_subroutine)
-			continue;       /* lexical blocks */
-		if (i != fn && k > 0 && k <= max)
-			call_site(&scopes[i], files, nfiles, &out[k - 1]);
+	for (i = np - 1; i >= 0; i--) {
+		if (!dwarf_offdie(ix->dw, cs->v[path[i]].die, &die))
+			return -1;
+		if (i != np - 1 && k > 0 && k <= max)
+			call_site(&die, files, nfiles, &out[k - 1]);
 		if (k < max)
-			describe(&scopes[i], &out[k]);
+			describe(&die, &out[k]);
 		k++;
 	}
-	free(scopes);
 	if (k > max)
 		k = max;
 	for (i = 0; i + 1 < k; i++)

@@ -43,6 +43,12 @@ struct kf_dwidx {
 	struct kf_map64 joined;       /* hash of the two strings' addresses */
 	char **jv;
 	size_t njv, capjv;
+	/* per unit, built on its first lookup: the address ranges of its
+	 * functions and inlined instances, so that a lookup does not walk
+	 * the unit's DIE tree */
+	struct kf_map64 cumap;        /* unit DIE offset -> index in cus */
+	struct kf_cuscopes **cus;
+	size_t ncus, capcus;
 };
 
 /* Builds the index of dw (which stays the caller's).  0, or -1 when out
