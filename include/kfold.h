@@ -179,6 +179,9 @@ typedef struct kf_module_info {
 	const char *file;        /* the file names came from, or NULL */
 	bool verified;           /* that file's build-id was checked */
 	bool named;              /* kfold has symbols for it */
+	bool debuginfo_wanted;   /* DWARF was looked for (inline expansion or
+				    --srcline, a user file) */
+	const char *debuginfo;   /* the file DWARF came from, or NULL */
 } kf_module_info;
 
 /* Number of modules frames fell into; call after kf_session_write_folded

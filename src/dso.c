@@ -53,6 +53,7 @@ struct dso_state {
 	/* debug info, for inline chains and source lines */
 	bool dw_tried;
 	Dwarf *dw;
+	const char *dw_file;     /* the path of the file it came from */
 	struct kf_dwidx dwidx;
 	struct {
 		uint64_t offset, vaddr, filesz;
@@ -1388,12 +1389,22 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 			st->n_load++;
 		}
 	}
+	st->dw_file = e == st->syms_file.elf ? st->syms_file.path : st->run_file.path;
 	st->dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
 	if (st->dw && kf_dwidx_init(&st->dwidx, st->dw) != 0) {
 		dwarf_end(st->dw);
 		st->dw = NULL;
 	}
 	return st->dw ? &st->dwidx : NULL;
+}
+
+const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *looked)
+{
+	struct kf_module *mod = kf_modules_at(d->modules, module);
+	struct dso_state *st = module ? mod->priv : NULL;
+
+	*looked = st && st->dw_tried;
+	return st && st->dw ? st->dw_file : NULL;
 }
 
 bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr)

@@ -118,6 +118,10 @@ const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module);
  * until kf_dsos_fini. */
 struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module);
 
+/* The file a module's debug info came from (NULL: none); *looked tells
+ * whether kf_dso_debuginfo was called for it. */
+const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *looked);
+
 /* A file offset of a module (how user frames are kept) as the link-time
  * address its debug info uses; false when no segment holds it or the
  * module has no debug info. */

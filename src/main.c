@@ -256,6 +256,15 @@ int main(int argc, char **argv)
 				mi.build_id[0] ? " build-id " : "", mi.build_id,
 				mi.status, mi.file ? ", from " : "",
 				mi.file ? mi.file : "");
+			if (mi.debuginfo)
+				fprintf(stderr, "kfold:   debug info (inline frames, lines) "
+					"from %s\n", mi.debuginfo);
+			else if (mi.debuginfo_wanted && mi.named)
+				fprintf(stderr, "kfold:   no debug info: no inline frames or "
+					"lines; install the debug file for %s%s%s (Debian: "
+					"its -dbgsym or -dbg package) or give --symfs or "
+					"--buildid-dir holding it\n", mi.name,
+					mi.build_id[0] ? ", build-id " : "", mi.build_id);
 		}
 		{
 			uint64_t fps, fpb;

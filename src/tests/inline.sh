@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# inline.sh TEST-INLINE SRCDIR: kfold's inline chains and source lines
+# inline.sh TEST-INLINE SRCDIR KFOLD: kfold's inline chains and source lines
 # (src/inline.c) against addr2line, at every instruction of the inline test
 # program (testdata/src/inline/inl.c) built three ways:
 #   inl-gcc-O2    binutils `addr2line -a -f -i`
@@ -17,6 +17,7 @@
 set -uo pipefail
 probe=$1
 src=$2
+kfold=$3
 bin=$src/testdata/symfs/tmp/kfold-fx/bin
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -91,6 +92,20 @@ if [ -n "$llvm" ]; then
 	check_binary inl-clang-O2 "$llvm"
 else
 	echo "FAIL: llvm-addr2line not found (scripts/setup.sh installs llvm-14)"
+	fail=1
+fi
+
+# --stats says where each module's debug info came from, or what to install
+zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
+"$kfold" -q --stats --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" \
+	--buildid-dir "$tmp/none" "$src/testdata/cases/inline-dwarf/perf.data" \
+	> /dev/null 2> "$tmp/stats"
+if grep -qx 'kfold:   debug info (inline frames, lines) from .*/testdata/symfs/tmp/kfold-fx/bin/inl-gcc-O2' "$tmp/stats" &&
+	grep -q '^kfold:   no debug info: .* install the debug file for /usr/lib/x86_64-linux-gnu/libc.so.6, build-id 93ac61ec5a8eb1396f9fbd350e3169a558528a40 ' "$tmp/stats"; then
+	echo "ok   --stats: where debug info came from, and what to install where there is none"
+else
+	echo "FAIL: --stats debug info lines:"
+	cat "$tmp/stats"
 	fail=1
 fi
 exit $fail
