@@ -48,7 +48,7 @@ ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
 	nocallchain changed jit cxx ordering
 	dwarf-recursion dwarf-threads dwarf-qsort dwarf-syscall dwarf-zstd
 	dwarf-small dwarf-vs-fp dwarf-i386 dwarf-nocfi dwarf-dbgframe dwarf-jit
-	dwarf-deep inline-dwarf)
+	dwarf-deep inline-dwarf inline-dwz)
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
@@ -113,6 +113,25 @@ build() {
 	gcc -std=gnu11 -O0 -g -o "$BIN/inl-gcc-O0" "$src/inline/inl.c"
 	if command -v clang >/dev/null; then
 		clang -std=gnu11 -O2 -g -o "$BIN/inl-clang-O2" "$src/inline/inl.c"
+	fi
+	# inl-dwz: the same program whose debug info dwz split the way Debian's
+	# -dbgsym packages are: the binary is stripped of DWARF, its debug file
+	# (/usr/lib/debug/.build-id) holds the rest and refers by
+	# .gnu_debugaltlink to /usr/lib/debug/.dwz/kfold-inl.debug, which holds
+	# what it shares with a twin build (-DDWZ_TWIN).  $FX/dwz keeps the
+	# debug file before dwz too (inl-dwz.plain.debug), to compare with.
+	if command -v dwz >/dev/null; then
+		mkdir -p "$FX/dwz"
+		# (-fno-ident: no .comment, so its build-id is not inl-gcc-O2's,
+		# whose files share the symfs)
+		gcc -std=gnu11 -O2 -g -fno-ident -o "$BIN/inl-dwz" "$src/inline/inl.c"
+		gcc -std=gnu11 -O2 -g -DDWZ_TWIN -o "$FX/dwz/twin" "$src/inline/inl.c"
+		objcopy --only-keep-debug "$BIN/inl-dwz" "$FX/dwz/inl-dwz.debug"
+		objcopy --only-keep-debug "$FX/dwz/twin" "$FX/dwz/twin.debug"
+		cp "$FX/dwz/inl-dwz.debug" "$FX/dwz/inl-dwz.plain.debug"
+		dwz -m "$FX/dwz/kfold-inl.debug" -M /usr/lib/debug/.dwz/kfold-inl.debug \
+			"$FX/dwz/inl-dwz.debug" "$FX/dwz/twin.debug"
+		objcopy --strip-debug "$BIN/inl-dwz"
 	fi
 	# DWARF fixtures: no frame pointers; *-i386 as 32-bit programs
 	for f in "$src"/dwarf/dw-*.c; do
@@ -367,6 +386,12 @@ record_cases() {
 		printf 'inline|--inline|--inline||default-only\n' > "$cases_dir/inline-dwarf/variants"
 	fi
 
+	if want inline-dwz; then
+		[ -f "$FX/dwz/kfold-inl.debug" ] || die "inline-dwz needs dwz (apt-get install dwz)"
+		new_case inline-dwz "inline-dwz: inl (gcc -O2) whose DWARF is in a dwz-split debug file (see build), --call-graph dwarf,4096"
+		rec inline-dwz -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/inl-dwz" 0.2
+	fi
+
 	if want dwarf-i386; then
 		new_case dwarf-i386 "dwarf-i386: 32-bit (-m32) recursion + libc qsort, no frame pointers, --call-graph dwarf,4096"
 		rec dwarf-i386 -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/dw-i386" 0.2
@@ -492,6 +517,15 @@ build_symfs() {
 	for path in "$BIN"/inl-*; do
 		[ -f "$path" ] && copy_elf "$path" "$symfs"
 	done
+	# inl-dwz's split debug info, and its debug file before dwz (testdata/dwz)
+	if [ -f "$cases_dir/inline-dwz/perf.data" ]; then
+		local dbid
+		dbid=$(readelf -n "$BIN/inl-dwz" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p' | head -n1)
+		mkdir -p "$symfs/usr/lib/debug/.build-id/${dbid:0:2}" "$symfs/usr/lib/debug/.dwz" "$root/testdata/dwz"
+		cp "$FX/dwz/inl-dwz.debug" "$symfs/usr/lib/debug/.build-id/${dbid:0:2}/${dbid:2}.debug"
+		cp "$FX/dwz/kfold-inl.debug" "$symfs/usr/lib/debug/.dwz/kfold-inl.debug"
+		cp "$FX/dwz/inl-dwz.plain.debug" "$root/testdata/dwz/inl-dwz.plain.debug"
+	fi
 	# dw-dbgframe's CFI lives only in its debug file
 	if [ -f "$cases_dir/dwarf-dbgframe/perf.data" ]; then
 		local bid dbg

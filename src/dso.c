@@ -54,6 +54,8 @@ struct dso_state {
 	bool dw_tried;
 	Dwarf *dw;
 	const char *dw_file;     /* the path of the file it came from */
+	struct cand alt;         /* dwz's supplementary file, if any */
+	Dwarf *dw_alt;
 	struct kf_dwidx dwidx;
 	struct {
 		uint64_t offset, vaddr, filesz;
@@ -114,6 +116,10 @@ static void state_free(struct dso_state *st)
 		kf_dwidx_fini(&st->dwidx);
 		dwarf_end(st->dw);
 	}
+	if (st->dw_alt)
+		dwarf_end(st->dw_alt);
+	if (st->alt.elf)
+		cand_close(&st->alt);
 	if (st->run_file.elf && st->run_file.elf != st->syms_file.elf)
 		cand_close(&st->run_file);
 	if (st->syms_file.elf)
@@ -1355,6 +1361,57 @@ const char *kf_dso_file(struct kf_dsos *d, uint32_t module)
 
 static bool has_section(Elf *elf, const char *name);
 
+/* dwz moves DWARF that several files share into a supplementary file,
+ * named with its build-id by .gnu_debugaltlink: Debian's -dbgsym
+ * packages have /usr/lib/debug/.dwz/<triplet>/<package>.debug.  Looked
+ * for at that name (relative names against the debug file's directory)
+ * and by build-id under /usr/lib/debug, within --symfs; only a file with
+ * that build-id is used. */
+static void attach_alt(struct kf_dsos *d, struct dso_state *st)
+{
+	const char *symfs = d->o.symfs, *name, *dir_end;
+	const void *bid;
+	ssize_t bl;
+	char path[4096], hex[41];
+	int i;
+
+	bl = dwelf_dwarf_gnu_debugaltlink(st->dw, &name, &bid);
+	if (bl <= 0 || bl > 20 || !name)
+		return;
+	hexbid(bid, (size_t)bl, hex);
+	for (i = 0; i < 3 && !st->alt.elf; i++) {
+		path[0] = '\0';
+		if (i == 0 && name[0] == '/') {
+			snprintf(path, sizeof(path), "%s", name);
+		} else if (i == 1 && name[0] != '/' && st->dw_file &&
+			   (dir_end = strrchr(st->dw_file, '/')) != NULL) {
+			/* the debug file's path, less the symfs prefix */
+			const char *in = st->dw_file;
+			size_t rl = symfs && *symfs ? strlen(symfs) : 0;
+
+			if (rl && strncmp(in, symfs, rl) == 0)
+				in += rl;
+			if (dir_end >= in)
+				snprintf(path, sizeof(path), "%.*s/%s",
+					 (int)(dir_end - in), in, name);
+		} else if (i == 2) {
+			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+				 hex, hex + 2);
+		}
+		if (path[0] && cand_open(d, symfs, path, bid, (size_t)bl, &st->alt) != CAND_OK)
+			memset(&st->alt, 0, sizeof(st->alt));
+	}
+	if (!st->alt.elf) {
+		warnf(d, "%s: its debug info refers to a dwz file, %s (build-id %s), "
+		      "not found: some inline frames and names will be missing",
+		      st->dw_file ? st->dw_file : "?", name, hex);
+		return;
+	}
+	st->dw_alt = dwarf_begin_elf(st->alt.elf, DWARF_C_READ, NULL);
+	if (st->dw_alt)
+		dwarf_setalt(st->dw, st->dw_alt);
+}
+
 struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 {
 	struct dso_state *st = ensure(d, module);
@@ -1391,6 +1448,8 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 	}
 	st->dw_file = e == st->syms_file.elf ? st->syms_file.path : st->run_file.path;
 	st->dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+	if (st->dw)
+		attach_alt(d, st);
 	if (st->dw && kf_dwidx_init(&st->dwidx, st->dw) != 0) {
 		dwarf_end(st->dw);
 		st->dw = NULL;

@@ -95,8 +95,42 @@ else
 	fail=1
 fi
 
-# --stats says where each module's debug info came from, or what to install
 zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
+
+# dwz: inl-dwz's debug file refers (.gnu_debugaltlink) to a supplementary
+# file under /usr/lib/debug/.dwz, as Debian's -dbgsym packages do.  With
+# it, kfold expands exactly as from the debug file before dwz
+# (testdata/dwz/inl-dwz.plain.debug); without it, names are missing and a
+# warning says which file to get.
+dwz_case=$src/testdata/cases/inline-dwz/perf.data
+dwz_dbg=usr/lib/debug/.build-id/94/18f547680ac860b248539b5bd5d327d68b4c3f.debug
+kf=("$kfold" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none")
+mkdir -p "$tmp/plain" "$tmp/nodwz"
+cp -r "$src/testdata/symfs/." "$tmp/plain/"
+cp -r "$src/testdata/symfs/." "$tmp/nodwz/"
+cp "$src/testdata/dwz/inl-dwz.plain.debug" "$tmp/plain/$dwz_dbg"
+rm "$tmp/nodwz/usr/lib/debug/.dwz/kfold-inl.debug"
+"${kf[@]}" -q --symfs "$src/testdata/symfs" "$dwz_case" > "$tmp/dwz.split"
+"${kf[@]}" -q --symfs "$tmp/plain" "$dwz_case" > "$tmp/dwz.plain"
+"${kf[@]}" --symfs "$tmp/nodwz" "$dwz_case" > "$tmp/dwz.none" 2> "$tmp/dwz.err"
+if cmp -s "$tmp/dwz.split" "$tmp/dwz.plain" &&
+	grep -q ';run;compute_stats;accumulate;mix;rotl ' "$tmp/dwz.split"; then
+	echo "ok   dwz: the split debug info expands as the original"
+else
+	echo "FAIL: dwz: split and original debug info expand differently:"
+	diff "$tmp/dwz.plain" "$tmp/dwz.split" | head -10
+	fail=1
+fi
+if ! cmp -s "$tmp/dwz.split" "$tmp/dwz.none" &&
+	grep -q 'refers to a dwz file, /usr/lib/debug/.dwz/kfold-inl.debug (build-id [0-9a-f]*), not found' "$tmp/dwz.err"; then
+	echo "ok   dwz: without the supplementary file, a warning names it"
+else
+	echo "FAIL: dwz: no sign of the missing supplementary file:"
+	cat "$tmp/dwz.err"
+	fail=1
+fi
+
+# --stats says where each module's debug info came from, or what to install
 "$kfold" -q --stats --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" \
 	--buildid-dir "$tmp/none" "$src/testdata/cases/inline-dwarf/perf.data" \
 	> /dev/null 2> "$tmp/stats"
