@@ -104,11 +104,15 @@ typedef struct kf_options {
 	void *log_payload;
 	bool srcline;            /* append ":file:line" to frames with DWARF
 				    line information */
+	const char *const *debug_dirs; /* more directories laid out like
+				    /usr/lib/debug (PATH.debug, .build-id/),
+				    under symfs when it is given */
+	size_t n_debug_dirs;
 } kf_options;
 
 #define KF_OPTIONS_INIT { KF_COMPAT_NONE, true, false, NULL, NULL, NULL, \
 			  NULL, NULL, 0, false, KF_ROOT_COMM, false, 0,    \
-			  false, NULL, NULL, false }
+			  false, NULL, NULL, false, NULL, 0 }
 
 /* What a load saw.  All counts are of records or samples of the input. */
 typedef struct kf_stats {

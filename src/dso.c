@@ -834,6 +834,22 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 			     &mismatch, &bad))
 			goto done;
 	}
+	/* --debug-dir: the same layouts under each (kfold's, not perf's) */
+	for (size_t k = 0; k < d->o.n_debug_dirs; k++) {
+		const char *dd = d->o.debug_dirs[k];
+
+		if (bid_len) {
+			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dd,
+				 hex, hex + 2);
+			if (consider(d, symfs, path, bid, bid_len, &syms, &run,
+				     &found, &mismatch, &bad))
+				goto done;
+		}
+		snprintf(path, sizeof(path), "%s%s.debug", dd, name);
+		if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+			     &mismatch, &bad))
+			goto done;
+	}
 	/* the recorded path */
 	consider(d, symfs, name, bid, bid_len, &syms, &run, &found, &mismatch,
 		 &bad);
@@ -1379,7 +1395,7 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 	if (bl <= 0 || bl > 20 || !name)
 		return;
 	hexbid(bid, (size_t)bl, hex);
-	for (i = 0; i < 3 && !st->alt.elf; i++) {
+	for (i = 0; i < 3 + (int)d->o.n_debug_dirs && !st->alt.elf; i++) {
 		path[0] = '\0';
 		if (i == 0 && name[0] == '/') {
 			snprintf(path, sizeof(path), "%s", name);
@@ -1397,6 +1413,9 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 		} else if (i == 2) {
 			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 				 hex, hex + 2);
+		} else if (i > 2) {
+			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
+				 d->o.debug_dirs[i - 3], hex, hex + 2);
 		}
 		if (path[0] && cand_open(d, symfs, path, bid, (size_t)bl, &st->alt) != CAND_OK)
 			memset(&st->alt, 0, sizeof(st->alt));

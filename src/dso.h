@@ -55,6 +55,8 @@ struct kf_dso_opts {
 	const char *kallsyms;     /* NULL = look for one */
 	const char *perf_map_dir; /* where perf-PID.map files are */
 	bool compat_perf;         /* follow perf where kfold would differ */
+	const char *const *debug_dirs; /* more roots like /usr/lib/debug */
+	size_t n_debug_dirs;
 };
 
 typedef void (*kf_dso_warn_fn)(void *payload, const char *msg);

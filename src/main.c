@@ -18,7 +18,7 @@ enum {
 	OPT_COMPAT = 256, OPT_NO_INLINE, OPT_INLINE, OPT_SAMPLES, OPT_EVENT,
 	OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_PERF_MAP_DIR, OPT_ADDRS,
 	OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_PID, OPT_TID, OPT_STATS, OPT_VERSION,
-	OPT_MAX_QUEUE, OPT_HEADER, OPT_FILE_ORDER, OPT_SRCLINE,
+	OPT_MAX_QUEUE, OPT_HEADER, OPT_FILE_ORDER, OPT_SRCLINE, OPT_DEBUG_DIR,
 };
 
 static const struct option long_opts[] = {
@@ -28,6 +28,7 @@ static const struct option long_opts[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "inline", no_argument, NULL, OPT_INLINE },
 	{ "srcline", no_argument, NULL, OPT_SRCLINE },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "samples", no_argument, NULL, OPT_SAMPLES },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
@@ -66,6 +67,8 @@ static void usage(FILE *f)
 "                        (perf 6.1), quirks included\n"
 "      --no-inline       do not expand frames into the functions inlined there\n"
 "      --srcline         append :file:line (from DWARF) to each frame\n"
+"      --debug-dir DIR   also look for debug files in DIR, laid out as\n"
+"                        /usr/lib/debug (repeatable; under --symfs if given)\n"
 "      --samples         count samples instead of summing sample periods\n"
 "      --event NAME      fold this event (default: the first sample's event)\n"
 "      --symfs DIR       look for recorded files under DIR\n"
@@ -149,6 +152,8 @@ static void print_stats(const kf_stats *st)
 int main(int argc, char **argv)
 {
 	kf_options o = KF_OPTIONS_INIT;
+	const char *debug_dirs[16];
+	size_t n_debug_dirs = 0;
 	struct logctx lc = { false };
 	const char *input = NULL, *output = NULL;
 	bool stats = false, header = false;
@@ -177,6 +182,16 @@ int main(int argc, char **argv)
 		case OPT_NO_INLINE: o.inline_frames = false; break;
 		case OPT_INLINE: o.inline_frames = true; break;
 		case OPT_SRCLINE: o.srcline = true; break;
+		case OPT_DEBUG_DIR:
+			if (n_debug_dirs == sizeof(debug_dirs) / sizeof(debug_dirs[0])) {
+				fprintf(stderr, "kfold: at most %zu --debug-dir\n",
+					sizeof(debug_dirs) / sizeof(debug_dirs[0]));
+				return 2;
+			}
+			debug_dirs[n_debug_dirs++] = optarg;
+			o.debug_dirs = debug_dirs;
+			o.n_debug_dirs = n_debug_dirs;
+			break;
 		case OPT_SAMPLES: o.count_samples = true; break;
 		case OPT_EVENT: o.event = optarg; break;
 		case OPT_SYMFS: o.symfs = optarg; break;

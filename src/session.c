@@ -44,6 +44,7 @@
 struct kf_session {
 	kf_options o;
 	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event;
+	char **debug_dirs;       /* copies of o.debug_dirs */
 	struct kf_error err;
 	kf_stats stats;
 
@@ -127,6 +128,20 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	s->kallsyms = dup_opt(s->o.kallsyms);
 	s->perf_map_dir = dup_opt(s->o.perf_map_dir);
 	s->event = dup_opt(s->o.event);
+	if (s->o.n_debug_dirs) {
+		size_t k;
+
+		if (s->o.n_debug_dirs > 64)
+			return kf_fail(&s->err, KF_EINVAL, "more than 64 debug directories");
+		s->debug_dirs = kf_calloc(s->o.n_debug_dirs, sizeof(*s->debug_dirs));
+		if (!s->debug_dirs)
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		for (k = 0; k < s->o.n_debug_dirs; k++) {
+			s->debug_dirs[k] = strdup(s->o.debug_dirs[k] ? s->o.debug_dirs[k] : "");
+			if (!s->debug_dirs[k])
+				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		}
+	}
 	if (s->o.compat != KF_COMPAT_NONE && s->o.compat != KF_COMPAT_PERF)
 		return kf_fail(&s->err, KF_EINVAL, "unknown compat mode %d", s->o.compat);
 	/* the build-id cache: --symfs moves it to SYMFS/.debug in perf 6.1
@@ -190,6 +205,13 @@ void kf_session_free(kf_session *s)
 	free(s->kallsyms);
 	free(s->buildid_dir);
 	free(s->perf_map_dir);
+	if (s->debug_dirs) {
+		size_t k;
+
+		for (k = 0; k < s->o.n_debug_dirs; k++)
+			free(s->debug_dirs[k]);
+		free(s->debug_dirs);
+	}
 	free(s->event);
 	free(s);
 }
@@ -656,6 +678,8 @@ static int setup_stages(struct kf_session *s)
 	dopts.kallsyms = s->kallsyms;
 	dopts.perf_map_dir = s->perf_map_dir;
 	dopts.compat_perf = s->o.compat == KF_COMPAT_PERF;
+	dopts.debug_dirs = (const char *const *)s->debug_dirs;
+	dopts.n_debug_dirs = s->o.n_debug_dirs;
 	kf_dsos_init(&s->dsos, &dopts, &s->fs, &s->modules, kf_pd_env(s->pd),
 		     dso_warn, s);
 	s->dsos_ready = true;

@@ -130,6 +130,23 @@ else
 	fail=1
 fi
 
+# --debug-dir: the same debug file and supplementary file, by build-id
+# under another directory (inside the symfs)
+mkdir -p "$tmp/ddir"
+cp -r "$src/testdata/symfs/." "$tmp/ddir/"
+mkdir -p "$tmp/ddir/opt/dbg/.build-id/94" "$tmp/ddir/opt/dbg/.build-id/fc"
+mv "$tmp/ddir/$dwz_dbg" "$tmp/ddir/opt/dbg/.build-id/94/"
+mv "$tmp/ddir/usr/lib/debug/.dwz/kfold-inl.debug" \
+	"$tmp/ddir/opt/dbg/.build-id/fc/e6db0226dc09a1713f0e7cb02b1638aa4f4e87.debug"
+"${kf[@]}" -q --symfs "$tmp/ddir" --debug-dir /opt/dbg "$dwz_case" > "$tmp/dwz.ddir"
+"${kf[@]}" -q --symfs "$tmp/ddir" "$dwz_case" > "$tmp/dwz.noddir"
+if cmp -s "$tmp/dwz.split" "$tmp/dwz.ddir" && ! cmp -s "$tmp/dwz.split" "$tmp/dwz.noddir"; then
+	echo "ok   --debug-dir: debug and supplementary files found there by build-id"
+else
+	echo "FAIL: --debug-dir did not give the same expansion"
+	fail=1
+fi
+
 # --stats says where each module's debug info came from, or what to install
 "$kfold" -q --stats --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" \
 	--buildid-dir "$tmp/none" "$src/testdata/cases/inline-dwarf/perf.data" \
