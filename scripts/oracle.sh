@@ -170,8 +170,22 @@ fi
 # Run from the temp dir: perf 6.1 looks for .gnu_debuglink files relative to
 # the current directory too.
 cd "$tmp"
-HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig LC_ALL=C \
-	perf --buildid-dir "$tmp/emptycache" script \
+# With --inline, perf 6.1 runs `addr2line -i -f` on the symfs files, and
+# addr2line follows their build-ids and .gnu_debuglink to this machine's
+# /usr/lib/debug (libc6-dbg, say), outside the symfs.  Hide that directory
+# from perf in a private mount namespace so the oracle stays hermetic; an
+# oracle that cannot do so refuses --inline rather than leak.
+hide=()
+if [ -d /usr/lib/debug ] && printf '%s\n' ${perf_args[@]+"${perf_args[@]}"} | grep -qx -- --inline; then
+	if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; then
+		hide=(unshare -m --propagation private
+		      sh -c 'mount -t tmpfs kfold-oracle /usr/lib/debug && exec "$@"' sh)
+	else
+		die "--inline needs root and unshare(1) to hide /usr/lib/debug from perf's addr2line"
+	fi
+fi
+HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig LC_ALL=C PATH=/usr/bin:/bin \
+	${hide[@]+"${hide[@]}"} perf --buildid-dir "$tmp/emptycache" script \
 	-i "$input" \
 	--symfs "$symfs" \
 	--kallsyms "$tmp/kallsyms" \

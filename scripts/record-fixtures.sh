@@ -381,9 +381,9 @@ record_cases() {
 	if want inline-dwarf; then
 		new_case inline-dwarf "inline-dwarf: inl (gcc -O2: most hot code inlined) recorded with --call-graph dwarf,4096"
 		rec inline-dwarf -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/inl-gcc-O2" 0.2
-		# kfold's inline expansion against perf's (default mode only:
-		# --compat=perf does not expand inlines yet)
-		printf 'inline|--inline|--inline||default-only\n' > "$cases_dir/inline-dwarf/variants"
+		# inline expansion against perf's, in both modes (the default
+		# mode with corrections.inline)
+		printf 'inline|--inline|--inline||\n' > "$cases_dir/inline-dwarf/variants"
 	fi
 
 	if want inline-dwz; then
@@ -574,6 +574,12 @@ for c in "${ALL_CASES[@]}"; do
 		log "$c: oracle FAILED (see $LOGS/$c.oracle.err)"
 		status=1
 	}
+	# every DWARF capture (and dwarf-vs-fp, whose fp chains perf must not
+	# expand) is compared with perf's inline expansion too
+	if { grep -q 'call-graph dwarf' "$dir/README" || [ "$c" = dwarf-vs-fp ]; } &&
+	   ! grep -q '^inline|' "$dir/variants" 2>/dev/null; then
+		printf 'inline|--inline|--inline||compat-only\n' >> "$dir/variants"
+	fi
 	# option variants (CASE/variants: NAME|kfold args|perf script args|collapse args)
 	if [ -f "$dir/variants" ]; then
 		while IFS='|' read -r vname _kargs pargs cargs _mode; do

@@ -26,6 +26,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 
+#include "a2l.h"
 #include "demangle.h"
 
 #define KF_MAX_KALLSYMS ((size_t)256 << 20)
@@ -55,12 +56,20 @@ struct dso_state {
 	Dwarf *dw;
 	const char *dw_file;     /* the path of the file it came from */
 	struct cand alt;         /* dwz's supplementary file, if any */
+	bool dw_unusable;        /* --compat=perf: perf would not read it */
 	Dwarf *dw_alt;
 	struct kf_dwidx dwidx;
 	struct {
 		uint64_t offset, vaddr, filesz;
 	} load[KF_CFI_MAX_LOADS];
 	size_t n_load;
+	bool load_tried;
+	/* --compat=perf: what perf's addr2line child said, per file offset
+	 * (index into a2l_names, NULL for "??"), and its bfd's memory */
+	struct kf_map64 a2l_seen;
+	const char **a2l_names;
+	size_t a2l_n, a2l_cap;
+	struct kf_a2l_cache a2l;
 };
 
 const char *kf_dso_status_str(enum kf_dso_status s)
@@ -125,6 +134,8 @@ static void state_free(struct dso_state *st)
 	if (st->syms_file.elf)
 		cand_close(&st->syms_file);
 	free(st->image);
+	kf_map64_fini(&st->a2l_seen);
+	free(st->a2l_names);
 	free(st);
 }
 
@@ -1395,6 +1406,14 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 	if (bl <= 0 || bl > 20 || !name)
 		return;
 	hexbid(bid, (size_t)bl, hex);
+	/* perf's addr2line child knows nothing of --symfs: it looks for the
+	 * dwz file on this machine, and without it reads no DWARF from the
+	 * file at all (--compat=perf then falls back to the symbol table,
+	 * as addr2line does).  kfold does not read outside the symfs. */
+	if (d->o.compat_perf && symfs && *symfs) {
+		st->dw_unusable = true;
+		return;
+	}
 	for (i = 0; i < 3 + (int)d->o.n_debug_dirs && !st->alt.elf; i++) {
 		path[0] = '\0';
 		if (i == 0 && name[0] == '/') {
@@ -1431,11 +1450,47 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 		dwarf_setalt(st->dw, st->dw_alt);
 }
 
+/* file offsets (how frames are kept) to link-time addresses: the
+ * runtime image's segments (a debug file has the same addresses) */
+static void read_loads(struct dso_state *st, Elf *fallback)
+{
+	Elf *ph = st->run_file.elf ? st->run_file.elf : fallback;
+	size_t n, i;
+
+	if (st->load_tried || !ph)
+		return;
+	st->load_tried = true;
+	if (elf_getphdrnum(ph, &n) != 0)
+		return;
+	for (i = 0; i < n && st->n_load < KF_CFI_MAX_LOADS; i++) {
+		GElf_Phdr p;
+
+		if (!gelf_getphdr(ph, (int)i, &p) || p.p_type != PT_LOAD)
+			continue;
+		st->load[st->n_load].offset = p.p_offset;
+		st->load[st->n_load].vaddr = p.p_vaddr;
+		st->load[st->n_load].filesz = p.p_filesz;
+		st->n_load++;
+	}
+}
+
+static bool off_to_vaddr(const struct dso_state *st, uint64_t off, uint64_t *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < st->n_load; i++) {
+		if (off >= st->load[i].offset && off - st->load[i].offset < st->load[i].filesz) {
+			*vaddr = off - st->load[i].offset + st->load[i].vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
 struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 {
 	struct dso_state *st = ensure(d, module);
-	Elf *e, *ph;
-	size_t n, i;
+	Elf *e;
 
 	if (!st)
 		return NULL;
@@ -1450,26 +1505,12 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 	    st->run_file.elf : NULL;
 	if (!e)
 		return NULL;
-	/* file offsets (how frames are kept) to link-time addresses: the
-	 * runtime image's segments (a debug file has the same addresses) */
-	ph = st->run_file.elf ? st->run_file.elf : e;
-	if (elf_getphdrnum(ph, &n) == 0) {
-		for (i = 0; i < n && st->n_load < KF_CFI_MAX_LOADS; i++) {
-			GElf_Phdr p;
-
-			if (!gelf_getphdr(ph, (int)i, &p) || p.p_type != PT_LOAD)
-				continue;
-			st->load[st->n_load].offset = p.p_offset;
-			st->load[st->n_load].vaddr = p.p_vaddr;
-			st->load[st->n_load].filesz = p.p_filesz;
-			st->n_load++;
-		}
-	}
+	read_loads(st, e);
 	st->dw_file = e == st->syms_file.elf ? st->syms_file.path : st->run_file.path;
 	st->dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
 	if (st->dw)
 		attach_alt(d, st);
-	if (st->dw && kf_dwidx_init(&st->dwidx, st->dw) != 0) {
+	if (st->dw && (st->dw_unusable || kf_dwidx_init(&st->dwidx, st->dw) != 0)) {
 		dwarf_end(st->dw);
 		st->dw = NULL;
 	}
@@ -1488,17 +1529,51 @@ const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *look
 bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr)
 {
 	struct dso_state *st = ensure(d, module);
-	size_t i;
 
 	if (!st || !kf_dso_debuginfo(d, module))
 		return false;
-	for (i = 0; i < st->n_load; i++) {
-		if (off >= st->load[i].offset && off - st->load[i].offset < st->load[i].filesz) {
-			*vaddr = off - st->load[i].offset + st->load[i].vaddr;
+	return off_to_vaddr(st, off, vaddr);
+}
+
+static bool has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
 			return true;
-		}
-	}
 	return false;
+}
+
+/* perf 6.1 runs its addr2line child on the first file it found with a
+ * .symtab (dso->symsrc_filename); without one, on the recorded path on
+ * this machine, which kfold does not read. */
+bool kf_dso_a2l_file(struct kf_dsos *d, uint32_t module)
+{
+	struct dso_state *st = ensure(d, module);
+
+	return st && st->syms_file.elf && st->has_syms && has_symtab(st->syms_file.elf);
+}
+
+const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t off)
+{
+	struct dso_state *st = ensure(d, module);
+	const char *name;
+	uint64_t va;
+	uint32_t idx;
+
+	if (!kf_dso_a2l_file(d, module))
+		return NULL;
+	if (kf_map64_get(&st->a2l_seen, off, &idx))
+		return st->a2l_names[idx];
+	read_loads(st, st->syms_file.elf);
+	name = off_to_vaddr(st, off, &va) ?
+	       kf_a2l_symtab_name(st->syms_file.elf, va, &st->a2l) : NULL;
+	if (st->a2l_n < UINT32_MAX && KF_GROW(st->a2l_names, st->a2l_cap, st->a2l_n + 1) &&
+	    kf_map64_put(&st->a2l_seen, off, (uint32_t)st->a2l_n))
+		st->a2l_names[st->a2l_n++] = name;
+	return name;
 }
 
 /* ---- unwinding data ---------------------------------------------------------- */

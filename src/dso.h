@@ -129,6 +129,13 @@ const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *look
  * module has no debug info. */
 bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr);
 
+/* --compat=perf's view of perf's `addr2line -i -f` child (a2l.h): whether
+ * perf would run one for the module, and the name it would print for
+ * file offset `off` from the symbol table (NULL: "??").  The first answer
+ * for an offset is kept, so ask in the order perf does. */
+bool kf_dso_a2l_file(struct kf_dsos *d, uint32_t module);
+const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t off);
+
 /* Text for a status ("build-id mismatch", ...). */
 const char *kf_dso_status_str(enum kf_dso_status s);
 

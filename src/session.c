@@ -384,6 +384,15 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 		resolve(s, th, KF_MISC_USER, pc, &f);
 		if (i > 0 && s->o.compat != KF_COMPAT_PERF)
 			f.flags |= KF_FRAME_RA;
+		if (s->namer.compat_inline) {
+			uint32_t id;
+
+			/* name it now: perf asks its addr2line children in
+			 * this order, and their answers depend on it */
+			f.flags |= KF_FRAME_UNWOUND;
+			if (kf_namer_frame_id(&s->namer, &f, false, &id))
+				return -1;
+		}
 		if (s->uframes[i].guessed) {
 			f.flags |= KF_FRAME_GUESSED;
 			s->stats.frames_guessed++;
@@ -690,6 +699,7 @@ static int setup_stages(struct kf_session *s)
 		return kf_fail(&s->err, r, "out of memory");
 	s->namer.inline_frames = s->o.inline_frames && s->o.compat != KF_COMPAT_PERF;
 	s->namer.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
+	s->namer.compat_inline = s->o.inline_frames && s->o.compat == KF_COMPAT_PERF;
 	s->namer_ready = true;
 	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
 		const struct kf_attr *a = kf_pd_attr(s->pd, i);

@@ -29,6 +29,8 @@
 				 came from a frame-pointer callchain */
 #define KF_FRAME_TRUNCATED 32u /* marks where the copy of the user stack
 				 ran out: the stack goes on, unseen */
+#define KF_FRAME_UNWOUND 128u /* --compat=perf: found by unwinding the
+				 user stack (perf expands inlines there) */
 
 struct kf_frame {
 	uint64_t addr;        /* map-relative for mapped user frames (the

@@ -280,6 +280,62 @@ static uint64_t frame_key(const struct kf_frame *f, bool java)
 	return h == UINT64_MAX ? 0 : h;
 }
 
+#define KF_MAX_INLINE 32
+
+/* One inlined-frame line as perf script prints it ("NAME+0x0 (inlined)"),
+ * folded.  perf demangles what addr2line printed. */
+static void inlined_line(struct kf_namer *n, const char *name, const char *pc,
+			 bool java, struct kf_buf *out)
+{
+	char *dem = kf_demangle(name);
+	struct kf_buf line;
+
+	kf_buf_init(&line);
+	kf_buf_puts(&line, dem ? dem : name);
+	kf_buf_puts(&line, "+0x0 (inlined)");
+	collapse_line(n, out, pc, kf_buf_cstr(&line), line.len, java);
+	kf_buf_fini(&line);
+	free(dem);
+}
+
+/* perf 6.1 replaces each frame of a DWARF-unwound chain that has a symbol
+ * by what its `addr2line -i -f` child says about the address
+ * (machine.c: append_inlines, srcline.c): the inline chain from DWARF,
+ * else the symbol addr2line picks from the symbol table, which may be
+ * another alias than perf's own (a2l.h).  When addr2line says "??" the
+ * frame stays as it was (false). */
+static bool compat_inlines(struct kf_namer *n, const struct kf_frame *f,
+			   const char *pc, bool java, struct kf_buf *out)
+{
+	struct kf_inl chain[KF_MAX_INLINE];
+	struct kf_dwidx *ix;
+	const char *name;
+	uint64_t va;
+	int k = 0, i;
+
+	if (!kf_dso_a2l_file(n->dsos, f->module))
+		return false;
+	ix = kf_dso_debuginfo(n->dsos, f->module);
+	if (ix && kf_dso_vaddr(n->dsos, f->module, f->addr, &va))
+		k = kf_inline_chain(ix, va, chain, KF_MAX_INLINE);
+	if (k > 0) {
+		for (i = 0; i < k; i++) {
+			const char *nm = chain[i].linkage ? chain[i].linkage :
+					 chain[i].name ? chain[i].name : "??";
+
+			if (i > 0)
+				kf_buf_put(out, ";", 1);
+			inlined_line(n, nm, pc, java, out);
+		}
+		return true;
+	}
+	name = kf_dso_a2l_symtab_name(n->dsos, f->module, f->addr);
+	if (!name)
+		return false;
+	inlined_line(n, name, pc, java, out);
+	return true;
+}
+
 static void name_compat(struct kf_namer *n, const struct kf_frame *f, bool java,
 			struct kf_buf *out)
 {
@@ -296,6 +352,9 @@ static void name_compat(struct kf_namer *n, const struct kf_frame *f, bool java,
 			s = kf_symtab_find_perf(t, f->addr);
 	}
 	snprintf(pc, sizeof(pc), "%" PRIx64, f->addr);
+	if (s && (f->flags & KF_FRAME_UNWOUND) && n->compat_inline &&
+	    mod->kind == KF_MOD_FILE && compat_inlines(n, f, pc, java, out))
+		return;
 	kf_buf_init(&line);
 	if (s) {
 		uint64_t off = f->addr < s->end ? f->addr - s->start :
@@ -312,8 +371,6 @@ static void name_compat(struct kf_namer *n, const struct kf_frame *f, bool java,
 	collapse_line(n, out, pc, kf_buf_cstr(&line), line.len, java);
 	kf_buf_fini(&line);
 }
-
-#define KF_MAX_INLINE 32
 
 /* --srcline's suffix: ":file:line" (';' in a path would split the frame) */
 static void put_srcline(struct kf_buf *out, const struct kf_inl *l)

@@ -38,6 +38,8 @@ struct kf_namer {
 	unsigned annotate;               /* KF_ANNOTATE_* (kfold.h) */
 	bool inline_frames;              /* expand inline chains (DWARF) */
 	bool srcline;                    /* append :file:line from DWARF */
+	bool compat_inline;              /* --compat=perf: perf's inline
+					    frames on KF_FRAME_UNWOUND frames */
 	bool show_addrs;
 	int root_mode;                   /* KF_ROOT_* (kfold.h) */
 	struct kf_strtab texts;          /* frame texts, interned */
