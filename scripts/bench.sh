@@ -21,7 +21,7 @@
 # Then it times, on that file, median of $BENCH_RUNS runs (default 3), each
 # round running every command once in the same order, after one untimed
 # `kfold --stats` run that reads the whole capture and every binary:
-#     kfold FILE                     kfold --compat=perf FILE
+#     kfold FILE    kfold --no-inline FILE    kfold --compat=perf --no-inline FILE
 #     perf script -i FILE --no-inline > /dev/null
 #     perf script -i FILE --no-inline | scripts/collapse-perf.py
 #     perf report -i FILE --stdio --no-children -g folded
@@ -523,10 +523,11 @@ script_cmd=("${PERF[@]}" script -i "$file" --no-inline --kallsyms "$kallsyms")
 } > "$work/bin/pipeline.sh"
 chmod +x "$work/bin/pipeline.sh"
 
-names=(kfold compat script pipeline report report_all)
+names=(kfold noinline compat script pipeline report report_all)
 declare -A label cmdline
 label[kfold]="kfold FILE"
-label[compat]="kfold --compat=perf FILE"
+label[noinline]="kfold --no-inline FILE"
+label[compat]="kfold --compat=perf --no-inline FILE"
 label[script]="perf script --no-inline > /dev/null"
 label[pipeline]="perf script --no-inline | collapse-perf.py"
 label[pipe_perf]="  of which perf script"
@@ -546,7 +547,10 @@ run_one() {
 	# shellcheck disable=SC2054  # the commas belong to perf's -g argument
 	case $name in
 	kfold) cmd=("${KF[@]}" "$file") ;;
-	compat) cmd=("${KF[@]}" --compat=perf "$file") ;;
+	noinline) cmd=("${KF[@]}" --no-inline "$file") ;;
+	# --no-inline: the pipeline it is compared with runs perf script
+	# --no-inline (perf's inline expansion forks addr2line per file)
+	compat) cmd=("${KF[@]}" --compat=perf --no-inline "$file") ;;
 	script) cmd=("${script_cmd[@]}"); out=/dev/null ;;
 	pipeline) cmd=(bash "$work/bin/pipeline.sh" "$work/times/pipe_perf.$r" "$work/times/pipe_py.$r") ;;
 	report) cmd=("${PERF[@]}" report -i "$file" --kallsyms "$kallsyms" --stdio --no-children -g folded) ;;
@@ -606,7 +610,7 @@ median() {
 	done | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 declare -A wall cpu rss
-all_rows=(kfold compat script pipeline pipe_perf pipe_py report report_all)
+all_rows=(kfold noinline compat script pipeline pipe_perf pipe_py report report_all)
 [ -n "$stackcollapse_py" ] && all_rows+=(stackcollapse)
 our_cpu=0
 for name in "${all_rows[@]}"; do
@@ -668,7 +672,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a == a + 0) printf "%.1f
 	awk -v s="$samples" -v w="${wall[kfold]}" -v c="${wall[compat]}" -v b="$file_bytes" 'BEGIN {
 		printf "kfold throughput: %.0f samples/s, %.0f MiB/s (default); %.0f samples/s (--compat=perf)\n",
 			s / w, b / 1048576 / w, s / c }'
-	echo "kfold --compat=perf vs perf script | collapse-perf.py: $verdict"
+	echo "kfold --compat=perf --no-inline vs perf script --no-inline | collapse-perf.py: $verdict"
+	echo "inline expansion (the default) costs: kfold / kfold --no-inline = wall $(ratio "${wall[kfold]}" "${wall[noinline]}"), cpu $(ratio "${cpu[kfold]}" "${cpu[noinline]}"), RSS $(ratio "${rss[kfold]}" "${rss[noinline]}")"
 	if [ "$((only_k + only_p))" -gt 0 ]; then
 		echo "  differing lines per root frame (comm):"
 		cat "$work/out/only-kfold" "$work/out/only-perf" | cut -d';' -f1 | cut -d' ' -f1 |
