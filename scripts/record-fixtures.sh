@@ -11,7 +11,10 @@
 #
 # Needs: root (kernel samples, /proc/kallsyms addresses, -a), perf 6.1
 # (tested with 6.1.187, software events only), gcc, zstd, objcopy, readelf,
-# taskset, python3.  Writes:
+# taskset, python3; for the rust-* cases Debian's rustc 1.63 (apt-get install
+# rustc; $RUSTC picks another one, default /usr/bin/rustc, else rustc in
+# PATH).  Only this script needs rustc: the tests read the committed
+# captures and the binaries in testdata/symfs.  Writes:
 #   /tmp/kfold-fx/bin/*            fixture binaries (fixed path: it is recorded
 #                                  in the captures and mirrored in the symfs)
 #   /tmp/kfold-fx/logs/*           perf record / perf script logs
@@ -43,12 +46,24 @@ CFLAGS=(-std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 # stripped of its debug sections).
 CFLAGS_NOFP=(-std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror)
 CFLAGS_NOCFI=(-fno-asynchronous-unwind-tables -fno-unwind-tables)
+# The Rust fixture (testdata/src/rust/rs-names.rs), built twice: rs-legacy
+# with rustc's default (legacy) symbol mangling, rs-v0 with v0 mangling
+# (-C symbol-mangling-version=v0 is stable in 1.63; naming legacy explicitly
+# would need -Z unstable-options, so legacy is left as the default).
+# -C prefer-dynamic links Debian's libstd-*.so instead of the static std,
+# whose DWARF would make each binary 12 MB; the .so (5.6 MB) stays out of
+# the symfs (build_symfs skips files over 3 MB), so perf and kfold both
+# show its frames as [libstd-….so].  --remap-path-prefix keeps the
+# checkout's path out of the binaries.
+RUSTC=${RUSTC:-$(command -v /usr/bin/rustc || command -v rustc || true)}
+RUSTFLAGS_FX=(--edition 2021 --crate-name rs_names -C opt-level=2 -g
+	-C debuginfo=2 -C force-frame-pointers=yes -C prefer-dynamic)
 
 ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
 	nocallchain changed jit cxx ordering
 	dwarf-recursion dwarf-threads dwarf-qsort dwarf-syscall dwarf-zstd
 	dwarf-small dwarf-vs-fp dwarf-i386 dwarf-nocfi dwarf-dbgframe dwarf-jit
-	dwarf-deep inline-dwarf inline-dwz)
+	dwarf-deep inline-dwarf inline-dwz rust-legacy rust-v0)
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
@@ -83,6 +98,9 @@ HAVE_M32=
 if printf 'int main(void){return 0;}\n' |
 	gcc -m32 -x c -o /dev/null - 2>/dev/null; then
 	HAVE_M32=1
+fi
+if want rust-legacy || want rust-v0; then
+	[ -n "$RUSTC" ] || die "the rust-* cases need rustc (apt-get install rustc)"
 fi
 if want dwarf-i386 || [ -f "$cases_dir/dwarf-i386/perf.data" ]; then
 	[ -n "$HAVE_M32" ] || die "dwarf-i386 needs gcc -m32 (apt-get install gcc-multilib)"
@@ -132,6 +150,13 @@ build() {
 		dwz -m "$FX/dwz/kfold-inl.debug" -M /usr/lib/debug/.dwz/kfold-inl.debug \
 			"$FX/dwz/inl-dwz.debug" "$FX/dwz/twin.debug"
 		objcopy --strip-debug "$BIN/inl-dwz"
+	fi
+	# the Rust fixture, legacy and v0 mangling (see RUSTFLAGS_FX)
+	if [ -n "$RUSTC" ]; then
+		"$RUSTC" "${RUSTFLAGS_FX[@]}" --remap-path-prefix "$root=." \
+			-o "$BIN/rs-legacy" "$src/rust/rs-names.rs"
+		"$RUSTC" "${RUSTFLAGS_FX[@]}" --remap-path-prefix "$root=." \
+			-C symbol-mangling-version=v0 -o "$BIN/rs-v0" "$src/rust/rs-names.rs"
 	fi
 	# DWARF fixtures: no frame pointers; *-i386 as 32-bit programs
 	for f in "$src"/dwarf/dw-*.c; do
@@ -390,6 +415,18 @@ record_cases() {
 		[ -f "$FX/dwz/kfold-inl.debug" ] || die "inline-dwz needs dwz (apt-get install dwz)"
 		new_case inline-dwz "inline-dwz: inl (gcc -O2) whose DWARF is in a dwz-split debug file (see build), --call-graph dwarf,4096"
 		rec inline-dwz -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/inl-dwz" 0.2
+	fi
+
+	if want rust-legacy; then
+		new_case rust-legacy "rust-legacy: Rust modules, generics, a trait with a dyn call, a closure in Iterator::map; legacy mangling ($("$RUSTC" --version))"
+		rec rust-legacy -e cpu-clock -F 1000 -g -- "$BIN/rs-legacy" 0.2
+		printf 'addrs|--addrs||--addrs\n' > "$cases_dir/rust-legacy/variants"
+	fi
+
+	if want rust-v0; then
+		new_case rust-v0 "rust-v0: the rust-legacy program built with -C symbol-mangling-version=v0 ($("$RUSTC" --version))"
+		rec rust-v0 -e cpu-clock -F 1000 -g -- "$BIN/rs-v0" 0.2
+		printf 'addrs|--addrs||--addrs\n' > "$cases_dir/rust-v0/variants"
 	fi
 
 	if want dwarf-i386; then

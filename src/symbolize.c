@@ -54,26 +54,30 @@ static bool is_ws(char c)
 
 /* tidy_generic: ';' -> ':', drop everything from the first '(' that does
  * not open "(anonymous namespace)" unless the name looks like a Go method
- * ("pkg.(*T).M"), drop quotes. */
-static void tidy(struct kf_buf *out, const char *s, size_t len, bool java)
+ * ("pkg.(*T).M"), drop quotes.  The cut at '(' removes the argument list
+ * of a name perf printed with one; `cut_args` false skips it for a name
+ * that has none: demangled without parameters, a '(' there is part of the
+ * name ("KeyLess::operator()", "lang_start::<()>::{closure#0}"). */
+static void tidy(struct kf_buf *out, const char *s, size_t len, bool java,
+		 bool cut_args)
 {
 	size_t i, cut = len;
-	bool go = false;
+	bool keep = !cut_args;	/* no cut: see above, or a Go method */
 
 	/* /\.\(.*\)\./ */
-	for (i = 0; i + 1 < len && !go; i++) {
+	for (i = 0; i + 1 < len && !keep; i++) {
 		if (s[i] == '.' && s[i + 1] == '(') {
 			size_t j;
 
 			for (j = len; j-- > i + 2;) {
 				if (s[j] == '.' && s[j - 1] == ')') {
-					go = true;
+					keep = true;
 					break;
 				}
 			}
 		}
 	}
-	if (!go) {
+	if (!keep) {
 		for (i = 0; i < len; i++) {
 			static const char anon[] = "anonymous namespace)";
 
@@ -241,10 +245,10 @@ static void collapse_line(struct kf_namer *n, struct kf_buf *out,
 					kf_buf_puts(&f, ">");
 				}
 				kf_buf_put(&f, "]", 1);
-				tidy(out, kf_buf_cstr(&f), f.len, java);
+				tidy(out, kf_buf_cstr(&f), f.len, java, true);
 				kf_buf_fini(&f);
 			} else {
-				tidy(out, raw + fstart, flen, java);
+				tidy(out, raw + fstart, flen, java, true);
 			}
 			/* annotations */
 			{
@@ -404,9 +408,9 @@ static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at
 		return false;
 	if (!n->inline_frames) {
 		if (elf_name)
-			tidy(out, elf_name, strlen(elf_name), java);
+			tidy(out, elf_name, strlen(elf_name), java, false);
 		else if (chain[0].name)
-			tidy(out, chain[0].name, strlen(chain[0].name), java);
+			tidy(out, chain[0].name, strlen(chain[0].name), java, false);
 		if (out->len == start)
 			return false;
 		put_srcline(out, &chain[k - 1]);
@@ -420,11 +424,11 @@ static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at
 			kf_buf_put(out, ";", 1);
 		before = out->len;
 		if (dem)
-			tidy(out, dem, strlen(dem), java);
+			tidy(out, dem, strlen(dem), java, false);
 		else if (chain[i].name)
-			tidy(out, chain[i].name, strlen(chain[i].name), java);
+			tidy(out, chain[i].name, strlen(chain[i].name), java, false);
 		else if (i == 0 && elf_name)
-			tidy(out, elf_name, strlen(elf_name), java);
+			tidy(out, elf_name, strlen(elf_name), java, false);
 		if (out->len == before)
 			kf_buf_puts(out, "[unknown]");
 		free(dem);
@@ -474,7 +478,9 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 	if (s) {
 		const char *name = kf_sym_name(t, s);
 
-		tidy(out, name, strlen(name), java);
+		/* a perf map's names are free text (a JIT may write a
+		 * signature): cut like perf's */
+		tidy(out, name, strlen(name), java, mod->kind == KF_MOD_JIT);
 	}
 	if (out->len == before) {
 		/* unnamed: [module], [unknown], or why the module's names
