@@ -78,9 +78,11 @@ typedef void (*kf_log_fn)(void *payload, enum kf_log_level level,
 
 typedef struct kf_options {
 	enum kf_compat compat;
-	bool inline_frames;      /* expand each user frame into the chain of
-				    functions inlined there (DWARF); kfold's
-				    own mode only, for now */
+	bool inline_frames;      /* expand each user frame, and each kernel
+				    frame when the kernel's vmlinux with DWARF
+				    is found, into the chain of functions
+				    inlined there (DWARF); kfold's own mode
+				    only, for now */
 	bool count_samples;      /* weight = 1 per sample instead of period */
 	const char *event;       /* event to fold (name as perf script prints
 				    it, with or without modifiers); NULL =
@@ -108,11 +110,17 @@ typedef struct kf_options {
 				    /usr/lib/debug (PATH.debug, .build-id/),
 				    under symfs when it is given */
 	size_t n_debug_dirs;
+	const char *vmlinux;     /* the recorded kernel's image with DWARF
+				    (for inline frames and source lines of
+				    kernel frames); used only if its build-id
+				    is the recorded one.  NULL = look for it
+				    by build-id (debug directories, build-id
+				    cache) */
 } kf_options;
 
 #define KF_OPTIONS_INIT { KF_COMPAT_NONE, true, false, NULL, NULL, NULL, \
 			  NULL, NULL, 0, false, KF_ROOT_COMM, false, 0,    \
-			  false, NULL, NULL, false, NULL, 0 }
+			  false, NULL, NULL, false, NULL, 0, NULL }
 
 /* What a load saw.  All counts are of records or samples of the input. */
 typedef struct kf_stats {
@@ -184,8 +192,11 @@ typedef struct kf_module_info {
 	bool verified;           /* that file's build-id was checked */
 	bool named;              /* kfold has symbols for it */
 	bool debuginfo_wanted;   /* DWARF was looked for (inline expansion or
-				    --srcline, a user file) */
+				    --srcline, a user file or the kernel) */
 	const char *debuginfo;   /* the file DWARF came from, or NULL */
+	const char *debuginfo_hint; /* no DWARF was found: what would give
+				    it (the kernel: "give --vmlinux ..."),
+				    or NULL */
 } kf_module_info;
 
 /* Number of modules frames fell into; call after kf_session_write_folded

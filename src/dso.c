@@ -59,6 +59,11 @@ struct dso_state {
 	bool dw_unusable;        /* --compat=perf: perf would not read it */
 	Dwarf *dw_alt;
 	struct kf_dwidx dwidx;
+	/* the kernel: its vmlinux, what its link addresses are off by at
+	 * run time (KASLR), and why there is no DWARF when there is none */
+	struct cand kimage;
+	uint64_t kdelta;
+	char *dw_hint;
 	struct {
 		uint64_t offset, vaddr, filesz;
 	} load[KF_CFI_MAX_LOADS];
@@ -129,6 +134,9 @@ static void state_free(struct dso_state *st)
 		dwarf_end(st->dw_alt);
 	if (st->alt.elf)
 		cand_close(&st->alt);
+	if (st->kimage.elf)
+		cand_close(&st->kimage);
+	free(st->dw_hint);
 	if (st->run_file.elf && st->run_file.elf != st->syms_file.elf)
 		cand_close(&st->run_file);
 	if (st->syms_file.elf)
@@ -1487,9 +1495,263 @@ static bool off_to_vaddr(const struct dso_state *st, uint64_t off, uint64_t *vad
 	return false;
 }
 
+/* ---- the kernel's debug info ------------------------------------------------ */
+
+/* The value of a defined symbol of an ELF's .symtab. */
+static bool elf_symbol(Elf *elf, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		n = data->d_size / sh.sh_entsize;
+		for (i = 0; i < n && i < INT32_MAX; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			if (sym.st_shndx == SHN_UNDEF)
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (nm && strcmp(nm, name) == 0) {
+				*value = sym.st_value;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Where the recorded kernel's reference symbol was at run time: the
+ * kernel map's pgoff ("[kernel.kallsyms]_text").  Without that record
+ * (perf writes none when kptr_restrict hides kernel addresses) kallsyms'
+ * _text, whose addresses are then taken as they are, as the kallsyms
+ * loader does. */
+static bool kernel_ref(struct kf_dsos *d, const struct dso_state *st,
+		       const char **name, uint64_t *addr)
+{
+	size_t i;
+
+	if (d->kref_name[0]) {
+		*name = d->kref_name;
+		*addr = d->kref_addr;
+		return true;
+	}
+	for (i = 0; st->has_syms && i < st->syms.n; i++) {
+		if (strcmp(kf_sym_name(&st->syms, &st->syms.v[i]), "_text") == 0) {
+			*name = "_text";
+			*addr = st->syms.v[i].start;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Takes c as the kernel's DWARF if it is a kernel image (an executable,
+ * as vmlinux is) with DWARF and the reference symbol, which gives the
+ * KASLR offset: vmlinux has link addresses, samples runtime ones.
+ * Returns NULL (c now belongs to st) or why not (c closed; the reason is
+ * written to why). */
+static const char *kernel_image_use(struct kf_dsos *d, struct dso_state *st,
+				    struct cand *c, char *why, size_t why_len)
+{
+	const char *ref = NULL;
+	uint64_t run = 0, link = 0;
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(c->elf, &eh) || eh.e_type != ET_EXEC)
+		snprintf(why, why_len, "not a kernel image (vmlinux is an ELF executable)");
+	else if (!has_section(c->elf, ".debug_info"))
+		snprintf(why, why_len, "no DWARF (.debug_info) in it");
+	else if (!kernel_ref(d, st, &ref, &run))
+		snprintf(why, why_len, "the capture does not say where the kernel was "
+			 "(no kernel map record, no _text in kallsyms)");
+	else if (!elf_symbol(c->elf, ref, &link))
+		snprintf(why, why_len, "no %s symbol in it, to find the KASLR offset by", ref);
+	else
+		why[0] = '\0';
+	if (why[0]) {
+		cand_close(c);
+		return why;
+	}
+	st->kimage = *c;
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	st->kdelta = run - link;
+	st->dw_file = st->kimage.path;
+	st->dw = dwarf_begin_elf(st->kimage.elf, DWARF_C_READ, NULL);
+	if (st->dw)
+		attach_alt(d, st);
+	if (st->dw && kf_dwidx_init(&st->dwidx, st->dw) != 0) {
+		dwarf_end(st->dw);
+		st->dw = NULL;
+	}
+	if (!st->dw) {
+		if (st->dw_alt) {
+			dwarf_end(st->dw_alt);
+			st->dw_alt = NULL;
+		}
+		if (st->alt.elf)
+			cand_close(&st->alt);
+		cand_close(&st->kimage);
+		st->dw_file = NULL;
+		snprintf(why, why_len, "its DWARF cannot be read");
+		return why;
+	}
+	return NULL;
+}
+
+/* The kernel's DWARF, for inline frames and source lines.  Its names
+ * stay kallsyms': --no-inline then names kernel frames as before (and as
+ * perf with kallsyms does), kallsyms also covers the modules, and frames
+ * the vmlinux has no DWARF for keep one kind of name.  With inline
+ * expansion on, frames with DWARF take their names from it, as user
+ * frames do.  --vmlinux is a path on this machine (like --kallsyms);
+ * otherwise, only when the capture recorded the kernel's build-id, the
+ * places distributions install a debug vmlinux (under --symfs when
+ * given), then perf's build-id cache.  A file with another build-id is
+ * never used. */
+static void kernel_debuginfo(struct kf_dsos *d, struct kf_module *mod,
+			     struct dso_state *st)
+{
+	const char *rel = d->env->osrelease, *symfs = d->o.symfs;
+	uint8_t bid[20], got[20];
+	size_t bid_len = recorded_bid(d, mod, bid), got_len, i;
+	char hex[41] = "", ghex[41], path[4096], why[256], other[512] = "";
+	const char *reason;
+	struct cand c;
+
+	if (bid_len)
+		hexbid(bid, bid_len, hex);
+	if (d->o.vmlinux) {
+		const char *f = d->o.vmlinux;
+
+		switch (cand_open(d, NULL, f, NULL, 0, &c)) {
+		case CAND_NONE:
+			warnf(d, "--vmlinux %s: %s: kernel frames get no inline frames or "
+			      "source lines", f, strerror(errno));
+			goto given_unused;
+		case CAND_BAD:
+		case CAND_MISMATCH:
+			warnf(d, "--vmlinux %s: not an ELF file (or a damaged one): "
+			      "not used", f);
+			goto given_unused;
+		case CAND_OK:
+			break;
+		}
+		got_len = elf_bid(c.elf, got);
+		if (bid_len && (got_len != bid_len || memcmp(got, bid, bid_len) != 0)) {
+			if (got_len)
+				hexbid(got, got_len, ghex);
+			warnf(d, "--vmlinux %s: its build-id %s is not the recorded "
+			      "kernel's %s: not used (kernel frames keep their kallsyms "
+			      "names)", f, got_len ? ghex : "(none)", hex);
+			cand_close(&c);
+			goto given_unused;
+		}
+		if ((reason = kernel_image_use(d, st, &c, why, sizeof(why))) != NULL) {
+			warnf(d, "--vmlinux %s: %s: not used", f, reason);
+			goto given_unused;
+		}
+		if (!bid_len)
+			warnf(d, "the capture records no kernel build-id: --vmlinux %s "
+			      "is used unchecked", f);
+		return;
+given_unused:
+		snprintf(path, sizeof(path), "the --vmlinux given was not used (see the "
+			 "warning)%s%s%s", bid_len ? ": give the recorded kernel's "
+			 "(build-id " : "", hex, bid_len ? ")" : "");
+		st->dw_hint = strdup(path);
+		return;
+	}
+	if (!bid_len) {
+		st->dw_hint = strdup("the capture records no kernel build-id to find "
+				     "its vmlinux by: give --vmlinux FILE, the recorded "
+				     "kernel's image with debug info");
+		return;
+	}
+	/* a release from the capture becomes part of a path: no '/' */
+	if (rel && (!*rel || strchr(rel, '/')))
+		rel = NULL;
+	for (i = 0; i < 6 + d->o.n_debug_dirs; i++) {
+		const char *root = symfs;
+
+		path[0] = '\0';
+		switch (i) {
+		case 0:   /* Debian's linux-image-*-dbg, Fedora's kernel-debuginfo */
+			if (rel)
+				snprintf(path, sizeof(path), "/usr/lib/debug/boot/vmlinux-%s", rel);
+			break;
+		case 1:   /* Ubuntu's linux-image-*-dbgsym */
+			if (rel)
+				snprintf(path, sizeof(path),
+					 "/usr/lib/debug/lib/modules/%s/vmlinux", rel);
+			break;
+		case 2:
+			if (rel)
+				snprintf(path, sizeof(path), "/boot/vmlinux-%s", rel);
+			break;
+		case 3:
+			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+				 hex, hex + 2);
+			break;
+		case 4:   /* perf's build-id cache: .build-id/xx/rest links to
+			     the file's directory, holding "elf" or "debug" */
+		case 5:
+			root = d->o.buildid_dir;
+			if (root && *root)
+				snprintf(path, sizeof(path), ".build-id/%.2s/%s/%s", hex,
+					 hex + 2, i == 4 ? "elf" : "debug");
+			break;
+		default:
+			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
+				 d->o.debug_dirs[i - 6], hex, hex + 2);
+			break;
+		}
+		if (!path[0])
+			continue;
+		switch (cand_open(d, root, path, bid, bid_len, &c)) {
+		case CAND_OK:
+			break;
+		case CAND_MISMATCH:
+			if (!other[0])
+				snprintf(other, sizeof(other), "; %s%s%s has another build-id",
+					 root && *root ? root : "",
+					 root && *root && path[0] != '/' ? "/" : "", path);
+			continue;
+		default:
+			continue;
+		}
+		if (!kernel_image_use(d, st, &c, why, sizeof(why)))
+			return;
+		if (!other[0])
+			snprintf(other, sizeof(other), "; %s%s%s has the build-id but %s",
+				 root && *root ? root : "",
+				 root && *root && path[0] != '/' ? "/" : "", path, why);
+	}
+	{
+		size_t n = 512 + strlen(other);
+
+		st->dw_hint = malloc(n);
+		if (st->dw_hint)
+			snprintf(st->dw_hint, n, "no vmlinux with DWARF found for build-id "
+				 "%s: give --vmlinux FILE or install the kernel's debug "
+				 "image (Debian: linux-image-%s-dbg)%s", hex,
+				 rel ? rel : "RELEASE", other);
+	}
+}
+
 struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 {
 	struct dso_state *st = ensure(d, module);
+	struct kf_module *mod = kf_modules_at(d->modules, module);
 	Elf *e;
 
 	if (!st)
@@ -1497,6 +1759,11 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 	if (st->dw_tried)
 		return st->dw ? &st->dwidx : NULL;
 	st->dw_tried = true;
+	if (mod->kind == KF_MOD_KERNEL) {
+		if (!d->fs->no_files)
+			kernel_debuginfo(d, mod, st);
+		return st->dw ? &st->dwidx : NULL;
+	}
 	/* the file the symbols came from (a debug file, or the binary),
 	 * else the runtime image, whichever has .debug_info */
 	e = st->syms_file.elf && has_section(st->syms_file.elf, ".debug_info") ?
@@ -1532,7 +1799,19 @@ bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *va
 
 	if (!st || !kf_dso_debuginfo(d, module))
 		return false;
+	if (kf_modules_at(d->modules, module)->kind == KF_MOD_KERNEL) {
+		*vaddr = off - st->kdelta;
+		return true;
+	}
 	return off_to_vaddr(st, off, vaddr);
+}
+
+const char *kf_dso_debuginfo_hint(struct kf_dsos *d, uint32_t module)
+{
+	struct kf_module *mod = kf_modules_at(d->modules, module);
+	struct dso_state *st = module ? mod->priv : NULL;
+
+	return st && st->dw_tried && !st->dw ? st->dw_hint : NULL;
 }
 
 static bool has_symtab(Elf *elf)

@@ -11,6 +11,11 @@
  * build-id cache's copy, or /proc/kallsyms when the running kernel is the
  * recorded one); JIT regions from perf-PID.map.
  *
+ * The kernel's DWARF (inline frames, source lines) comes from a vmlinux:
+ * --vmlinux, or one found by the recorded build-id in the places
+ * distributions and perf's build-id cache put it; its names stay
+ * kallsyms' (see kernel_debuginfo in dso.c for why).
+ *
  * Symbol addresses are file offsets for ELF modules (what a mapping's
  * pgoff counts in) and absolute addresses for the kernel, kernel modules
  * and JIT maps, so a frame's address (maps.h) can be looked up directly.
@@ -53,6 +58,8 @@ struct kf_dso_opts {
 	const char *symfs;        /* NULL = none */
 	const char *buildid_dir;  /* NULL = none */
 	const char *kallsyms;     /* NULL = look for one */
+	const char *vmlinux;      /* the kernel's image with DWARF; NULL =
+				     look for it by build-id */
 	const char *perf_map_dir; /* where perf-PID.map files are */
 	bool compat_perf;         /* follow perf where kfold would differ */
 	const char *const *debug_dirs; /* more roots like /usr/lib/debug */
@@ -124,9 +131,15 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module);
  * whether kf_dso_debuginfo was called for it. */
 const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *looked);
 
-/* A file offset of a module (how user frames are kept) as the link-time
- * address its debug info uses; false when no segment holds it or the
- * module has no debug info. */
+/* Why a module has no debug info and what would give it, or NULL when
+ * there is nothing to add to the generic advice (the kernel's: "give
+ * --vmlinux ...").  Valid until kf_dsos_fini. */
+const char *kf_dso_debuginfo_hint(struct kf_dsos *d, uint32_t module);
+
+/* A frame address of a module as the link-time address its debug info
+ * uses: for an ELF module a file offset (how user frames are kept), for
+ * the kernel a runtime address (moved by the KASLR offset).  False when
+ * no segment holds it or the module has no debug info. */
 bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr);
 
 /* --compat=perf's view of perf's `addr2line -i -f` child (a2l.h): whether

@@ -19,6 +19,7 @@ enum {
 	OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_PERF_MAP_DIR, OPT_ADDRS,
 	OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_PID, OPT_TID, OPT_STATS, OPT_VERSION,
 	OPT_MAX_QUEUE, OPT_HEADER, OPT_FILE_ORDER, OPT_SRCLINE, OPT_DEBUG_DIR,
+	OPT_VMLINUX,
 };
 
 static const struct option long_opts[] = {
@@ -33,6 +34,7 @@ static const struct option long_opts[] = {
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
 	{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 	{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
 	{ "addrs", no_argument, NULL, OPT_ADDRS },
@@ -73,6 +75,9 @@ static void usage(FILE *f)
 "      --event NAME      fold this event (default: the first sample's event)\n"
 "      --symfs DIR       look for recorded files under DIR\n"
 "      --kallsyms FILE   kernel symbols from FILE\n"
+"      --vmlinux FILE    the recorded kernel's image with DWARF, for inline\n"
+"                        frames and source lines of kernel frames (default:\n"
+"                        found by build-id, e.g. /usr/lib/debug/boot/vmlinux-*)\n"
 "      --buildid-dir DIR perf build-id cache (default ~/.debug; with --symfs\n"
 "                        DIR/.debug)\n"
 "      --perf-map-dir DIR  where perf-PID.map JIT maps are (default /tmp)\n"
@@ -196,6 +201,7 @@ int main(int argc, char **argv)
 		case OPT_EVENT: o.event = optarg; break;
 		case OPT_SYMFS: o.symfs = optarg; break;
 		case OPT_KALLSYMS: o.kallsyms = optarg; break;
+		case OPT_VMLINUX: o.vmlinux = optarg; break;
 		case OPT_BUILDID_DIR: o.buildid_dir = optarg; break;
 		case OPT_PERF_MAP_DIR: o.perf_map_dir = optarg; break;
 		case OPT_ADDRS: o.show_addrs = true; break;
@@ -274,6 +280,9 @@ int main(int argc, char **argv)
 			if (mi.debuginfo)
 				fprintf(stderr, "kfold:   debug info (inline frames, lines) "
 					"from %s\n", mi.debuginfo);
+			else if (mi.debuginfo_wanted && mi.debuginfo_hint)
+				fprintf(stderr, "kfold:   no debug info: no inline frames or "
+					"lines; %s\n", mi.debuginfo_hint);
 			else if (mi.debuginfo_wanted && mi.named)
 				fprintf(stderr, "kfold:   no debug info: no inline frames or "
 					"lines; install the debug file for %s%s%s (Debian: "

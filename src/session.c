@@ -43,7 +43,7 @@
 
 struct kf_session {
 	kf_options o;
-	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event;
+	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
 	char **debug_dirs;       /* copies of o.debug_dirs */
 	struct kf_error err;
 	kf_stats stats;
@@ -126,6 +126,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	s->o = opts ? *opts : defaults;
 	s->symfs = dup_opt(s->o.symfs);
 	s->kallsyms = dup_opt(s->o.kallsyms);
+	s->vmlinux = dup_opt(s->o.vmlinux);
 	s->perf_map_dir = dup_opt(s->o.perf_map_dir);
 	s->event = dup_opt(s->o.event);
 	if (s->o.n_debug_dirs) {
@@ -203,6 +204,7 @@ void kf_session_free(kf_session *s)
 	free(s->filter);
 	free(s->symfs);
 	free(s->kallsyms);
+	free(s->vmlinux);
 	free(s->buildid_dir);
 	free(s->perf_map_dir);
 	if (s->debug_dirs) {
@@ -685,6 +687,7 @@ static int setup_stages(struct kf_session *s)
 	dopts.symfs = s->symfs;
 	dopts.buildid_dir = s->buildid_dir;
 	dopts.kallsyms = s->kallsyms;
+	dopts.vmlinux = s->vmlinux;
 	dopts.perf_map_dir = s->perf_map_dir;
 	dopts.compat_perf = s->o.compat == KF_COMPAT_PERF;
 	dopts.debug_dirs = (const char *const *)s->debug_dirs;
@@ -983,6 +986,7 @@ int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 	out->verified = st == KF_DSO_OK;
 	out->named = kf_dso_symtab(&s->dsos, mod->id) != NULL;
 	out->debuginfo = kf_dso_debuginfo_file(&s->dsos, mod->id, &out->debuginfo_wanted);
+	out->debuginfo_hint = kf_dso_debuginfo_hint(&s->dsos, mod->id);
 	return 0;
 }
 
