@@ -389,11 +389,15 @@ static void put_srcline(struct kf_buf *out, const struct kf_inl *l)
 	kf_buf_printf(out, ":%d", l->line);
 }
 
-/* The DWARF names of the frame at file offset `at`: its inline chain, or
- * false when the module has no DWARF function there.  Without inline
- * expansion (--srcline alone): the symbol's name and the address's line. */
+/* The DWARF names of the frame at `at` (a file offset, or a kernel
+ * address): its inline chain, or false when the module has no DWARF
+ * function there.  Without inline expansion (--srcline alone): the
+ * symbol's name and the address's line.  `suffix` (--kernel's "_[k]")
+ * goes after each frame: every link of a kernel frame's chain is kernel
+ * code. */
 static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
-		       const char *elf_name, bool java, struct kf_buf *out)
+		       const char *elf_name, bool java, const char *suffix,
+		       struct kf_buf *out)
 {
 	struct kf_inl chain[KF_MAX_INLINE];
 	struct kf_dwidx *ix = kf_dso_debuginfo(n->dsos, f->module);
@@ -414,6 +418,7 @@ static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at
 		if (out->len == start)
 			return false;
 		put_srcline(out, &chain[k - 1]);
+		kf_buf_puts(out, suffix);
 		return true;
 	}
 	for (i = 0; i < k; i++) {
@@ -434,6 +439,7 @@ static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at
 		free(dem);
 		if (n->srcline)
 			put_srcline(out, &chain[i]);
+		kf_buf_puts(out, suffix);
 	}
 	return true;
 }
@@ -445,6 +451,8 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 	const struct kf_symtab *t = NULL;
 	const struct kf_sym *s = NULL;
 	bool has_map = f->module != 0 && !(f->flags & KF_FRAME_NOMAP);
+	bool kernel = has_map && (mod->kind == KF_MOD_KERNEL || mod->kind == KF_MOD_KMODULE ||
+				  mod->kind == KF_MOD_KSYM);
 	size_t before = out->len;
 	uint64_t at = f->addr;
 
@@ -468,12 +476,18 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 		    (f->flags & KF_FRAME_KERNEL)) {
 			const struct kf_sym *s2 = kf_symtab_find(t, f->addr);
 
-			if (s2 && s2->start == f->addr)
+			if (s2 && s2->start == f->addr) {
 				s = s2;
+				at = f->addr;
+			}
 		}
 	}
-	if ((n->inline_frames || n->srcline) && has_map && mod->kind == KF_MOD_FILE &&
-	    name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, java, out))
+	/* DWARF: of the user's files, and of the kernel when its vmlinux
+	 * is found (kernel modules are not looked for yet) */
+	if ((n->inline_frames || n->srcline) && has_map &&
+	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL) &&
+	    name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, java,
+		       kernel && (n->annotate & KF_ANNOTATE_KERNEL) ? "_[k]" : "", out))
 		return;
 	if (s) {
 		const char *name = kf_sym_name(t, s);
@@ -511,9 +525,7 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 			kf_buf_printf(out, " <%" PRIx64 ">", f->addr);
 		kf_buf_put(out, "]", 1);
 	}
-	if ((n->annotate & KF_ANNOTATE_KERNEL) && has_map &&
-	    (mod->kind == KF_MOD_KERNEL || mod->kind == KF_MOD_KMODULE ||
-	     mod->kind == KF_MOD_KSYM))
+	if ((n->annotate & KF_ANNOTATE_KERNEL) && kernel)
 		kf_buf_puts(out, "_[k]");
 	else if ((n->annotate & KF_ANNOTATE_JIT) && has_map &&
 		 mod->kind == KF_MOD_JIT)

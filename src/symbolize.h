@@ -11,8 +11,9 @@
  *    out of a text line; files with the wrong build-id named as such).
  * The root frame (comm, or comm-PID[/TID]) is named here too.
  *
- * With inline_frames (kfold's own mode), a user frame whose address has
- * DWARF becomes its inline chain, outermost first, each link named from
+ * With inline_frames (kfold's own mode), a user or kernel frame whose
+ * address has DWARF (the kernel's from its vmlinux) becomes its inline
+ * chain, outermost first, each link named from
  * DWARF (the linkage name demangled, else DW_AT_name); with srcline,
  * each of those links gets ":file:line" (the call site, or the address's
  * own line for the innermost).
