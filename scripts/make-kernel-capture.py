@@ -6,7 +6,7 @@
 #
 # USAGE
 #   make-kernel-capture.py --vmlinux IMG --kaslr OFF --release REL
-#                          [--no-build-id] CHAINS OUT
+#                          [--no-build-id] [--kernel-map-name NAME] CHAINS OUT
 #     IMG      the kernel image (ELF64 little-endian): its build-id is
 #              recorded, its _text and _etext symbols give the kernel map
 #     OFF      the KASLR offset (hex or decimal): runtime = link + OFF
@@ -16,6 +16,9 @@
 #              first, then return addresses; hex addresses
 #     OUT      the perf.data to write
 #     --no-build-id  record no build-id (as pipe and -z captures)
+#     --kernel-map-name NAME  the kernel map's name (default
+#              "[kernel.kallsyms]_text"; "[kernel.kallsyms]" names no
+#              reference symbol, so its pgoff says nothing)
 #   Exit status: 0 ok, 1 bad input, 2 usage.
 #
 # WHAT IS WRITTEN (little-endian, file mode, the layout perf 6.1 writes)
@@ -113,14 +116,14 @@ def make_attr():
     return a
 
 
-def build(img, kaslr, release, chains, with_bid):
+def build(img, kaslr, release, chains, with_bid, kmap_name):
     bid, text, etext = elf_info(img)
     m = 0xffffffffffffffff
     rtext = (text + kaslr) & m
     data = bytearray()
     data += record(R_MMAP, MISC_KERNEL,
                    struct.pack("<IIQQQ", 0xffffffff, 0, rtext, etext - text, rtext) +
-                   padded_cstr("[kernel.kallsyms]_text", 8) + trailer(0, 0, 0))
+                   padded_cstr(kmap_name, 8) + trailer(0, 0, 0))
     data += record(R_COMM, 0, struct.pack("<II", PID, PID) + padded_cstr("kworker", 8) +
                    trailer(PID, PID, 1))
     t = 1000
@@ -172,6 +175,7 @@ def main(argv):
     ap.add_argument("--kaslr", required=True, type=lambda s: int(s, 0))
     ap.add_argument("--release", required=True)
     ap.add_argument("--no-build-id", action="store_true")
+    ap.add_argument("--kernel-map-name", default="[kernel.kallsyms]_text")
     ap.add_argument("chains")
     ap.add_argument("out")
     a = ap.parse_args(argv)
@@ -183,7 +187,8 @@ def main(argv):
                 chains.append((int(f[0]), [int(x, 16) for x in f[1:]]))
         if not chains or any(not c for _, c in chains):
             raise BadInput("%s: no samples, or a sample without addresses" % a.chains)
-        data, bid = build(a.vmlinux, a.kaslr, a.release, chains, not a.no_build_id)
+        data, bid = build(a.vmlinux, a.kaslr, a.release, chains, not a.no_build_id,
+                          a.kernel_map_name)
     except (BadInput, OSError, ValueError, struct.error) as e:
         sys.stderr.write("make-kernel-capture.py: %s\n" % e)
         return 1

@@ -1531,24 +1531,29 @@ static bool elf_symbol(Elf *elf, const char *name, uint64_t *value)
 
 /* Where the recorded kernel's reference symbol was at run time: the
  * kernel map's pgoff ("[kernel.kallsyms]_text").  Without that record
- * (perf writes none when kptr_restrict hides kernel addresses) kallsyms'
- * _text, whose addresses are then taken as they are, as the kallsyms
- * loader does. */
+ * (perf writes none when kptr_restrict hides kernel addresses) a symbol
+ * at the start of the kernel's text in kallsyms, whose addresses are
+ * then taken as they are, as the kallsyms loader does.  _text itself may
+ * be gone from the table: it shares its address with startup_64, which
+ * perf's duplicate rule keeps instead. */
 static bool kernel_ref(struct kf_dsos *d, const struct dso_state *st,
 		       const char **name, uint64_t *addr)
 {
-	size_t i;
+	static const char *const starts[] = { "_text", "_stext", "startup_64" };
+	size_t i, k;
 
 	if (d->kref_name[0]) {
 		*name = d->kref_name;
 		*addr = d->kref_addr;
 		return true;
 	}
-	for (i = 0; st->has_syms && i < st->syms.n; i++) {
-		if (strcmp(kf_sym_name(&st->syms, &st->syms.v[i]), "_text") == 0) {
-			*name = "_text";
-			*addr = st->syms.v[i].start;
-			return true;
+	for (k = 0; k < sizeof(starts) / sizeof(starts[0]); k++) {
+		for (i = 0; st->has_syms && i < st->syms.n; i++) {
+			if (strcmp(kf_sym_name(&st->syms, &st->syms.v[i]), starts[k]) == 0) {
+				*name = starts[k];
+				*addr = st->syms.v[i].start;
+				return true;
+			}
 		}
 	}
 	return false;

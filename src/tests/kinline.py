@@ -31,9 +31,11 @@
 #  f. --stats: where the kernel's debug info came from, or the hint;
 #  g. a capture without build-ids: --vmlinux is used with a warning, and
 #     nothing is searched for;
-#  h. a --vmlinux that is not ELF, truncated, or with damaged DWARF: a
-#     warning, exit status 0, the kallsyms names (no crash: the
-#     sanitizer build runs this too).
+#  h. a kernel map that names no reference symbol ("[kernel.kallsyms]"):
+#     the KASLR offset comes from kallsyms instead;
+#  i. a --vmlinux that is not ELF or is truncated: a warning, exit status
+#     0, the kallsyms names; one with damaged DWARF: exit status 0 and
+#     well-formed stacks (no crash: the sanitizer build runs this too).
 import os
 import re
 import shutil
@@ -138,6 +140,7 @@ def capture(name, *extra):
 
 data = capture("perf.data")
 data_nobid = capture("nobid.data", "--no-build-id")
+data_noref = capture("noref.data", "--kernel-map-name", "[kernel.kallsyms]")
 kallsyms = os.path.join(tmp, "kallsyms")
 with open(kallsyms, "w") as f:
     f.write("%016x T _text\n" % (funcs[0][0] + KASLR))
@@ -282,7 +285,12 @@ rc, out, err = kf("--symfs", symfs, "--stats", data_file=data_nobid)
 same("g. no build-id recorded: nothing is looked for", out, want_syms)
 check("g. ... and --stats says why", "records no kernel build-id" in err, err)
 
-# h. hostile files
+# h. no reference symbol in the kernel map
+rc, out, err = kf("--vmlinux", img, data_file=data_noref)
+same("h. no reference symbol in the kernel map: KASLR offset from kallsyms",
+     out, want_inline)
+
+# i. hostile files
 notelf = os.path.join(tmp, "notelf")
 with open(notelf, "w") as f:
     f.write("this is not a kernel\n")
@@ -296,8 +304,8 @@ for n in (16, 64, 200, len(raw) // 3, len(raw) // 2, len(raw) - 64, len(raw) - 1
     hostile.append(("cut at %d of %d bytes" % (n, len(raw)), p))
 for name, p in hostile:
     rc, out, err = kf("--vmlinux", p)
-    same("h. %s: kallsyms names" % name, out, want_syms)
-    check("h. %s: exit 0 and a warning naming the file" % name,
+    same("i. %s: kallsyms names" % name, out, want_syms)
+    check("i. %s: exit 0 and a warning naming the file" % name,
           rc == 0 and ("--vmlinux " + p) in err, "rc %d, %s" % (rc, err))
 # damaged DWARF: bytes of .debug_info/.debug_line/.debug_abbrev overwritten;
 # anything may come out, but no crash and exit status 0
@@ -327,7 +335,7 @@ for sec in (".debug_info", ".debug_abbrev", ".debug_line", ".debug_str"):
                 bad += 1
                 if bad <= 3:
                     print("  %s flip %d %s: rc %d\n%s" % (sec, k, extra, rc, err[-2000:]))
-check("h. damaged DWARF: exit 0, well-formed stacks, no crash", bad == 0,
+check("i. damaged DWARF: exit 0, well-formed stacks, no crash", bad == 0,
       "%d runs failed" % bad)
 
 shutil.rmtree(tmp)
