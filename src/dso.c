@@ -38,6 +38,8 @@ struct cand {
 	Elf *elf;
 	char *path;
 	bool has_symtab, has_dynsym;
+	uint8_t got_bid[20];     /* CAND_MISMATCH: the file's build-id */
+	size_t got_bid_len;
 };
 
 struct dso_state {
@@ -277,6 +279,8 @@ static enum cand_result cand_open(struct kf_dsos *d, const char *root,
 
 		if (n != want_len || memcmp(got, want, n) != 0) {
 			cand_close(c);
+			memcpy(c->got_bid, got, n);
+			c->got_bid_len = n;
 			return CAND_MISMATCH;
 		}
 	}
@@ -559,10 +563,13 @@ static void hexbid(const uint8_t *bid, size_t len, char *out)
 
 /* Tries one candidate and files it into syms/run as perf does.
  * Returns true when both are found (stop looking). */
-static bool consider(struct kf_dsos *d, const char *root, const char *path,
-		     const uint8_t *want, size_t want_len, struct cand *syms,
-		     struct cand *run, bool *any_found, bool *any_mismatch,
-		     bool *any_bad)
+/* `owner`: the module a debug or cache file is looked for (its rejection
+ * is worth a warning: a stale debug package, a mixed-up cache), or NULL
+ * for the recorded path itself, which load_elf reports */
+static bool consider(struct kf_dsos *d, const char *owner, const char *root,
+		     const char *path, const uint8_t *want, size_t want_len,
+		     struct cand *syms, struct cand *run, bool *any_found,
+		     bool *any_mismatch, bool *any_bad)
 {
 	struct cand c;
 	bool used = false;
@@ -573,6 +580,16 @@ static bool consider(struct kf_dsos *d, const char *root, const char *path,
 	case CAND_MISMATCH:
 		*any_found = true;
 		*any_mismatch = true;
+		if (owner) {
+			char got[41], exp[41];
+
+			hexbid(c.got_bid, c.got_bid_len, got);
+			hexbid(want, want_len, exp);
+			warnf(d, "%s: %s%s%s has build-id %s, not the recorded %s: "
+			      "not used", owner, root && *root ? root : "",
+			      root && *root && path[0] != '/' ? "/" : "", path,
+			      c.got_bid_len ? got : "(none)", exp);
+		}
 		return false;
 	case CAND_BAD:
 		*any_found = true;
@@ -799,7 +816,7 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 
 			for (k = 0; k < 3; k++) {
 				snprintf(path, sizeof(path), fmts[k], dl, name, link);
-				if (consider(d, symfs, path, bid, bid_len, &syms,
+				if (consider(d, name, symfs, path, bid, bid_len, &syms,
 					     &run, &found, &mismatch, &bad))
 					goto done;
 			}
@@ -815,14 +832,14 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 		for (k = 0; k < 2; k++) {
 			snprintf(path, sizeof(path), ".build-id/%.2s/%s/%s", hex,
 				 hex + 2, leaf[k]);
-			if (consider(d, d->o.buildid_dir, path, bid, bid_len,
+			if (consider(d, name, d->o.buildid_dir, path, bid, bid_len,
 				     &syms, &run, &found, &mismatch, &bad))
 				goto done;
 			if (k == 0) {
 				/* perf before 4.6 linked to the file itself */
 				snprintf(path, sizeof(path), ".build-id/%.2s/%s",
 					 hex, hex + 2);
-				if (consider(d, d->o.buildid_dir, path, bid,
+				if (consider(d, name, d->o.buildid_dir, path, bid,
 					     bid_len, &syms, &run, &found,
 					     &mismatch, &bad))
 					goto done;
@@ -831,17 +848,17 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	}
 	/* FEDORA and UBUNTU debuginfo layouts, then .build-id */
 	snprintf(path, sizeof(path), "/usr/lib/debug%s.debug", name);
-	if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+	if (consider(d, name, symfs, path, bid, bid_len, &syms, &run, &found,
 		     &mismatch, &bad))
 		goto done;
 	snprintf(path, sizeof(path), "/usr/lib/debug%s", name);
-	if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+	if (consider(d, name, symfs, path, bid, bid_len, &syms, &run, &found,
 		     &mismatch, &bad))
 		goto done;
 	if (bid_len) {
 		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 			 hex, hex + 2);
-		if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+		if (consider(d, name, symfs, path, bid, bid_len, &syms, &run, &found,
 			     &mismatch, &bad))
 			goto done;
 	}
@@ -852,17 +869,17 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 		if (bid_len) {
 			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dd,
 				 hex, hex + 2);
-			if (consider(d, symfs, path, bid, bid_len, &syms, &run,
+			if (consider(d, name, symfs, path, bid, bid_len, &syms, &run,
 				     &found, &mismatch, &bad))
 				goto done;
 		}
 		snprintf(path, sizeof(path), "%s%s.debug", dd, name);
-		if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+		if (consider(d, name, symfs, path, bid, bid_len, &syms, &run, &found,
 			     &mismatch, &bad))
 			goto done;
 	}
 	/* the recorded path */
-	consider(d, symfs, name, bid, bid_len, &syms, &run, &found, &mismatch,
+	consider(d, NULL, symfs, name, bid, bid_len, &syms, &run, &found, &mismatch,
 		 &bad);
 done:
 	if (syms.fd == -1 && run.fd == -1 && mod->kind == KF_MOD_VDSO && !verified) {
