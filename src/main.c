@@ -269,11 +269,13 @@ int main(int argc, char **argv)
 				continue;
 			fprintf(stderr, "kfold: module %s%s%s: %s%s%s\n", mi.name,
 				mi.build_id[0] ? " build-id " : "", mi.build_id,
-				mi.status, mi.file ? ", from " : "",
+				mi.status, !mi.file ? "" : mi.file_debuginfod ?
+				", from debuginfod, cached at " : ", from ",
 				mi.file ? mi.file : "");
 			if (mi.debuginfo)
 				fprintf(stderr, "kfold:   debug info (inline frames, lines) "
-					"from %s\n", mi.debuginfo);
+					"from %s%s\n", mi.debuginfo_debuginfod ?
+					"debuginfod, cached at " : "", mi.debuginfo);
 			else if (mi.debuginfo_wanted && mi.named)
 				fprintf(stderr, "kfold:   no debug info: no inline frames or "
 					"lines; install the debug file for %s%s%s (Debian: "
