@@ -25,6 +25,10 @@ void kf_dinfod_init(struct kf_dinfod *c, bool off)
 	memset(c, 0, sizeof(*c));
 	/* an empty (or blank) list is how users switch debuginfod off */
 	c->enabled = !off && urls && urls[strspn(urls, " \t\n")] != '\0';
+	if (c->enabled) {
+		c->urls = strdup(urls);
+		c->enabled = c->urls != NULL;
+	}
 }
 
 void kf_dinfod_fini(struct kf_dinfod *c)
@@ -34,6 +38,7 @@ void kf_dinfod_fini(struct kf_dinfod *c)
 	for (i = 0; i < c->n; i++)
 		free(c->v[i].path);
 	free(c->v);
+	free(c->urls);
 	if (c->client)
 		debuginfod_end(c->client);
 	memset(c, 0, sizeof(*c));

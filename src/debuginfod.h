@@ -32,6 +32,7 @@ struct kf_dinfod_answer;
 
 struct kf_dinfod {
 	bool enabled;          /* $DEBUGINFOD_URLS was set at init */
+	char *urls;            /* a copy of it then, for messages */
 	void *client;          /* debuginfod_client, made on first fetch */
 	bool client_failed;    /* debuginfod_begin failed: ask nothing more */
 	struct kf_dinfod_answer *v;

@@ -627,7 +627,7 @@ static enum cand_result dinfod_cand(struct kf_dsos *d, enum kf_dinfod_kind kind,
 			d->dinfod_warned = true;
 			warnf(d, "debuginfod: no answer for build-id %s: %s "
 			      "(DEBUGINFOD_URLS=%s; further failures not reported)",
-			      want_hex, strerror(-err), getenv("DEBUGINFOD_URLS"));
+			      want_hex, strerror(-err), d->dinfod.urls);
 		}
 		return CAND_NONE;
 	}

@@ -180,6 +180,21 @@ if cmp -s "$tmp/elf.out" "$tmp/nofile.out"; then
 else
 	bad "a server without the files:"; diff "$tmp/elf.out" "$tmp/nofile.out" | head -10
 fi
+# asked once: the debug file only (the binary is local), and not again
+# for DWARF after the symbol table was not found
+# (the server logs a request after answering it: give it a moment)
+for _ in $(seq 20); do
+	grep -q "GET /buildid/$bid/" "$tmp/emptysrv.log" && break
+	sleep 0.1
+done
+sleep 0.2
+asked=$(grep -c "GET /buildid/$bid/" "$tmp/emptysrv.log")
+if [ "$asked" = 1 ] && grep -q "GET /buildid/$bid/debuginfo " "$tmp/emptysrv.log"; then
+	ok "a server without the files: asked once for the build-id"
+else
+	bad "a server without the files was asked $asked times:"
+	grep "GET /buildid/$bid/" "$tmp/emptysrv.log"
+fi
 dead=$(free_port)
 run dead "http://127.0.0.1:$dead" "$tmp/cache-d2" "$tmp/symfs"
 if cmp -s "$tmp/elf.out" "$tmp/dead.out"; then
