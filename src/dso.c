@@ -1537,7 +1537,9 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 
 /* The debug file from debuginfod for a module whose local files have no
  * DWARF (its names may well have come from a local .symtab), when its
- * build-id was recorded; load_elf may have fetched it already. */
+ * build-id was recorded; load_elf may have fetched it already.  Only for
+ * mapped files: a kernel's debuginfo is hundreds of megabytes, not
+ * something to download because a kernel frame was named. */
 static Elf *dinfod_debuginfo(struct kf_dsos *d, uint32_t module,
 			     struct dso_state *st)
 {
@@ -1546,6 +1548,7 @@ static Elf *dinfod_debuginfo(struct kf_dsos *d, uint32_t module,
 	size_t bid_len;
 
 	if (!st->dinfod_tried && d->dinfod.enabled &&
+	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_VDSO) &&
 	    (bid_len = recorded_bid(d, mod, bid)) > 0) {
 		st->dinfod_tried = true;
 		if (dinfod_cand(d, KF_DINFOD_DEBUGINFO, bid, bid_len,

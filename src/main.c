@@ -260,6 +260,7 @@ int main(int argc, char **argv)
 	}
 	if (stats) {
 		size_t i, n = kf_session_n_modules(s);
+		const char *dinfod = getenv("DEBUGINFOD_URLS");
 
 		print_stats(kf_session_stats(s));
 		for (i = 0; i < n; i++) {
@@ -280,8 +281,13 @@ int main(int argc, char **argv)
 				fprintf(stderr, "kfold:   no debug info: no inline frames or "
 					"lines; install the debug file for %s%s%s (Debian: "
 					"its -dbgsym or -dbg package) or give --symfs or "
-					"--buildid-dir holding it\n", mi.name,
-					mi.build_id[0] ? ", build-id " : "", mi.build_id);
+					"--buildid-dir holding it%s\n", mi.name,
+					mi.build_id[0] ? ", build-id " : "", mi.build_id,
+					/* a server is asked only for a recorded
+					 * build-id, and not in compat mode */
+					mi.build_id[0] && o.compat != KF_COMPAT_PERF &&
+					!(dinfod && *dinfod) ? ", or set DEBUGINFOD_URLS "
+					"to a debuginfod server that has it" : "");
 		}
 		{
 			uint64_t fps, fpb;
