@@ -186,6 +186,9 @@ typedef struct kf_module_info {
 	bool debuginfo_wanted;   /* DWARF was looked for (inline expansion or
 				    --srcline, a user file) */
 	const char *debuginfo;   /* the file DWARF came from, or NULL */
+	bool file_debuginfod;    /* `file` was fetched from a debuginfod
+				    server (it is in libdebuginfod's cache) */
+	bool debuginfo_debuginfod; /* the same for `debuginfo` */
 } kf_module_info;
 
 /* Number of modules frames fell into; call after kf_session_write_folded

@@ -60,6 +60,12 @@ struct dso_state {
 	struct cand alt;         /* dwz's supplementary file, if any */
 	bool dw_unusable;        /* --compat=perf: perf would not read it */
 	Dwarf *dw_alt;
+	/* debuginfod: whether the debug file was asked for; a file fetched
+	 * that had DWARF but no symbol table (kept for kf_dso_debuginfo);
+	 * whether the symbols and the DWARF came from there */
+	bool dinfod_tried;
+	struct cand dinfod_dbg;
+	bool syms_dinfod, run_dinfod, dw_dinfod;
 	struct kf_dwidx dwidx;
 	struct {
 		uint64_t offset, vaddr, filesz;
@@ -105,6 +111,7 @@ void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
 	d->env = env;
 	d->warn = warn;
 	d->warn_payload = payload;
+	kf_dinfod_init(&d->dinfod, o->compat_perf || fs->no_files);
 	if (!elf_ready) {
 		elf_version(EV_CURRENT);
 		elf_ready = true;
@@ -131,6 +138,8 @@ static void state_free(struct dso_state *st)
 		dwarf_end(st->dw_alt);
 	if (st->alt.elf)
 		cand_close(&st->alt);
+	if (st->dinfod_dbg.elf)
+		cand_close(&st->dinfod_dbg);
 	if (st->run_file.elf && st->run_file.elf != st->syms_file.elf)
 		cand_close(&st->run_file);
 	if (st->syms_file.elf)
@@ -149,6 +158,7 @@ void kf_dsos_fini(struct kf_dsos *d)
 		state_free(d->modules->v[i]->priv);
 		d->modules->v[i]->priv = NULL;
 	}
+	kf_dinfod_fini(&d->dinfod);
 }
 
 static void warnf(struct kf_dsos *d, const char *fmt, ...)
@@ -617,6 +627,60 @@ static bool consider(struct kf_dsos *d, const char *owner, const char *root,
 	return syms->fd != -1 && run->fd != -1;
 }
 
+/* A file from debuginfod for a build-id, opened like any other candidate
+ * but by its absolute path in libdebuginfod's cache (never under
+ * --symfs: the cache is this machine's), and used only if its build-id
+ * is the one asked for: a server, or a cache someone wrote into, can
+ * hold the wrong file. */
+static enum cand_result dinfod_cand(struct kf_dsos *d, enum kf_dinfod_kind kind,
+				    const uint8_t *bid, size_t bid_len,
+				    struct cand *c)
+{
+	const char *path;
+	enum cand_result r;
+	uint8_t got[20];
+	size_t got_len;
+	char want_hex[41], got_hex[41];
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	path = kf_dinfod_fetch(&d->dinfod, kind, bid, bid_len, &err);
+	hexbid(bid, bid_len, want_hex);
+	if (!path) {
+		/* "no server has it" is the common case, and --stats says
+		 * what to install; anything else (no connection, a timeout)
+		 * is worth one line, not one per module */
+		if (err && err != -ENOENT && !d->dinfod_warned) {
+			d->dinfod_warned = true;
+			warnf(d, "debuginfod: no answer for build-id %s: %s "
+			      "(DEBUGINFOD_URLS=%s; further failures not reported)",
+			      want_hex, strerror(-err), d->dinfod.urls);
+		}
+		return CAND_NONE;
+	}
+	r = cand_open(d, NULL, path, NULL, 0, c);
+	if (r == CAND_BAD) {
+		warnf(d, "%s: from debuginfod for build-id %s, not a readable "
+		      "ELF file: not used", path, want_hex);
+		return r;
+	}
+	if (r != CAND_OK)
+		return r;
+	got_len = elf_bid(c->elf, got);
+	if (got_len != bid_len || memcmp(got, bid, bid_len) != 0) {
+		if (got_len)
+			hexbid(got, got_len, got_hex);
+		else
+			snprintf(got_hex, sizeof(got_hex), "none");
+		warnf(d, "%s: from debuginfod for build-id %s, but its build-id "
+		      "is %s: not used", path, want_hex, got_hex);
+		cand_close(c);
+		return CAND_MISMATCH;
+	}
+	return CAND_OK;
+}
+
 static bool running_kernel_bid(struct kf_dsos *d, uint8_t out[20], size_t *len);
 
 /* The vdso of this process, parsed from memory.  perf 6.1 does the same
@@ -743,6 +807,7 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	char path[4096], hex[41];
 	struct cand syms = { .fd = -1 }, run = { .fd = -1 };
 	bool found = false, mismatch = false, bad = false, verified = bid_len > 0;
+	bool syms_dinfod = false, run_dinfod = false;
 	Elf *syms_elf, *run_elf;
 	int nr;
 
@@ -901,6 +966,37 @@ done:
 		st->status = KF_DSO_OK;
 		return;
 	}
+	/* debuginfod, last: no local file has a symbol table (a stripped
+	 * binary, or no file at all), and the capture says which build-id
+	 * the file had.  Without a local binary the server's copy of it
+	 * comes first: a debug file alone has no code (its .text and
+	 * .eh_frame are NOBITS), and unwinding reads both. */
+	if (verified && syms.fd == -1 && d->dinfod.enabled) {
+		struct cand c;
+		enum cand_result r;
+
+		if (run.fd == -1) {
+			r = dinfod_cand(d, KF_DINFOD_EXECUTABLE, bid, bid_len, &c);
+			if (r == CAND_OK) {
+				run = c;
+				run_dinfod = true;
+				found = true;
+			}
+			mismatch |= r == CAND_MISMATCH;
+		}
+		if (run.fd != -1 && !run.has_symtab) {
+			st->dinfod_tried = true;
+			r = dinfod_cand(d, KF_DINFOD_DEBUGINFO, bid, bid_len, &c);
+			if (r == CAND_OK && c.has_symtab) {
+				syms = c;
+				syms_dinfod = true;
+			} else if (r == CAND_OK) {
+				/* DWARF without names: still kf_dso_debuginfo's */
+				st->dinfod_dbg = c;
+			}
+			mismatch |= r == CAND_MISMATCH;
+		}
+	}
 	if (syms.fd == -1 && run.fd == -1) {
 		st->status = mismatch ? KF_DSO_MISMATCH :
 			     bad ? KF_DSO_BAD_FILE :
@@ -914,7 +1010,10 @@ done:
 	if (syms.fd == -1) {
 		syms = run;        /* "we'll have to hope for the best" */
 		run.fd = -2;
+		syms_dinfod = run_dinfod;
 	}
+	st->syms_dinfod = syms_dinfod;
+	st->run_dinfod = run.fd == -2 ? syms_dinfod : run_dinfod;
 	syms_elf = syms.elf;
 	run_elf = run.fd >= 0 ? run.elf : syms.elf;
 	kf_symtab_init(&st->syms);
@@ -1435,7 +1534,7 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 		path[0] = '\0';
 		if (i == 0 && name[0] == '/') {
 			snprintf(path, sizeof(path), "%s", name);
-		} else if (i == 1 && name[0] != '/' && st->dw_file &&
+		} else if (i == 1 && name[0] != '/' && st->dw_file && !st->dw_dinfod &&
 			   (dir_end = strrchr(st->dw_file, '/')) != NULL) {
 			/* the debug file's path, less the symfs prefix */
 			const char *in = st->dw_file;
@@ -1456,6 +1555,11 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 		if (path[0] && cand_open(d, symfs, path, bid, (size_t)bl, &st->alt) != CAND_OK)
 			memset(&st->alt, 0, sizeof(st->alt));
 	}
+	/* debuginfod serves a dwz file as the "debuginfo" of its own
+	 * build-id; dinfod_cand checks that build-id */
+	if (!st->alt.elf &&
+	    dinfod_cand(d, KF_DINFOD_DEBUGINFO, bid, (size_t)bl, &st->alt) != CAND_OK)
+		memset(&st->alt, 0, sizeof(st->alt));
 	if (!st->alt.elf) {
 		warnf(d, "%s: its debug info refers to a dwz file, %s (build-id %s), "
 		      "not found: some inline frames and names will be missing",
@@ -1504,6 +1608,32 @@ static bool off_to_vaddr(const struct dso_state *st, uint64_t off, uint64_t *vad
 	return false;
 }
 
+/* The debug file from debuginfod for a module whose local files have no
+ * DWARF (its names may well have come from a local .symtab), when its
+ * build-id was recorded; load_elf may have fetched it already.  Only for
+ * mapped files: a kernel's debuginfo is hundreds of megabytes, not
+ * something to download because a kernel frame was named. */
+static Elf *dinfod_debuginfo(struct kf_dsos *d, uint32_t module,
+			     struct dso_state *st)
+{
+	struct kf_module *mod = kf_modules_at(d->modules, module);
+	uint8_t bid[20];
+	size_t bid_len;
+
+	if (!st->dinfod_tried && d->dinfod.enabled &&
+	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_VDSO) &&
+	    (bid_len = recorded_bid(d, mod, bid)) > 0) {
+		st->dinfod_tried = true;
+		if (dinfod_cand(d, KF_DINFOD_DEBUGINFO, bid, bid_len,
+				&st->dinfod_dbg) != CAND_OK)
+			memset(&st->dinfod_dbg, 0, sizeof(st->dinfod_dbg));
+	}
+	if (!st->dinfod_dbg.elf || !has_section(st->dinfod_dbg.elf, ".debug_info"))
+		return NULL;
+	st->dw_dinfod = true;
+	return st->dinfod_dbg.elf;
+}
+
 struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 {
 	struct dso_state *st = ensure(d, module);
@@ -1520,10 +1650,15 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 	    st->syms_file.elf :
 	    st->run_file.elf && has_section(st->run_file.elf, ".debug_info") ?
 	    st->run_file.elf : NULL;
+	if (e)
+		st->dw_dinfod = e == st->syms_file.elf ? st->syms_dinfod : st->run_dinfod;
+	else
+		e = dinfod_debuginfo(d, module, st);
 	if (!e)
 		return NULL;
 	read_loads(st, e);
-	st->dw_file = e == st->syms_file.elf ? st->syms_file.path : st->run_file.path;
+	st->dw_file = e == st->syms_file.elf ? st->syms_file.path :
+		      e == st->run_file.elf ? st->run_file.path : st->dinfod_dbg.path;
 	st->dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
 	if (st->dw)
 		attach_alt(d, st);
@@ -1541,6 +1676,17 @@ const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *look
 
 	*looked = st && st->dw_tried;
 	return st && st->dw ? st->dw_file : NULL;
+}
+
+void kf_dso_debuginfod(struct kf_dsos *d, uint32_t module, bool *syms, bool *dwarf)
+{
+	struct kf_module *mod = kf_modules_at(d->modules, module);
+	struct dso_state *st = module ? mod->priv : NULL;
+
+	if (syms)
+		*syms = st && st->has_syms && st->syms_dinfod;
+	if (dwarf)
+		*dwarf = st && st->dw && st->dw_dinfod;
 }
 
 bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr)

@@ -6,7 +6,10 @@
  * /usr/lib/debug/.build-id/xx/yyyy.debug, then the recorded path), each
  * under --symfs when one is given.  A candidate whose build-id differs
  * from the recorded one is never used; the first with .symtab gives the
- * names, the first with .dynsym the runtime view, as in perf.  The kernel
+ * names, the first with .dynsym the runtime view, as in perf.  When none
+ * gives a symbol table (or, for kf_dso_debuginfo, DWARF) and a build-id
+ * was recorded, debuginfod is asked last (debuginfod.h; not with
+ * compat_perf: Debian's perf 6.1 is built without it).  The kernel
  * and its modules take their symbols from a kallsyms file (--kallsyms, the
  * build-id cache's copy, or /proc/kallsyms when the running kernel is the
  * recorded one); JIT regions from perf-PID.map.
@@ -15,8 +18,8 @@
  * pgoff counts in) and absolute addresses for the kernel, kernel modules
  * and JIT maps, so a frame's address (maps.h) can be looked up directly.
  *
- * May use: util, fs, module, symtab, libelf and libdw's libdwelf (only
- * here).  Never forks; opens files only through fs.h.
+ * May use: util, fs, debuginfod, module, symtab, libelf and libdw's
+ * libdwelf (only here).  Never forks; opens files only through fs.h.
  */
 #ifndef KF_DSO_H
 #define KF_DSO_H
@@ -24,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "debuginfod.h"
 #include "fs.h"
 #include "module.h"
 #include "perfdata.h"
@@ -71,6 +75,8 @@ struct kf_dsos {
 	char kref_name[64];
 	uint64_t kref_addr;
 	bool kernel_loaded;
+	struct kf_dinfod dinfod;      /* off in compat_perf and no_files */
+	bool dinfod_warned;           /* a failed fetch was reported */
 	kf_dso_warn_fn warn;
 	void *warn_payload;
 };
@@ -123,6 +129,11 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module);
 /* The file a module's debug info came from (NULL: none); *looked tells
  * whether kf_dso_debuginfo was called for it. */
 const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *looked);
+
+/* Whether a module's symbols (syms) and its debug info (dwarf) came from
+ * a debuginfod server; their kf_dso_file / kf_dso_debuginfo_file is then
+ * the file in libdebuginfod's cache.  Either pointer may be NULL. */
+void kf_dso_debuginfod(struct kf_dsos *d, uint32_t module, bool *syms, bool *dwarf);
 
 /* A file offset of a module (how user frames are kept) as the link-time
  * address its debug info uses; false when no segment holds it or the
