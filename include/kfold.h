@@ -194,6 +194,9 @@ typedef struct kf_module_info {
 	bool debuginfo_wanted;   /* DWARF was looked for (inline expansion or
 				    --srcline, a user file or the kernel) */
 	const char *debuginfo;   /* the file DWARF came from, or NULL */
+	bool file_debuginfod;    /* `file` was fetched from a debuginfod
+				    server (it is in libdebuginfod's cache) */
+	bool debuginfo_debuginfod; /* the same for `debuginfo` */
 	const char *debuginfo_hint; /* no DWARF was found: what would give
 				    it (the kernel: "give --vmlinux ..."),
 				    or NULL */

@@ -63,7 +63,7 @@ ALL_CASES=(syscall threads forkexec system twoevents pipe zstd switch killed
 	nocallchain changed jit cxx ordering
 	dwarf-recursion dwarf-threads dwarf-qsort dwarf-syscall dwarf-zstd
 	dwarf-small dwarf-vs-fp dwarf-i386 dwarf-nocfi dwarf-dbgframe dwarf-jit
-	dwarf-deep inline-dwarf inline-dwz rust-legacy rust-v0)
+	dwarf-deep inline-dwarf inline-dwz inline-clang inline-O0 rust-legacy rust-v0)
 
 log() { printf '== %s\n' "$*" >&2; }
 die() { printf 'record-fixtures.sh: %s\n' "$*" >&2; exit 1; }
@@ -409,6 +409,19 @@ record_cases() {
 		# inline expansion against perf's, in both modes (the default
 		# mode with corrections.inline)
 		printf 'inline|--inline|--inline||\n' > "$cases_dir/inline-dwarf/variants"
+	fi
+
+	if want inline-clang; then
+		new_case inline-clang "inline-clang: inl (clang -O2: most hot code inlined, DWARF 5) recorded with --call-graph dwarf,4096"
+		rec inline-clang -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/inl-clang-O2" 0.2
+		# binutils' addr2line drops clang's inner inline levels: perf's
+		# inline output is wrong here (README of the case)
+		printf 'inline|--inline|--inline||perf-wrong\n' > "$cases_dir/inline-clang/variants"
+	fi
+
+	if want inline-O0; then
+		new_case inline-O0 "inline-O0: inl (gcc -O0: nothing inlined, the control) recorded with --call-graph dwarf,4096"
+		rec inline-O0 -e cpu-clock -F 1000 --call-graph dwarf,4096 -- "$BIN/inl-gcc-O0" 0.2
 	fi
 
 	if want inline-dwz; then

@@ -6,6 +6,7 @@ pkgs=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
 	libelf-dev libdw-dev libzstd-dev libiberty-dev
 	zstd python3 linux-perf binutils llvm-14
+	libdebuginfod-dev debuginfod
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -38,6 +38,8 @@ struct cand {
 	Elf *elf;
 	char *path;
 	bool has_symtab, has_dynsym;
+	uint8_t got_bid[20];     /* CAND_MISMATCH: the file's build-id */
+	size_t got_bid_len;
 };
 
 struct dso_state {
@@ -58,6 +60,12 @@ struct dso_state {
 	struct cand alt;         /* dwz's supplementary file, if any */
 	bool dw_unusable;        /* --compat=perf: perf would not read it */
 	Dwarf *dw_alt;
+	/* debuginfod: whether the debug file was asked for; a file fetched
+	 * that had DWARF but no symbol table (kept for kf_dso_debuginfo);
+	 * whether the symbols and the DWARF came from there */
+	bool dinfod_tried;
+	struct cand dinfod_dbg;
+	bool syms_dinfod, run_dinfod, dw_dinfod;
 	struct kf_dwidx dwidx;
 	/* the kernel: its vmlinux, what its link addresses are off by at
 	 * run time (KASLR), and why there is no DWARF when there is none */
@@ -108,6 +116,7 @@ void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
 	d->env = env;
 	d->warn = warn;
 	d->warn_payload = payload;
+	kf_dinfod_init(&d->dinfod, o->compat_perf || fs->no_files);
 	if (!elf_ready) {
 		elf_version(EV_CURRENT);
 		elf_ready = true;
@@ -137,6 +146,8 @@ static void state_free(struct dso_state *st)
 	if (st->kimage.elf)
 		cand_close(&st->kimage);
 	free(st->dw_hint);
+	if (st->dinfod_dbg.elf)
+		cand_close(&st->dinfod_dbg);
 	if (st->run_file.elf && st->run_file.elf != st->syms_file.elf)
 		cand_close(&st->run_file);
 	if (st->syms_file.elf)
@@ -155,6 +166,7 @@ void kf_dsos_fini(struct kf_dsos *d)
 		state_free(d->modules->v[i]->priv);
 		d->modules->v[i]->priv = NULL;
 	}
+	kf_dinfod_fini(&d->dinfod);
 }
 
 static void warnf(struct kf_dsos *d, const char *fmt, ...)
@@ -285,6 +297,8 @@ static enum cand_result cand_open(struct kf_dsos *d, const char *root,
 
 		if (n != want_len || memcmp(got, want, n) != 0) {
 			cand_close(c);
+			memcpy(c->got_bid, got, n);
+			c->got_bid_len = n;
 			return CAND_MISMATCH;
 		}
 	}
@@ -567,10 +581,13 @@ static void hexbid(const uint8_t *bid, size_t len, char *out)
 
 /* Tries one candidate and files it into syms/run as perf does.
  * Returns true when both are found (stop looking). */
-static bool consider(struct kf_dsos *d, const char *root, const char *path,
-		     const uint8_t *want, size_t want_len, struct cand *syms,
-		     struct cand *run, bool *any_found, bool *any_mismatch,
-		     bool *any_bad)
+/* `owner`: the module a debug or cache file is looked for (its rejection
+ * is worth a warning: a stale debug package, a mixed-up cache), or NULL
+ * for the recorded path itself, which load_elf reports */
+static bool consider(struct kf_dsos *d, const char *owner, const char *root,
+		     const char *path, const uint8_t *want, size_t want_len,
+		     struct cand *syms, struct cand *run, bool *any_found,
+		     bool *any_mismatch, bool *any_bad)
 {
 	struct cand c;
 	bool used = false;
@@ -581,6 +598,16 @@ static bool consider(struct kf_dsos *d, const char *root, const char *path,
 	case CAND_MISMATCH:
 		*any_found = true;
 		*any_mismatch = true;
+		if (owner) {
+			char got[41], exp[41];
+
+			hexbid(c.got_bid, c.got_bid_len, got);
+			hexbid(want, want_len, exp);
+			warnf(d, "%s: %s%s%s has build-id %s, not the recorded %s: "
+			      "not used", owner, root && *root ? root : "",
+			      root && *root && path[0] != '/' ? "/" : "", path,
+			      c.got_bid_len ? got : "(none)", exp);
+		}
 		return false;
 	case CAND_BAD:
 		*any_found = true;
@@ -606,6 +633,60 @@ static bool consider(struct kf_dsos *d, const char *root, const char *path,
 	if (!used)
 		cand_close(&c);
 	return syms->fd != -1 && run->fd != -1;
+}
+
+/* A file from debuginfod for a build-id, opened like any other candidate
+ * but by its absolute path in libdebuginfod's cache (never under
+ * --symfs: the cache is this machine's), and used only if its build-id
+ * is the one asked for: a server, or a cache someone wrote into, can
+ * hold the wrong file. */
+static enum cand_result dinfod_cand(struct kf_dsos *d, enum kf_dinfod_kind kind,
+				    const uint8_t *bid, size_t bid_len,
+				    struct cand *c)
+{
+	const char *path;
+	enum cand_result r;
+	uint8_t got[20];
+	size_t got_len;
+	char want_hex[41], got_hex[41];
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	path = kf_dinfod_fetch(&d->dinfod, kind, bid, bid_len, &err);
+	hexbid(bid, bid_len, want_hex);
+	if (!path) {
+		/* "no server has it" is the common case, and --stats says
+		 * what to install; anything else (no connection, a timeout)
+		 * is worth one line, not one per module */
+		if (err && err != -ENOENT && !d->dinfod_warned) {
+			d->dinfod_warned = true;
+			warnf(d, "debuginfod: no answer for build-id %s: %s "
+			      "(DEBUGINFOD_URLS=%s; further failures not reported)",
+			      want_hex, strerror(-err), d->dinfod.urls);
+		}
+		return CAND_NONE;
+	}
+	r = cand_open(d, NULL, path, NULL, 0, c);
+	if (r == CAND_BAD) {
+		warnf(d, "%s: from debuginfod for build-id %s, not a readable "
+		      "ELF file: not used", path, want_hex);
+		return r;
+	}
+	if (r != CAND_OK)
+		return r;
+	got_len = elf_bid(c->elf, got);
+	if (got_len != bid_len || memcmp(got, bid, bid_len) != 0) {
+		if (got_len)
+			hexbid(got, got_len, got_hex);
+		else
+			snprintf(got_hex, sizeof(got_hex), "none");
+		warnf(d, "%s: from debuginfod for build-id %s, but its build-id "
+		      "is %s: not used", path, want_hex, got_hex);
+		cand_close(c);
+		return CAND_MISMATCH;
+	}
+	return CAND_OK;
 }
 
 static bool running_kernel_bid(struct kf_dsos *d, uint8_t out[20], size_t *len);
@@ -734,6 +815,7 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	char path[4096], hex[41];
 	struct cand syms = { .fd = -1 }, run = { .fd = -1 };
 	bool found = false, mismatch = false, bad = false, verified = bid_len > 0;
+	bool syms_dinfod = false, run_dinfod = false;
 	Elf *syms_elf, *run_elf;
 	int nr;
 
@@ -807,7 +889,7 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 
 			for (k = 0; k < 3; k++) {
 				snprintf(path, sizeof(path), fmts[k], dl, name, link);
-				if (consider(d, symfs, path, bid, bid_len, &syms,
+				if (consider(d, name, symfs, path, bid, bid_len, &syms,
 					     &run, &found, &mismatch, &bad))
 					goto done;
 			}
@@ -823,14 +905,14 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 		for (k = 0; k < 2; k++) {
 			snprintf(path, sizeof(path), ".build-id/%.2s/%s/%s", hex,
 				 hex + 2, leaf[k]);
-			if (consider(d, d->o.buildid_dir, path, bid, bid_len,
+			if (consider(d, name, d->o.buildid_dir, path, bid, bid_len,
 				     &syms, &run, &found, &mismatch, &bad))
 				goto done;
 			if (k == 0) {
 				/* perf before 4.6 linked to the file itself */
 				snprintf(path, sizeof(path), ".build-id/%.2s/%s",
 					 hex, hex + 2);
-				if (consider(d, d->o.buildid_dir, path, bid,
+				if (consider(d, name, d->o.buildid_dir, path, bid,
 					     bid_len, &syms, &run, &found,
 					     &mismatch, &bad))
 					goto done;
@@ -839,17 +921,17 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	}
 	/* FEDORA and UBUNTU debuginfo layouts, then .build-id */
 	snprintf(path, sizeof(path), "/usr/lib/debug%s.debug", name);
-	if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+	if (consider(d, name, symfs, path, bid, bid_len, &syms, &run, &found,
 		     &mismatch, &bad))
 		goto done;
 	snprintf(path, sizeof(path), "/usr/lib/debug%s", name);
-	if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+	if (consider(d, name, symfs, path, bid, bid_len, &syms, &run, &found,
 		     &mismatch, &bad))
 		goto done;
 	if (bid_len) {
 		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 			 hex, hex + 2);
-		if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+		if (consider(d, name, symfs, path, bid, bid_len, &syms, &run, &found,
 			     &mismatch, &bad))
 			goto done;
 	}
@@ -860,17 +942,17 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 		if (bid_len) {
 			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dd,
 				 hex, hex + 2);
-			if (consider(d, symfs, path, bid, bid_len, &syms, &run,
+			if (consider(d, name, symfs, path, bid, bid_len, &syms, &run,
 				     &found, &mismatch, &bad))
 				goto done;
 		}
 		snprintf(path, sizeof(path), "%s%s.debug", dd, name);
-		if (consider(d, symfs, path, bid, bid_len, &syms, &run, &found,
+		if (consider(d, name, symfs, path, bid, bid_len, &syms, &run, &found,
 			     &mismatch, &bad))
 			goto done;
 	}
 	/* the recorded path */
-	consider(d, symfs, name, bid, bid_len, &syms, &run, &found, &mismatch,
+	consider(d, NULL, symfs, name, bid, bid_len, &syms, &run, &found, &mismatch,
 		 &bad);
 done:
 	if (syms.fd == -1 && run.fd == -1 && mod->kind == KF_MOD_VDSO && !verified) {
@@ -892,6 +974,37 @@ done:
 		st->status = KF_DSO_OK;
 		return;
 	}
+	/* debuginfod, last: no local file has a symbol table (a stripped
+	 * binary, or no file at all), and the capture says which build-id
+	 * the file had.  Without a local binary the server's copy of it
+	 * comes first: a debug file alone has no code (its .text and
+	 * .eh_frame are NOBITS), and unwinding reads both. */
+	if (verified && syms.fd == -1 && d->dinfod.enabled) {
+		struct cand c;
+		enum cand_result r;
+
+		if (run.fd == -1) {
+			r = dinfod_cand(d, KF_DINFOD_EXECUTABLE, bid, bid_len, &c);
+			if (r == CAND_OK) {
+				run = c;
+				run_dinfod = true;
+				found = true;
+			}
+			mismatch |= r == CAND_MISMATCH;
+		}
+		if (run.fd != -1 && !run.has_symtab) {
+			st->dinfod_tried = true;
+			r = dinfod_cand(d, KF_DINFOD_DEBUGINFO, bid, bid_len, &c);
+			if (r == CAND_OK && c.has_symtab) {
+				syms = c;
+				syms_dinfod = true;
+			} else if (r == CAND_OK) {
+				/* DWARF without names: still kf_dso_debuginfo's */
+				st->dinfod_dbg = c;
+			}
+			mismatch |= r == CAND_MISMATCH;
+		}
+	}
 	if (syms.fd == -1 && run.fd == -1) {
 		st->status = mismatch ? KF_DSO_MISMATCH :
 			     bad ? KF_DSO_BAD_FILE :
@@ -905,7 +1018,10 @@ done:
 	if (syms.fd == -1) {
 		syms = run;        /* "we'll have to hope for the best" */
 		run.fd = -2;
+		syms_dinfod = run_dinfod;
 	}
+	st->syms_dinfod = syms_dinfod;
+	st->run_dinfod = run.fd == -2 ? syms_dinfod : run_dinfod;
 	syms_elf = syms.elf;
 	run_elf = run.fd >= 0 ? run.elf : syms.elf;
 	kf_symtab_init(&st->syms);
@@ -1426,7 +1542,7 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 		path[0] = '\0';
 		if (i == 0 && name[0] == '/') {
 			snprintf(path, sizeof(path), "%s", name);
-		} else if (i == 1 && name[0] != '/' && st->dw_file &&
+		} else if (i == 1 && name[0] != '/' && st->dw_file && !st->dw_dinfod &&
 			   (dir_end = strrchr(st->dw_file, '/')) != NULL) {
 			/* the debug file's path, less the symfs prefix */
 			const char *in = st->dw_file;
@@ -1447,6 +1563,11 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 		if (path[0] && cand_open(d, symfs, path, bid, (size_t)bl, &st->alt) != CAND_OK)
 			memset(&st->alt, 0, sizeof(st->alt));
 	}
+	/* debuginfod serves a dwz file as the "debuginfo" of its own
+	 * build-id; dinfod_cand checks that build-id */
+	if (!st->alt.elf &&
+	    dinfod_cand(d, KF_DINFOD_DEBUGINFO, bid, (size_t)bl, &st->alt) != CAND_OK)
+		memset(&st->alt, 0, sizeof(st->alt));
 	if (!st->alt.elf) {
 		warnf(d, "%s: its debug info refers to a dwz file, %s (build-id %s), "
 		      "not found: some inline frames and names will be missing",
@@ -1753,6 +1874,32 @@ given_unused:
 	}
 }
 
+/* The debug file from debuginfod for a module whose local files have no
+ * DWARF (its names may well have come from a local .symtab), when its
+ * build-id was recorded; load_elf may have fetched it already.  Only for
+ * mapped files: a kernel's debuginfo is hundreds of megabytes, not
+ * something to download because a kernel frame was named. */
+static Elf *dinfod_debuginfo(struct kf_dsos *d, uint32_t module,
+			     struct dso_state *st)
+{
+	struct kf_module *mod = kf_modules_at(d->modules, module);
+	uint8_t bid[20];
+	size_t bid_len;
+
+	if (!st->dinfod_tried && d->dinfod.enabled &&
+	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_VDSO) &&
+	    (bid_len = recorded_bid(d, mod, bid)) > 0) {
+		st->dinfod_tried = true;
+		if (dinfod_cand(d, KF_DINFOD_DEBUGINFO, bid, bid_len,
+				&st->dinfod_dbg) != CAND_OK)
+			memset(&st->dinfod_dbg, 0, sizeof(st->dinfod_dbg));
+	}
+	if (!st->dinfod_dbg.elf || !has_section(st->dinfod_dbg.elf, ".debug_info"))
+		return NULL;
+	st->dw_dinfod = true;
+	return st->dinfod_dbg.elf;
+}
+
 struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 {
 	struct dso_state *st = ensure(d, module);
@@ -1775,10 +1922,15 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 	    st->syms_file.elf :
 	    st->run_file.elf && has_section(st->run_file.elf, ".debug_info") ?
 	    st->run_file.elf : NULL;
+	if (e)
+		st->dw_dinfod = e == st->syms_file.elf ? st->syms_dinfod : st->run_dinfod;
+	else
+		e = dinfod_debuginfo(d, module, st);
 	if (!e)
 		return NULL;
 	read_loads(st, e);
-	st->dw_file = e == st->syms_file.elf ? st->syms_file.path : st->run_file.path;
+	st->dw_file = e == st->syms_file.elf ? st->syms_file.path :
+		      e == st->run_file.elf ? st->run_file.path : st->dinfod_dbg.path;
 	st->dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
 	if (st->dw)
 		attach_alt(d, st);
@@ -1796,6 +1948,17 @@ const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *look
 
 	*looked = st && st->dw_tried;
 	return st && st->dw ? st->dw_file : NULL;
+}
+
+void kf_dso_debuginfod(struct kf_dsos *d, uint32_t module, bool *syms, bool *dwarf)
+{
+	struct kf_module *mod = kf_modules_at(d->modules, module);
+	struct dso_state *st = module ? mod->priv : NULL;
+
+	if (syms)
+		*syms = st && st->has_syms && st->syms_dinfod;
+	if (dwarf)
+		*dwarf = st && st->dw && st->dw_dinfod;
 }
 
 bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr)

@@ -6,7 +6,10 @@
  * /usr/lib/debug/.build-id/xx/yyyy.debug, then the recorded path), each
  * under --symfs when one is given.  A candidate whose build-id differs
  * from the recorded one is never used; the first with .symtab gives the
- * names, the first with .dynsym the runtime view, as in perf.  The kernel
+ * names, the first with .dynsym the runtime view, as in perf.  When none
+ * gives a symbol table (or, for kf_dso_debuginfo, DWARF) and a build-id
+ * was recorded, debuginfod is asked last (debuginfod.h; not with
+ * compat_perf: Debian's perf 6.1 is built without it).  The kernel
  * and its modules take their symbols from a kallsyms file (--kallsyms, the
  * build-id cache's copy, or /proc/kallsyms when the running kernel is the
  * recorded one); JIT regions from perf-PID.map.
@@ -20,8 +23,8 @@
  * pgoff counts in) and absolute addresses for the kernel, kernel modules
  * and JIT maps, so a frame's address (maps.h) can be looked up directly.
  *
- * May use: util, fs, module, symtab, libelf and libdw's libdwelf (only
- * here).  Never forks; opens files only through fs.h.
+ * May use: util, fs, debuginfod, module, symtab, libelf and libdw's
+ * libdwelf (only here).  Never forks; opens files only through fs.h.
  */
 #ifndef KF_DSO_H
 #define KF_DSO_H
@@ -29,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "debuginfod.h"
 #include "fs.h"
 #include "module.h"
 #include "perfdata.h"
@@ -78,6 +82,8 @@ struct kf_dsos {
 	char kref_name[64];
 	uint64_t kref_addr;
 	bool kernel_loaded;
+	struct kf_dinfod dinfod;      /* off in compat_perf and no_files */
+	bool dinfod_warned;           /* a failed fetch was reported */
 	kf_dso_warn_fn warn;
 	void *warn_payload;
 };
@@ -135,6 +141,11 @@ const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *look
  * there is nothing to add to the generic advice (the kernel's: "give
  * --vmlinux ...").  Valid until kf_dsos_fini. */
 const char *kf_dso_debuginfo_hint(struct kf_dsos *d, uint32_t module);
+
+/* Whether a module's symbols (syms) and its debug info (dwarf) came from
+ * a debuginfod server; their kf_dso_file / kf_dso_debuginfo_file is then
+ * the file in libdebuginfod's cache.  Either pointer may be NULL. */
+void kf_dso_debuginfod(struct kf_dsos *d, uint32_t module, bool *syms, bool *dwarf);
 
 /* A frame address of a module as the link-time address its debug info
  * uses: for an ELF module a file offset (how user frames are kept), for

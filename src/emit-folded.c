@@ -4,9 +4,10 @@
  * trie gives the same order if, at each level, the children are ordered
  * by their text followed by a terminator: the end of the string for the
  * line that ends at that frame, ';' for the lines that go deeper.  That
- * holds as long as no frame text contains ';' itself (a line's frames
- * would then not be separable); kfold names never do, but perf-compatible
- * names split at "->" can, so such output is sorted as whole strings.
+ * holds as long as no frame text contains ';' itself; inline chains and
+ * perf-compatible names split at "->" do, so such frames are first split
+ * into a trie of single pieces (emit_pieces).  Only a root (a comm) with
+ * ';' makes the output be sorted as whole strings.
  */
 #include "emit-folded.h"
 
@@ -252,6 +253,135 @@ out:
 	return r;
 }
 
+/* ---- frames that are several folded frames ------------------------------------ */
+
+/* A frame whose text holds ';' (an inline chain, or perf's "a->b" split)
+ * is several frames of the folded line, so sibling texts no longer sort
+ * as whole lines do.  Rebuild the trie with one node per ';'-separated
+ * piece, the pieces interned with the frame texts, and walk that one. */
+static int piece_trie(struct em *e, struct kf_stacks *pt)
+{
+	struct kf_buf copy;
+	uint32_t *map;
+	size_t i;
+	int r = 0;
+
+	map = kf_calloc(e->st->n, sizeof(*map));
+	if (!map)
+		return KF_ENOMEM;
+	kf_buf_init(&copy);
+	for (i = 1; i < e->st->n && !r; i++) {
+		const struct kf_node *nd = &e->st->nodes[i];
+		uint32_t cur;
+
+		if (!nd->parent) {
+			cur = kf_stacks_child(pt, 0, &nd->frame);
+		} else {
+			const char *t;
+			size_t len, a, b;
+
+			cur = map[nd->parent];
+			/* the text, copied: interning moves the buffer */
+			t = text_of(e, (uint32_t)i);
+			len = strlen(t);
+			copy.len = 0;
+			kf_buf_put(&copy, t, len);
+			if (copy.oom) {
+				r = KF_ENOMEM;
+				break;
+			}
+			for (a = 0; a < len && cur; a = b + 1) {
+				struct kf_frame f = { 0 };
+				uint32_t id;
+
+				for (b = a; b < len && copy.p[b] != ';'; b++)
+					;
+				if (b == a)
+					continue;
+				if (!kf_strtab_intern(&e->namer->texts, copy.p + a,
+						      b - a, &id)) {
+					r = KF_ENOMEM;
+					break;
+				}
+				f.addr = id;
+				cur = kf_stacks_child(pt, cur, &f);
+			}
+		}
+		if (!cur && !r)
+			r = KF_ENOMEM;
+		if (r)
+			break;
+		map[i] = cur;
+		pt->nodes[cur].weight += nd->weight;
+		pt->nodes[cur].samples = pt->nodes[cur].samples > UINT32_MAX - nd->samples ?
+					 UINT32_MAX : pt->nodes[cur].samples + nd->samples;
+	}
+	free(map);
+	kf_buf_fini(&copy);
+	return r;
+}
+
+/* first/next child lists of e->st, and its roots */
+static int link_nodes(struct em *e, uint32_t **rootv, size_t *n_roots, size_t *cap_roots)
+{
+	size_t i;
+
+	e->first = kf_calloc(e->st->n, sizeof(*e->first));
+	e->next = kf_calloc(e->st->n, sizeof(*e->next));
+	if (!e->first || !e->next)
+		return KF_ENOMEM;
+	for (i = e->st->n; i-- > 1;) {
+		uint32_t p = e->st->nodes[i].parent;
+
+		if (p) {
+			e->next[i] = e->first[p];
+			e->first[p] = (uint32_t)i;
+		} else if (push(rootv, n_roots, cap_roots, (uint32_t)i)) {
+			return KF_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int emit_pieces(struct em *e)
+{
+	struct kf_stacks pt;
+	struct em p;
+	uint32_t *rootv = NULL;
+	size_t n_roots = 0, cap_roots = 0, i;
+	int r;
+
+	if (kf_stacks_init(&pt))
+		return KF_ENOMEM;
+	r = piece_trie(e, &pt);
+	p = *e;
+	p.st = &pt;
+	p.text = NULL;
+	p.first = p.next = NULL;
+	p.lines = 0;
+	if (!r)
+		r = link_nodes(&p, &rootv, &n_roots, &cap_roots);
+	if (!r) {
+		p.text = kf_calloc(pt.n, sizeof(*p.text));
+		if (!p.text)
+			r = KF_ENOMEM;
+	}
+	for (i = 1; !r && i < pt.n; i++)
+		p.text[i] = pt.nodes[i].parent ? (uint32_t)pt.nodes[i].frame.addr :
+			    pt.nodes[i].frame.module;
+	if (!r)
+		r = level(&p, rootv, n_roots, true);
+	e->lines += p.lines;
+	e->err = p.err;
+	e->line = p.line;        /* the buffer may have grown */
+	free(p.text);
+	free(p.first);
+	free(p.next);
+	free(rootv);
+	kf_stacks_fini(&pt);
+	return r;
+}
+
 /* ---- entry --------------------------------------------------------------------- */
 
 int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
@@ -260,7 +390,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 	struct em e;
 	uint32_t *rootv = NULL, *stack = NULL;
 	size_t n_roots = 0, cap_roots = 0, sp = 0, cap_stack = 0, i;
-	bool separable = true;
+	bool separable = true, pieces = false;
 	int r = 0;
 
 	memset(&e, 0, sizeof(e));
@@ -270,23 +400,13 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 	e.out = out;
 	kf_buf_init(&e.line);
 	e.text = kf_calloc(st->n, sizeof(*e.text));
-	e.first = kf_calloc(st->n, sizeof(*e.first));
-	e.next = kf_calloc(st->n, sizeof(*e.next));
-	if (!e.text || !e.first || !e.next) {
+	if (!e.text) {
 		r = KF_ENOMEM;
 		goto out;
 	}
-	for (i = st->n; i-- > 1;) {
-		uint32_t p = st->nodes[i].parent;
-
-		if (p) {
-			e.next[i] = e.first[p];
-			e.first[p] = (uint32_t)i;
-		} else if (push(&rootv, &n_roots, &cap_roots, (uint32_t)i)) {
-			r = KF_ENOMEM;
-			goto out;
-		}
-	}
+	r = link_nodes(&e, &rootv, &n_roots, &cap_roots);
+	if (r)
+		goto out;
 	/* name every frame, each under its root (Java tidying depends on the
 	 * root's comm) */
 	for (i = 0; i < n_roots && !r; i++) {
@@ -319,11 +439,14 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 	}
 	if (r)
 		goto out;
-	/* no more interning: texts stay put from here on */
-	for (i = 1; i < st->n && separable; i++)
+	/* frames with ';' are split into a trie of their own (which interns
+	 * the pieces); a root (a comm) with ';' is only handled by sorting
+	 * whole lines */
+	for (i = 1; i < st->n && !pieces; i++)
 		if (st->nodes[i].parent && strchr(text_of(&e, (uint32_t)i), ';'))
-			separable = false;
-	r = separable ? level(&e, rootv, n_roots, true) : sorted_lines(&e);
+			pieces = true;
+	r = !separable ? sorted_lines(&e) : pieces ? emit_pieces(&e) :
+	    level(&e, rootv, n_roots, true);
 	if (!r && fflush(out) != 0)
 		r = KF_EIO;
 out:

@@ -266,6 +266,7 @@ int main(int argc, char **argv)
 	}
 	if (stats) {
 		size_t i, n = kf_session_n_modules(s);
+		const char *dinfod = getenv("DEBUGINFOD_URLS");
 
 		print_stats(kf_session_stats(s));
 		for (i = 0; i < n; i++) {
@@ -275,11 +276,13 @@ int main(int argc, char **argv)
 				continue;
 			fprintf(stderr, "kfold: module %s%s%s: %s%s%s\n", mi.name,
 				mi.build_id[0] ? " build-id " : "", mi.build_id,
-				mi.status, mi.file ? ", from " : "",
+				mi.status, !mi.file ? "" : mi.file_debuginfod ?
+				", from debuginfod, cached at " : ", from ",
 				mi.file ? mi.file : "");
 			if (mi.debuginfo)
 				fprintf(stderr, "kfold:   debug info (inline frames, lines) "
-					"from %s\n", mi.debuginfo);
+					"from %s%s\n", mi.debuginfo_debuginfod ?
+					"debuginfod, cached at " : "", mi.debuginfo);
 			else if (mi.debuginfo_wanted && mi.debuginfo_hint)
 				fprintf(stderr, "kfold:   no debug info: no inline frames or "
 					"lines; %s\n", mi.debuginfo_hint);
@@ -287,8 +290,13 @@ int main(int argc, char **argv)
 				fprintf(stderr, "kfold:   no debug info: no inline frames or "
 					"lines; install the debug file for %s%s%s (Debian: "
 					"its -dbgsym or -dbg package) or give --symfs or "
-					"--buildid-dir holding it\n", mi.name,
-					mi.build_id[0] ? ", build-id " : "", mi.build_id);
+					"--buildid-dir holding it%s\n", mi.name,
+					mi.build_id[0] ? ", build-id " : "", mi.build_id,
+					/* a server is asked only for a recorded
+					 * build-id, and not in compat mode */
+					mi.build_id[0] && o.compat != KF_COMPAT_PERF &&
+					!(dinfod && *dinfod) ? ", or set DEBUGINFOD_URLS "
+					"to a debuginfod server that has it" : "");
 		}
 		{
 			uint64_t fps, fpb;

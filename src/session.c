@@ -987,6 +987,8 @@ int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 	out->named = kf_dso_symtab(&s->dsos, mod->id) != NULL;
 	out->debuginfo = kf_dso_debuginfo_file(&s->dsos, mod->id, &out->debuginfo_wanted);
 	out->debuginfo_hint = kf_dso_debuginfo_hint(&s->dsos, mod->id);
+	kf_dso_debuginfod(&s->dsos, mod->id, &out->file_debuginfod,
+			  &out->debuginfo_debuginfod);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /* fuzz-perfdata.c - the whole pipeline on one input held in memory: read,
  * order, track state, fold.  No file but the input is opened (no_files),
  * unless KFOLD_FUZZ_SYMFS names a symfs: then a third pass looks for the
- * recorded files there (only there: kfold opens nothing outside a symfs),
+ * recorded files there (only there: kfold opens nothing outside a symfs,
+ * and asks no debuginfod server),
  * so that DWARF unwinding runs with real CFI on mutated registers and
  * stack copies (seed it with testdata/cases/dwarf-small/perf.data and
  * testdata/symfs). */
@@ -52,6 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		symfs = getenv("KFOLD_FUZZ_SYMFS");
 		if (symfs && !*symfs)
 			symfs = NULL;
+		/* "only there" holds for servers too: a user's
+		 * DEBUGINFOD_URLS would send mutated build-ids to them */
+		setenv("DEBUGINFOD_URLS", "", 1);
 		init = 1;
 	}
 	fold(data, size, KF_COMPAT_NONE, NULL);

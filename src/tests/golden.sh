@@ -50,18 +50,37 @@ for dir in "$src"/testdata/cases/*/; do
 		head -20 "$tmp/$name.diff2"
 		fail=1
 	fi
+	# with inline expansion (frames that are several folded frames, so
+	# emit-folded.c's piece trie): sorted as perl's sort sorts whole
+	# lines, each stack once, the same roots and total weight
+	"$kfold" "${common[@]}" --inline ${args[@]+"${args[@]}"} "$dir/perf.data" \
+		> "$tmp/$name.inl" 2>/dev/null || { echo "FAIL $name: kfold --inline exited $?"; fail=1; }
+	if ! LC_ALL=C sort -c -u "$tmp/$name.inl" 2>/dev/null ||
+	   [ "$(awk '{ s += $NF } END { print s + 0 }' "$tmp/$name.inl")" != \
+	     "$(awk '{ s += $NF } END { print s + 0 }' "$tmp/$name.default")" ] ||
+	   ! cmp -s <(cut -d';' -f1 "$tmp/$name.inl" | cut -d' ' -f1 | sort -u) \
+		    <(cut -d';' -f1 "$tmp/$name.default" | cut -d' ' -f1 | sort -u); then
+		echo "FAIL $name: the inline-expanded output is not sorted, not unique, or lost weight or roots"
+		fail=1
+	fi
 	# variants: CASE/variants lines "NAME|kfold args|perf script args|collapse args[|MODE]",
 	# each with CASE/expected.NAME.folded from scripts/oracle.sh; MODE
 	# default-only: --compat=perf is not compared (it does not do what the
 	# variant tests); compat-only: the default mode is not (perf's output
 	# for the variant is what --compat=perf must give; the default mode's
-	# is checked elsewhere, e.g. the inline test)
+	# is checked elsewhere, e.g. the inline test); perf-wrong: neither
+	# (the case's README says why and which test checks kfold instead)
 	if [ -f "$dir/variants" ]; then
 		while IFS='|' read -r vname kargs _pargs _cargs mode; do
 			[ -n "$vname" ] || continue
 			read -r -a vargs <<< "$kargs"
 			"$kfold" "${common[@]}" --compat=perf ${args[@]+"${args[@]}"} "${vargs[@]}" \
 				"$dir/perf.data" > "$tmp/$name.$vname.compat" || fail=1
+			if [ "$mode" = perf-wrong ]; then
+				echo "note $name $vname: perf is wrong here, see $name/README"
+				n=$((n + 1))
+				continue
+			fi
 			if [ "$mode" = default-only ]; then
 				:
 			elif ! diff -u "$dir/expected.$vname.folded" "$tmp/$name.$vname.compat" > "$tmp/d"; then

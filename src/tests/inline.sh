@@ -147,6 +147,69 @@ else
 	fail=1
 fi
 
+# A stripped binary whose DWARF is only behind its .gnu_debuglink, and one
+# whose binary and debug file are only in a perf build-id cache ("elf" and
+# "debug" entries): both expand exactly as the unstripped binary.
+inl_case=$src/testdata/cases/inline-dwarf/perf.data
+inl_rel=tmp/kfold-fx/bin/inl-gcc-O2
+inl_bid=$(readelf -n "$src/testdata/symfs/$inl_rel" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p')
+"${kf[@]}" -q --symfs "$src/testdata/symfs" "$inl_case" > "$tmp/inl.full"
+mkdir -p "$tmp/dl" "$tmp/cache"
+cp -r "$src/testdata/symfs/." "$tmp/dl/"
+objcopy --only-keep-debug "$src/testdata/symfs/$inl_rel" "$tmp/inl.debug"
+objcopy --strip-all "$src/testdata/symfs/$inl_rel" "$tmp/inl.stripped"
+mkdir -p "$tmp/dl/tmp/kfold-fx/bin/.debug"
+cp "$tmp/inl.debug" "$tmp/dl/tmp/kfold-fx/bin/.debug/inl-gcc-O2.debug"
+(cd "$tmp" && objcopy --add-gnu-debuglink=inl.debug inl.stripped "$tmp/dl/$inl_rel.tmp")
+# the link names inl.debug: rename the file to what the link says
+mv "$tmp/dl/tmp/kfold-fx/bin/.debug/inl-gcc-O2.debug" "$tmp/dl/tmp/kfold-fx/bin/.debug/inl.debug"
+mv "$tmp/dl/$inl_rel.tmp" "$tmp/dl/$inl_rel"
+"${kf[@]}" -q --symfs "$tmp/dl" "$inl_case" > "$tmp/inl.dl"
+cp "$tmp/inl.stripped" "$tmp/dl/$inl_rel"
+"${kf[@]}" -q --symfs "$tmp/dl" "$inl_case" > "$tmp/inl.nodl"
+if [ -n "$inl_bid" ] && cmp -s "$tmp/inl.full" "$tmp/inl.dl" &&
+	grep -q ';run;compute_stats;accumulate;mix;rotl ' "$tmp/inl.dl" &&
+	! grep -q ';compute_stats;accumulate' "$tmp/inl.nodl"; then
+	echo "ok   .gnu_debuglink: a stripped binary's debug file in .debug/ gives the full expansion"
+else
+	echo "FAIL: .gnu_debuglink: the stripped binary did not expand as the original (bid '$inl_bid')"
+	diff "$tmp/inl.full" "$tmp/inl.dl" | head -10
+	fail=1
+fi
+# a debug file with another build-id behind the link (another build of
+# the program) is refused, by name, and nothing of it is used
+objcopy --only-keep-debug "$src/testdata/symfs/tmp/kfold-fx/bin/inl-gcc-O0" \
+	"$tmp/dl/tmp/kfold-fx/bin/.debug/inl.debug"
+(cd "$tmp" && objcopy --add-gnu-debuglink=inl.debug inl.stripped "$tmp/dl/$inl_rel.tmp")
+mv "$tmp/dl/$inl_rel.tmp" "$tmp/dl/$inl_rel"
+"${kf[@]}" --symfs "$tmp/dl" "$inl_case" > "$tmp/inl.wrongdl" 2> "$tmp/inl.wrongdl.err"
+if cmp -s "$tmp/inl.nodl" "$tmp/inl.wrongdl" &&
+	grep -q "warning: /$inl_rel: .*/tmp/kfold-fx/bin/.debug/inl.debug has build-id [0-9a-f]*, not the recorded $inl_bid: not used" "$tmp/inl.wrongdl.err"; then
+	echo "ok   .gnu_debuglink: a debug file of another build is refused and named"
+else
+	echo "FAIL: .gnu_debuglink: a debug file with another build-id:"
+	cat "$tmp/inl.wrongdl.err"
+	diff "$tmp/inl.nodl" "$tmp/inl.wrongdl" | head -5
+	fail=1
+fi
+# the build-id cache: .build-id/xx/rest -> ../../<path>/<bid>, holding
+# "elf" (the stripped binary) and "debug"; the symfs has neither
+mkdir -p "$tmp/cache/$inl_rel/$inl_bid" "$tmp/cache/.build-id/${inl_bid:0:2}" "$tmp/nobin"
+cp -r "$src/testdata/symfs/." "$tmp/nobin/"
+rm "$tmp/nobin/$inl_rel"
+cp "$tmp/inl.stripped" "$tmp/cache/$inl_rel/$inl_bid/elf"
+cp "$tmp/inl.debug" "$tmp/cache/$inl_rel/$inl_bid/debug"
+ln -s "../../$inl_rel/$inl_bid" "$tmp/cache/.build-id/${inl_bid:0:2}/${inl_bid:2}"
+"$kfold" -q --kallsyms "$tmp/kallsyms" --symfs "$tmp/nobin" --buildid-dir "$tmp/cache" \
+	"$inl_case" > "$tmp/inl.cache"
+if cmp -s "$tmp/inl.full" "$tmp/inl.cache"; then
+	echo "ok   build-id cache: stripped \"elf\" + \"debug\" entries give the full expansion"
+else
+	echo "FAIL: build-id cache debug entry:"
+	diff "$tmp/inl.full" "$tmp/inl.cache" | head -10
+	fail=1
+fi
+
 # --stats says where each module's debug info came from, or what to install
 "$kfold" -q --stats --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" \
 	--buildid-dir "$tmp/none" "$src/testdata/cases/inline-dwarf/perf.data" \

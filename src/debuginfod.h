@@ -1,0 +1,59 @@
+/* debuginfod.h - debug files from debuginfod servers, by build-id.
+ *
+ * A thin wrapper over libdebuginfod (elfutils), which does the HTTP, the
+ * server list ($DEBUGINFOD_URLS), the timeouts ($DEBUGINFOD_TIMEOUT,
+ * $DEBUGINFOD_MAXTIME) and the on-disk cache ($DEBUGINFOD_CACHE_PATH,
+ * else $XDG_CACHE_HOME/debuginfod_client or ~/.cache/debuginfod_client).
+ * Active only when $DEBUGINFOD_URLS is set and not empty, as in every
+ * other debuginfod client; then a build-id whose file is in the cache
+ * costs no network at all.
+ *
+ * One kf_dinfod per kf_dsos: its client is created on the first fetch,
+ * and every answer, a "no such file" too, is remembered per (build-id,
+ * kind), so each is asked for at most once per run.  Nothing here checks
+ * what the server sent: the caller opens the returned path and compares
+ * build-ids before using it.  Never forks (libdebuginfod does not either).
+ *
+ * May use: util, libdebuginfod (only here).
+ */
+#ifndef KF_DEBUGINFOD_H
+#define KF_DEBUGINFOD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum kf_dinfod_kind {
+	KF_DINFOD_DEBUGINFO,   /* the debug file (also how dwz files are served) */
+	KF_DINFOD_EXECUTABLE,  /* the binary itself */
+};
+
+struct kf_dinfod_answer;
+
+struct kf_dinfod {
+	bool enabled;          /* $DEBUGINFOD_URLS was set at init */
+	char *urls;            /* a copy of it then, for messages */
+	void *client;          /* debuginfod_client, made on first fetch */
+	bool client_failed;    /* debuginfod_begin failed: ask nothing more */
+	struct kf_dinfod_answer *v;
+	size_t n, cap;
+	uint64_t fetched;      /* answers with a file */
+	uint64_t failed;       /* answers without one */
+	int last_err;          /* the last error other than "no such file" */
+};
+
+/* Reads $DEBUGINFOD_URLS; with `off` (--compat=perf, --no-files) stays
+ * disabled whatever it says.  Nothing is connected or allocated yet. */
+void kf_dinfod_init(struct kf_dinfod *c, bool off);
+/* Ends the client and frees every remembered answer. */
+void kf_dinfod_fini(struct kf_dinfod *c);
+
+/* The cached local path of the file of `kind` for build-id bid (1..20
+ * bytes), fetching it if libdebuginfod's cache does not have it; NULL
+ * when disabled, the servers have none, or the fetch failed, with *err
+ * (if err is not NULL) set to 0 (disabled) or a negative errno (-ENOENT:
+ * no server has it).  Borrowed: valid until kf_dinfod_fini. */
+const char *kf_dinfod_fetch(struct kf_dinfod *c, enum kf_dinfod_kind kind,
+			    const uint8_t *bid, size_t bid_len, int *err);
+
+#endif
