@@ -4,8 +4,8 @@
 set -euo pipefail
 pkgs=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
-	libelf-dev libdw-dev libzstd-dev libiberty-dev
-	zstd python3 linux-perf binutils llvm-14
+	libelf-dev libdw-dev libzstd-dev liblzma-dev libiberty-dev
+	zstd xz-utils python3 linux-perf binutils llvm-14
 )
 missing=()
 for p in "${pkgs[@]}"; do
