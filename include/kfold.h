@@ -186,6 +186,9 @@ typedef struct kf_module_info {
 	bool debuginfo_wanted;   /* DWARF was looked for (inline expansion or
 				    --srcline, a user file) */
 	const char *debuginfo;   /* the file DWARF came from, or NULL */
+	const char *minidebuginfo; /* what came of the file's .gnu_debugdata
+				      (MiniDebugInfo), or NULL: it has none */
+	bool minidebuginfo_used; /* some names came from it */
 } kf_module_info;
 
 /* Number of modules frames fell into; call after kf_session_write_folded

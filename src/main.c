@@ -271,6 +271,8 @@ int main(int argc, char **argv)
 				mi.build_id[0] ? " build-id " : "", mi.build_id,
 				mi.status, mi.file ? ", from " : "",
 				mi.file ? mi.file : "");
+			if (mi.minidebuginfo)
+				fprintf(stderr, "kfold:   %s\n", mi.minidebuginfo);
 			if (mi.debuginfo)
 				fprintf(stderr, "kfold:   debug info (inline frames, lines) "
 					"from %s\n", mi.debuginfo);

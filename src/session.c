@@ -983,6 +983,8 @@ int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 	out->verified = st == KF_DSO_OK;
 	out->named = kf_dso_symtab(&s->dsos, mod->id) != NULL;
 	out->debuginfo = kf_dso_debuginfo_file(&s->dsos, mod->id, &out->debuginfo_wanted);
+	out->minidebuginfo = kf_dso_minidebuginfo(&s->dsos, mod->id,
+						  &out->minidebuginfo_used);
 	return 0;
 }
 
