@@ -42,6 +42,7 @@ struct cand {
 	Elf *elf;
 	char *path;
 	bool has_symtab, has_dynsym;
+	bool has_mdi;            /* a .gnu_debugdata (MiniDebugInfo) */
 };
 
 struct dso_state {
@@ -295,6 +296,8 @@ static enum cand_result cand_open(struct kf_dsos *d, const char *root,
 			sh.sh_type == SHT_SYMTAB;
 	c->has_dynsym = section_by_name(c->elf, ".dynsym", &sh, NULL) != NULL &&
 			sh.sh_type == SHT_DYNSYM;
+	c->has_mdi = section_by_name(c->elf, ".gnu_debugdata", &sh, NULL) != NULL &&
+		     sh.sh_type != SHT_NOBITS;
 	if (root && *root) {
 		size_t n = strlen(root) + strlen(path) + 2;
 
@@ -595,7 +598,12 @@ static bool consider(struct kf_dsos *d, const char *root, const char *path,
 		*syms = c;
 		used = true;
 	}
-	if (run->fd < 0 && c.has_dynsym) {
+	/* a static binary has no .dynsym; stripped, its MiniDebugInfo is
+	 * all it has, and it is read from the runtime file (not for a debug
+	 * file, whose sections are NOBITS: it has a .symtab of its own).
+	 * perf 6.1 reads none: it skips such a file. */
+	if (run->fd < 0 && (c.has_dynsym || (c.has_mdi && !c.has_symtab &&
+					      !d->o.compat_perf))) {
 		if (used) {
 			/* the same file serves both: share it */
 			run->fd = -2;

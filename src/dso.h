@@ -9,7 +9,8 @@
  * names, the first with .dynsym the runtime view, as in perf.  When none
  * has a .symtab, the runtime file's MiniDebugInfo (.gnu_debugdata, an
  * xz-compressed ELF with the .symtab stripping removed) adds its names,
- * except with compat_perf: perf 6.1 does not read it.  The kernel
+ * and makes a static binary (no .dynsym) the runtime view; not with
+ * compat_perf: perf 6.1 does not read it.  The kernel
  * and its modules take their symbols from a kallsyms file (--kallsyms, the
  * build-id cache's copy, or /proc/kallsyms when the running kernel is the
  * recorded one); JIT regions from perf-PID.map.

@@ -20,9 +20,14 @@
 #   (c) broken: a warning, the [threads] frames of (a), exit status 0;
 #   (d) mdi, --compat=perf: equal to perf 6.1's own output on that symfs
 #       (hermetic, as scripts/oracle.sh runs it; perf must be installed).
+#   (e) a static program (no .dynsym at all), built now with gcc -static,
+#       in a capture written by MKCAPTURE (recording needs permissions a
+#       test cannot count on): named from its MiniDebugInfo as unstripped,
+#       [prog] without it, and --compat=perf equal to perf again.
 set -uo pipefail
 kfold=$1
 src=$2
+mkcapture=$3
 case_dir=$src/testdata/cases/threads
 prog=tmp/kfold-fx/bin/threads
 tmp=$(mktemp -d)
@@ -30,7 +35,7 @@ trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 fail=0
 
 # no skipping: scripts/setup.sh installs every one of these
-for tool in objcopy nm xz zstd python3 perf; do
+for tool in gcc objcopy nm readelf xz zstd python3 perf; do
 	command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/setup.sh installs it)"; exit 1; }
 done
 
@@ -236,18 +241,24 @@ if [ "$(cat "$tmp/compat.folded.rc")" != 0 ]; then
 	echo "FAIL (d): kfold --compat=perf exited $(cat "$tmp/compat.folded.rc")"
 	fail=1
 fi
+# perf_folded CAPTURE SYMFS OUT: perf 6.1's folded output, run as
+# scripts/oracle.sh runs it (empty config, HOME and build-id cache)
+perf_folded() {
+	local rc
+	(cd "$tmp/work" && HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig LC_ALL=C PATH=/usr/bin:/bin \
+		perf --buildid-dir "$tmp/emptycache" script -i "$1" \
+		--symfs "$2" --kallsyms "$tmp/kallsyms" --no-inline \
+		> "$3.txt" 2> "$3.err")
+	rc=$?
+	if [ $rc != 0 ] || [ ! -s "$3.txt" ]; then
+		echo "FAIL: perf script on $1 exited $rc"
+		head -5 "$3.err"
+		return 1
+	fi
+	python3 "$src/scripts/collapse-perf.py" "$3.txt" > "$3"
+}
 # the symfs still has the program with MiniDebugInfo (run_kfold put it there)
-(cd "$tmp/work" && HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig LC_ALL=C PATH=/usr/bin:/bin \
-	perf --buildid-dir "$tmp/emptycache" script -i "$case_dir/perf.data" \
-	--symfs "$tmp/symfs" --kallsyms "$tmp/kallsyms" --no-inline \
-	> "$tmp/perf.txt" 2> "$tmp/perf.err")
-rc=$?
-if [ $rc != 0 ] || [ ! -s "$tmp/perf.txt" ]; then
-	echo "FAIL (d): perf script exited $rc"
-	head -5 "$tmp/perf.err"
-	fail=1
-fi
-python3 "$src/scripts/collapse-perf.py" "$tmp/perf.txt" > "$tmp/perf.folded" || fail=1
+perf_folded "$case_dir/perf.data" "$tmp/symfs" "$tmp/perf.folded" || fail=1
 if ! diff -u "$tmp/perf.folded" "$tmp/compat.folded" > "$tmp/d"; then
 	echo "FAIL (d): --compat=perf differs from perf script on the MiniDebugInfo symfs:"
 	head -20 "$tmp/d"
@@ -262,6 +273,91 @@ if cmp -s "$tmp/perf.folded" "$tmp/stripped.folded"; then
 	echo "note: perf names nothing from .gnu_debugdata: --compat=perf leaves it unread"
 else
 	echo "note: perf's output differs from the plainly stripped program's"
+fi
+
+# ---- (e) a static program -------------------------------------------------------
+mkdir -p "$tmp/static/sfs/bin"
+cat > "$tmp/static/prog.c" <<'EOF'
+/* static functions, kept apart (noipa) so the call path survives -O2 */
+__attribute__((noipa)) static int inner(int x)
+{
+	for (volatile int i = 0; i < 10; i++)
+		x += i;
+	return x;
+}
+__attribute__((noipa)) static int outer(int x)
+{
+	return inner(x) + 1;
+}
+int main(int argc, char **argv)
+{
+	(void)argv;
+	return outer(argc) & 1;
+}
+EOF
+(
+	cd "$tmp/static" || exit 1
+	gcc -std=gnu11 -O2 -static -o prog prog.c || exit 1
+	objcopy --strip-all prog stripped || exit 1
+	objcopy --only-keep-debug prog debug || exit 1
+	# no .dynsym: every function goes in
+	nm --format=sysv --defined-only debug |
+		awk -F'|' '$4 ~ /FUNC/ { gsub(/ /, "", $1); print $1 }' | sort -u > keep
+	objcopy -S --remove-section .gdb_index --remove-section .comment \
+		--keep-symbols=keep debug mini || exit 1
+	xz -k mini || exit 1
+	objcopy --add-section .gnu_debugdata=mini.xz stripped mdi || exit 1
+	if readelf -SW prog | grep -qw .dynsym; then
+		echo "FAIL (e): fixture: the static program has a .dynsym"
+		exit 1
+	fi
+) || fail=1
+addr() { nm "$tmp/static/prog" 2>/dev/null | awk -v f="$1" '$3 == f { print "0x" $1 }'; }
+# the executable PT_LOAD, mapped as the kernel maps it
+read -r s_off s_vaddr s_len < <(readelf -lW "$tmp/static/prog" 2>/dev/null |
+	awk '$1 == "LOAD" && $7 == "R" && $8 == "E" { print $2, $3, $6 }')
+inner=$(addr inner) outer=$(addr outer) main=$(addr main)
+if [ -z "$inner" ] || [ -z "$outer" ] || [ -z "$main" ] || [ -z "${s_vaddr:-}" ]; then
+	echo "FAIL (e): fixture: no inner/outer/main or no executable segment"
+	fail=1
+else
+	# the leaf inside inner, return addresses inside outer and main
+	"$mkcapture" "$tmp/static/perf.data" /bin/prog prog "$s_vaddr" "$s_len" "$s_off" \
+		$((inner + 2)) $((outer + 8)) $((main + 8)) || fail=1
+	static_run() {   # static_run BINARY OUT [kfold args]
+		local bin=$1 out=$2
+		shift 2
+		rm -f "$tmp/static/sfs/bin/prog"
+		cp "$tmp/static/$bin" "$tmp/static/sfs/bin/prog"
+		"$kfold" --symfs "$tmp/static/sfs" --no-inline "$@" "$tmp/static/perf.data" \
+			> "$out" 2> "$out.err" || { echo "FAIL (e): kfold on $bin exited $?"; fail=1; }
+	}
+	static_run prog "$tmp/static/prog.folded"
+	static_run stripped "$tmp/static/stripped.folded"
+	static_run mdi "$tmp/static/mdi.folded"
+	static_run mdi "$tmp/static/compat.folded" --compat=perf
+	if [ "$(cat "$tmp/static/prog.folded")" != "prog;main;outer;inner 1000" ]; then
+		echo "FAIL (e): the unstripped static program gives:"
+		cat "$tmp/static/prog.folded"
+		fail=1
+	fi
+	if [ "$(cat "$tmp/static/stripped.folded")" != "prog;[prog];[prog];[prog] 1000" ]; then
+		echo "FAIL (e): the stripped static program gives:"
+		cat "$tmp/static/stripped.folded"
+		fail=1
+	fi
+	if ! cmp -s "$tmp/static/prog.folded" "$tmp/static/mdi.folded"; then
+		echo "FAIL (e): with .gnu_debugdata the static program gives:"
+		cat "$tmp/static/mdi.folded" "$tmp/static/mdi.folded.err"
+		fail=1
+	fi
+	# the symfs still has the program with MiniDebugInfo
+	perf_folded "$tmp/static/perf.data" "$tmp/static/sfs" "$tmp/static/perf.folded" || fail=1
+	if ! diff -u "$tmp/static/perf.folded" "$tmp/static/compat.folded" > "$tmp/d"; then
+		echo "FAIL (e): --compat=perf differs from perf script on the static program:"
+		head -10 "$tmp/d"
+		fail=1
+	fi
 fi
 
 [ $fail -eq 0 ] && echo "minidebuginfo: ok"
