@@ -200,6 +200,9 @@ typedef struct kf_module_info {
 	const char *debuginfo_hint; /* no DWARF was found: what would give
 				    it (the kernel: "give --vmlinux ..."),
 				    or NULL */
+	const char *minidebuginfo; /* what came of the file's .gnu_debugdata
+				      (MiniDebugInfo), or NULL: it has none */
+	bool minidebuginfo_used; /* some names came from it */
 } kf_module_info;
 
 /* Number of modules frames fell into; call after kf_session_write_folded

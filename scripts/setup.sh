@@ -3,9 +3,9 @@
 # when not root.  Installs nothing that is already there.
 set -euo pipefail
 pkgs=(
-	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
-	libelf-dev libdw-dev libzstd-dev libiberty-dev
-	zstd python3 linux-perf binutils llvm-14
+	meson ninja-build pkg-config gcc libc6-dev clang libclang-rt-14-dev
+	libelf-dev libdw-dev libzstd-dev liblzma-dev libiberty-dev
+	zstd xz-utils python3 linux-perf binutils llvm-14
 	libdebuginfod-dev debuginfod
 )
 missing=()

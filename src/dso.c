@@ -28,10 +28,14 @@
 
 #include "a2l.h"
 #include "demangle.h"
+#include "xz.h"
 
 #define KF_MAX_KALLSYMS ((size_t)256 << 20)
 #define KF_MAX_PERFMAP ((size_t)1 << 30)
 #define KSYM_NAME_LEN 512
+/* a MiniDebugInfo ELF holds a symbol table: a few MB for the largest
+ * programs; more than this is taken for a decompression bomb */
+#define KF_MAX_MINIDEBUGINFO ((size_t)256 << 20)
 
 struct cand {
 	int fd;
@@ -40,6 +44,7 @@ struct cand {
 	bool has_symtab, has_dynsym;
 	uint8_t got_bid[20];     /* CAND_MISMATCH: the file's build-id */
 	size_t got_bid_len;
+	bool has_mdi;            /* a .gnu_debugdata (MiniDebugInfo) */
 };
 
 struct dso_state {
@@ -47,6 +52,11 @@ struct dso_state {
 	struct kf_symtab syms;
 	bool has_syms;
 	char *file;
+	/* what came of the runtime file's .gnu_debugdata (NULL: it has
+	 * none, or it was not looked at) and whether names came from it */
+	const char *mdi_note;
+	char mdi_why[160];
+	bool mdi_used;
 	/* kept open for unwinding: the file with the symbols (maybe a debug
 	 * file with .debug_frame) and the runtime image (.eh_frame) */
 	struct cand syms_file, run_file;
@@ -308,6 +318,8 @@ static enum cand_result cand_open(struct kf_dsos *d, const char *root,
 			sh.sh_type == SHT_SYMTAB;
 	c->has_dynsym = section_by_name(c->elf, ".dynsym", &sh, NULL) != NULL &&
 			sh.sh_type == SHT_DYNSYM;
+	c->has_mdi = section_by_name(c->elf, ".gnu_debugdata", &sh, NULL) != NULL &&
+		     sh.sh_type != SHT_NOBITS;
 	if (root && *root) {
 		size_t n = strlen(root) + strlen(path) + 2;
 
@@ -621,7 +633,12 @@ static bool consider(struct kf_dsos *d, const char *owner, const char *root,
 		*syms = c;
 		used = true;
 	}
-	if (run->fd < 0 && c.has_dynsym) {
+	/* a static binary has no .dynsym; stripped, its MiniDebugInfo is
+	 * all it has, and it is read from the runtime file (not for a debug
+	 * file, whose sections are NOBITS: it has a .symtab of its own).
+	 * perf 6.1 reads none: it skips such a file. */
+	if (run->fd < 0 && (c.has_dynsym || (c.has_mdi && !c.has_symtab &&
+					      !d->o.compat_perf))) {
 		if (used) {
 			/* the same file serves both: share it */
 			run->fd = -2;
@@ -803,6 +820,95 @@ static bool same_host(struct kf_dsos *d)
 		return false;
 	host[sizeof(host) - 1] = '\0';
 	return strcmp(host, d->env->hostname) == 0;
+}
+
+/* MiniDebugInfo (.gnu_debugdata, as Fedora and RHEL ship binaries): an
+ * xz-compressed ELF whose .symtab has the function symbols that are not
+ * in .dynsym, at the binary's own link addresses; its other sections are
+ * NOBITS copies of the binary's headers, so load_pass reads it as it
+ * reads a debug file.  Adds its symbols to st->syms; returns how many
+ * (0 when the file has none or they are unusable: a warning says why). */
+static int load_minidebuginfo(struct kf_dsos *d, struct kf_module *mod,
+			      struct dso_state *st, Elf *run)
+{
+	GElf_Shdr sh;
+	GElf_Ehdr reh, meh;
+	Elf_Scn *scn;
+	Elf_Data *raw;
+	Elf *mini = NULL;
+	void *buf = NULL;
+	size_t len;
+	const char *why = NULL;
+	int nr = 0;
+
+	scn = section_by_name(run, ".gnu_debugdata", &sh, NULL);
+	if (!scn)
+		return 0;
+	if (d->o.compat_perf) {
+		/* perf 6.1 has no reader for it: its frames stay unnamed */
+		st->mdi_note = ".gnu_debugdata (MiniDebugInfo) not read: "
+			       "--compat=perf, perf 6.1 does not read it";
+		return 0;
+	}
+	if (sh.sh_type == SHT_NOBITS || !(raw = elf_rawdata(scn, NULL)) ||
+	    !raw->d_buf || !raw->d_size) {
+		why = "the section is empty";
+		goto out;
+	}
+	if (kf_xz_decode(raw->d_buf, raw->d_size, KF_MAX_MINIDEBUGINFO, &buf,
+			 &len, &why) != 0)
+		goto out;
+	mini = elf_memory(buf, len);
+	if (!mini || elf_kind(mini) != ELF_K_ELF || !gelf_getehdr(mini, &meh)) {
+		why = "the xz data is not an ELF file";
+		goto out;
+	}
+	/* load_pass reads the symbols by the binary's section headers and
+	 * program headers: it must be the same kind of ELF */
+	if (!gelf_getehdr(run, &reh) ||
+	    meh.e_ident[EI_CLASS] != reh.e_ident[EI_CLASS] ||
+	    meh.e_ident[EI_DATA] != reh.e_ident[EI_DATA] ||
+	    meh.e_machine != reh.e_machine) {
+		why = "its ELF is of another class or machine than the binary";
+		goto out;
+	}
+	/* find-debuginfo keeps the build-id note: when there is one it
+	 * must be the binary's (a section copied from another build would
+	 * name the wrong functions) */
+	{
+		uint8_t a[20], b[20];
+		size_t na = elf_bid(mini, a), nb = elf_bid(run, b);
+
+		if (na && (na != nb || memcmp(a, b, na) != 0)) {
+			why = "its build-id is not the binary's";
+			goto out;
+		}
+	}
+	if (!section_by_name(mini, ".symtab", &sh, NULL) || sh.sh_type != SHT_SYMTAB) {
+		why = "its ELF has no .symtab";
+		goto out;
+	}
+	nr = load_pass(&st->syms, mini, run, false);
+	if (nr <= 0) {
+		why = "its .symtab has no usable function symbols";
+		nr = 0;
+	}
+out:
+	if (mini)
+		elf_end(mini);
+	free(buf);
+	if (why) {
+		snprintf(st->mdi_why, sizeof(st->mdi_why),
+			 ".gnu_debugdata (MiniDebugInfo) not used: %s", why);
+		st->mdi_note = st->mdi_why;
+		warnf(d, "%s: its .gnu_debugdata (MiniDebugInfo) is not used: %s; "
+		      "functions not in its .dynsym stay unnamed", mod->name, why);
+		return 0;
+	}
+	st->mdi_used = true;
+	st->mdi_note = "names of the functions not in .dynsym from its "
+		       ".gnu_debugdata (MiniDebugInfo)";
+	return nr;
 }
 
 static void load_elf(struct kf_dsos *d, struct kf_module *mod,
@@ -1026,6 +1132,12 @@ done:
 	run_elf = run.fd >= 0 ? run.elf : syms.elf;
 	kf_symtab_init(&st->syms);
 	nr = load_pass(&st->syms, syms_elf, run_elf, false);
+	/* no .symtab anywhere: the binary's MiniDebugInfo has the one
+	 * stripping took away, minus what .dynsym has anyway (loaded first,
+	 * as a .symtab would be, so that aliases resolve as they would on
+	 * the unstripped binary) */
+	if (nr == 0 && !syms.has_symtab)
+		nr = load_minidebuginfo(d, mod, st, run_elf);
 	if (nr >= 0) {
 		int nd = load_pass(&st->syms, syms_elf, run_elf, true);
 
@@ -1506,6 +1618,16 @@ const char *kf_dso_file(struct kf_dsos *d, uint32_t module)
 	struct dso_state *st = ensure(d, module);
 
 	return st ? st->file : NULL;
+}
+
+const char *kf_dso_minidebuginfo(struct kf_dsos *d, uint32_t module, bool *used)
+{
+	struct dso_state *st = ensure(d, module);
+
+	*used = st && st->mdi_used;
+	if (!st)
+		return NULL;
+	return st->mdi_note;
 }
 
 /* ---- debug info --------------------------------------------------------------- */

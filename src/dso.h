@@ -7,9 +7,12 @@
  * under --symfs when one is given.  A candidate whose build-id differs
  * from the recorded one is never used; the first with .symtab gives the
  * names, the first with .dynsym the runtime view, as in perf.  When none
- * gives a symbol table (or, for kf_dso_debuginfo, DWARF) and a build-id
- * was recorded, debuginfod is asked last (debuginfod.h; not with
- * compat_perf: Debian's perf 6.1 is built without it).  The kernel
+ * has a .symtab, the runtime file's MiniDebugInfo (.gnu_debugdata, an
+ * xz-compressed ELF with the .symtab stripping removed) adds its names,
+ * and makes a static binary (no .dynsym) the runtime view; when still no
+ * file gives a symbol table (or, for kf_dso_debuginfo, DWARF) and a
+ * build-id was recorded, debuginfod is asked last (debuginfod.h).  Not
+ * with compat_perf: Debian's perf 6.1 reads neither.  The kernel
  * and its modules take their symbols from a kallsyms file (--kallsyms, the
  * build-id cache's copy, or /proc/kallsyms when the running kernel is the
  * recorded one); JIT regions from perf-PID.map.
@@ -23,7 +26,7 @@
  * pgoff counts in) and absolute addresses for the kernel, kernel modules
  * and JIT maps, so a frame's address (maps.h) can be looked up directly.
  *
- * May use: util, fs, debuginfod, module, symtab, libelf and libdw's
+ * May use: util, fs, debuginfod, xz, module, symtab, libelf and libdw's
  * libdwelf (only here).  Never forks; opens files only through fs.h.
  */
 #ifndef KF_DSO_H
@@ -102,6 +105,11 @@ enum kf_dso_status kf_dso_status(struct kf_dsos *d, uint32_t module);
 
 /* The file the symbols came from, or NULL.  Borrowed. */
 const char *kf_dso_file(struct kf_dsos *d, uint32_t module);
+
+/* What came of the module file's .gnu_debugdata (MiniDebugInfo): a
+ * sentence for --stats, or NULL when it has none (or was not looked at);
+ * *used tells whether names came from it.  Borrowed. */
+const char *kf_dso_minidebuginfo(struct kf_dsos *d, uint32_t module, bool *used);
 
 /* What unwinding needs from a module's files: the CFI of its .eh_frame
  * and of a .debug_frame (libdw's Dwarf_CFI, opaque here), where file

@@ -279,6 +279,8 @@ int main(int argc, char **argv)
 				mi.status, !mi.file ? "" : mi.file_debuginfod ?
 				", from debuginfod, cached at " : ", from ",
 				mi.file ? mi.file : "");
+			if (mi.minidebuginfo)
+				fprintf(stderr, "kfold:   %s\n", mi.minidebuginfo);
 			if (mi.debuginfo)
 				fprintf(stderr, "kfold:   debug info (inline frames, lines) "
 					"from %s%s\n", mi.debuginfo_debuginfod ?

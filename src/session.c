@@ -989,6 +989,8 @@ int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 	out->debuginfo_hint = kf_dso_debuginfo_hint(&s->dsos, mod->id);
 	kf_dso_debuginfod(&s->dsos, mod->id, &out->file_debuginfod,
 			  &out->debuginfo_debuginfod);
+	out->minidebuginfo = kf_dso_minidebuginfo(&s->dsos, mod->id,
+						  &out->minidebuginfo_used);
 	return 0;
 }
 
