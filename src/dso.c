@@ -1517,8 +1517,16 @@ static void load_perf_map(struct kf_dsos *d, struct kf_module *mod,
 	const char *dir = d->o.perf_map_dir ? d->o.perf_map_dir : "/tmp";
 
 	snprintf(path, sizeof(path), "%s/perf-%u.map", dir, mod->jit_pid);
-	buf = kf_fs_read(d->fs, NULL, path, KF_MAX_PERFMAP, &len);
+	/* /tmp is anyone's: another user may have put a symlink, a FIFO or
+	 * a file of their own there under the pid's name */
+	buf = kf_fs_read_owned(d->fs, path, KF_MAX_PERFMAP, &len);
 	if (!buf) {
+		if (errno == ELOOP || errno == EINVAL || errno == EPERM)
+			warnf(d, "%s: %s, not read (only a regular file owned by "
+			      "root or by this user is)", path,
+			      errno == ELOOP ? "a symlink" :
+			      errno == EINVAL ? "not a regular file" :
+			      "another user's file");
 		st->status = KF_DSO_MISSING;
 		return;
 	}

@@ -137,15 +137,12 @@ int kf_fs_open(struct kf_fs *fs, const char *root, const char *path)
 	return fd;
 }
 
-char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
-		 size_t max, size_t *len_out)
+/* reads all of fd (at most max bytes) and closes it */
+static char *read_all(int fd, size_t max, size_t *len_out)
 {
-	int fd = kf_fs_open(fs, root, path);
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 
-	if (fd < 0)
-		return NULL;
 	for (;;) {
 		ssize_t r;
 
@@ -195,4 +192,45 @@ char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
 	if (len_out)
 		*len_out = len;
 	return buf;
+}
+
+char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
+		 size_t max, size_t *len_out)
+{
+	int fd = kf_fs_open(fs, root, path);
+
+	if (fd < 0)
+		return NULL;
+	return read_all(fd, max, len_out);
+}
+
+char *kf_fs_read_owned(struct kf_fs *fs, const char *path, size_t max,
+		       size_t *len_out)
+{
+	struct stat st;
+	int fd;
+
+	if (fs->no_files) {
+		errno = EACCES;
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			fs->refused++;
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid())) {
+		close(fd);
+		fs->refused++;
+		errno = S_ISREG(st.st_mode) ? EPERM : EINVAL;
+		return NULL;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	fs->opens++;
+	return read_all(fd, max, len_out);
 }

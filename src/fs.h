@@ -36,4 +36,12 @@ int kf_fs_open(struct kf_fs *fs, const char *root, const char *path);
 char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
 		 size_t max, size_t *len_out);
 
+/* The same for a file in a directory anyone can write to (/tmp/perf-PID.map):
+ * `path` itself must be a regular file, not a symlink, owned by root or by
+ * the user kfold runs as (perf 6.1's rule for perf maps).  errno ELOOP for
+ * a symlink, EINVAL for a FIFO or other non-regular file, EPERM for
+ * another user's file; such a refusal counts in fs->refused. */
+char *kf_fs_read_owned(struct kf_fs *fs, const char *path, size_t max,
+		       size_t *len_out);
+
 #endif

@@ -125,4 +125,35 @@ elif grep -q '^:[0-9]' "$tmp/timed" || ! grep -q '^:[0-9]' "$tmp/filed"; then
 else
 	echo "ok   time order: $(diff "$tmp/timed" "$tmp/filed" | grep -c '^[<>]') lines differ in file order"
 fi
+# /tmp/perf-PID.map is in a directory anyone writes to: only a regular file
+# owned by root or by the user running kfold is read, not a symlink to one,
+# a FIFO (which would block a plain open) or another user's file
+map=$(basename "$cases"/jit/perf-*.map)
+pm=("${opts[@]}" --kallsyms "$tmp/cache/[kernel.kallsyms]/"*/kallsyms)
+for kind in file symlink fifo other; do
+	d=$tmp/pm-$kind
+	mkdir -p "$d"
+	case $kind in
+	file) cp "$cases/jit/$map" "$d/$map" ;;
+	symlink) ln -s "$cases/jit/$map" "$d/$map" ;;
+	fifo) mkfifo "$d/$map" ;;
+	other) cp "$cases/jit/$map" "$d/$map"
+	       if [ "$(id -u)" -eq 0 ]; then chown 65534 "$d/$map"; else continue; fi ;;
+	esac
+	timeout 60 "$kfold" "${pm[@]}" --perf-map-dir "$d" "$cases/jit/perf.data" \
+		> "$tmp/pm.out" 2> "$tmp/pm.err"
+	rc=$?
+	named=$(grep -c 'jit_hot_loop' "$tmp/pm.out")
+	if [ "$kind" = file ]; then
+		if [ "$rc" -eq 0 ] && [ "$named" -gt 0 ]; then
+			echo "ok   perf map: a regular file of ours is read"
+		else
+			echo "FAIL perf map ($kind): rc $rc, $named named stacks"; fail=1
+		fi
+	elif [ "$rc" -eq 0 ] && [ "$named" -eq 0 ] && grep -q "perf-.*\.map: .*not read" "$tmp/pm.err"; then
+		echo "ok   perf map: $(case $kind in symlink) echo 'a symlink' ;; fifo) echo 'a FIFO' ;; *) echo "another user's file" ;; esac) is refused with a warning"
+	else
+		echo "FAIL perf map ($kind): rc $rc, $named named stacks:"; cat "$tmp/pm.err"; fail=1
+	fi
+done
 exit $fail
