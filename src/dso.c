@@ -925,6 +925,14 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	Elf *syms_elf, *run_elf;
 	int nr;
 
+	/* perf records absolute paths; a relative one can only come from a
+	 * crafted capture, and without --symfs it would be opened relative
+	 * to wherever kfold runs */
+	if (name[0] != '/' && (!symfs || !*symfs)) {
+		st->status = KF_DSO_MISSING;
+		warnf(d, "%s: not an absolute path: not opened", name);
+		return;
+	}
 	/* No build-id recorded: on the recording host, the MMAP2 record's
 	 * device and inode tell whether the file at the recorded path is still
 	 * the one that was mapped (a rebuilt binary gets a new inode).  perf
