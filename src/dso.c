@@ -928,7 +928,7 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	/* perf records absolute paths; a relative one can only come from a
 	 * crafted capture, and without --symfs it would be opened relative
 	 * to wherever kfold runs */
-	if (name[0] != '/' && (!symfs || !*symfs)) {
+	if (mod->kind == KF_MOD_FILE && name[0] != '/' && (!symfs || !*symfs)) {
 		st->status = KF_DSO_MISSING;
 		warnf(d, "%s: not an absolute path: not opened", name);
 		return;
