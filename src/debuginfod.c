@@ -65,6 +65,12 @@ const char *kf_dinfod_fetch(struct kf_dinfod *c, enum kf_dinfod_kind kind,
 			return a->path;
 		}
 	}
+	if (c->n >= KF_DINFOD_MAX_ASKS) {
+		c->capped = true;
+		if (err)
+			*err = -EDQUOT;
+		return NULL;
+	}
 	if (!KF_GROW(c->v, c->cap, c->n + 1)) {
 		if (err)
 			*err = -ENOMEM;

@@ -30,6 +30,12 @@ enum kf_dinfod_kind {
 
 struct kf_dinfod_answer;
 
+/* The most (build-id, kind) pairs asked for in one run: the build-ids
+ * come from the capture, which may name any number of them (a crafted
+ * one, millions), and each may cost a server round trip and a download.
+ * A real capture's mapped files are far fewer. */
+#define KF_DINFOD_MAX_ASKS 256
+
 struct kf_dinfod {
 	bool enabled;          /* $DEBUGINFOD_URLS was set at init */
 	char *urls;            /* a copy of it then, for messages */
@@ -40,6 +46,7 @@ struct kf_dinfod {
 	uint64_t fetched;      /* answers with a file */
 	uint64_t failed;       /* answers without one */
 	int last_err;          /* the last error other than "no such file" */
+	bool capped;           /* KF_DINFOD_MAX_ASKS reached: no more asked */
 };
 
 /* Reads $DEBUGINFOD_URLS; with `off` (--compat=perf, --no-files) stays
@@ -52,7 +59,8 @@ void kf_dinfod_fini(struct kf_dinfod *c);
  * bytes), fetching it if libdebuginfod's cache does not have it; NULL
  * when disabled, the servers have none, or the fetch failed, with *err
  * (if err is not NULL) set to 0 (disabled) or a negative errno (-ENOENT:
- * no server has it).  Borrowed: valid until kf_dinfod_fini. */
+ * no server has it; -EDQUOT: KF_DINFOD_MAX_ASKS reached, not asked).
+ * Borrowed: valid until kf_dinfod_fini. */
 const char *kf_dinfod_fetch(struct kf_dinfod *c, enum kf_dinfod_kind kind,
 			    const uint8_t *bid, size_t bid_len, int *err);
 

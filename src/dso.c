@@ -676,6 +676,14 @@ static enum cand_result dinfod_cand(struct kf_dsos *d, enum kf_dinfod_kind kind,
 		/* "no server has it" is the common case, and --stats says
 		 * what to install; anything else (no connection, a timeout)
 		 * is worth one line, not one per module */
+		if (err == -EDQUOT) {
+			if (!d->dinfod_cap_warned)
+				warnf(d, "debuginfod: %d build-ids asked for already, the "
+				      "most kfold asks in one run; build-id %s and the "
+				      "rest are not", KF_DINFOD_MAX_ASKS, want_hex);
+			d->dinfod_cap_warned = true;
+			return CAND_NONE;
+		}
 		if (err && err != -ENOENT && !d->dinfod_warned) {
 			d->dinfod_warned = true;
 			warnf(d, "debuginfod: no answer for build-id %s: %s "

@@ -87,6 +87,7 @@ struct kf_dsos {
 	bool kernel_loaded;
 	struct kf_dinfod dinfod;      /* off in compat_perf and no_files */
 	bool dinfod_warned;           /* a failed fetch was reported */
+	bool dinfod_cap_warned;       /* KF_DINFOD_MAX_ASKS was reported */
 	kf_dso_warn_fn warn;
 	void *warn_payload;
 };
