@@ -224,6 +224,32 @@ static void test_attr_sizes(void)
 		pdb_free(&d);
 		pdb_free(&img);
 	}
+	/* attr.size fields that lie (the header's stride stays 128 + 16): 0
+	 * (the first ABI's marker), 8 and 63 shorter than any attr, 65535
+	 * longer than the entry */
+	{
+		static const uint32_t lies[] = { 0, 8, 63, 65535 };
+
+		for (i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+			struct pdb d = { 0 }, img = { 0 };
+			struct pdb_attr a = { .type = 1, .period = 4000,
+					      .sample_type = BASIC,
+					      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+			struct run r;
+
+			basic_data(&d, BASIC);
+			pdb_file(&img, &a, 1, &d, true);
+			pdb_set(&img, 104 + 4, lies[i], 4);
+			run_buf(&img, NULL, &r);
+			/* the header's stride lays the attrs out; the size
+			 * field only says how much of the entry is meaningful */
+			CHECK_EQ(r.rc, 0);
+			CHECK_STR(r.out, basic_out);
+			run_free(&r);
+			pdb_free(&d);
+			pdb_free(&img);
+		}
+	}
 }
 
 static void test_big_endian(void)
