@@ -28,22 +28,38 @@ struct kf_map {
  * (perf's identity__map_ip: JIT memory, BPF programs). */
 #define KF_MAP_IDENTITY 1u
 
+struct kf_mnode;
+
+/* A persistent treap (maps.c): copies share their nodes. */
 struct kf_maps {
-	struct kf_map *v;
-	size_t n, cap;
+	struct kf_mnode *root;
+	uint64_t counter;        /* for the nodes' priorities */
 };
 
 void kf_maps_init(struct kf_maps *m);
 void kf_maps_fini(struct kf_maps *m);
 
+/* How many mappings; drop them all (an exec that replaces them). */
+size_t kf_maps_count(const struct kf_maps *m);
+void kf_maps_clear(struct kf_maps *m);
+
 /* Inserts nm, trimming or splitting what it overlaps.  An empty or
  * wrapping range is ignored.  Returns false on ENOMEM (m unchanged). */
 bool kf_maps_insert(struct kf_maps *m, const struct kf_map *nm);
 
+/* Drops the mapping that starts at `start`, if any.  False on ENOMEM. */
+bool kf_maps_remove_at(struct kf_maps *m, uint64_t start);
+
 /* The mapping containing addr, or NULL.  Borrowed until the next insert. */
 const struct kf_map *kf_maps_find(const struct kf_maps *m, uint64_t addr);
 
-/* Replaces dst's contents with a copy of src.  False on ENOMEM. */
+/* Replaces dst's contents with a copy of src, in O(1): the two share
+ * every node until one of them changes.  False on ENOMEM. */
 bool kf_maps_copy(struct kf_maps *dst, const struct kf_maps *src);
+
+/* Calls fn on each mapping in address order until it returns false;
+ * returns false if it did.  The maps must not change meanwhile. */
+bool kf_maps_walk(const struct kf_maps *m,
+		  bool (*fn)(const struct kf_map *, void *), void *arg);
 
 #endif

@@ -242,25 +242,38 @@ static bool push_frame(struct kf_session *s, size_t *n, const struct kf_frame *f
 
 /* After the first kernel symbol load perf widens the kernel map to the
  * symbols it got (dso__load_kernel_sym: map__fixup_start/end). */
+struct find_module {
+	uint32_t module;
+	struct kf_map found;
+	bool ok;
+};
+
+static bool find_module(const struct kf_map *m, void *arg)
+{
+	struct find_module *f = arg;
+
+	if (m->module != f->module)
+		return true;
+	f->found = *m;
+	f->ok = true;
+	return false;
+}
+
 static void kernel_loaded(struct kf_session *s, uint32_t kmod)
 {
 	const struct kf_symtab *t = kf_dso_symtab(&s->dsos, kmod);
-	size_t i;
+	struct find_module f = { kmod, { 0 }, false };
 
 	if (!t || !t->n)
 		return;
-	for (i = 0; i < s->tasks.kernel.n; i++) {
-		struct kf_map *m = &s->tasks.kernel.v[i];
+	kf_maps_walk(&s->tasks.kernel, find_module, &f);
+	if (f.ok) {
+		struct kf_map nm = f.found;
 
-		if (m->module == kmod) {
-			struct kf_map nm = *m;
-
-			nm.start = t->v[0].start;
-			nm.end = t->v[t->n - 1].end;
-			if (nm.end > nm.start)
-				kf_maps_insert(&s->tasks.kernel, &nm);
-			break;
-		}
+		nm.start = t->v[0].start;
+		nm.end = t->v[t->n - 1].end;
+		if (nm.end > nm.start)
+			kf_maps_insert(&s->tasks.kernel, &nm);
 	}
 }
 

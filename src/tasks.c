@@ -201,8 +201,13 @@ static int on_comm(struct kf_tasks *t, const struct kf_rec *rec)
 	/* perf 6.1 keeps the old mappings across exec and lets the new
 	 * MMAPs overwrite them (____thread__set_comm) */
 	if ((rec->misc & KF_MISC_COMM_EXEC) && t->exec_flushes_maps && th->maps)
-		th->maps->n = 0;
+		kf_maps_clear(th->maps);
 	return 0;
+}
+
+static bool insert_each(const struct kf_map *m, void *maps)
+{
+	return kf_maps_insert(maps, m);
 }
 
 static int on_fork(struct kf_tasks *t, const struct kf_rec *rec)
@@ -245,12 +250,11 @@ static int on_fork(struct kf_tasks *t, const struct kf_rec *rec)
 	if (rec->misc & KF_MISC_FORK_EXEC)
 		return 0;
 	if (th->maps && parent->maps) {
-		/* maps__clone appends the parent's mappings */
-		size_t i;
-
-		for (i = 0; i < parent->maps->n; i++)
-			if (!kf_maps_insert(th->maps, &parent->maps->v[i]))
-				return KF_ENOMEM;
+		/* maps__clone appends the parent's mappings: into a new
+		 * process (the usual case) that is a shared copy, O(1) */
+		if (kf_maps_count(th->maps) == 0)
+			return kf_maps_copy(th->maps, parent->maps) ? 0 : KF_ENOMEM;
+		return kf_maps_walk(parent->maps, insert_each, th->maps) ? 0 : KF_ENOMEM;
 	}
 	return 0;
 }
@@ -500,13 +504,9 @@ static int on_ksymbol(struct kf_tasks *t, const struct kf_rec *rec)
 		if (old && old->start == addr) {
 			struct kf_module *mod = kf_modules_at(t->modules, old->module);
 
-			if (mod->kind == KF_MOD_KSYM) {
-				size_t i = (size_t)(old - t->kernel.v);
-
-				memmove(t->kernel.v + i, t->kernel.v + i + 1,
-					(t->kernel.n - i - 1) * sizeof(*old));
-				t->kernel.n--;
-			}
+			if (mod->kind == KF_MOD_KSYM &&
+			    !kf_maps_remove_at(&t->kernel, addr))
+				return KF_ENOMEM;
 		}
 		return 0;
 	}
