@@ -1,8 +1,8 @@
 /* maps.c - an address space as a persistent treap.
  *
- * Nodes are never changed once made: an insert copies the O(log n) nodes
- * on the paths it splits and merges and shares every other subtree, so a
- * FORK (kf_maps_copy) shares the parent's whole tree in O(1) and later
+ * A shared node is never changed: an insert copies the shared nodes on
+ * the paths it splits and merges and keeps every other subtree shared, so
+ * a FORK (kf_maps_copy) shares the parent's whole tree in O(1) and later
  * inserts on either side cost O(log n) each.  A sorted vector, copied at
  * every fork, let a crafted capture of N mappings and N forks, each child
  * then mapping one page, take O(N^2) time and memory (8,000 of each, a
@@ -11,7 +11,8 @@
  * Nodes are reference-counted (a node is owned by each parent node and
  * root pointing at it); a treap's heap order is over pseudo-random
  * priorities from a counter, so its depth is O(log n) whatever addresses
- * a capture gives.
+ * a capture gives.  Only shared nodes are copied: a process's own tree
+ * changes in place, as fast as the sorted vector it replaced.
  */
 #include "maps.h"
 
@@ -51,97 +52,146 @@ static void unref(struct kf_mnode *t)
 	}
 }
 
-/* A node owning the references l and r (consumed, also on failure). */
-static struct kf_mnode *node(const struct kf_map *m, struct kf_mnode *l,
-			     struct kf_mnode *r, uint64_t prio)
+/* ---- changing a tree ------------------------------------------------------------
+ *
+ * A node owned by this tree alone (ref 1) is changed in place; a shared
+ * one is first copied, its children then shared by the copy and the
+ * original.  So that a change never fails half-way, every node it can
+ * need is allocated first (struct pool): one per new mapping, and one per
+ * shared node on the search paths the change restructures (on a path,
+ * every node from the first shared one down; splits touch nothing else,
+ * and the merges after them walk only nodes the splits made unique). */
+
+struct pool {
+	struct kf_mnode **v;
+	size_t n;
+};
+
+static bool pool_fill(struct pool *p, size_t n)
 {
-	struct kf_mnode *t = malloc(sizeof(*t));
-
-	if (!t) {
-		unref(l);
-		unref(r);
-		return NULL;
-	}
-	t->m = *m;
-	t->l = l;
-	t->r = r;
-	t->size = 1 + size_of(l) + size_of(r);
-	t->prio = prio;
-	t->ref = 1;
-	return t;
-}
-
-/* Splits t (borrowed) into new references *a (starts < key) and *b
- * (starts >= key).  False on ENOMEM, with nothing left to release. */
-static bool split(struct kf_mnode *t, uint64_t key, struct kf_mnode **a,
-		  struct kf_mnode **b)
-{
-	struct kf_mnode *x, *y;
-
-	*a = *b = NULL;
-	if (!t)
-		return true;
-	if (t->m.start < key) {
-		if (!split(t->r, key, &x, &y))
+	p->v = n ? malloc(n * sizeof(*p->v)) : NULL;
+	p->n = 0;
+	if (n && !p->v)
+		return false;
+	while (p->n < n) {
+		p->v[p->n] = malloc(sizeof(struct kf_mnode));
+		if (!p->v[p->n])
 			return false;
-		*a = node(&t->m, ref(t->l), x, t->prio);
-		if (!*a) {
-			unref(y);
-			return false;
-		}
-		*b = y;
-	} else {
-		if (!split(t->l, key, &x, &y))
-			return false;
-		*b = node(&t->m, y, ref(t->r), t->prio);
-		if (!*b) {
-			unref(x);
-			return false;
-		}
-		*a = x;
+		p->n++;
 	}
 	return true;
 }
 
-/* Joins a and b (every start in a below every start in b), consuming
- * both references; NULL with *oom set on ENOMEM. */
-static struct kf_mnode *merge(struct kf_mnode *a, struct kf_mnode *b, bool *oom)
+static void pool_drain(struct pool *p)
 {
-	struct kf_mnode *t, *sub;
+	while (p->n)
+		free(p->v[--p->n]);
+	free(p->v);
+	p->v = NULL;
+}
 
+static struct kf_mnode *pool_take(struct pool *p)
+{
+	struct kf_mnode *t;
+
+	if (p->n)
+		return p->v[--p->n];
+	/* the count in insert() covers every node a change takes; running
+	 * out would be a bug, and then a tree half changed */
+	t = malloc(sizeof(*t));
+	if (!t)
+		abort();
+	return t;
+}
+
+/* Nodes on the search path for key from the first shared one down. */
+static size_t shared_on_path(const struct kf_mnode *t, uint64_t key)
+{
+	size_t n = 0;
+	bool shared = false;
+
+	for (; t; t = t->m.start < key ? t->r : t->l) {
+		shared = shared || t->ref > 1;
+		n += shared;
+	}
+	return n;
+}
+
+static struct kf_mnode *own(struct kf_mnode *t, struct pool *p)
+{
+	struct kf_mnode *c;
+
+	if (t->ref == 1)
+		return t;
+	c = pool_take(p);
+	*c = *t;
+	c->ref = 1;
+	ref(c->l);
+	ref(c->r);
+	t->ref--;        /* was shared: not the last reference */
+	return c;
+}
+
+static void resize(struct kf_mnode *t)
+{
+	t->size = 1 + size_of(t->l) + size_of(t->r);
+}
+
+/* Splits t, consumed, into *a (starts < key) and *b (starts >= key). */
+static void split(struct kf_mnode *t, uint64_t key, struct kf_mnode **a,
+		  struct kf_mnode **b, struct pool *p)
+{
+	struct kf_mnode *x, *y;
+
+	if (!t) {
+		*a = *b = NULL;
+		return;
+	}
+	t = own(t, p);
+	if (t->m.start < key) {
+		split(t->r, key, &x, &y, p);
+		t->r = x;
+		resize(t);
+		*a = t;
+		*b = y;
+	} else {
+		split(t->l, key, &x, &y, p);
+		t->l = y;
+		resize(t);
+		*a = x;
+		*b = t;
+	}
+}
+
+/* Joins a and b, both consumed (every start in a below every one in b). */
+static struct kf_mnode *merge(struct kf_mnode *a, struct kf_mnode *b, struct pool *p)
+{
 	if (!a)
 		return b;
 	if (!b)
 		return a;
 	if (a->prio >= b->prio) {
-		sub = merge(ref(a->r), b, oom);
-		if (*oom) {
-			unref(a);
-			return NULL;
-		}
-		t = node(&a->m, ref(a->l), sub, a->prio);
-		unref(a);
-	} else {
-		sub = merge(a, ref(b->l), oom);
-		if (*oom) {
-			unref(b);
-			return NULL;
-		}
-		t = node(&b->m, sub, ref(b->r), b->prio);
-		unref(b);
+		a = own(a, p);
+		a->r = merge(a->r, b, p);
+		resize(a);
+		return a;
 	}
-	if (!t)
-		*oom = true;
-	return t;
+	b = own(b, p);
+	b->l = merge(a, b->l, p);
+	resize(b);
+	return b;
 }
 
-static const struct kf_map *rightmost(const struct kf_mnode *t)
+static struct kf_mnode *leaf(const struct kf_map *m, uint64_t prio, struct pool *p)
 {
-	if (!t)
-		return NULL;
-	while (t->r)
-		t = t->r;
-	return &t->m;
+	struct kf_mnode *t = pool_take(p);
+
+	t->m = *m;
+	t->l = t->r = NULL;
+	t->size = 1;
+	t->prio = prio;
+	t->ref = 1;
+	return t;
 }
 
 void kf_maps_init(struct kf_maps *m)
@@ -164,6 +214,7 @@ void kf_maps_clear(struct kf_maps *m)
 {
 	unref(m->root);
 	m->root = NULL;
+	m->shared = false;
 }
 
 static uint64_t next_prio(struct kf_maps *m)
@@ -171,111 +222,123 @@ static uint64_t next_prio(struct kf_maps *m)
 	return kf_hash64(++m->counter ^ 0x9e3779b97f4a7c15ull);
 }
 
+/* The mapping with the greatest start below key (the last node where the
+ * search for key went right), or NULL. */
+static const struct kf_map *below(const struct kf_mnode *t, uint64_t key)
+{
+	const struct kf_map *best = NULL;
+
+	while (t) {
+		if (t->m.start < key) {
+			best = &t->m;
+			t = t->r;
+		} else {
+			t = t->l;
+		}
+	}
+	return best;
+}
+
 bool kf_maps_insert(struct kf_maps *m, const struct kf_map *nm)
 {
-	struct kf_mnode *l = NULL, *r = NULL, *mid = NULL, *rest = NULL, *x, *y;
+	struct kf_mnode *l, *r, *x, *rest, *t;
 	struct kf_map before, after;
-	const struct kf_map *p;
-	bool has_before = false, has_after = false, oom = false;
+	const struct kf_map *pm;
+	bool has_before = false, has_after = false;
+	struct pool pool;
+	size_t need;
 
 	if (nm->end <= nm->start)
 		return true;
-	if (!split(m->root, nm->start, &l, &r))
-		return false;
-	/* a mapping starting below nm that reaches into it: cut off its
-	 * head (and its tail, when nm is inside it) */
-	p = rightmost(l);
-	if (p && p->end > nm->start) {
-		struct kf_map pm = *p;
+	/* the common case, mappings made in address order: past the last
+	 * one, nothing to cut, one spine to walk */
+	if (!m->shared) {
+		const struct kf_mnode *last = m->root;
 
-		if (!split(l, pm.start, &x, &y))
-			goto fail;
-		unref(l);
-		unref(y);
-		l = x;
-		before = pm;
+		while (last && last->r)
+			last = last->r;
+		if (!last || last->m.end <= nm->start) {
+			if (!pool_fill(&pool, 1)) {
+				pool_drain(&pool);
+				return false;
+			}
+			m->root = merge(m->root, leaf(nm, next_prio(m), &pool), &pool);
+			pool_drain(&pool);
+			return true;
+		}
+	}
+	/* a mapping starting below nm that reaches into it loses its head
+	 * (and its tail, when nm is inside it) */
+	pm = below(m->root, nm->start);
+	if (pm && pm->end <= nm->start)
+		pm = NULL;
+	need = 3;
+	if (m->shared)
+		need += shared_on_path(m->root, nm->start) +
+			shared_on_path(m->root, nm->end) +
+			(pm ? shared_on_path(m->root, pm->start) : 0);
+	if (!pool_fill(&pool, need)) {
+		pool_drain(&pool);
+		return false;
+	}
+	if (pm) {
+		before = *pm;
 		before.end = nm->start;
-		has_before = true;
-		if (pm.end > nm->end) {
-			after = pm;
-			after.pgoff += nm->end - pm.start;
+		has_before = before.end > before.start;
+		if (pm->end > nm->end) {
+			after = *pm;
+			after.pgoff += nm->end - pm->start;
 			after.start = nm->end;
 			has_after = true;
 		}
 	}
+	t = m->root;
+	m->root = NULL;
+	split(t, nm->start, &l, &r, &pool);
+	if (has_before) {
+		/* drop the old one (the greatest start in l) */
+		split(l, before.start, &l, &x, &pool);
+		unref(x);
+	}
 	/* the mappings starting inside nm go; the last one's tail may stay */
-	if (!split(r, nm->end, &x, &rest))
-		goto fail;
-	unref(r);
-	r = NULL;
-	p = rightmost(x);
-	if (p && p->end > nm->end) {
-		after = *p;
-		after.pgoff += nm->end - p->start;
+	split(r, nm->end, &x, &rest, &pool);
+	pm = x ? below(x, UINT64_MAX) : NULL;
+	if (pm && pm->end > nm->end) {
+		after = *pm;
+		after.pgoff += nm->end - pm->start;
 		after.start = nm->end;
 		has_after = true;
 	}
 	unref(x);
-	mid = node(nm, NULL, NULL, next_prio(m));
-	if (!mid)
-		goto fail;
-	if (has_before) {
-		x = node(&before, NULL, NULL, next_prio(m));
-		mid = x ? merge(x, mid, &oom) : (unref(mid), NULL);
-		if (!mid)
-			goto fail;
-	}
-	if (has_after) {
-		x = node(&after, NULL, NULL, next_prio(m));
-		mid = x ? merge(mid, x, &oom) : (unref(mid), NULL);
-		if (!mid)
-			goto fail;
-	}
-	l = merge(l, mid, &oom);
-	mid = NULL;
-	if (oom) {
-		l = NULL;
-		goto fail;
-	}
-	l = merge(l, rest, &oom);
-	rest = NULL;
-	if (oom)
-		return false;
-	unref(m->root);
-	m->root = l;
+	t = leaf(nm, next_prio(m), &pool);
+	if (has_before)
+		t = merge(leaf(&before, next_prio(m), &pool), t, &pool);
+	if (has_after)
+		t = merge(t, leaf(&after, next_prio(m), &pool), &pool);
+	m->root = merge(merge(l, t, &pool), rest, &pool);
+	pool_drain(&pool);
 	return true;
-fail:
-	unref(l);
-	unref(r);
-	unref(mid);
-	unref(rest);
-	return false;
 }
 
 bool kf_maps_remove_at(struct kf_maps *m, uint64_t start)
 {
 	struct kf_mnode *l, *r, *x, *rest, *t;
-	bool oom = false;
+	struct pool pool;
 
-	if (!split(m->root, start, &l, &r))
+	if (!kf_maps_find(m, start) || kf_maps_find(m, start)->start != start)
+		return true;
+	if (!pool_fill(&pool, !m->shared ? 0 : shared_on_path(m->root, start) +
+					       shared_on_path(m->root, start + 1))) {
+		pool_drain(&pool);
 		return false;
-	if (start == UINT64_MAX) {
-		x = r;
-		rest = NULL;
-	} else {
-		if (!split(r, start + 1, &x, &rest)) {
-			unref(l);
-			unref(r);
-			return false;
-		}
-		unref(r);
 	}
+	t = m->root;
+	m->root = NULL;
+	split(t, start, &l, &r, &pool);
+	split(r, start + 1, &x, &rest, &pool);
 	unref(x);
-	t = merge(l, rest, &oom);
-	if (oom)
-		return false;
-	unref(m->root);
-	m->root = t;
+	m->root = merge(l, rest, &pool);
+	pool_drain(&pool);
 	return true;
 }
 
@@ -301,6 +364,10 @@ bool kf_maps_copy(struct kf_maps *dst, const struct kf_maps *src)
 	unref(dst->root);
 	dst->root = ref(src->root);
 	dst->counter = src->counter;
+	/* both now hold nodes the other sees (src is const to its users,
+	 * not to its flag) */
+	dst->shared = src->root != NULL;
+	((struct kf_maps *)src)->shared |= src->root != NULL;
 	return true;
 }
 

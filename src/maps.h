@@ -34,6 +34,8 @@ struct kf_mnode;
 struct kf_maps {
 	struct kf_mnode *root;
 	uint64_t counter;        /* for the nodes' priorities */
+	bool shared;             /* some nodes may be another tree's too
+				    (since a copy): count what to copy */
 };
 
 void kf_maps_init(struct kf_maps *m);
