@@ -985,6 +985,75 @@ static void test_sample_fields(void)
 	pdb_free(&b);
 }
 
+static uint64_t bit_rng = 0x853c49e6748fea9bull;
+
+static uint32_t next_model_byte(void)
+{
+	bit_rng = bit_rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(bit_rng >> 56);
+}
+
+/* Every sample_type bit alone and every pair of them, with the read_format
+ * and register masks set and clear, over records of random bytes, of
+ * zeros and of all-ones counts, at many lengths: the decoder answers with
+ * one of its statuses and stays inside the record (ASan and valgrind run
+ * this too). */
+static void test_sample_every_bit(void)
+{
+	static const size_t lens[] = { 8, 9, 16, 24, 40, 64, 120, 200, 1000, 4096 };
+	uint8_t *buf = malloc(4096);
+	unsigned b1, b2, f, l, fill, ok = 0, runs = 0;
+
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	for (b1 = 0; b1 < 64; b1++) {
+		for (b2 = b1; b2 < 64; b2++) {
+			for (f = 0; f < 2; f++) {
+				struct kf_attr a;
+
+				memset(&a, 0, sizeof(a));
+				a.sample_type = (1ull << b1) | (1ull << b2);
+				a.read_format = f ? 0x1f : 0;
+				a.sample_regs_user = f ? 0xff0fffull : 0;
+				a.sample_regs_intr = f ? 0xfull : 0;
+				a.branch_sample_type = f ? (1ull << 17) : 0;
+				for (l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+					for (fill = 0; fill < 3; fill++) {
+						struct kf_sample smp;
+						enum kf_sample_err e;
+						size_t k, n = lens[l];
+
+						for (k = 0; k < n; k++)
+							buf[k] = fill == 0 ? 0 : fill == 1 ? 0xff :
+								 (uint8_t)next_model_byte();
+						buf[0] = 9;
+						buf[1] = buf[2] = buf[3] = 0;
+						buf[6] = (uint8_t)(n > 0xffff ? 0xff : n);
+						buf[7] = (uint8_t)((n > 0xffff ? 0xffff : n) >> 8);
+						e = kf_sample_decode(&a, false, buf, n, &smp);
+						runs++;
+						CHECK(e == KF_SAMPLE_OK || e == KF_SAMPLE_SHORT ||
+						      e == KF_SAMPLE_BAD_LAYOUT ||
+						      e == KF_SAMPLE_BAD_COUNT ||
+						      e == KF_SAMPLE_TRAILING);
+						if (e == KF_SAMPLE_OK) {
+							ok++;
+							CHECK(smp.n_chain <= n / 8);
+							CHECK(!smp.n_chain ||
+							      (smp.chain >= buf &&
+							       smp.chain + smp.n_chain * 8 <= buf + n));
+						}
+					}
+				}
+			}
+		}
+	}
+	CHECK(runs == 2080u * 2 * 10 * 3);
+	CHECK(ok > 0);
+	free(buf);
+}
+
 static void test_maps(void)
 {
 	struct kf_maps m;
@@ -1398,6 +1467,7 @@ int main(void)
 	RUN(test_unknown_records);
 	RUN(test_compressed);
 	RUN(test_sample_fields);
+	RUN(test_sample_every_bit);
 	RUN(test_maps);
 	RUN(test_maps_model);
 	RUN(test_symtab);
