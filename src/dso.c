@@ -89,6 +89,8 @@ struct dso_state {
 	bool load_tried;
 	/* --compat=perf: what perf's addr2line child said, per file offset
 	 * (index into a2l_names, NULL for "??"), and its bfd's memory */
+	int a2l_file;            /* perf runs addr2line on it: 0 not yet
+				    known, 1 yes, -1 no */
 	struct kf_map64 a2l_seen;
 	const char **a2l_names;
 	size_t a2l_n, a2l_cap;
@@ -2146,7 +2148,12 @@ bool kf_dso_a2l_file(struct kf_dsos *d, uint32_t module)
 {
 	struct dso_state *st = ensure(d, module);
 
-	return st && st->syms_file.elf && st->has_syms && has_symtab(st->syms_file.elf);
+	if (!st)
+		return false;
+	if (!st->a2l_file)
+		st->a2l_file = st->syms_file.elf && st->has_syms &&
+			       has_symtab(st->syms_file.elf) ? 1 : -1;
+	return st->a2l_file > 0;
 }
 
 const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t off)

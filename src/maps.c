@@ -357,17 +357,16 @@ const struct kf_map *kf_maps_find(const struct kf_maps *m, uint64_t addr)
 	return NULL;
 }
 
-bool kf_maps_copy(struct kf_maps *dst, const struct kf_maps *src)
+bool kf_maps_copy(struct kf_maps *dst, struct kf_maps *src)
 {
 	if (dst == src)
 		return true;
 	unref(dst->root);
 	dst->root = ref(src->root);
 	dst->counter = src->counter;
-	/* both now hold nodes the other sees (src is const to its users,
-	 * not to its flag) */
+	/* both now hold nodes the other sees */
 	dst->shared = src->root != NULL;
-	((struct kf_maps *)src)->shared |= src->root != NULL;
+	src->shared |= src->root != NULL;
 	return true;
 }
 

@@ -57,7 +57,7 @@ const struct kf_map *kf_maps_find(const struct kf_maps *m, uint64_t addr);
 
 /* Replaces dst's contents with a copy of src, in O(1): the two share
  * every node until one of them changes.  False on ENOMEM. */
-bool kf_maps_copy(struct kf_maps *dst, const struct kf_maps *src);
+bool kf_maps_copy(struct kf_maps *dst, struct kf_maps *src);
 
 /* Calls fn on each mapping in address order until it returns false;
  * returns false if it did.  The maps must not change meanwhile. */
