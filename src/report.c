@@ -52,7 +52,7 @@ struct thread {
 struct line {
 	uint32_t text;           /* id in lines */
 	uint32_t leaf, base, via;/* ids in labels */
-	uint8_t verdict, why;
+	uint8_t verdict, why, guess;
 	struct bucket b;
 };
 
@@ -312,7 +312,8 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 				break;
 			ln = &rp->lv[i];
 			if (ln->text == text && ln->leaf == leaf && ln->base == base &&
-			    ln->via == via && ln->verdict == c->verdict && ln->why == c->why) {
+			    ln->via == via && ln->verdict == c->verdict && ln->why == c->why &&
+			    ln->guess == c->guess) {
 				add(&ln->b, cs->samples, cs->weight);
 				return 0;
 			}
@@ -329,6 +330,7 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 		ln->via = via;
 		ln->verdict = c->verdict;
 		ln->why = c->why;
+		ln->guess = c->guess;
 		add(&ln->b, cs->samples, cs->weight);
 		if (!kf_map64_put(&rp->line_ix, key, i))
 			return KF_ENOMEM;
@@ -670,8 +672,10 @@ static size_t merge_cells(struct report *rp, const struct cell *v, size_t n,
 	struct cellsort cs = { rp, NULL };
 	size_t i, m = 0;
 
-	memcpy(tmp, v, n * sizeof(*v));
-	qsort_r(tmp, n, sizeof(*tmp), cmp_cells, &cs);
+	if (n)
+		memcpy(tmp, v, n * sizeof(*v));
+	if (n > 1)
+		qsort_r(tmp, n, sizeof(*tmp), cmp_cells, &cs);
 	for (i = 0; i < n; i++) {
 		if (m && tmp[m - 1].verdict == tmp[i].verdict &&
 		    tmp[m - 1].label == tmp[i].label)
@@ -697,10 +701,12 @@ static json_t *processes_json(struct report *rp)
 	}
 	for (i = 0; i < rp->n_threads; i++)
 		perm[i] = (uint32_t)i;
-	qsort_r(perm, rp->n_threads, sizeof(*perm), cmp_threads, rp->threads);
+	if (rp->n_threads > 1)
+		qsort_r(perm, rp->n_threads, sizeof(*perm), cmp_threads, rp->threads);
 	for (i = 0; i < rp->n_threads; i++)
 		rank[perm[i]] = (uint32_t)i;
-	qsort_r(rp->cells, rp->n_cells, sizeof(*rp->cells), cmp_cells, &cs);
+	if (rp->n_cells > 1)
+		qsort_r(rp->cells, rp->n_cells, sizeof(*rp->cells), cmp_cells, &cs);
 
 	/* one process: the threads perm[i..j) with the same pid */
 	for (i = 0; i < rp->n_threads; i = j) {
@@ -757,7 +763,11 @@ static int cmp_lines(const void *pa, const void *pb, void *ctx)
 	if (c)
 		return c;
 	c = strcmp(kf_strtab_get(&rp->labels, a->via), kf_strtab_get(&rp->labels, b->via));
-	return c ? c : (a->why > b->why) - (a->why < b->why);
+	if (c)
+		return c;
+	if (a->why != b->why)
+		return a->why < b->why ? -1 : 1;
+	return (a->guess > b->guess) - (a->guess < b->guess);
 }
 
 static json_t *stacks_json(struct report *rp)
@@ -765,7 +775,8 @@ static json_t *stacks_json(struct report *rp)
 	json_t *arr = json_array();
 	size_t i;
 
-	qsort_r(rp->lv, rp->n_lines, sizeof(*rp->lv), cmp_lines, rp);
+	if (rp->n_lines > 1)
+		qsort_r(rp->lv, rp->n_lines, sizeof(*rp->lv), cmp_lines, rp);
 	for (i = 0; i < rp->n_lines && !rp->err; i++) {
 		const struct line *ln = &rp->lv[i];
 		const char *t = kf_strtab_get(&rp->lines, ln->text);
@@ -794,6 +805,8 @@ static json_t *stacks_json(struct report *rp)
 			put(rp, o, "via", json_string(via));
 		if (ln->why)
 			put(rp, o, "why", json_string(kf_ctx_why_name(ln->why)));
+		if (ln->verdict == KF_CTX_VERDICT_UNKNOWN && ln->guess != KF_CTX_UNKNOWN)
+			put(rp, o, "guess", json_string(kf_ctx_class_name(ln->guess)));
 		append(rp, arr, o);
 	}
 	return arr;
@@ -876,7 +889,8 @@ static json_t *diagnostics_json(struct report *rp)
 	put(rp, d, "unwinding", uw);
 
 	/* symbolization: samples with an unnamed frame, by module */
-	qsort(rp->gaps, rp->n_gaps, sizeof(*rp->gaps), cmp_gaps_unnamed);
+	if (rp->n_gaps > 1)
+		qsort(rp->gaps, rp->n_gaps, sizeof(*rp->gaps), cmp_gaps_unnamed);
 	arr = json_array();
 	for (i = 0; i < rp->n_gaps && rp->gaps[i].unnamed.samples; i++) {
 		const char *why, *hint;
@@ -892,7 +906,8 @@ static json_t *diagnostics_json(struct report *rp)
 	put(rp, d, "symbolization", sym);
 
 	/* source lines: frames of modules whose DWARF was not found */
-	qsort(rp->gaps, rp->n_gaps, sizeof(*rp->gaps), cmp_gaps_nolines);
+	if (rp->n_gaps > 1)
+		qsort(rp->gaps, rp->n_gaps, sizeof(*rp->gaps), cmp_gaps_nolines);
 	arr = json_array();
 	for (i = 0; i < rp->n_gaps && rp->gaps[i].nolines.samples; i++)
 		append(rp, arr, json_pack("{s:o,s:o,s:o,s:o}",
@@ -1026,7 +1041,8 @@ static int explain_verdict(struct report *rp, FILE *out, unsigned v, const char 
 		}
 		add(&labs[k].b, rp->cells[i].b.samples, rp->cells[i].b.period);
 	}
-	qsort(labs, n, sizeof(*labs), cmp_lab);
+	if (n > 1)
+		qsort(labs, n, sizeof(*labs), cmp_lab);
 	fprintf(out, "  %-11s %12" PRIu64 " samples %6.1f%%", name, b->samples,
 		pct(b->period, rp->total.period));
 	for (i = 0; i < n && i < 4 && (v == KF_CTX_VERDICT_ON_BEHALF ||
@@ -1101,7 +1117,8 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 		fprintf(out, "  kernel chains: %" PRIu64 " cut at the stack limit, %" PRIu64
 			" stopped by the kernel's unwinder\n", rp.kernel_cut.samples,
 			rp.kernel_stopped.samples);
-	qsort(rp.gaps, rp.n_gaps, sizeof(*rp.gaps), cmp_gaps_unnamed);
+	if (rp.n_gaps > 1)
+		qsort(rp.gaps, rp.n_gaps, sizeof(*rp.gaps), cmp_gaps_unnamed);
 	if (rp.unnamed.samples)
 		fprintf(out, "  symbols: %" PRIu64 " samples have an unnamed frame\n",
 			rp.unnamed.samples);
@@ -1112,7 +1129,8 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 		fprintf(out, "    %10" PRIu64 "  %s: %s; %s\n", rp.gaps[i].unnamed.samples,
 			module_name(&rp, rp.gaps[i].module), why, hint);
 	}
-	qsort(rp.gaps, rp.n_gaps, sizeof(*rp.gaps), cmp_gaps_nolines);
+	if (rp.n_gaps > 1)
+		qsort(rp.gaps, rp.n_gaps, sizeof(*rp.gaps), cmp_gaps_nolines);
 	if (rp.nolines.samples)
 		fprintf(out, "  source lines: %" PRIu64 " samples have a frame without "
 			"debug info (no inline frames or lines there)\n", rp.nolines.samples);

@@ -43,7 +43,7 @@ for dir in "$src"/testdata/cases/*/; do
 		"$kfold" -q "${args[@]}" --kernel --context=verdict perf.data > "$tmp/$c.verdict"
 		"$kfold" -q "${args[@]}" --explain perf.data > "$tmp/$c.explain"
 		for v in on-behalf attributed idle kthread user unknown; do
-			"$kfold" -q "${args[@]}" --exclude "$v" perf.data > "$tmp/$c.ex-$v"
+			"$kfold" -q "${args[@]}" --no-inline --exclude "$v" perf.data > "$tmp/$c.ex-$v"
 		done
 	)
 	st=$?
@@ -158,7 +158,7 @@ for v in ("on-behalf", "attributed", "idle", "kthread"):
     if by_verdict[v] != t["verdicts"][v][unit]:
         bad.append(f"--context=verdict: {v} {by_verdict[v]}, report {t['verdicts'][v][unit]}")
 
-# --exclude
+# --exclude (with --no-inline: inlining does not change totals)
 for v, b in t["verdicts"].items():
     s = sum(folded(f"{tmp}/{case}.ex-{v}").values())
     if s != total - b[unit]:
