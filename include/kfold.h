@@ -175,6 +175,12 @@ typedef struct kf_stats {
 	bool input_damaged;        /* part of the input could not be read */
 	uint64_t bytes;            /* bytes of records read */
 	size_t queue_peak_bytes;   /* most memory held by the ordering queue */
+	uint64_t work;             /* steps of the loops whose trip count the
+				      input decides (hash probes, tree steps,
+				      queue moves, chain entries, frames named)
+				      in the load and the outputs so far: it
+				      grows linearly with the input, which the
+				      tests check by counting, not timing */
 } kf_stats;
 
 typedef struct kf_session kf_session;

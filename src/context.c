@@ -70,6 +70,7 @@ int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
 		/* parents are always older nodes: the walk up ends */
 		for (x = (uint32_t)node; x; x = st->nodes[x].parent)
 			len++;
+		KF_WORK(len);
 		if (!KF_GROW(w.path, w.cap_path, len) ||
 		    !KF_GROW(w.psyms, w.cap_psyms, len) ||
 		    !KF_GROW(w.names, w.cap_names, len)) {

@@ -426,6 +426,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 			uint32_t nd = stack[--sp], c;
 
 			for (c = e.first[nd]; c; c = e.next[c]) {
+				KF_WORK(1);
 				r = kf_namer_frame_id(namer, &st->nodes[c].frame, java,
 						      &e.text[c]);
 				if (r)

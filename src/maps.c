@@ -111,6 +111,7 @@ static size_t shared_on_path(const struct kf_mnode *t, uint64_t key)
 	bool shared = false;
 
 	for (; t; t = t->m.start < key ? t->r : t->l) {
+		KF_WORK(1);
 		shared = shared || t->ref > 1;
 		n += shared;
 	}
@@ -147,6 +148,7 @@ static void split(struct kf_mnode *t, uint64_t key, struct kf_mnode **a,
 		*a = *b = NULL;
 		return;
 	}
+	KF_WORK(1);
 	t = own(t, p);
 	if (t->m.start < key) {
 		split(t->r, key, &x, &y, p);
@@ -170,6 +172,7 @@ static struct kf_mnode *merge(struct kf_mnode *a, struct kf_mnode *b, struct poo
 		return b;
 	if (!b)
 		return a;
+	KF_WORK(1);
 	if (a->prio >= b->prio) {
 		a = own(a, p);
 		a->r = merge(a->r, b, p);
@@ -229,6 +232,7 @@ static const struct kf_map *below(const struct kf_mnode *t, uint64_t key)
 	const struct kf_map *best = NULL;
 
 	while (t) {
+		KF_WORK(1);
 		if (t->m.start < key) {
 			best = &t->m;
 			t = t->r;
@@ -347,6 +351,7 @@ const struct kf_map *kf_maps_find(const struct kf_maps *m, uint64_t addr)
 	const struct kf_mnode *t = m->root;
 
 	while (t) {
+		KF_WORK(1);
 		if (addr < t->m.start)
 			t = t->l;
 		else if (addr >= t->m.end)

@@ -87,6 +87,7 @@ int kf_order_push(struct kf_order *q, const struct kf_rec *rec, uint64_t time)
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
 
+		KF_WORK(1);
 		if (!before(&e, &q->heap[parent]))
 			break;
 		q->heap[i] = q->heap[parent];
@@ -133,6 +134,7 @@ bool kf_order_pop(struct kf_order *q, struct kf_rec *out, uint64_t *time)
 	while (n) {
 		size_t l = 2 * i + 1, r = l + 1, m;
 
+		KF_WORK(1);
 		if (l >= n)
 			break;
 		m = (r < n && before(&q->heap[r], &q->heap[l])) ? r : l;

@@ -972,8 +972,9 @@ static json_t *notes_json(struct report *rp)
 	return arr;
 }
 
-static int finish(struct kf_session *s, struct report *rp, int r)
+static int finish(struct kf_session *s, struct report *rp, int r, uint64_t w0)
 {
+	s->stats.work += kf_work - w0;
 	if (!r)
 		r = rp->err;
 	report_fini(rp);
@@ -1003,6 +1004,7 @@ static int member(struct report *rp, FILE *out, const char *key, json_t *v)
 
 int kf_session_write_json(kf_session *s, FILE *out)
 {
+	uint64_t w0 = kf_work;
 	struct report rp;
 	int r = gather(s, &rp, true);
 
@@ -1028,7 +1030,7 @@ int kf_session_write_json(kf_session *s, FILE *out)
 		r = KF_EIO;
 	if (!r)
 		s->stats.stacks = rp.n_lines;
-	return finish(s, &rp, r);
+	return finish(s, &rp, r, w0);
 }
 
 /* ---- --explain ---------------------------------------------------------------------- */
@@ -1085,6 +1087,7 @@ static int explain_verdict(struct report *rp, FILE *out, unsigned v, const char 
 
 int kf_session_write_explain(kf_session *s, FILE *out)
 {
+	uint64_t w0 = kf_work;
 	struct report rp;
 	int r = gather(s, &rp, false);
 	const struct kf_attr *a = kf_session_folded_attr(s);
@@ -1092,7 +1095,7 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 	size_t i, n;
 
 	if (r)
-		return finish(s, &rp, r);
+		return finish(s, &rp, r, w0);
 	fprintf(out, "%" PRIu64 " samples of %s in %zu threads; by %s, the kernel's "
 		"work was:\n", rp.total.samples, s->filter ? s->filter : "no event",
 		rp.n_threads, s->o.count_samples ? "samples" : "period");
@@ -1103,7 +1106,7 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_KTHREAD, "kthread");
 	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_UNKNOWN, "unknown");
 	if (r)
-		return finish(s, &rp, r);
+		return finish(s, &rp, r, w0);
 	fputs("  (on-behalf: the task's own syscalls, faults and traps; attributed: "
 	      "interrupts, softirqs\n   and preemption that only happened while it was "
 	      "running)\n", out);
@@ -1165,5 +1168,5 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 			module_name(&rp, rp.gaps[i].module), nolines_hint(&rp, rp.gaps[i].module));
 	if (fflush(out) != 0 || ferror(out))
 		r = KF_EIO;
-	return finish(s, &rp, r);
+	return finish(s, &rp, r, w0);
 }

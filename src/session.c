@@ -306,6 +306,7 @@ static long walk_chain(struct kf_session *s, struct kf_thread *th,
 			continue;
 		}
 		entries++;
+		KF_WORK(1);
 		if (cpumode == KF_MISC_KERNEL)
 			s->chain_kernel++;
 		else if (cpumode == KF_MISC_USER)
@@ -362,6 +363,7 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 		return (long)n;
 	end = kf_unwind(s->unwinder, th->maps, smp, a->sample_regs_user, s->uframes,
 			PERF_MAX_STACK, &nu, &endmod);
+	KF_WORK(nu);
 	if (nu)
 		s->stats.samples_unwound++;
 	for (i = 0; i < nu; i++) {
@@ -906,7 +908,9 @@ static int after_open(struct kf_session *s, int r)
 				logf_(s, KF_LOG_WARN, "%s", w);
 		return r;
 	}
-	return run(s);
+	r = run(s);
+	s->stats.work += kf_work - s->work0;
+	return r;
 }
 
 static int begin_load(kf_session *s)
@@ -914,6 +918,7 @@ static int begin_load(kf_session *s)
 	if (s->loaded)
 		return kf_fail(&s->err, KF_EINVAL, "a session loads one capture");
 	s->loaded = true;
+	s->work0 = kf_work;
 	return 0;
 }
 
@@ -971,7 +976,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	const struct kf_stacks *st = &s->stacks;
 	struct kf_stacks rewritten;
 	bool rewrite = s->o.context != KF_CONTEXT_NONE || s->o.exclude;
-	uint64_t lines = 0, ds = 0, dw = 0;
+	uint64_t lines = 0, ds = 0, dw = 0, w0 = kf_work;
 	int r;
 
 	if (!s->namer_ready)
@@ -995,6 +1000,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	if (rewrite)
 		kf_stacks_fini(&rewritten);
 	s->stats.stacks = lines;
+	s->stats.work += kf_work - w0;
 	if (r == KF_EIO)
 		return kf_fail(&s->err, KF_EIO, "writing the output: %s", strerror(errno));
 	if (r)

@@ -57,6 +57,7 @@ struct kf_session {
 	struct kf_uframe *uframes;
 	uint64_t requested_stack;     /* largest sample_stack_user asked for */
 	bool loaded;
+	uint64_t work0;               /* kf_work when the load began */
 
 	/* event selection */
 	bool filter_set;

@@ -72,6 +72,7 @@ uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 	     j = (j + 1) & (s->nslots - 1)) {
 		uint32_t id = s->slots[j];
 
+		KF_WORK(1);
 		if (same(&s->nodes[id], parent, f))
 			return id;
 	}

@@ -40,6 +40,8 @@ char *kf_strndup(const char *s, size_t n)
 	return d;
 }
 
+_Thread_local uint64_t kf_work;
+
 /* ---- arena -------------------------------------------------------------- */
 
 struct kf_arena_chunk {
@@ -208,6 +210,7 @@ bool kf_map64_get(const struct kf_map64 *m, uint64_t key, uint32_t *val)
 	if (!m->cap || key == KF_MAP_EMPTY)
 		return false;
 	for (i = kf_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		KF_WORK(1);
 		if (m->keys[i] == key) {
 			*val = m->vals[i];
 			return true;
@@ -263,6 +266,7 @@ bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val)
 			return false;
 	}
 	for (i = kf_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		KF_WORK(1);
 		if (m->keys[i] == key) {
 			m->vals[i] = val;
 			return true;
@@ -357,6 +361,7 @@ bool kf_strtab_intern(struct kf_strtab *t, const char *s, size_t n,
 	for (i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
 		const char *c = t->buf + (t->slots[i] - 1);
 
+		KF_WORK(1);
 		if (strncmp(c, s, n) == 0 && c[n] == '\0') {
 			*id_out = t->slots[i] - 1;
 			return true;

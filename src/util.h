@@ -81,6 +81,16 @@ bool kf_grow(void **p, size_t *cap, size_t need, size_t elem);
 #define KF_GROW(ptr, cap, need) \
 	kf_grow((void **)&(ptr), &(cap), (need), sizeof(*(ptr)))
 
+/* ---- work counter ------------------------------------------------------- */
+
+/* Steps of the loops whose trip count the input decides: hash probes,
+ * tree descents, queue moves, chain entries, frames named.  Per thread;
+ * the session reports what a load and an output added (kf_stats.work), so
+ * tests can show that work grows linearly with the input without timing
+ * anything. */
+extern _Thread_local uint64_t kf_work;
+#define KF_WORK(n) ((void)(kf_work += (uint64_t)(n)))
+
 /* ---- hashing ------------------------------------------------------------ */
 
 static inline uint64_t kf_hash64(uint64_t x)
