@@ -171,8 +171,10 @@ static const struct {
 	/* issue 5's example: [syscall] before entry_SYSCALL_64,
 	 * [softirq:NET_RX] right after __local_bh_enable_ip */
 	{ "T37", "softirq/NET_RX(bh_enable)@12|syscall/sendto@26", "", NULL },
+	/* perf's own write(): __x64_sys_write left no frame, ksys_write
+	 * names it */
 	{ "T29", "hardirq/irq_work@2|softirq/RCU(irq_exit)@7|hardirq/timer@10"
-		 "|syscall/@16", "", NULL },
+		 "|syscall/write@16", "", NULL },
 	{ "T31", "hardirq/device@5|softirq/NET_RX(bh_enable)@18"
 		 "|syscall/sendto@32", "", NULL },
 	{ "T46", "sched/voluntary@1|fault/page_fault@10|syscall/execve@17",
@@ -311,6 +313,19 @@ static const struct {
 	unsigned cpumode, flags;
 	const char *leaf, *base, *verdict;
 } synth[] = {
+	/* seen by context.sh on 6.18: the tick queued the mm_cid scan on a
+	 * user-only loop; it ran on the way out of the timer IRQ */
+	{ "tick-queued mm_cid work on IRQ exit",
+	  "task_mm_cid_work;task_work_run;irqentry_exit_to_user_mode;"
+	  "asm_sysvec_apic_timer_interrupt", 1, KF_CTX_IN_USER_PART,
+	  "exit_to_user/mm_cid", "user", "attributed" },
+	{ "task_work of unknown kind on IRQ exit",
+	  "task_work_run;irqentry_exit_to_user_mode;asm_sysvec_apic_timer_interrupt",
+	  1, KF_CTX_IN_USER_PART, "exit_to_user/task_work", "user", "attributed" },
+	/* seen by context.sh: __x64_sys_write tail-calls ksys_write */
+	{ "6.x write without a __x64_sys_write frame",
+	  "vfs_write;ksys_write;do_syscall_64;entry_SYSCALL_64_after_hwframe", 1,
+	  KF_CTX_IN_USER_PART, "syscall/write", "syscall", "on-behalf" },
 	{ "4.x apic timer from user",
 	  "update_process_times;tick_sched_handle;tick_sched_timer;"
 	  "__hrtimer_run_queues;hrtimer_interrupt;smp_apic_timer_interrupt;"
