@@ -76,6 +76,28 @@ enum kf_log_level {
 typedef void (*kf_log_fn)(void *payload, enum kf_log_level level,
 			  const char *msg);
 
+/* The kernel context's verdict on a sample (README "Kernel contexts"):
+ * was the kernel working for the task, or only on its CPU? */
+enum kf_verdict {
+	KF_VERDICT_UNKNOWN = 0,    /* the chain cannot tell (why: --explain) */
+	KF_VERDICT_ON_BEHALF = 1,  /* its syscalls, faults, traps, its own
+				      blocking and return-to-user work */
+	KF_VERDICT_ATTRIBUTED = 2, /* hard IRQs, softirqs, NMIs, preemption:
+				      work that happened while it was current */
+	KF_VERDICT_IDLE = 3,       /* the idle task */
+	KF_VERDICT_KTHREAD = 4,    /* a kernel thread's own work */
+	KF_VERDICT_USER = 5,       /* no kernel frame: user mode */
+};
+
+/* What folded output marks of each sample's kernel context. */
+enum kf_context_frames {
+	KF_CONTEXT_NONE = 0,
+	KF_CONTEXT_FRAMES = 1,     /* "[softirq:NET_RX]" rootward of the frame
+				      where each context was entered */
+	KF_CONTEXT_VERDICT = 2,    /* "[attributed]" rootward of the outermost
+				      kernel frame */
+};
+
 typedef struct kf_options {
 	enum kf_compat compat;
 	bool inline_frames;      /* expand each user frame, and each kernel
@@ -116,11 +138,20 @@ typedef struct kf_options {
 				    is the recorded one.  NULL = look for it
 				    by build-id (debug directories, build-id
 				    cache) */
+	bool classify;           /* keep what kernel-context classification
+				    needs per sample (pid, tid, how the chain
+				    ended): for --context, --exclude, JSON
+				    and --explain.  kfold's own mode only */
+	enum kf_context_frames context;
+	unsigned exclude;        /* samples whose verdict bit
+				    (1u << KF_VERDICT_*) is set are left out
+				    of folded output */
 } kf_options;
 
 #define KF_OPTIONS_INIT { KF_COMPAT_NONE, true, false, NULL, NULL, NULL, \
 			  NULL, NULL, 0, false, KF_ROOT_COMM, false, 0,    \
-			  false, NULL, NULL, false, NULL, 0, NULL }
+			  false, NULL, NULL, false, NULL, 0, NULL, false, \
+			  KF_CONTEXT_NONE, 0 }
 
 /* What a load saw.  All counts are of records or samples of the input. */
 typedef struct kf_stats {
@@ -170,6 +201,17 @@ KF_API int kf_session_load_mem(kf_session *s, const void *buf, size_t len);
 /* Writes the folded stacks ("root;outer;...;leaf COUNT\n", sorted by the
  * stack text).  Returns 0, KF_EIO if writing failed, or KF_ENOMEM. */
 KF_API int kf_session_write_folded(kf_session *s, FILE *out);
+
+/* Writes the JSON report (README "JSON report"; schema in
+ * docs/kfold-report.schema.json): the capture, every module and where its
+ * names came from, per process and thread the samples by kernel context
+ * and verdict, the stacks with their contexts, and where attribution
+ * broke.  Needs opts.classify.  Returns 0, KF_EIO, KF_ENOMEM or KF_EINVAL
+ * (loaded without opts.classify). */
+KF_API int kf_session_write_json(kf_session *s, FILE *out);
+
+/* The same verdicts and diagnostics as a short text for a person. */
+KF_API int kf_session_write_explain(kf_session *s, FILE *out);
 
 /* Writes what the capture says about where it was recorded (host, kernel
  * release, architecture, CPUs, memory, perf version, command line, the

@@ -9,8 +9,8 @@ declare -A layer=(
 	[perfdata]=1 [order]=1 [sample]=1
 	[maps]=2 [module]=2 [symtab]=2 [stacks]=2 [a2l]=2
 	[tasks]=3 [dso]=3 [inline]=3
-	[symbolize]=4 [classify]=4 [unwind]=4 [emit-folded]=5
-	[session]=9 [main]=9
+	[symbolize]=4 [classify]=4 [unwind]=4 [emit-folded]=5 [context]=5
+	[session]=9 [report]=9 [main]=9
 )
 fail=0
 for f in *.c *.h; do

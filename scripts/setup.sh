@@ -6,7 +6,7 @@ pkgs=(
 	meson ninja-build pkg-config gcc libc6-dev clang libclang-rt-14-dev
 	libelf-dev libdw-dev libzstd-dev liblzma-dev libiberty-dev
 	zstd xz-utils python3 linux-perf binutils llvm-14
-	libdebuginfod-dev debuginfod strace valgrind
+	libdebuginfod-dev debuginfod strace valgrind libjansson-dev python3-jsonschema
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -19,7 +19,7 @@ enum {
 	OPT_SYMFS, OPT_KALLSYMS, OPT_BUILDID_DIR, OPT_PERF_MAP_DIR, OPT_ADDRS,
 	OPT_KERNEL, OPT_JIT, OPT_ALL, OPT_PID, OPT_TID, OPT_STATS, OPT_VERSION,
 	OPT_MAX_QUEUE, OPT_HEADER, OPT_FILE_ORDER, OPT_SRCLINE, OPT_DEBUG_DIR,
-	OPT_VMLINUX,
+	OPT_VMLINUX, OPT_CONTEXT, OPT_EXCLUDE, OPT_FORMAT, OPT_EXPLAIN,
 };
 
 static const struct option long_opts[] = {
@@ -47,6 +47,10 @@ static const struct option long_opts[] = {
 	{ "max-queue", required_argument, NULL, OPT_MAX_QUEUE },
 	{ "header", no_argument, NULL, OPT_HEADER },
 	{ "file-order", no_argument, NULL, OPT_FILE_ORDER },
+	{ "context", optional_argument, NULL, OPT_CONTEXT },
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "explain", no_argument, NULL, OPT_EXPLAIN },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -91,6 +95,18 @@ static void usage(FILE *f)
 "      --header          print what the capture says about where it was\n"
 "                        recorded (as perf report --header-only) and stop\n"
 "      --max-queue BYTES memory the time-ordering queue may copy (default 256M)\n"
+"      --context[=frames|verdict]\n"
+"                        mark each sample's kernel context: a pseudo-frame\n"
+"                        such as [syscall], [softirq:NET_RX], [hardirq:timer]\n"
+"                        where each context was entered (frames, the default);\n"
+"                        or one [on-behalf], [attributed], [idle], [kthread] or\n"
+"                        [unknown] at the kernel entry (verdict)\n"
+"      --exclude LIST    leave out samples with these verdicts (comma-separated:\n"
+"                        on-behalf, attributed, idle, kthread, user, unknown)\n"
+"      --format FMT      folded (default) or json (the report in\n"
+"                        docs/kfold-report.schema.json)\n"
+"      --explain         print a short summary of kernel contexts and of where\n"
+"                        stacks broke, instead of stacks\n"
 "      --file-order      process records in file order, not time order (to see\n"
 "                        what the ordering changes; perf does this only for\n"
 "                        captures without sample_id_all)\n"
@@ -138,6 +154,32 @@ static bool parse_size(const char *s, size_t *out)
 	return true;
 }
 
+static const char *const verdict_names[] = {
+	[KF_VERDICT_UNKNOWN] = "unknown", [KF_VERDICT_ON_BEHALF] = "on-behalf",
+	[KF_VERDICT_ATTRIBUTED] = "attributed", [KF_VERDICT_IDLE] = "idle",
+	[KF_VERDICT_KTHREAD] = "kthread", [KF_VERDICT_USER] = "user",
+};
+
+/* "idle,kthread" -> verdict bits; false on an unknown name */
+static bool parse_verdicts(const char *s, unsigned *out)
+{
+	while (*s) {
+		size_t n = strcspn(s, ","), v;
+
+		for (v = 0; v < sizeof(verdict_names) / sizeof(verdict_names[0]); v++)
+			if (strlen(verdict_names[v]) == n &&
+			    strncmp(verdict_names[v], s, n) == 0)
+				break;
+		if (v == sizeof(verdict_names) / sizeof(verdict_names[0]))
+			return false;
+		*out |= 1u << v;
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	return true;
+}
+
 static void print_stats(const kf_stats *st)
 {
 	fprintf(stderr,
@@ -161,7 +203,7 @@ int main(int argc, char **argv)
 	size_t n_debug_dirs = 0;
 	struct logctx lc = { false };
 	const char *input = NULL, *output = NULL;
-	bool stats = false, header = false;
+	bool stats = false, header = false, json = false, explain = false;
 	kf_session *s = NULL;
 	FILE *out = stdout;
 	int c, r, status = 0;
@@ -213,6 +255,35 @@ int main(int argc, char **argv)
 		case OPT_STATS: stats = true; break;
 		case OPT_HEADER: header = true; break;
 		case OPT_FILE_ORDER: o.file_order = true; break;
+		case OPT_CONTEXT:
+			if (!optarg || strcmp(optarg, "frames") == 0) {
+				o.context = KF_CONTEXT_FRAMES;
+			} else if (strcmp(optarg, "verdict") == 0) {
+				o.context = KF_CONTEXT_VERDICT;
+			} else {
+				fprintf(stderr, "kfold: --context takes frames or verdict, "
+					"not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_EXCLUDE:
+			if (!parse_verdicts(optarg, &o.exclude)) {
+				fprintf(stderr, "kfold: --exclude: '%s' is not a list of "
+					"on-behalf, attributed, idle, kthread, user, "
+					"unknown\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "json") == 0) {
+				json = true;
+			} else if (strcmp(optarg, "folded") != 0) {
+				fprintf(stderr, "kfold: --format takes folded or json, "
+					"not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_EXPLAIN: explain = true; break;
 		case OPT_MAX_QUEUE:
 			if (!parse_size(optarg, &o.max_queue_bytes)) {
 				fprintf(stderr, "kfold: --max-queue: bad size '%s'\n", optarg);
@@ -235,6 +306,19 @@ int main(int argc, char **argv)
 		input = "perf.data";
 	o.log = log_cb;
 	o.log_payload = &lc;
+	if ((json || explain) + header > 1 || (json && explain)) {
+		fprintf(stderr, "kfold: --format json, --explain and --header "
+			"exclude each other\n");
+		return 2;
+	}
+	if ((json || explain || o.context || o.exclude) && o.compat == KF_COMPAT_PERF) {
+		fprintf(stderr, "kfold: --context, --exclude, --format json and "
+			"--explain are kfold's own; --compat=perf reproduces perf's "
+			"output only\n");
+		return 2;
+	}
+	if (json || explain)
+		o.classify = true;
 
 	r = kf_session_new(&s, &o);
 	if (r == 0)
@@ -253,7 +337,9 @@ int main(int argc, char **argv)
 		}
 	}
 	r = header ? kf_session_write_header(s, out) :
-		     kf_session_write_folded(s, out);
+	    json ? kf_session_write_json(s, out) :
+	    explain ? kf_session_write_explain(s, out) :
+		      kf_session_write_folded(s, out);
 	if (output && fclose(out) != 0 && r == 0) {
 		fprintf(stderr, "kfold: %s: %s\n", output, strerror(errno));
 		r = KF_EIO;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "cur.h"
 #include "dso.h"
 #include "emit-folded.h"
@@ -32,57 +33,7 @@
 #include "unwind.h"
 #include "util.h"
 
-#define KF_VERSION "0.1.0"
-#define PERF_MAX_STACK 127u       /* perf script's --max-stack default */
-
-/* callchain context markers (include/uapi/linux/perf_event.h) */
-#define CTX_HV     ((uint64_t)-32)
-#define CTX_KERNEL ((uint64_t)-128)
-#define CTX_USER   ((uint64_t)-512)
-#define CTX_MAX    ((uint64_t)-4095)
-
-struct kf_session {
-	kf_options o;
-	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
-	char **debug_dirs;       /* copies of o.debug_dirs */
-	struct kf_error err;
-	kf_stats stats;
-
-	struct kf_pd *pd;
-	struct kf_order *order;
-	bool ordered;
-	struct kf_strtab strings;     /* comms */
-	struct kf_strtab roots;       /* root frame texts */
-	struct kf_modules modules;
-	struct kf_tasks tasks;
-	bool tasks_ready;
-	struct kf_fs fs;
-	struct kf_dsos dsos;
-	bool dsos_ready;
-	struct kf_stacks stacks;
-	struct kf_namer namer;
-	bool namer_ready;
-	struct kf_unwinder *unwinder;
-	bool fp_done;                 /* fp chain breaks counted */
-	uint64_t fp_samples, fp_broken;
-	uint64_t *fp_breaks;          /* samples per module */
-	struct kf_uframe *uframes;
-	uint64_t requested_stack;     /* largest sample_stack_user asked for */
-	bool loaded;
-
-	/* event selection */
-	bool filter_set;
-	char *filter;                 /* event name kept */
-
-	/* compat header fields (perf script's default output) */
-	int name_width;
-
-	/* scratch */
-	struct kf_frame *frames;
-	size_t cap_frames;
-	struct kf_buf line, root;
-	uint64_t warned_kernel_load;
-};
+#include "session.h"
 
 const char *kf_version(void)
 {
@@ -145,6 +96,22 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	}
 	if (s->o.compat != KF_COMPAT_NONE && s->o.compat != KF_COMPAT_PERF)
 		return kf_fail(&s->err, KF_EINVAL, "unknown compat mode %d", s->o.compat);
+	if (s->o.context != KF_CONTEXT_NONE || s->o.exclude)
+		s->o.classify = true;
+	if (s->o.classify) {
+		if (s->o.compat == KF_COMPAT_PERF)
+			return kf_fail(&s->err, KF_EINVAL, "kernel contexts (--context, "
+				       "--exclude, JSON, --explain) are not part of "
+				       "--compat=perf");
+		if ((unsigned)s->o.context > KF_CONTEXT_VERDICT ||
+		    s->o.exclude >= 1u << KF_CTX_NVERDICTS)
+			return kf_fail(&s->err, KF_EINVAL, "bad context option");
+		s->rules = kf_calloc(1, sizeof(*s->rules));
+		if (!s->rules)
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		if (kf_ctx_rules_init(s->rules))
+			return kf_fail(&s->err, KF_EINVAL, "the context rules are broken");
+	}
 	/* the build-id cache: --symfs moves it to SYMFS/.debug in perf 6.1
 	 * even over --buildid-dir (symbol__config_symfs); kfold does the
 	 * same unless --buildid-dir was given, and in --compat=perf always */
@@ -184,6 +151,7 @@ void kf_session_free(kf_session *s)
 	if (!s)
 		return;
 	kf_unwinder_free(s->unwinder);
+	free(s->rules);
 	free(s->uframes);
 	free(s->fp_breaks);
 	if (s->namer_ready)
@@ -317,6 +285,8 @@ static long walk_chain(struct kf_session *s, struct kf_thread *th,
 	uint64_t i;
 	bool first = true;
 
+	s->chain_kernel = s->chain_user = 0;
+	s->chain_user_marker = false;
 	for (i = 0; i < smp->n_chain && entries < PERF_MAX_STACK; i++) {
 		uint64_t ip = kf_sample_chain(smp, i);
 		struct kf_frame f;
@@ -324,8 +294,10 @@ static long walk_chain(struct kf_session *s, struct kf_thread *th,
 		if (ip >= CTX_MAX) {
 			if (ip == CTX_KERNEL)
 				cpumode = KF_MISC_KERNEL;
-			else if (ip == CTX_USER)
+			else if (ip == CTX_USER) {
 				cpumode = KF_MISC_USER;
+				s->chain_user_marker = true;
+			}
 			else if (ip == CTX_HV)
 				cpumode = KF_MISC_HYPERVISOR;
 			else
@@ -334,6 +306,10 @@ static long walk_chain(struct kf_session *s, struct kf_thread *th,
 			continue;
 		}
 		entries++;
+		if (cpumode == KF_MISC_KERNEL)
+			s->chain_kernel++;
+		else if (cpumode == KF_MISC_USER)
+			s->chain_user++;
 		resolve(s, th, cpumode, ip, &f);
 		/* the first entry of a context is an interrupted pc; the
 		 * others are return addresses */
@@ -480,6 +456,33 @@ static void header_rest(struct kf_session *s, int attr_idx,
 	kf_buf_printf(&s->line, "%*s: ", s->name_width, evname);
 }
 
+/* What the context classifier needs to know about a sample besides its
+ * frames, kept on its root frame (kernel-contexts.md sec. 5). */
+static void ctx_root(struct kf_session *s, const struct kf_thread *th,
+		     const struct kf_attr *a, const struct kf_sample *smp,
+		     struct kf_frame *root)
+{
+	unsigned max = a->sample_max_stack ? a->sample_max_stack : PERF_MAX_STACK;
+
+	root->addr = (uint64_t)(uint32_t)th->pid << 32 | (uint32_t)th->tid;
+	root->flags |= (uint32_t)(smp->misc & KF_MISC_CPUMODE_MASK)
+		       << KF_FRAME_CTX_CPUMODE_SHIFT;
+	if (!(a->sample_type & KF_SAMPLE_CALLCHAIN)) {
+		root->flags |= KF_FRAME_CTX_NO_CHAIN;
+	} else {
+		if (s->chain_user)
+			root->flags |= KF_FRAME_CTX_USER_PART;
+		/* the kernel stops at max_stack entries; a user marker
+		 * without entries means the chain ran out right there */
+		if (s->chain_kernel >= max || s->chain_kernel >= PERF_MAX_STACK ||
+		    (s->chain_user_marker && s->chain_user == 0))
+			root->flags |= KF_FRAME_CTX_TRUNCATED;
+	}
+	/* kthreadd is pid 2; kernel threads are its children */
+	if (th->pid == 2 || th->ppid == 2)
+		root->flags |= KF_FRAME_CTX_KTHREAD;
+}
+
 static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 {
 	struct kf_sample smp;
@@ -580,8 +583,13 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
 			nframes = walk_chain(s, th, &smp);
 			if (nframes >= 0 && (a->sample_type & KF_SAMPLE_REGS_USER) &&
-			    (a->sample_type & KF_SAMPLE_STACK_USER))
+			    (a->sample_type & KF_SAMPLE_STACK_USER)) {
+				long before = nframes;
+
 				nframes = unwind_user(s, th, &smp, a, (size_t)nframes);
+				if (nframes > before)
+					s->chain_user += (size_t)(nframes - before);
+			}
 		} else if (smp.has_ip) {
 			struct kf_frame f;
 			unsigned cm = smp.misc & KF_MISC_CPUMODE_MASK;
@@ -611,6 +619,8 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 	      (a->sample_type & KF_SAMPLE_STACK_USER)))
 		root.flags |= KF_FRAME_FPCHAIN;
 	root.module = rid;
+	if (s->o.classify)
+		ctx_root(s, th, a, &smp, &root);
 	node = kf_stacks_child(&s->stacks, 0, &root);
 	for (i = (size_t)nframes; node && i-- > 0;)
 		node = kf_stacks_child(&s->stacks, node, &s->frames[i]);
@@ -930,14 +940,60 @@ int kf_session_load_mem(kf_session *s, const void *buf, size_t len)
 
 /* ---- folded output ----------------------------------------------------------- */
 
+_Static_assert((int)KF_VERDICT_UNKNOWN == (int)KF_CTX_VERDICT_UNKNOWN &&
+	       (int)KF_VERDICT_ON_BEHALF == (int)KF_CTX_VERDICT_ON_BEHALF &&
+	       (int)KF_VERDICT_ATTRIBUTED == (int)KF_CTX_VERDICT_ATTRIBUTED &&
+	       (int)KF_VERDICT_IDLE == (int)KF_CTX_VERDICT_IDLE &&
+	       (int)KF_VERDICT_KTHREAD == (int)KF_CTX_VERDICT_KTHREAD &&
+	       (int)KF_VERDICT_USER == (int)KF_CTX_VERDICT_USER,
+	       "kfold.h's verdicts are classify.h's");
+
+const struct kf_attr *kf_session_folded_attr(const struct kf_session *s)
+{
+	size_t i;
+
+	if (!s->pd || !s->filter)
+		return NULL;
+	for (i = 0; i < kf_pd_n_attrs(s->pd); i++)
+		if (strcmp(kf_pd_event_name(s->pd, i), s->filter) == 0)
+			return kf_pd_attr(s->pd, i);
+	return NULL;
+}
+
+bool kf_attr_is_soft_clock(const struct kf_attr *a)
+{
+	/* PERF_TYPE_SOFTWARE: PERF_COUNT_SW_CPU_CLOCK 0, TASK_CLOCK 1 */
+	return a && a->type == 1 && a->config <= 1;
+}
+
 int kf_session_write_folded(kf_session *s, FILE *out)
 {
-	uint64_t lines = 0;
+	const struct kf_stacks *st = &s->stacks;
+	struct kf_stacks rewritten;
+	bool rewrite = s->o.context != KF_CONTEXT_NONE || s->o.exclude;
+	uint64_t lines = 0, ds = 0, dw = 0;
 	int r;
 
 	if (!s->namer_ready)
 		return 0;
-	r = kf_emit_folded(&s->stacks, &s->namer, &s->roots, out, &lines);
+	if (rewrite) {
+		r = kf_ctx_rewrite(&s->stacks, &s->namer, s->rules,
+				   s->o.context == KF_CONTEXT_VERDICT ? KF_CTX_FRAMES_VERDICT :
+				   s->o.context == KF_CONTEXT_FRAMES ? KF_CTX_FRAMES_CONTEXTS :
+				   KF_CTX_FRAMES_NONE, s->o.exclude, &rewritten, &ds, &dw);
+		if (r)
+			return kf_fail(&s->err, r, "out of memory");
+		st = &rewritten;
+		if (kf_attr_is_soft_clock(kf_session_folded_attr(s)))
+			logf_(s, KF_LOG_WARN, "event %s is a software clock: it cannot "
+			      "sample code that runs with interrupts disabled, so hard "
+			      "IRQs, NMIs and the tick show no samples of their own; "
+			      "their time lands on the next point where interrupts "
+			      "are enabled again", s->filter);
+	}
+	r = kf_emit_folded(st, &s->namer, &s->roots, out, &lines);
+	if (rewrite)
+		kf_stacks_fini(&rewritten);
 	s->stats.stacks = lines;
 	if (r == KF_EIO)
 		return kf_fail(&s->err, KF_EIO, "writing the output: %s", strerror(errno));

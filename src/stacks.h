@@ -31,6 +31,18 @@
 				 ran out: the stack goes on, unseen */
 #define KF_FRAME_UNWOUND 128u /* --compat=perf: found by unwinding the
 				 user stack (perf expands inlines there) */
+#define KF_FRAME_PSEUDO 256u  /* not a code address: a marker such as
+				 "[softirq:NET_RX]"; module = its text id
+				 in the namer's texts */
+/* On a root, what the kernel-context classifier needs to know about the
+ * sample besides its frames (set only when classification is asked for;
+ * then addr = pid << 32 | tid): */
+#define KF_FRAME_CTX_USER_PART 512u   /* a user part followed the kernel's */
+#define KF_FRAME_CTX_TRUNCATED 1024u  /* the chain was cut (max_stack, a
+					 user marker without entries) */
+#define KF_FRAME_CTX_NO_CHAIN  2048u  /* no callchain: the leaf only */
+#define KF_FRAME_CTX_KTHREAD   4096u  /* the task is a kernel thread */
+#define KF_FRAME_CTX_CPUMODE_SHIFT 13 /* header.misc & 7, 3 bits */
 
 struct kf_frame {
 	uint64_t addr;        /* map-relative for mapped user frames (the

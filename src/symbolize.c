@@ -444,6 +444,50 @@ static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at
 	return true;
 }
 
+/* The symbol of a mapped frame in kfold's own mode, and the address it
+ * was looked up at: a return address points after the call, and the call
+ * itself, so the caller's name and line, is at ra - 1. */
+static const struct kf_sym *frame_sym(struct kf_namer *n, const struct kf_frame *f,
+				      const struct kf_symtab **tp, uint64_t *atp)
+{
+	const struct kf_symtab *t = kf_dso_symtab(n->dsos, f->module);
+	const struct kf_sym *s = NULL;
+	uint64_t at = f->addr;
+
+	if ((f->flags & KF_FRAME_RA) && at > 0)
+		at--;
+	if (t)
+		s = kf_symtab_find(t, at);
+	/* an entry at the very start of a kernel function is not a return
+	 * address (ra - 1 would be in the __pfx_ padding in front of it,
+	 * which holds no call): the kernel stored an interrupted pc there */
+	if (s && at != f->addr && strncmp(kf_sym_name(t, s), "__pfx_", 6) == 0 &&
+	    (f->flags & KF_FRAME_KERNEL)) {
+		const struct kf_sym *s2 = kf_symtab_find(t, f->addr);
+
+		if (s2 && s2->start == f->addr) {
+			s = s2;
+			at = f->addr;
+		}
+	}
+	*tp = t;
+	*atp = at;
+	return s;
+}
+
+const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f)
+{
+	const struct kf_symtab *t;
+	const struct kf_sym *s;
+	uint64_t at;
+
+	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO |
+					   KF_FRAME_ROOT | KF_FRAME_TRUNCATED)))
+		return NULL;
+	s = frame_sym(n, f, &t, &at);
+	return s ? kf_sym_name(t, s) : NULL;
+}
+
 static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 		       struct kf_buf *out)
 {
@@ -460,28 +504,8 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 		kf_buf_puts(out, "[truncated]");
 		return;
 	}
-	/* a return address points after the call: the call itself, and so
-	 * the caller's name and line, is at ra - 1 */
-	if ((f->flags & KF_FRAME_RA) && at > 0)
-		at--;
-	if (has_map) {
-		t = kf_dso_symtab(n->dsos, f->module);
-		if (t)
-			s = kf_symtab_find(t, at);
-		/* an entry at the very start of a kernel function is not a
-		 * return address (ra - 1 would be in the __pfx_ padding in
-		 * front of it, which holds no call): the kernel stored an
-		 * interrupted pc there */
-		if (s && at != f->addr && strncmp(kf_sym_name(t, s), "__pfx_", 6) == 0 &&
-		    (f->flags & KF_FRAME_KERNEL)) {
-			const struct kf_sym *s2 = kf_symtab_find(t, f->addr);
-
-			if (s2 && s2->start == f->addr) {
-				s = s2;
-				at = f->addr;
-			}
-		}
-	}
+	if (has_map)
+		s = frame_sym(n, f, &t, &at);
 	/* DWARF: of the user's files, and of the kernel when its vmlinux
 	 * is found (kernel modules are not looked for yet) */
 	if ((n->inline_frames || n->srcline) && has_map &&
@@ -538,6 +562,10 @@ int kf_namer_frame_id(struct kf_namer *n, const struct kf_frame *f, bool java,
 	uint64_t key = frame_key(f, java);
 	uint32_t idx, id;
 
+	if (f->flags & KF_FRAME_PSEUDO) {
+		*id_out = f->module;
+		return 0;
+	}
 	if (kf_map64_get(&n->cache, key, &idx)) {
 		const struct kf_frame *k = &n->entries[idx].frame;
 

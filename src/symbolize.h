@@ -71,6 +71,15 @@ const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
 int kf_namer_frame_id(struct kf_namer *n, const struct kf_frame *f, bool java,
 		      uint32_t *id_out);
 
+/* The symbol (ELF or kallsyms name, as the symbol table has it) a frame
+ * falls in, looked up as kfold's own mode does (a return address at
+ * ra - 1); NULL when there is none or the frame is not a mapped one.
+ * Borrowed from the module's symbol table: valid until kf_dsos_fini. */
+const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f);
+
+/* A pseudo-frame (KF_FRAME_PSEUDO) names as the text whose id in
+ * n->texts is its `module`; intern the text with kf_strtab_intern. */
+
 /* The root frame's text (comm with spaces turned into '_', plus -PID or
  * -PID/TID).  `line` is the rest of the perf script header line in compat
  * mode (see session.c), used to reproduce how stackcollapse splits the

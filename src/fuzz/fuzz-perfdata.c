@@ -6,6 +6,7 @@
  * so that DWARF unwinding runs with real CFI on mutated registers and
  * stack copies (seed it with testdata/cases/dwarf-small/perf.data and
  * testdata/symfs). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static void quiet(void *payload, enum kf_log_level level, const char *msg)
 }
 
 static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
-		 const char *symfs)
+		 const char *symfs, bool contexts)
 {
 	kf_options o = KF_OPTIONS_INIT;
 	kf_session *s;
@@ -36,9 +37,20 @@ static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
 	o.log = quiet;
 	o.compat = compat;
 	o.max_queue_bytes = 1 << 20;
+	if (contexts) {
+		/* kernel contexts: the rewritten stacks, the report, the summary */
+		o.classify = true;
+		o.context = size & 1 ? KF_CONTEXT_FRAMES : KF_CONTEXT_VERDICT;
+		o.exclude = 1u << KF_VERDICT_IDLE;
+	}
 	if (kf_session_new(&s, &o) == 0 && kf_session_load_mem(s, data, size) == 0 &&
-	    null)
+	    null) {
 		kf_session_write_folded(s, null);
+		if (contexts) {
+			kf_session_write_json(s, null);
+			kf_session_write_explain(s, null);
+		}
+	}
 	kf_session_free(s);
 	if (null)
 		fclose(null);
@@ -58,10 +70,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		setenv("DEBUGINFOD_URLS", "", 1);
 		init = 1;
 	}
-	fold(data, size, KF_COMPAT_NONE, NULL);
+	fold(data, size, KF_COMPAT_NONE, NULL, false);
 	/* compat mode names frames through other code paths */
-	fold(data, size, KF_COMPAT_PERF, NULL);
+	fold(data, size, KF_COMPAT_PERF, NULL, false);
 	if (symfs)
-		fold(data, size, KF_COMPAT_NONE, symfs);
+		fold(data, size, KF_COMPAT_NONE, symfs, true);
+	else
+		fold(data, size, KF_COMPAT_NONE, NULL, true);
 	return 0;
 }

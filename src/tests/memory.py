@@ -124,12 +124,19 @@ def main():
                 yield name, variants(open(path, "rb").read(), rnd)
         yield "crafted", iter([("20000 forks", forks_capture(20000))])
 
+    nv = 0
     for name, vs in inputs():
         for kind, v in vs:
             vp = os.path.join(tmp, "v.data")
             with open(vp, "wb") as f:
                 f.write(v)
-            for mode in ([], ["--compat=perf"]):
+            # every third copy also through kernel contexts: the JSON
+            # report and --context's rewritten stacks
+            nv += 1
+            modes = [[], ["--compat=perf"]]
+            if nv % 3 == 0 or name == "crafted":
+                modes += [["--format", "json"], ["--context", "--exclude", "idle"]]
+            for mode in modes:
                 pid = os.fork()
                 if pid == 0:
                     fd = os.open(os.devnull, os.O_WRONLY)

@@ -1,0 +1,259 @@
+/* context.c - classify each distinct stack's kernel part; rewrite stacks
+ * with context pseudo-frames. */
+#include "context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfold.h"
+
+struct walk {
+	const struct kf_stacks *st;
+	struct kf_namer *namer;
+	const char **sym;        /* per node: its symbol (memo) */
+	uint8_t *named;          /* per node: sym[] is filled in */
+	uint32_t *path;
+	const char **psyms;
+	const char **names;
+	size_t cap_path, cap_psyms, cap_names;
+};
+
+static const char *node_sym(struct walk *w, uint32_t node)
+{
+	if (!w->named[node]) {
+		const struct kf_frame *f = &w->st->nodes[node].frame;
+
+		w->sym[node] = (f->flags & KF_FRAME_ROOT) ? NULL :
+			       kf_namer_symbol(w->namer, f);
+		w->named[node] = 1;
+	}
+	return w->sym[node];
+}
+
+/* An entry index of the classifier's names[] (which starts `off` frames
+ * leafward of the stack's kernel part) as an index of that kernel part;
+ * "no frame" stays n_kernel. */
+static void shift_level(struct kf_ctx_level *l, size_t ncls, size_t off, size_t nk)
+{
+	l->entry = l->entry >= ncls ? (uint32_t)nk : (uint32_t)(l->entry + off);
+}
+
+int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
+		const struct kf_ctx_rules *rules, kf_ctx_visit_fn fn,
+		void *payload)
+{
+	struct walk w;
+	size_t node;
+	int r = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.st = st;
+	w.namer = namer;
+	w.sym = kf_calloc(st->n ? st->n : 1, sizeof(*w.sym));
+	w.named = kf_calloc(st->n ? st->n : 1, 1);
+	if (!w.sym || !w.named) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	for (node = 1; node < st->n && !r; node++) {
+		const struct kf_node *nd = &st->nodes[node];
+		const struct kf_frame *rootf;
+		struct kf_ctx_stack cs;
+		struct kf_ctx ctx;
+		size_t len = 0, i, nk = 0, off = 0, ncls;
+		uint32_t x;
+		unsigned in = 0, cpumode;
+		int k;
+
+		if (nd->samples == 0 && nd->weight == 0)
+			continue;
+		/* parents are always older nodes: the walk up ends */
+		for (x = (uint32_t)node; x; x = st->nodes[x].parent)
+			len++;
+		if (!KF_GROW(w.path, w.cap_path, len) ||
+		    !KF_GROW(w.psyms, w.cap_psyms, len) ||
+		    !KF_GROW(w.names, w.cap_names, len)) {
+			r = KF_ENOMEM;
+			break;
+		}
+		i = len;
+		for (x = (uint32_t)node; x; x = st->nodes[x].parent)
+			w.path[--i] = x;
+		rootf = &st->nodes[w.path[0]].frame;
+		for (i = 0; i < len; i++)
+			w.psyms[i] = node_sym(&w, w.path[i]);
+		while (nk + 1 < len &&
+		       (st->nodes[w.path[len - 1 - nk]].frame.flags &
+			(KF_FRAME_KERNEL | KF_FRAME_PSEUDO)) == KF_FRAME_KERNEL)
+			nk++;
+		for (i = 0; i < nk; i++)
+			w.names[i] = w.psyms[len - 1 - i];
+		/* some kernels store the first entry twice (tracepoints,
+		 * software events): classify it once */
+		if (nk >= 2 && st->nodes[w.path[len - 1]].frame.addr ==
+			       st->nodes[w.path[len - 2]].frame.addr)
+			off = 1;
+		ncls = nk - off;
+		cpumode = (rootf->flags >> KF_FRAME_CTX_CPUMODE_SHIFT) & 7u;
+		if (rootf->flags & KF_FRAME_CTX_USER_PART)
+			in |= KF_CTX_IN_USER_PART;
+		if (rootf->flags & KF_FRAME_CTX_TRUNCATED)
+			in |= KF_CTX_IN_TRUNCATED;
+		if (rootf->flags & KF_FRAME_CTX_NO_CHAIN)
+			in |= KF_CTX_IN_NO_CHAIN;
+		if (rootf->flags & KF_FRAME_CTX_KTHREAD)
+			in |= KF_CTX_IN_KTHREAD;
+		if ((int32_t)(rootf->addr >> 32) == 0)
+			in |= KF_CTX_IN_PID0;
+		kf_ctx_classify(rules, w.names + off, ncls, cpumode, in, &ctx);
+		shift_level(&ctx.leaf, ncls, off, nk);
+		shift_level(&ctx.base, ncls, off, nk);
+		for (k = 0; k < ctx.n_nest; k++)
+			shift_level(&ctx.nest[k], ncls, off, nk);
+
+		cs.node = (uint32_t)node;
+		cs.path = w.path;
+		cs.n_path = len;
+		cs.n_kernel = nk;
+		cs.syms = w.psyms;
+		cs.ctx = &ctx;
+		cs.weight = nd->weight;
+		cs.samples = nd->samples;
+		cs.pid = (int32_t)(rootf->addr >> 32);
+		cs.tid = (int32_t)(uint32_t)rootf->addr;
+		r = fn(payload, &cs);
+	}
+out:
+	free(w.sym);
+	free(w.named);
+	free(w.path);
+	free(w.psyms);
+	free(w.names);
+	return r;
+}
+
+void kf_ctx_label(const struct kf_ctx_level *l, bool with_name,
+		  struct kf_buf *out)
+{
+	const char *sub = kf_ctx_sub_name(l->sub);
+
+	kf_buf_puts(out, kf_ctx_class_name(l->cls));
+	if (l->sub == KF_CTX_SUB_SYS_NAME) {
+		if (with_name && l->name && l->name_len) {
+			kf_buf_put(out, ":", 1);
+			kf_buf_put(out, l->name, l->name_len);
+		}
+	} else if (*sub) {
+		kf_buf_put(out, ":", 1);
+		kf_buf_puts(out, sub);
+	}
+}
+
+/* ---- the rewrite ---------------------------------------------------------------- */
+
+struct rewrite {
+	const struct kf_stacks *in;
+	struct kf_stacks *out;
+	struct kf_namer *namer;
+	enum kf_ctx_frames frames;
+	unsigned exclude;
+	uint64_t dropped_samples, dropped_weight;
+	struct kf_buf tmp;
+};
+
+static int pseudo_text(struct rewrite *rw, uint32_t *id)
+{
+	if (rw->tmp.oom ||
+	    !kf_strtab_intern(&rw->namer->texts, kf_buf_cstr(&rw->tmp), rw->tmp.len, id))
+		return KF_ENOMEM;
+	return 0;
+}
+
+static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
+{
+	struct rewrite *rw = payload;
+	const struct kf_ctx *ctx = cs->ctx;
+	struct {
+		size_t pos;          /* before path[pos] */
+		uint32_t text;
+	} ins[KF_CTX_MAX_NEST + 1];
+	size_t n_ins = 0, i, j;
+	uint32_t node;
+	int k, r;
+
+	if (rw->exclude & (1u << ctx->verdict)) {
+		rw->dropped_samples += cs->samples;
+		rw->dropped_weight += cs->weight;
+		return 0;
+	}
+	if (rw->frames == KF_CTX_FRAMES_CONTEXTS) {
+		/* outermost first, so nested contexts nest */
+		for (k = ctx->n_nest - 1; k >= 0; k--) {
+			const struct kf_ctx_level *l = &ctx->nest[k];
+
+			if (l->entry >= cs->n_kernel)
+				continue;   /* no frame of its own */
+			rw->tmp.len = 0;
+			kf_buf_put(&rw->tmp, "[", 1);
+			kf_ctx_label(l, false, &rw->tmp);
+			kf_buf_put(&rw->tmp, "]", 1);
+			ins[n_ins].pos = cs->n_path - 1 - l->entry;
+			if ((r = pseudo_text(rw, &ins[n_ins].text)))
+				return r;
+			n_ins++;
+		}
+	} else if (rw->frames == KF_CTX_FRAMES_VERDICT && cs->n_kernel > 0) {
+		rw->tmp.len = 0;
+		kf_buf_printf(&rw->tmp, "[%s]", kf_ctx_verdict_name(ctx->verdict));
+		ins[n_ins].pos = cs->n_path - cs->n_kernel;
+		if ((r = pseudo_text(rw, &ins[n_ins].text)))
+			return r;
+		n_ins++;
+	}
+	/* ins[] is in path order: outer contexts have larger entries */
+	node = kf_stacks_child(rw->out, 0, &rw->in->nodes[cs->path[0]].frame);
+	for (i = 1, j = 0; node && i < cs->n_path; i++) {
+		for (; node && j < n_ins && ins[j].pos == i; j++) {
+			struct kf_frame f = { 0, ins[j].text, KF_FRAME_PSEUDO };
+
+			node = kf_stacks_child(rw->out, node, &f);
+		}
+		if (node)
+			node = kf_stacks_child(rw->out, node, &rw->in->nodes[cs->path[i]].frame);
+	}
+	if (!node)
+		return KF_ENOMEM;
+	rw->out->nodes[node].weight += cs->weight;
+	rw->out->nodes[node].samples = cs->samples > UINT32_MAX - rw->out->nodes[node].samples ?
+		UINT32_MAX : rw->out->nodes[node].samples + (uint32_t)cs->samples;
+	return 0;
+}
+
+int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
+		   const struct kf_ctx_rules *rules, enum kf_ctx_frames frames,
+		   unsigned exclude, struct kf_stacks *out,
+		   uint64_t *dropped_samples, uint64_t *dropped_weight)
+{
+	struct rewrite rw;
+	int r;
+
+	memset(&rw, 0, sizeof(rw));
+	if (kf_stacks_init(out))
+		return KF_ENOMEM;
+	rw.in = st;
+	rw.out = out;
+	rw.namer = namer;
+	rw.frames = frames;
+	rw.exclude = exclude;
+	kf_buf_init(&rw.tmp);
+	r = kf_ctx_walk(st, namer, rules, rewrite_one, &rw);
+	kf_buf_fini(&rw.tmp);
+	if (r) {
+		kf_stacks_fini(out);
+		memset(out, 0, sizeof(*out));
+		return r;
+	}
+	*dropped_samples = rw.dropped_samples;
+	*dropped_weight = rw.dropped_weight;
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* context.h - the kernel context of every distinct stack.
+ *
+ * Walks the stack trie once, names the kernel frames at the leaf end of
+ * each stack that has samples (kallsyms names, looked up as kfold's own
+ * mode does) and classifies them with classify.h, using what the root
+ * frame recorded about the sample (KF_FRAME_CTX_*).  Each distinct stack
+ * is classified once, whatever its number of samples; a frame is named
+ * once, whatever the number of stacks it is in.
+ *
+ * On top of the walk: the rewrite that folded output with --context and
+ * --exclude is made from (pseudo-frames inserted, stacks dropped), and
+ * the labels ("softirq:NET_RX", "syscall:write") reports use.
+ *
+ * May use: util, stacks, symbolize, classify.
+ */
+#ifndef KF_CONTEXT_H
+#define KF_CONTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classify.h"
+#include "stacks.h"
+#include "symbolize.h"
+#include "util.h"
+
+/* One classified stack, as the walk hands it to its visitor. */
+struct kf_ctx_stack {
+	uint32_t node;            /* the stack's end node */
+	const uint32_t *path;     /* node ids, root first: path[0] is the
+				     root, path[n_path - 1] == node */
+	size_t n_path;
+	size_t n_kernel;          /* kernel frames at the leaf end of path
+				     (classified; a duplicated first entry
+				     included) */
+	const char *const *syms;  /* per path index: the frame's symbol, or
+				     NULL (unnamed, pseudo, or the root) */
+	const struct kf_ctx *ctx;
+	uint64_t weight;          /* of the samples ending at node */
+	uint64_t samples;
+	int32_t pid, tid;         /* from the root (-1 when not recorded) */
+};
+
+typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
+
+/* Calls fn for every node with samples, in node order.  Stops at the
+ * first non-zero return of fn and returns it; KF_ENOMEM; else 0.  The
+ * roots must carry KF_FRAME_CTX_* (the session sets them when asked to
+ * classify). */
+int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
+		const struct kf_ctx_rules *rules, kf_ctx_visit_fn fn,
+		void *payload);
+
+/* A context as text: "class", "class:sub", or "syscall:NAME" (with_name;
+ * "syscall" without).  "user" for a level of class USER. */
+void kf_ctx_label(const struct kf_ctx_level *l, bool with_name,
+		  struct kf_buf *out);
+
+/* What --context inserts. */
+enum kf_ctx_frames {
+	KF_CTX_FRAMES_NONE = 0,
+	KF_CTX_FRAMES_CONTEXTS,   /* "[class:sub]" rootward of every context's
+				     entry frame */
+	KF_CTX_FRAMES_VERDICT,    /* "[verdict]" rootward of the outermost
+				     kernel frame */
+};
+
+/* Builds *out (initialised here) from st: every stack with pseudo-frames
+ * as `frames` says, without the stacks whose verdict bit (1u << verdict)
+ * is in exclude.  Pseudo-frame texts are interned in namer->texts.
+ * *dropped_samples / *dropped_weight count what exclude removed.
+ * Returns 0 or KF_ENOMEM (out is then freed). */
+int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
+		   const struct kf_ctx_rules *rules, enum kf_ctx_frames frames,
+		   unsigned exclude, struct kf_stacks *out,
+		   uint64_t *dropped_samples, uint64_t *dropped_weight);
+
+#endif

@@ -1,0 +1,88 @@
+/* session.h - the session's state, shared by the files that implement
+ * kfold.h (session.c: loading and folded output; report.c: the JSON
+ * report and --explain).  Not part of the interface.
+ */
+#ifndef KF_SESSION_H
+#define KF_SESSION_H
+
+#include "kfold.h"
+
+#include "classify.h"
+#include "dso.h"
+#include "error.h"
+#include "fs.h"
+#include "module.h"
+#include "order.h"
+#include "perfdata.h"
+#include "stacks.h"
+#include "symbolize.h"
+#include "tasks.h"
+#include "unwind.h"
+#include "util.h"
+
+#define KF_VERSION "0.1.0"
+#define PERF_MAX_STACK 127u       /* perf script's --max-stack default */
+
+/* callchain context markers (include/uapi/linux/perf_event.h) */
+#define CTX_HV     ((uint64_t)-32)
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER   ((uint64_t)-512)
+#define CTX_MAX    ((uint64_t)-4095)
+
+struct kf_session {
+	kf_options o;
+	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
+	char **debug_dirs;       /* copies of o.debug_dirs */
+	struct kf_error err;
+	kf_stats stats;
+
+	struct kf_pd *pd;
+	struct kf_order *order;
+	bool ordered;
+	struct kf_strtab strings;     /* comms */
+	struct kf_strtab roots;       /* root frame texts */
+	struct kf_modules modules;
+	struct kf_tasks tasks;
+	bool tasks_ready;
+	struct kf_fs fs;
+	struct kf_dsos dsos;
+	bool dsos_ready;
+	struct kf_stacks stacks;
+	struct kf_namer namer;
+	bool namer_ready;
+	struct kf_unwinder *unwinder;
+	bool fp_done;                 /* fp chain breaks counted */
+	uint64_t fp_samples, fp_broken;
+	uint64_t *fp_breaks;          /* samples per module */
+	struct kf_uframe *uframes;
+	uint64_t requested_stack;     /* largest sample_stack_user asked for */
+	bool loaded;
+
+	/* event selection */
+	bool filter_set;
+	char *filter;                 /* event name kept */
+
+	/* compat header fields (perf script's default output) */
+	int name_width;
+
+	/* kernel contexts (opts.classify) */
+	struct kf_ctx_rules *rules;
+	size_t chain_kernel, chain_user;  /* entries of the last chain walked */
+	bool chain_user_marker;           /* it had a PERF_CONTEXT_USER */
+
+	/* scratch */
+	struct kf_frame *frames;
+	size_t cap_frames;
+	struct kf_buf line, root;
+	uint64_t warned_kernel_load;
+};
+
+/* The attr of the event being folded (the first whose name matches), or
+ * NULL before any sample picked one. */
+const struct kf_attr *kf_session_folded_attr(const struct kf_session *s);
+
+/* Whether an event is a software clock (cpu-clock, task-clock): it
+ * samples from an hrtimer interrupt, so it cannot see IRQ-disabled code. */
+bool kf_attr_is_soft_clock(const struct kf_attr *a);
+
+#endif

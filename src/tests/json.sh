@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# json.sh KFOLD SRCDIR: the JSON report and the context options on every
+# committed capture.
+#  - the report validates against docs/kfold-report.schema.json
+#    (python3-jsonschema) and its totals equal the folded output's total;
+#    processes, threads, stacks and verdicts each add up to the totals;
+#  - --context output, with its pseudo-frames taken out, is the default
+#    output, and every pseudo-frame stands right before an entry frame
+#    of its class (the entry names checked by hand against the kernel's
+#    entry code, kernel-contexts.md sec. 4.1);
+#  - --context=verdict puts exactly one verdict frame before the first
+#    kernel frame of each stack with one (--kernel marks them), and
+#    nowhere else; its samples per verdict equal the report's;
+#  - --exclude V removes exactly the report's samples of verdict V;
+#  - --explain runs and names the verdicts.
+set -uo pipefail
+kfold=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 -c 'import jsonschema' 2>/dev/null ||
+	{ echo "FAIL: python3-jsonschema is not installed (scripts/setup.sh installs it)"; exit 1; }
+
+fail=0
+n=0
+for dir in "$src"/testdata/cases/*/; do
+	c=$(basename "$dir")
+	[ -e "$dir/perf.data" ] || continue
+	args=()
+	[ -f "$dir/args" ] && read -r -a args < "$dir/args"
+	# compat-only options make no sense here; cases are run in kfold's mode
+	skip=0
+	for a in "${args[@]}"; do
+		case $a in --compat=perf) skip=1 ;; esac
+	done
+	[ $skip -eq 1 ] && continue
+	(
+		cd "$dir" || exit 1
+		"$kfold" -q "${args[@]}" perf.data > "$tmp/$c.folded"
+		"$kfold" -q "${args[@]}" --kernel perf.data > "$tmp/$c.kfolded"
+		"$kfold" -q "${args[@]}" --format json perf.data > "$tmp/$c.json"
+		"$kfold" -q "${args[@]}" --context perf.data > "$tmp/$c.ctx"
+		"$kfold" -q "${args[@]}" --kernel --context=verdict perf.data > "$tmp/$c.verdict"
+		"$kfold" -q "${args[@]}" --explain perf.data > "$tmp/$c.explain"
+		for v in on-behalf attributed idle kthread user unknown; do
+			"$kfold" -q "${args[@]}" --no-inline --exclude "$v" perf.data > "$tmp/$c.ex-$v"
+		done
+	)
+	st=$?
+	# a damaged capture exits 1 with output (README: exit codes)
+	if [ $st -ne 0 ] && [ $st -ne 1 ]; then
+		echo "FAIL: $c: kfold exited $st"
+		fail=1
+		continue
+	fi
+	n=$((n + 1))
+	python3 - "$src/docs/kfold-report.schema.json" "$tmp" "$c" <<'EOF' || fail=1
+import collections, json, re, sys
+import jsonschema
+
+schema_path, tmp, case = sys.argv[1:4]
+schema = json.load(open(schema_path))
+rep = json.load(open(f"{tmp}/{case}.json"))
+bad = []
+
+try:
+    jsonschema.Draft202012Validator(schema).validate(rep)
+except jsonschema.ValidationError as e:
+    bad.append(f"schema: {e.message} at {list(e.absolute_path)}")
+
+def folded(path):
+    out = collections.Counter()
+    for line in open(path):
+        stack, count = line.rstrip("\n").rsplit(" ", 1)
+        out[stack] += int(count)
+    return out
+
+default = folded(f"{tmp}/{case}.folded")
+total = sum(default.values())
+t = rep["totals"]
+unit = t["weight"]
+if t[unit] != total:
+    bad.append(f"totals.{unit} {t[unit]} != folded total {total}")
+for what, items in (("processes", rep["processes"]),
+                    ("threads", [th for p in rep["processes"] for th in p["threads"]]),
+                    ("stacks", rep["stacks"]),
+                    ("verdicts", list(t["verdicts"].values()))):
+    s = sum(i[unit] for i in items)
+    if s != t[unit]:
+        bad.append(f"{what} add up to {s}, totals say {t[unit]}")
+for p in rep["processes"]:
+    for k in ("on_behalf", "attributed"):
+        s = sum(b[unit] for b in p[k]["classes"].values())
+        if s != p[k][unit]:
+            bad.append(f"pid {p['pid']}: {k} classes add up to {s}, not {p[k][unit]}")
+# the report's stacks are the folded lines
+js = collections.Counter()
+for s in rep["stacks"]:
+    js[";".join(s["frames"])] += s[unit]
+if js != default:
+    bad.append("the report's stacks are not the folded lines")
+
+# --context: pseudo-frames before entry frames, and nothing else changed
+classes = "syscall|fault|exception|exit_to_user|sched|hardirq|softirq|nmi|idle|kthread|guest"
+pseudo = re.compile(r"^\[(%s)(:[A-Za-z0-9_]+)?\]$" % classes)
+entry = {
+    "syscall": r"^(entry_SYSCALL_64(_after_hwframe)?|entry_SYSCALL_compat(_after_hwframe)?|"
+               r"entry_SYSENTER_compat(_after_hwframe)?|asm_int80_emulation|"
+               r"entry_INT80_compat|do_int80_syscall_32|do_fast_syscall_32)$",
+    "fault": r"^asm_exc_page_fault$",
+    "hardirq": r"^(asm_sysvec_\w+|asm_common_interrupt)$",
+    "softirq": r"^(handle_softirqs|__do_softirq|do_softirq(\.part\.\d+)?|run_ksoftirqd)$",
+    "sched": r"^(schedule|__schedule|preempt_schedule\w*|schedule_idle|schedule_tail|"
+             r"__cond_resched|irqentry_exit_cond_resched|raw_irqentry_exit_cond_resched)$",
+    "exit_to_user": r"^(irqentry_exit_to_user_mode|exit_to_user_mode_loop|"
+                    r"syscall_exit_to_user_mode\w*|exit_to_user_mode_prepare)$",
+    "idle": r"^(common_startup_64|secondary_startup_64\w*|start_secondary|x86_64_start_kernel|"
+            r"cpu_startup_entry|do_idle)$",
+    "kthread": r"^(ret_from_fork(_asm)?|kthread)$",
+}
+ctx = collections.Counter()
+for line in open(f"{tmp}/{case}.ctx"):
+    stack, count = line.rstrip("\n").rsplit(" ", 1)
+    frames = stack.split(";")
+    keep = []
+    for i, f in enumerate(frames):
+        m = pseudo.match(f) if i else None
+        if not m:
+            keep.append(f)
+            continue
+        nxt = frames[i + 1] if i + 1 < len(frames) else ""
+        cls = m.group(1)
+        if i + 1 == len(frames) or (cls in entry and not re.match(entry[cls], nxt)):
+            bad.append(f"--context: {f} stands before '{nxt}'")
+    ctx[";".join(keep)] += int(count)
+if ctx != default:
+    bad.append("--context without its pseudo-frames differs from the default output")
+
+# --context=verdict (with --kernel: kernel frames end in _[k])
+want_kfolded = folded(f"{tmp}/{case}.kfolded")
+got = collections.Counter()
+by_verdict = collections.Counter()
+vpat = re.compile(r"^\[(on-behalf|attributed|idle|kthread|unknown)\]$")
+for line in open(f"{tmp}/{case}.verdict"):
+    stack, count = line.rstrip("\n").rsplit(" ", 1)
+    frames = stack.split(";")
+    firstk = next((i for i, f in enumerate(frames) if f.endswith("_[k]")), None)
+    if firstk is not None:
+        if firstk == 0 or not vpat.match(frames[firstk - 1]):
+            bad.append(f"--context=verdict: no verdict before the kernel part of {stack[:120]}")
+            continue
+        by_verdict[frames[firstk - 1][1:-1]] += int(count)
+        del frames[firstk - 1]
+    got[";".join(frames)] += int(count)
+if got != want_kfolded:
+    bad.append("--context=verdict without its verdict frames differs from --kernel output")
+for v in ("on-behalf", "attributed", "idle", "kthread"):
+    if by_verdict[v] != t["verdicts"][v][unit]:
+        bad.append(f"--context=verdict: {v} {by_verdict[v]}, report {t['verdicts'][v][unit]}")
+
+# --exclude (with --no-inline: inlining does not change totals)
+for v, b in t["verdicts"].items():
+    s = sum(folded(f"{tmp}/{case}.ex-{v}").values())
+    if s != total - b[unit]:
+        bad.append(f"--exclude {v}: {s}, want {total} - {b[unit]}")
+
+explain = open(f"{tmp}/{case}.explain").read()
+for v in ("user", "on-behalf", "attributed", "idle", "kthread", "unknown"):
+    if not re.search(r"^  %s +\d+ samples" % v, explain, re.M):
+        bad.append(f"--explain has no line for {v}")
+
+for b in bad:
+    print(f"FAIL: {case}: {b}")
+if not bad:
+    v = t["verdicts"]
+    print(f"ok   {case}: {t['samples']} samples, {len(rep['stacks'])} stacks; " +
+          ", ".join(f"{k} {v[k]['samples']}" for k in v if v[k]["samples"]))
+sys.exit(1 if bad else 0)
+EOF
+done
+[ $n -gt 20 ] || { echo "FAIL: only $n captures checked"; fail=1; }
+exit $fail
