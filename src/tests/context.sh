@@ -5,7 +5,8 @@
 # and 9):
 #   busy      user-only memcpy loop, cpu-clock:k -p: nothing on its behalf,
 #             some attributed (softirq on IRQ exit, preemption...)
-#   sysloop   write() to /dev/null: on behalf, syscall:write
+#   sysloop   write() to /dev/null: on behalf, the write syscall, named
+#             syscall:write where the chain shows __x64_sys_write/ksys_write
 #   pfloop    anonymous page faults: on behalf, fault:page_fault
 #   pingpong  loopback TCP: NET_RX softirq run by bh_enable inside the
 #             sender's syscall, attributed
@@ -13,8 +14,9 @@
 #             --exclude idle,kthread removes
 #   a local_timer_entry tracepoint capture: hardirq:timer
 # Every check prints "ok   ..." or "FAIL: ..." with its evidence; exit 1
-# if any failed, 77 (meson's "skipped") only where perf cannot record.
-# About 9 s of recording.
+# if any failed, 77 (meson's "skipped") only where perf cannot record
+# (without -a rights only the -a checks are left out).  About 9 s of
+# recording, 25 s in all on a 2-CPU VM.
 set -uo pipefail
 kfold=$1
 src=$2
@@ -53,9 +55,12 @@ if ! rec -e cpu-clock -F 1000 -g -o "$tmp/probe.data" -- true > "$tmp/rec.log" 2
 	cat "$tmp/rec.log"
 	skip "perf record failed here (permissions? perf_event_paranoid?)"
 fi
-if ! rec -a -e cpu-clock -F 1000 -g -o "$tmp/probe.data" -- true > "$tmp/rec.log" 2>&1; then
+# system-wide and tracepoint captures need more rights than per-task ones
+syswide=1
+if ! rec -a -e irq_vectors:local_timer_entry -g -o "$tmp/probe.data" -- true > "$tmp/rec.log" 2>&1; then
 	cat "$tmp/rec.log"
-	skip "perf record -a failed here (perf_event_paranoid > 0?)"
+	echo "note: perf record -a -e irq_vectors:local_timer_entry failed here: the -a checks are skipped"
+	syswide=0
 fi
 
 failed=0
@@ -163,15 +168,34 @@ def sysloop(path):
     k = kernel_samples(p)
     ob = classes(p["on_behalf"])
     w = ob.get("syscall:write", 0)
+    sc = w + ob.get("syscall", 0)
     print("      sysloop: %d samples, %d in the kernel; on-behalf: %s; attributed %d, unknown %d"
           % (p["samples"], k, fmt(ob), p["attributed"]["samples"], p["unknown"]["samples"]))
-    if 2 * w > k:
-        ok("sysloop: syscall:write has most of its kernel samples (%d of %d)" % (w, k))
+    if w > 0:
+        ok("sysloop: syscall:write among its on-behalf classes (%d samples)" % w)
     else:
-        fail("sysloop: syscall:write has %d of %d kernel samples (on-behalf: %s)"
-             % (w, k, fmt(ob)))
-        show_stacks([s for s in stacks_with(rep, verdict="on-behalf")
-                     if s["frames"][0].startswith("sysloop") and s["leaf"] != "syscall:write"])
+        fail("sysloop: no syscall:write among its on-behalf classes (%s)" % fmt(ob))
+    if 2 * sc > k:
+        ok("sysloop: the write syscall (syscall:write or unnamed syscall) has most of its "
+           "kernel samples (%d of %d)" % (sc, k))
+    else:
+        fail("sysloop: the write syscall has %d of %d kernel samples (on-behalf: %s)"
+             % (sc, k, fmt(ob)))
+    # The name: on 6.x x86_64 __x64_sys_write tail-calls ksys_write, so
+    # most chains show write as ksys_write under do_syscall_64; samples
+    # whose leaf is do_syscall_64 itself (the point where syscall entry
+    # enables interrupts: a software clock lands there) cannot name it.
+    named = [s for s in rep["stacks"] if s["frames"][0] == "sysloop"
+             and any(f in ("__x64_sys_write", "ksys_write") for f in s["frames"])]
+    nn = sum(s["samples"] for s in named)
+    nw = sum(s["samples"] for s in named if s["leaf"] == "syscall:write")
+    if nn and 2 * nw > nn:
+        ok("sysloop: %d of the %d samples whose chain shows the write syscall's entry "
+           "(__x64_sys_write, ksys_write) are syscall:write" % (nw, nn))
+    else:
+        fail("sysloop: of %d samples whose chain shows the write syscall's entry "
+             "(__x64_sys_write, ksys_write), %d are syscall:write" % (nn, nw))
+        show_stacks([s for s in named if s["leaf"] != "syscall:write"], 3)
     unknown_reasons("sysloop", p)
 
 def pfloop(path):
@@ -230,8 +254,8 @@ def system(path, full, excl, idle_ms):
     idle_pids = sorted({p["pid"] for p in rep["processes"] if p["idle"]["samples"]})
     kth_comms = sorted({p["comm"] for p in rep["processes"] if p["kthread"]["samples"]})
     total = sum(p["samples"] for p in rep["processes"])
-    print("      -a: %d samples, idle %d (pids %s), kthread %d (%s)"
-          % (total, idle, idle_pids, kth, ", ".join(kth_comms)))
+    print("      -a: %d samples, idle %d (pids %s), kthread %d (%s); /proc/stat: "
+          "CPUs idle %d ms" % (total, idle, idle_pids, kth, ", ".join(kth_comms), idle_ms))
     zero = procs(rep, pid=0)
     if idle > 0 and idle_pids == [0]:
         ok("-a: %d idle samples, all of pid 0" % idle)
@@ -252,13 +276,21 @@ def system(path, full, excl, idle_ms):
         fail("-a: no kthread sample although flip keeps migration/N busy")
     def fsum(fn):
         return sum(int(l.rsplit(" ", 1)[1]) for l in open(fn).read().splitlines() if l)
-    a, b = fsum(full), fsum(excl)
-    if a == total and a - b == idle + kth:
-        ok("--exclude idle,kthread: %d -> %d samples, exactly the %d idle + %d kthread ones gone"
-           % (a, b, idle, kth))
-    else:
-        fail("--exclude idle,kthread: %d -> %d samples; the JSON has %d in all, %d idle + %d kthread"
-             % (a, b, total, idle, kth))
+    for unit, suffix in (("samples", ".samples"), ("period", "")):
+        a, b = fsum(full + suffix), fsum(excl + suffix)
+        t = sum(p[unit] for p in rep["processes"])
+        gone = sum(p["idle"][unit] + p["kthread"][unit] for p in rep["processes"])
+        if a == t and a - b == gone:
+            ok("--exclude idle,kthread: %s %d -> %d, exactly the idle and kthread %d gone"
+               % (unit, a, b, gone))
+        else:
+            fail("--exclude idle,kthread: %s %d -> %d; the JSON has %d in all, idle + kthread %d"
+                 % (unit, a, b, t, gone))
+    left = [l for l in open(excl + ".samples").read().splitlines()
+            if l.startswith(("swapper;", "migration/"))]
+    if left:
+        fail("--exclude idle,kthread left %d stacks of swapper or migration/N, e.g. %s"
+             % (len(left), left[0]))
 
 def timer(path, busy_pid):
     rep = load(path)
@@ -333,7 +365,7 @@ record pfloop -e cpu-clock -F 1000 -g -- "$tmp/pfloop" 1 &&
 
 # 4. loopback TCP ping-pong
 if record pingpong -e cpu-clock -F 1000 -g -- "$tmp/pingpong" 1; then
-	if kf --context "$tmp/pingpong.data" > "$tmp/pingpong.ctx" 2> "$tmp/pingpong.err"; then
+	if kf --samples --context "$tmp/pingpong.data" > "$tmp/pingpong.ctx" 2> "$tmp/pingpong.err"; then
 		check pingpong "$tmp/pingpong.json" "$tmp/pingpong.ctx"
 	else
 		cat "$tmp/pingpong.err"
@@ -347,10 +379,12 @@ fi
 hz=$(getconf CLK_TCK)
 idle_ms() { awk -v hz="$hz" '$1 == "cpu" { print int(($5 + $6) * 1000 / hz); exit }' /proc/stat; }
 idle0=$(idle_ms)
-if record system -a -e cpu-clock -F 1000 -g -- "$tmp/flip" 1; then
+if [ "$syswide" = 1 ] && record system -a -e cpu-clock -F 1000 -g -- "$tmp/flip" 1; then
 	idle1=$(idle_ms)
 	if kf "$tmp/system.data" > "$tmp/system.folded" &&
-		kf --exclude idle,kthread "$tmp/system.data" > "$tmp/system.excl"; then
+		kf --samples "$tmp/system.data" > "$tmp/system.folded.samples" &&
+		kf --exclude idle,kthread "$tmp/system.data" > "$tmp/system.excl" &&
+		kf --samples --exclude idle,kthread "$tmp/system.data" > "$tmp/system.excl.samples"; then
 		check system "$tmp/system.json" "$tmp/system.folded" "$tmp/system.excl" \
 			$((idle1 - idle0))
 	else
@@ -361,7 +395,7 @@ fi
 
 # 6. hard IRQs from a tracepoint (ground truth): the timer interrupt, on
 # busy's CPU and on the idle one
-if start_busy; then
+if [ "$syswide" = 1 ] && start_busy; then
 	pid=$busy_pid
 	record timer -a -e irq_vectors:local_timer_entry -g -- sleep 1 &&
 		check timer "$tmp/timer.json" "$pid"
