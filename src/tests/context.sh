@@ -157,6 +157,11 @@ def busy(path, pid):
     else:
         ok("busy: %d attributed samples (%s)" % (at["samples"], fmt(classes(at))))
     unknown_reasons("busy", p)
+    notes = [n for n in rep.get("notes", []) if "software clock" in n]
+    if notes:
+        ok("busy: the report notes that cpu-clock is a software clock")
+    else:
+        fail("busy: no note about the software clock in %s" % rep.get("notes"))
 
 def sysloop(path):
     rep = load(path)
@@ -350,8 +355,17 @@ stop_busy() {
 # (or always hit) the softirq work on the tick's IRQ exit.
 if start_busy; then
 	pid=$busy_pid
-	record busy -e cpu-clock:k -F 9973 -g -p "$pid" -- sleep 3 &&
+	if record busy -e cpu-clock:k -F 9973 -g -p "$pid" -- sleep 3; then
 		check busy "$tmp/busy.json" "$pid"
+		if kf --explain "$tmp/busy.data" > "$tmp/busy.explain" &&
+			grep -q '^  attributed  *[1-9]' "$tmp/busy.explain"; then
+			echo "ok   --explain on busy: $(grep '^  attributed' "$tmp/busy.explain" | tr -s ' ')"
+		else
+			echo "FAIL: --explain on busy shows no attributed sample:"
+			cat "$tmp/busy.explain"
+			failed=1
+		fi
+	fi
 	stop_busy
 fi
 
