@@ -82,7 +82,8 @@ record() {
 		return 1
 	fi
 }
-# check NAME ARGS...: one of the python checks below on $tmp/NAME.json
+# check FUNCTION ARGS...: one of the python checks below (a JSON report,
+# and folded outputs where the check compares them)
 check() {
 	python3 "$tmp/check.py" "$@" || failed=1
 }
@@ -312,11 +313,9 @@ def timer(path, busy_pid):
              % (total, len(bad)))
         show_stacks(bad)
     for p in rep["processes"]:
-        want = "idle" if p["pid"] == 0 else None
-        if want and p["idle"]["samples"] != p["samples"]:
-            fail("local_timer_entry: pid 0 has %d samples, %d idle" % (p["samples"], p["idle"]["samples"]))
-        if p["pid"] != 0 and p["idle"]["samples"]:
-            fail("local_timer_entry: pid %d (%s) has idle samples" % (p["pid"], p["comm"]))
+        if p["idle"]["samples"] != (p["samples"] if p["pid"] == 0 else 0):
+            fail("local_timer_entry: pid %d (%s): %d samples, %d of them idle"
+                 % (p["pid"], p["comm"], p["samples"], p["idle"]["samples"]))
     b = procs(rep, pid=busy_pid)
     if b and b[0]["attributed"]["samples"] == b[0]["samples"] > 0 \
        and classes(b[0]["attributed"]).get("hardirq:timer") == b[0]["samples"]:
