@@ -154,6 +154,9 @@ void kf_ctx_label(const struct kf_ctx_level *l, bool with_name,
 struct rewrite {
 	const struct kf_stacks *in;
 	struct kf_stacks *out;
+	uint32_t *memo;          /* per input node: the output node of the
+				    same path when no pseudo-frame comes
+				    before it (0: not made yet) */
 	struct kf_namer *namer;
 	enum kf_ctx_frames frames;
 	unsigned exclude;
@@ -210,9 +213,26 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 			return r;
 		n_ins++;
 	}
-	/* ins[] is in path order: outer contexts have larger entries */
-	node = kf_stacks_child(rw->out, 0, &rw->in->nodes[cs->path[0]].frame);
-	for (i = 1, j = 0; node && i < cs->n_path; i++) {
+	/* ins[] is in path order: outer contexts have larger entries.  The
+	 * part of the path before the first pseudo-frame is the input's own
+	 * prefix: made once, whatever the number of stacks sharing it */
+	{
+		size_t first = n_ins ? ins[0].pos : cs->n_path;
+
+		for (i = first; i > 0 && !rw->memo[cs->path[i - 1]]; i--)
+			;
+		node = i ? rw->memo[cs->path[i - 1]] : 0;
+		for (; i < first; i++) {
+			const struct kf_frame *f = &rw->in->nodes[cs->path[i]].frame;
+
+			node = kf_stacks_child(rw->out, node, f);
+			if (!node)
+				return KF_ENOMEM;
+			rw->memo[cs->path[i]] = node;
+		}
+		i = first;
+	}
+	for (j = 0; node && i < cs->n_path; i++) {
 		for (; node && j < n_ins && ins[j].pos == i; j++) {
 			struct kf_frame f = { 0, ins[j].text, KF_FRAME_PSEUDO };
 
@@ -242,12 +262,19 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 		return KF_ENOMEM;
 	rw.in = st;
 	rw.out = out;
+	rw.memo = kf_calloc(st->n ? st->n : 1, sizeof(*rw.memo));
+	if (!rw.memo) {
+		kf_stacks_fini(out);
+		memset(out, 0, sizeof(*out));
+		return KF_ENOMEM;
+	}
 	rw.namer = namer;
 	rw.frames = frames;
 	rw.exclude = exclude;
 	kf_buf_init(&rw.tmp);
 	r = kf_ctx_walk(st, namer, rules, rewrite_one, &rw);
 	kf_buf_fini(&rw.tmp);
+	free(rw.memo);
 	if (r) {
 		kf_stacks_fini(out);
 		memset(out, 0, sizeof(*out));

@@ -770,18 +770,23 @@ static int cmp_lines(const void *pa, const void *pb, void *ctx)
 	return (a->guess > b->guess) - (a->guess < b->guess);
 }
 
-static json_t *stacks_json(struct report *rp)
+/* The stacks, written one compact object per line as they are made: a
+ * capture's stack list can be large, and a tree of JSON values for all of
+ * it would take several times the memory of the text. */
+static int write_stacks(struct report *rp, FILE *out)
 {
-	json_t *arr = json_array();
 	size_t i;
 
 	if (rp->n_lines > 1)
 		qsort_r(rp->lv, rp->n_lines, sizeof(*rp->lv), cmp_lines, rp);
+	if (fputs("[", out) == EOF)
+		return KF_EIO;
 	for (i = 0; i < rp->n_lines && !rp->err; i++) {
 		const struct line *ln = &rp->lv[i];
 		const char *t = kf_strtab_get(&rp->lines, ln->text);
 		json_t *o = json_object(), *frames = json_array();
 		const char *via = kf_strtab_get(&rp->labels, ln->via);
+		int bad;
 
 		/* a frame's text never holds ';' (names have it replaced):
 		 * ';' only separates frames and inlined pieces */
@@ -807,9 +812,13 @@ static json_t *stacks_json(struct report *rp)
 			put(rp, o, "why", json_string(kf_ctx_why_name(ln->why)));
 		if (ln->verdict == KF_CTX_VERDICT_UNKNOWN && ln->guess != KF_CTX_UNKNOWN)
 			put(rp, o, "guess", json_string(kf_ctx_class_name(ln->guess)));
-		append(rp, arr, o);
+		bad = rp->err || fputs(i ? ",\n  " : "\n  ", out) == EOF ||
+		      json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
+		json_decref(o);
+		if (bad)
+			return rp->err ? rp->err : KF_EIO;
 	}
-	return arr;
+	return fputs(rp->n_lines ? "\n ]" : "]", out) == EOF ? KF_EIO : 0;
 }
 
 static int cmp_gaps_unnamed(const void *pa, const void *pb)
@@ -978,30 +987,47 @@ static int finish(struct kf_session *s, struct report *rp, int r)
 	return 0;
 }
 
+/* One member of the top-level object: `"key": value` (value consumed). */
+static int member(struct report *rp, FILE *out, const char *key, json_t *v)
+{
+	int r = 0;
+
+	if (!v || rp->err)
+		r = rp->err ? rp->err : KF_ENOMEM;
+	else if (fprintf(out, ",\n \"%s\": ", key) < 0 ||
+		 json_dumpf(v, out, JSON_INDENT(1) | JSON_ENSURE_ASCII))
+		r = KF_EIO;
+	json_decref(v);
+	return r;
+}
+
 int kf_session_write_json(kf_session *s, FILE *out)
 {
 	struct report rp;
-	json_t *root = NULL;
 	int r = gather(s, &rp, true);
 
-	if (!r) {
-		root = json_object();
-		put(&rp, root, "schema", json_string("kfold-report"));
-		put(&rp, root, "schema_version", json_integer(SCHEMA_VERSION));
-		put(&rp, root, "kfold_version", json_string(kf_version()));
-		put(&rp, root, "capture", capture_json(&rp));
-		put(&rp, root, "totals", totals_json(&rp));
-		put(&rp, root, "processes", processes_json(&rp));
-		put(&rp, root, "stacks", stacks_json(&rp));
-		put(&rp, root, "modules", modules_json(&rp));
-		put(&rp, root, "diagnostics", diagnostics_json(&rp));
-		put(&rp, root, "notes", notes_json(&rp));
+	/* written member by member in schema order; the stacks are streamed */
+	if (!r && fprintf(out, "{\n \"schema\": \"kfold-report\",\n \"schema_version\": %d,\n"
+			  " \"kfold_version\": \"%s\"", SCHEMA_VERSION, kf_version()) < 0)
+		r = KF_EIO;
+	if (!r)
+		r = member(&rp, out, "capture", capture_json(&rp));
+	if (!r)
+		r = member(&rp, out, "totals", totals_json(&rp));
+	if (!r)
+		r = member(&rp, out, "processes", processes_json(&rp));
+	if (!r)
+		r = fputs(",\n \"stacks\": ", out) == EOF ? KF_EIO : write_stacks(&rp, out);
+	if (!r)
+		r = member(&rp, out, "modules", modules_json(&rp));
+	if (!r)
+		r = member(&rp, out, "diagnostics", diagnostics_json(&rp));
+	if (!r)
+		r = member(&rp, out, "notes", notes_json(&rp));
+	if (!r && (fputs("\n}\n", out) == EOF || fflush(out) != 0))
+		r = KF_EIO;
+	if (!r)
 		s->stats.stacks = rp.n_lines;
-		if (!rp.err && (json_dumpf(root, out, JSON_INDENT(1) | JSON_ENSURE_ASCII) ||
-				fputc('\n', out) == EOF || fflush(out)))
-			r = KF_EIO;
-	}
-	json_decref(root);
 	return finish(s, &rp, r);
 }
 

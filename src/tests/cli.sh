@@ -31,6 +31,14 @@ expect "empty file" 2 "empty" -- "$kfold" "$tmp/empty"
 expect "missing file" 2 "No such file" -- "$kfold" "$tmp/nonexistent"
 expect "bad option" 2 "" -- "$kfold" --no-such-option
 expect "bad compat" 2 "compat" -- "$kfold" --compat=bogus "$cases/syscall/perf.data"
+expect "bad context" 2 "frames or verdict" -- "$kfold" --context=bogus "$cases/syscall/perf.data"
+expect "bad exclude" 2 "not a list" -- "$kfold" --exclude idle,bogus "$cases/syscall/perf.data"
+expect "bad format" 2 "folded or json" -- "$kfold" --format xml "$cases/syscall/perf.data"
+expect "json and explain" 2 "exclude each other" -- "$kfold" --format json --explain "$cases/syscall/perf.data"
+expect "contexts in compat" 2 "kfold's own" -- "$kfold" --compat=perf --context "$cases/syscall/perf.data"
+expect "json in compat" 2 "kfold's own" -- "$kfold" --compat=perf --format json "$cases/syscall/perf.data"
+# a software clock: --context warns that hard IRQs cannot be seen
+expect "software clock warning" 0 "software clock" -- "$kfold" "${opts[@]}" --context "$cases/syscall/perf.data"
 expect "help" 0 "" -- "$kfold" --help
 grep -q -- "--compat=perf" "$tmp/out" || { echo "FAIL help text"; fail=1; }
 

@@ -179,4 +179,33 @@ sys.exit(1 if bad else 0)
 EOF
 done
 [ $n -gt 20 ] || { echo "FAIL: only $n captures checked"; fail=1; }
+
+# a damaged capture (a record's size field lies half-way): exit 1, still a
+# valid report of the readable part, which says it is partial
+python3 - "$src/testdata/cases/syscall/perf.data" "$tmp/damaged.data" <<'EOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+off, size = struct.unpack_from("<QQ", d, 40)   # the data section
+pos = off
+while pos < off + size // 2:
+    pos += struct.unpack_from("<H", d, pos + 6)[0]
+struct.pack_into("<H", d, pos + 6, 3)          # a record of 3 bytes
+open(sys.argv[2], "wb").write(d)
+EOF
+"$kfold" -q --symfs "$src/testdata/symfs" --format json "$tmp/damaged.data" > "$tmp/damaged.json"
+st=$?
+if [ $st -ne 1 ]; then
+	echo "FAIL: damaged capture: exit $st, want 1"; fail=1
+elif ! python3 - "$src/docs/kfold-report.schema.json" "$tmp/damaged.json" <<'EOF'
+import json, sys, jsonschema
+rep = json.load(open(sys.argv[2]))
+jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(rep)
+assert rep["capture"]["input_damaged"], "input_damaged is false"
+assert any("could not be read" in n for n in rep["notes"]), rep["notes"]
+assert 0 < rep["totals"]["samples"] < 201, rep["totals"]["samples"]
+print(f"ok   damaged capture: exit 1, a valid report of {rep['totals']['samples']} of 201 samples")
+EOF
+then
+	fail=1
+fi
 exit $fail
