@@ -188,11 +188,12 @@ static void print_stats(const kf_stats *st)
 		"kfold: lost events %" PRIu64 ", lost samples %" PRIu64
 		", throttled %" PRIu64 ", out of order %" PRIu64
 		", unknown records %" PRIu64 "\n"
-		"kfold: bytes read %" PRIu64 ", ordering queue peak %zu bytes%s%s\n",
+		"kfold: bytes read %" PRIu64 ", ordering queue peak %zu bytes, "
+		"work %" PRIu64 " steps%s%s\n",
 		st->records, st->samples, st->samples_folded, st->samples_bad,
 		st->samples_unknown_id, st->stacks, st->lost_events, st->lost_samples,
 		st->throttles, st->out_of_order, st->unknown_records, st->bytes,
-		st->queue_peak_bytes, st->input_cut ? ", input cut short" : "",
+		st->queue_peak_bytes, st->work, st->input_cut ? ", input cut short" : "",
 		st->input_damaged ? ", input damaged" : "");
 }
 

@@ -48,6 +48,14 @@ for dir in "$src"/testdata/cases/*/; do
 	if grep -q 'call-graph dwarf' "$dir/README" 2>/dev/null; then
 		run "$name --compat=perf" "${common[@]}" --compat=perf ${args[@]+"${args[@]}"} "$dir/perf.data"
 	fi
+	# kernel contexts: the JSON report and --context on captures with
+	# kernel frames of many kinds
+	case $name in
+	system|ordering|dwarf-threads|syscall)
+		run "$name --format json" "${common[@]}" --format json ${args[@]+"${args[@]}"} "$dir/perf.data"
+		run "$name --context" "${common[@]}" --context --exclude idle ${args[@]+"${args[@]}"} "$dir/perf.data"
+		;;
+	esac
 done
 [ "$n" -ge 30 ] || { echo "FAIL valgrind: only $n runs"; exit 1; }
 echo "valgrind: $n runs of kfold on the committed captures, memcheck clean: $([ $fail -eq 0 ] && echo yes || echo no)"
