@@ -324,6 +324,33 @@ def timer(path, busy_pid):
     else:
         fail("local_timer_entry: busy (pid %d): %s" % (busy_pid, b and json.dumps(b[0])[:400]))
 
+def nochain(path):
+    """no -g: the leaf alone, and pid 0 / kthreadd's children"""
+    rep = load(path)
+    if not any("no call chains" in n for n in rep["notes"]):
+        fail("no -g: the report does not say the capture has no call chains: %s" % rep["notes"])
+    kernel = [s for s in rep["stacks"] if s["verdict"] != "user"]
+    bad = [s for s in kernel if s.get("why") != "no_chain"]
+    if kernel and not bad:
+        ok("no -g: all %d kernel-leaf stacks say why=no_chain" % len(kernel))
+    else:
+        fail("no -g: %d kernel-leaf stacks, %d without why=no_chain" % (len(kernel), len(bad)))
+        show_stacks(bad)
+    idle = [p for p in rep["processes"] if p["pid"] == 0]
+    if not idle:
+        print("note: no -g: no sample of pid 0 (no CPU was idle): its check is skipped")
+    elif idle[0]["idle"]["samples"] == idle[0]["samples"] > 0:
+        ok("no -g: pid 0's %d samples are idle, from the pid alone" % idle[0]["samples"])
+    else:
+        fail("no -g: pid 0: %s" % json.dumps(idle[0])[:300])
+    kt = sum(p["kthread"]["samples"] for p in rep["processes"])
+    wrong = [p["comm"] for p in rep["processes"]
+             if p["kthread"]["samples"] and p["comm"].startswith(("flip", "perf"))]
+    if not wrong:
+        ok("no -g: %d kthread samples, none in flip or perf" % kt)
+    else:
+        fail("no -g: kthread samples in %s" % wrong)
+
 cmd = sys.argv[1]
 globals()[cmd](*[int(a) if a.isdigit() else a for a in sys.argv[2:]])
 sys.exit(1 if fails else 0)
@@ -413,6 +440,11 @@ if [ "$syswide" = 1 ] && start_busy; then
 	record timer -a -e irq_vectors:local_timer_entry -g -- sleep 1 &&
 		check timer "$tmp/timer.json" "$pid"
 	stop_busy
+fi
+
+# 7. no call chains (no -g): classified from the leaf and the task
+if [ "$syswide" = 1 ] && record nochain -a -e cpu-clock -F 1000 -- "$tmp/flip" 1; then
+	check nochain "$tmp/nochain.json"
 fi
 
 exit $failed
