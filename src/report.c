@@ -1085,6 +1085,69 @@ static int explain_verdict(struct report *rp, FILE *out, unsigned v, const char 
 	return 0;
 }
 
+/* per process: its kernel work on its behalf and attributed to it */
+struct pk {
+	int32_t pid;
+	uint32_t comm;
+	struct bucket ob, at;
+};
+
+static int cmp_pk(const void *pa, const void *pb)
+{
+	const struct pk *a = pa, *b = pb;
+	uint64_t x = a->ob.period + a->at.period, y = b->ob.period + b->at.period;
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* The processes with the most kernel time (idle and kthreads aside), on
+ * behalf vs attributed. */
+static int explain_processes(struct report *rp, FILE *out)
+{
+	struct pk *v = kf_calloc(rp->n_threads + 1, sizeof(*v));
+	struct kf_map64 ix;
+	size_t i, n = 0;
+
+	if (!v)
+		return KF_ENOMEM;
+	kf_map64_init(&ix);
+	for (i = 0; i < rp->n_cells; i++) {
+		const struct cell *c = &rp->cells[i];
+		const struct thread *t = &rp->threads[c->thread];
+		uint32_t k;
+
+		if (c->verdict != KF_CTX_VERDICT_ON_BEHALF &&
+		    c->verdict != KF_CTX_VERDICT_ATTRIBUTED)
+			continue;
+		if (!kf_map64_get(&ix, (uint32_t)t->pid, &k)) {
+			k = (uint32_t)n++;
+			v[k].pid = t->pid;
+			v[k].comm = t->comm;
+			if (!kf_map64_put(&ix, (uint32_t)t->pid, k)) {
+				kf_map64_fini(&ix);
+				free(v);
+				return KF_ENOMEM;
+			}
+		}
+		add(c->verdict == KF_CTX_VERDICT_ON_BEHALF ? &v[k].ob : &v[k].at,
+		    c->b.samples, c->b.period);
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_pk);
+	if (n)
+		fputs("processes with the most kernel time (on behalf / attributed):\n", out);
+	for (i = 0; i < n && i < 5; i++)
+		fprintf(out, "  %-24s pid %-8d %6.1f%% / %.1f%%\n",
+			kf_strtab_get(&rp->labels, v[i].comm), v[i].pid,
+			pct(v[i].ob.period, rp->total.period),
+			pct(v[i].at.period, rp->total.period));
+	kf_map64_fini(&ix);
+	free(v);
+	return 0;
+}
+
 int kf_session_write_explain(kf_session *s, FILE *out)
 {
 	uint64_t w0 = kf_work;
@@ -1092,13 +1155,14 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 	int r = gather(s, &rp, false);
 	const struct kf_attr *a = kf_session_folded_attr(s);
 	uint64_t fps = 0, fpb = 0;
-	size_t i, n;
+	size_t i, k, n;
 
 	if (r)
 		return finish(s, &rp, r, w0);
-	fprintf(out, "%" PRIu64 " samples of %s in %zu threads; by %s, the kernel's "
-		"work was:\n", rp.total.samples, s->filter ? s->filter : "no event",
-		rp.n_threads, s->o.count_samples ? "samples" : "period");
+	fprintf(out, "%" PRIu64 " samples of %s in %zu thread%s; where they were "
+		"(shares by %s):\n", rp.total.samples, s->filter ? s->filter : "no event",
+		rp.n_threads, rp.n_threads == 1 ? "" : "s",
+		s->o.count_samples ? "samples" : "period");
 	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_USER, "user");
 	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_ON_BEHALF, "on-behalf");
 	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_ATTRIBUTED, "attributed");
@@ -1113,6 +1177,8 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 	if (rp.excluded.samples)
 		fprintf(out, "  left out by --exclude: %" PRIu64 " samples\n",
 			rp.excluded.samples);
+	if ((r = explain_processes(&rp, out)))
+		return finish(s, &rp, r, w0);
 	if (kf_attr_is_soft_clock(a))
 		fprintf(out, "note: %s %s.\n", s->filter, soft_clock_note);
 	if (a && !(a->sample_type & KF_SAMPLE_CALLCHAIN))
@@ -1133,14 +1199,17 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 		fputs("; rebuild with -fno-omit-frame-pointer or record with "
 		      "--call-graph dwarf\n", out);
 	}
+	/* DWARF unwinding: the ends that lost frames (they come with a hint;
+	 * reaching the outermost frame does not) */
 	n = kf_session_n_unwind_stops(s);
-	for (i = 0; i < n && i < 3; i++) {
+	for (i = 0, k = 0; i < n && k < 3; i++) {
 		kf_unwind_stop us;
 
-		if (kf_session_unwind_stop(s, i, &us) == 0)
-			fprintf(out, "  unwinding: %" PRIu64 " samples: %s%s%s%s%s\n",
-				us.samples, us.reason, us.module[0] ? " in " : "", us.module,
-				us.hint[0] ? "; " : "", us.hint);
+		if (kf_session_unwind_stop(s, i, &us) != 0 || !us.hint[0])
+			continue;
+		fprintf(out, "  unwinding: %" PRIu64 " samples: %s%s%s; %s\n", us.samples,
+			us.reason, us.module[0] ? " in " : "", us.module, us.hint);
+		k++;
 	}
 	if (rp.kernel_cut.samples || rp.kernel_stopped.samples)
 		fprintf(out, "  kernel chains: %" PRIu64 " cut at the stack limit, %" PRIu64
