@@ -22,6 +22,7 @@
 # round running every command once in the same order, after one untimed
 # `kfold --stats` run that reads the whole capture and every binary:
 #     kfold FILE    kfold --no-inline FILE    kfold --compat=perf --no-inline FILE
+#     kfold --context FILE    kfold --format json FILE
 #     perf script -i FILE --no-inline > /dev/null
 #     perf script -i FILE --no-inline | scripts/collapse-perf.py
 #     perf report -i FILE --stdio --no-children -g folded
@@ -523,11 +524,13 @@ script_cmd=("${PERF[@]}" script -i "$file" --no-inline --kallsyms "$kallsyms")
 } > "$work/bin/pipeline.sh"
 chmod +x "$work/bin/pipeline.sh"
 
-names=(kfold noinline compat script pipeline report report_all)
+names=(kfold noinline compat context json script pipeline report report_all)
 declare -A label cmdline
 label[kfold]="kfold FILE"
 label[noinline]="kfold --no-inline FILE"
 label[compat]="kfold --compat=perf --no-inline FILE"
+label[context]="kfold --context FILE"
+label[json]="kfold --format json FILE"
 label[script]="perf script --no-inline > /dev/null"
 label[pipeline]="perf script --no-inline | collapse-perf.py"
 label[pipe_perf]="  of which perf script"
@@ -551,6 +554,9 @@ run_one() {
 	# --no-inline: the pipeline it is compared with runs perf script
 	# --no-inline (perf's inline expansion forks addr2line per file)
 	compat) cmd=("${KF[@]}" --compat=perf --no-inline "$file") ;;
+	# kernel contexts: pseudo-frames, and the report (stacks and all)
+	context) cmd=("${KF[@]}" --context "$file") ;;
+	json) cmd=("${KF[@]}" --format json "$file") ;;
 	script) cmd=("${script_cmd[@]}"); out=/dev/null ;;
 	pipeline) cmd=(bash "$work/bin/pipeline.sh" "$work/times/pipe_perf.$r" "$work/times/pipe_py.$r") ;;
 	report) cmd=("${PERF[@]}" report -i "$file" --kallsyms "$kallsyms" --stdio --no-children -g folded) ;;
@@ -610,7 +616,7 @@ median() {
 	done | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 declare -A wall cpu rss
-all_rows=(kfold noinline compat script pipeline pipe_perf pipe_py report report_all)
+all_rows=(kfold noinline compat context json script pipeline pipe_perf pipe_py report report_all)
 [ -n "$stackcollapse_py" ] && all_rows+=(stackcollapse)
 our_cpu=0
 for name in "${all_rows[@]}"; do
@@ -674,6 +680,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a == a + 0) printf "%.1f
 			s / w, b / 1048576 / w, s / c }'
 	echo "kfold --compat=perf --no-inline vs perf script --no-inline | collapse-perf.py: $verdict"
 	echo "inline expansion (the default) costs: kfold / kfold --no-inline = wall $(ratio "${wall[kfold]}" "${wall[noinline]}"), cpu $(ratio "${cpu[kfold]}" "${cpu[noinline]}"), RSS $(ratio "${rss[kfold]}" "${rss[noinline]}")"
+	echo "kernel contexts cost: --context / kfold = wall $(ratio "${wall[context]}" "${wall[kfold]}"), RSS $(ratio "${rss[context]}" "${rss[kfold]}"); --format json / kfold = wall $(ratio "${wall[json]}" "${wall[kfold]}"), RSS $(ratio "${rss[json]}" "${rss[kfold]}")"
 	if [ "$((only_k + only_p))" -gt 0 ]; then
 		echo "  differing lines per root frame (comm):"
 		cat "$work/out/only-kfold" "$work/out/only-perf" | cut -d';' -f1 | cut -d' ' -f1 |
