@@ -120,8 +120,23 @@ static int thread_of(struct report *rp, const struct kf_ctx_stack *cs, uint32_t 
 		 * an exec changes it) */
 		const char *comm = kf_strtab_get(&rp->s->roots,
 				      rp->s->stacks.nodes[cs->path[0]].frame.module);
+		size_t len = strlen(comm);
 
-		if (intern(&rp->labels, comm, strlen(comm), &rp->threads[i].comm))
+		/* --pid and --tid append "-PID" or "-PID/TID": not the comm */
+		if (rp->s->o.root != KF_ROOT_COMM) {
+			char suffix[32];
+			size_t k;
+
+			if (rp->s->o.root == KF_ROOT_PID)
+				snprintf(suffix, sizeof(suffix), "-%d", (int)cs->pid);
+			else
+				snprintf(suffix, sizeof(suffix), "-%d/%d", (int)cs->pid,
+					 (int)cs->tid);
+			k = strlen(suffix);
+			if (len >= k && strcmp(comm + len - k, suffix) == 0)
+				len -= k;
+		}
+		if (intern(&rp->labels, comm, len, &rp->threads[i].comm))
 			return KF_ENOMEM;
 	}
 	if (!kf_map64_put(&rp->thread_ix, key, i))
@@ -546,9 +561,13 @@ static json_t *capture_json(struct report *rp)
 		append(rp, evs, e);
 	}
 	put(rp, c, "events", evs);
+	/* the header's range (perf record writes it), else the samples' */
 	if (env->first_sample_time || env->last_sample_time)
 		put(rp, c, "time_ns", json_pack("{s:o,s:o}", "first", jint(env->first_sample_time),
 						 "last", jint(env->last_sample_time)));
+	else if (s->first_time)
+		put(rp, c, "time_ns", json_pack("{s:o,s:o}", "first", jint(s->first_time),
+						 "last", jint(s->last_time)));
 	put(rp, c, "records", jint(st->records));
 	put(rp, c, "samples", jint(st->samples));
 	put(rp, c, "samples_folded", jint(st->samples_folded));

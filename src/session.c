@@ -515,6 +515,12 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
 	    s->o.compat == KF_COMPAT_PERF)
 		return 0;
+	if (smp.has_time && smp.time) {
+		if (!s->first_time || smp.time < s->first_time)
+			s->first_time = smp.time;
+		if (smp.time > s->last_time)
+			s->last_time = smp.time;
+	}
 	evname = kf_pd_event_name(s->pd, (size_t)rec->attr);
 	if (s->event && !event_matches(evname, s->event))
 		return 0;

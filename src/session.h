@@ -58,6 +58,8 @@ struct kf_session {
 	uint64_t requested_stack;     /* largest sample_stack_user asked for */
 	bool loaded;
 	uint64_t work0;               /* kf_work when the load began */
+	uint64_t first_time, last_time; /* of the samples with a time (for
+					   captures without the header's) */
 
 	/* event selection */
 	bool filter_set;
