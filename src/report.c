@@ -178,7 +178,7 @@ static int add_cell(struct report *rp, uint32_t thread, unsigned verdict,
 
 static struct modgap *gap_of(struct report *rp, uint32_t module)
 {
-	uint64_t key = key3(module, 7, 7);
+	uint64_t key = module;   /* 32 bits: never the map's empty key */
 	uint32_t i;
 
 	if (kf_map64_get(&rp->gap_ix, key, &i))
@@ -194,54 +194,52 @@ static struct modgap *gap_of(struct report *rp, uint32_t module)
 	return &rp->gaps[i];
 }
 
+/* Charges a stack's samples to module's unnamed or no-lines count, once
+ * per stack: seen[0..*n) are the modules charged so far (at most 8 are
+ * remembered; a stack through more is not charged to the others). */
+static int charge(struct report *rp, uint32_t *seen, size_t *n, uint32_t mod,
+		  bool nolines, const struct kf_ctx_stack *cs)
+{
+	struct modgap *g;
+	size_t k;
+
+	for (k = 0; k < *n; k++)
+		if (seen[k] == mod)
+			return 0;
+	if (*n == 8)
+		return 0;
+	if (!(g = gap_of(rp, mod)))
+		return KF_ENOMEM;
+	add(nolines ? &g->nolines : &g->unnamed, cs->samples, cs->weight);
+	seen[(*n)++] = mod;
+	return 0;
+}
+
 /* Where this stack's attribution chain broke: frames without a name, and
- * frames of modules whose debug info was looked for and not found.  Each
- * module is charged once per stack. */
+ * frames of modules whose debug info was looked for and not found. */
 static int stack_gaps(struct report *rp, const struct kf_ctx_stack *cs)
 {
 	uint32_t seen_u[8], seen_l[8];
-	size_t nu = 0, nl = 0, i, k;
-	bool any_u = false, any_l = false;
+	size_t nu = 0, nl = 0, i;
+	int r = 0;
 
-	for (i = 1; i < cs->n_path; i++) {
+	for (i = 1; i < cs->n_path && !r; i++) {
 		const struct kf_frame *f = &rp->s->stacks.nodes[cs->path[i]].frame;
 		uint32_t mod = (f->flags & KF_FRAME_NOMAP) ? 0 : f->module;
 		bool looked = false;
 
 		if (f->flags & KF_FRAME_TRUNCATED)
 			continue;
-		if (!cs->syms[i]) {
-			any_u = true;
-			for (k = 0; k < nu && seen_u[k] != mod; k++)
-				;
-			if (k == nu && nu < 8) {
-				struct modgap *g = gap_of(rp, mod);
-
-				if (!g)
-					return KF_ENOMEM;
-				add(&g->unnamed, cs->samples, cs->weight);
-				seen_u[nu++] = mod;
-			}
-		}
-		if (mod && !kf_dso_debuginfo_file(&rp->s->dsos, mod, &looked) && looked) {
-			any_l = true;
-			for (k = 0; k < nl && seen_l[k] != mod; k++)
-				;
-			if (k == nl && nl < 8) {
-				struct modgap *g = gap_of(rp, mod);
-
-				if (!g)
-					return KF_ENOMEM;
-				add(&g->nolines, cs->samples, cs->weight);
-				seen_l[nl++] = mod;
-			}
-		}
+		if (!cs->syms[i])
+			r = charge(rp, seen_u, &nu, mod, false, cs);
+		if (!r && mod && !kf_dso_debuginfo_file(&rp->s->dsos, mod, &looked) && looked)
+			r = charge(rp, seen_l, &nl, mod, true, cs);
 	}
-	if (any_u)
+	if (nu)
 		add(&rp->unnamed, cs->samples, cs->weight);
-	if (any_l)
+	if (nl)
 		add(&rp->nolines, cs->samples, cs->weight);
-	return 0;
+	return r;
 }
 
 /* The folded line of a stack, as emit-folded writes it. */
