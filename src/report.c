@@ -93,22 +93,58 @@ static int intern(struct kf_strtab *t, const char *p, size_t n, uint32_t *id)
 	return kf_strtab_intern(t, p, n, id) ? 0 : KF_ENOMEM;
 }
 
+/* The maps below are keyed by a 64-bit hash of what an entry is; two
+ * different entries with the same hash take the keys after it.  find()
+ * returns the index of the entry under *key that same() accepts, or false
+ * with *key the first free key for a new one. */
+typedef bool (*same_fn)(const struct report *rp, uint32_t i, const void *want);
+
+static bool find(const struct report *rp, const struct kf_map64 *m, uint64_t *key,
+		 same_fn same, const void *want, uint32_t *out)
+{
+	uint32_t i;
+
+	while (kf_map64_get(m, *key, &i)) {
+		if (same(rp, i, want)) {
+			*out = i;
+			return true;
+		}
+		*key = *key == UINT64_MAX - 1 ? 0 : *key + 1;
+	}
+	return false;
+}
+
+static bool same_thread(const struct report *rp, uint32_t i, const void *want)
+{
+	const struct thread *a = &rp->threads[i], *b = want;
+
+	return a->pid == b->pid && a->tid == b->tid;
+}
+
+static bool same_cell(const struct report *rp, uint32_t i, const void *want)
+{
+	const struct cell *a = &rp->cells[i], *b = want;
+
+	return a->thread == b->thread && a->verdict == b->verdict && a->label == b->label;
+}
+
+static bool same_line(const struct report *rp, uint32_t i, const void *want)
+{
+	const struct line *a = &rp->lv[i], *b = want;
+
+	return a->text == b->text && a->leaf == b->leaf && a->base == b->base &&
+	       a->via == b->via && a->verdict == b->verdict && a->why == b->why &&
+	       a->guess == b->guess;
+}
+
 static int thread_of(struct report *rp, const struct kf_ctx_stack *cs, uint32_t *out)
 {
 	uint64_t key = key3((uint32_t)cs->pid, (uint32_t)cs->tid, 1);
+	struct thread want = { cs->pid, cs->tid, 0, { 0, 0 } };
 	uint32_t i;
 
-	/* the hash is of the pair; on a collision the pair is compared and
-	 * a linear probe over the next keys is not needed: key3 differs */
-	for (;;) {
-		if (!kf_map64_get(&rp->thread_ix, key, &i))
-			break;
-		if (rp->threads[i].pid == cs->pid && rp->threads[i].tid == cs->tid) {
-			*out = i;
-			return 0;
-		}
-		key = key == UINT64_MAX - 1 ? 0 : key + 1;
-	}
+	if (find(rp, &rp->thread_ix, &key, same_thread, &want, out))
+		return 0;
 	if (!KF_GROW(rp->threads, rp->cap_threads, rp->n_threads + 1))
 		return KF_ENOMEM;
 	i = (uint32_t)rp->n_threads;
@@ -150,25 +186,17 @@ static int add_cell(struct report *rp, uint32_t thread, unsigned verdict,
 		    uint32_t label, const struct kf_ctx_stack *cs)
 {
 	uint64_t key = key3(thread, verdict, label);
+	struct cell want = { thread, label, (uint8_t)verdict, { 0, 0 } };
 	uint32_t i;
 
-	for (;;) {
-		if (!kf_map64_get(&rp->cell_ix, key, &i))
-			break;
-		if (rp->cells[i].thread == thread && rp->cells[i].verdict == verdict &&
-		    rp->cells[i].label == label) {
-			add(&rp->cells[i].b, cs->samples, cs->weight);
-			return 0;
-		}
-		key = key == UINT64_MAX - 1 ? 0 : key + 1;
+	if (find(rp, &rp->cell_ix, &key, same_cell, &want, &i)) {
+		add(&rp->cells[i].b, cs->samples, cs->weight);
+		return 0;
 	}
 	if (!KF_GROW(rp->cells, rp->cap_cells, rp->n_cells + 1))
 		return KF_ENOMEM;
 	i = (uint32_t)rp->n_cells;
-	memset(&rp->cells[i], 0, sizeof(rp->cells[i]));
-	rp->cells[i].thread = thread;
-	rp->cells[i].verdict = (uint8_t)verdict;
-	rp->cells[i].label = label;
+	rp->cells[i] = want;
 	add(&rp->cells[i].b, cs->samples, cs->weight);
 	if (!kf_map64_put(&rp->cell_ix, key, i))
 		return KF_ENOMEM;
@@ -282,7 +310,7 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 {
 	struct report *rp = payload;
 	const struct kf_ctx *c = cs->ctx;
-	uint32_t th, leaf, base, label, via;
+	uint32_t th, leaf, base, label;
 	const char *why;
 	int r;
 
@@ -311,40 +339,31 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 	    (r = stack_gaps(rp, cs)))
 		return r;
 	if (rp->want_lines) {
-		struct line *ln;
-		uint32_t text, i;
+		struct line want;
+		uint32_t i;
 		uint64_t key;
 		const char *v = kf_ctx_via_name(c->leaf.via);
 
-		if ((r = stack_text(rp, cs, &text)) ||
-		    (r = intern(&rp->labels, v, strlen(v), &via)))
+		memset(&want, 0, sizeof(want));
+		if ((r = stack_text(rp, cs, &want.text)) ||
+		    (r = intern(&rp->labels, v, strlen(v), &want.via)))
 			return r;
-		key = key3(text, (uint64_t)leaf << 8 | c->verdict, (uint64_t)base << 32 | via);
-		for (;;) {
-			if (!kf_map64_get(&rp->line_ix, key, &i))
-				break;
-			ln = &rp->lv[i];
-			if (ln->text == text && ln->leaf == leaf && ln->base == base &&
-			    ln->via == via && ln->verdict == c->verdict && ln->why == c->why &&
-			    ln->guess == c->guess) {
-				add(&ln->b, cs->samples, cs->weight);
-				return 0;
-			}
-			key = key == UINT64_MAX - 1 ? 0 : key + 1;
+		want.leaf = leaf;
+		want.base = base;
+		want.verdict = c->verdict;
+		want.why = c->why;
+		want.guess = c->guess;
+		key = key3(want.text, (uint64_t)leaf << 8 | c->verdict,
+			   (uint64_t)base << 32 | want.via);
+		if (find(rp, &rp->line_ix, &key, same_line, &want, &i)) {
+			add(&rp->lv[i].b, cs->samples, cs->weight);
+			return 0;
 		}
 		if (!KF_GROW(rp->lv, rp->cap_lines, rp->n_lines + 1))
 			return KF_ENOMEM;
 		i = (uint32_t)rp->n_lines;
-		ln = &rp->lv[i];
-		memset(ln, 0, sizeof(*ln));
-		ln->text = text;
-		ln->leaf = leaf;
-		ln->base = base;
-		ln->via = via;
-		ln->verdict = c->verdict;
-		ln->why = c->why;
-		ln->guess = c->guess;
-		add(&ln->b, cs->samples, cs->weight);
+		rp->lv[i] = want;
+		add(&rp->lv[i].b, cs->samples, cs->weight);
 		if (!kf_map64_put(&rp->line_ix, key, i))
 			return KF_ENOMEM;
 		rp->n_lines++;
