@@ -1118,6 +1118,10 @@ static int start_decompress(struct kf_pd *pd, const struct kf_rec *rec)
 	}
 	if (z->zerr)
 		return 0;
+	/* an empty payload decompresses to nothing (found by fuzz-perfdata:
+	 * a COMPRESSED2 record whose data_size is 0) */
+	if (plen == 0)
+		return 0;
 	if (z->zin_cap < plen) {
 		uint8_t *nb = realloc(z->zin, plen);
 
