@@ -180,6 +180,28 @@ EOF
 done
 [ $n -gt 20 ] || { echo "FAIL: only $n captures checked"; fail=1; }
 
+# the schema is not a formality: reports with a field missing, a count of
+# the wrong type or an unknown verdict must fail it
+if ! python3 - "$src/docs/kfold-report.schema.json" "$tmp/syscall.json" <<'EOF'
+import copy, json, sys, jsonschema
+v = jsonschema.Draft202012Validator(json.load(open(sys.argv[1])))
+rep = json.load(open(sys.argv[2]))
+broken = []
+r = copy.deepcopy(rep); del r["totals"]; broken.append(("no totals", r))
+r = copy.deepcopy(rep); r["processes"][0]["samples"] = "12"; broken.append(("a string count", r))
+r = copy.deepcopy(rep); r["stacks"][0]["verdict"] = "maybe"; broken.append(("an unknown verdict", r))
+r = copy.deepcopy(rep); r["stacks"][0]["leaf"] = "teatime"; broken.append(("an unknown context", r))
+r = copy.deepcopy(rep); r["capture"]["extra"] = 1; broken.append(("an unknown capture field", r))
+bad = [what for what, r in broken if v.is_valid(r)]
+if bad:
+    print("FAIL: the schema accepts a report with " + ", ".join(bad))
+    sys.exit(1)
+print("ok   the schema rejects %d broken reports" % len(broken))
+EOF
+then
+	fail=1
+fi
+
 # a damaged capture (a record's size field lies half-way): exit 1, still a
 # valid report of the readable part, which says it is partial
 python3 - "$src/testdata/cases/syscall/perf.data" "$tmp/damaged.data" <<'EOF'
