@@ -108,6 +108,7 @@ static const char *const why_names[] = {
 	[KF_CTX_WHY_UNWIND_STOPPED] = "unwind_stopped",
 	[KF_CTX_WHY_NO_USER_PART] = "no_user_part",
 	[KF_CTX_WHY_NO_CHAIN] = "no_chain",
+	[KF_CTX_WHY_NO_SYMBOLS] = "no_symbols",
 };
 
 /* ---- names -------------------------------------------------------------- */

@@ -97,6 +97,9 @@ enum kf_ctx_why {
 				      user part follows (and not cut): e.g.
 				      --kernel-callchains */
 	KF_CTX_WHY_NO_CHAIN,       /* no call chain: leaf symbol only */
+	KF_CTX_WHY_NO_SYMBOLS,     /* the kernel frames have no names (set by
+				      the caller: no kallsyms for the
+				      recorded kernel) */
 	KF_CTX_NWHYS
 };
 

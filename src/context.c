@@ -107,6 +107,14 @@ int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
 		if ((int32_t)(rootf->addr >> 32) == 0)
 			in |= KF_CTX_IN_PID0;
 		kf_ctx_classify(rules, w.names + off, ncls, cpumode, in, &ctx);
+		/* without kernel symbols no rule can apply: say so rather
+		 * than guess why the chain told nothing */
+		if (ctx.verdict == KF_CTX_VERDICT_UNKNOWN && ncls) {
+			for (i = 0; i < ncls && !w.names[off + i]; i++)
+				;
+			if (i == ncls)
+				ctx.why = KF_CTX_WHY_NO_SYMBOLS;
+		}
 		shift_level(&ctx.leaf, ncls, off, nk);
 		shift_level(&ctx.base, ncls, off, nk);
 		for (k = 0; k < ctx.n_nest; k++)

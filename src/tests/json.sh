@@ -202,6 +202,26 @@ then
 	fail=1
 fi
 
+# without kernel symbols the kernel samples are unknown, and say why
+: > "$tmp/empty.kallsyms"
+mkdir -p "$tmp/nocache"
+if "$kfold" -q --kallsyms "$tmp/empty.kallsyms" --buildid-dir "$tmp/nocache" --format json \
+	"$src/testdata/cases/system/perf.data" > "$tmp/nosyms.json"; then
+	python3 - "$tmp/nosyms.json" <<'EOF' || fail=1
+import json, sys
+rep = json.load(open(sys.argv[1]))
+u = rep["totals"]["verdicts"]["unknown"]["samples"]
+whys = {s.get("why") for s in rep["stacks"] if s["verdict"] == "unknown"}
+if u > 0 and whys == {"no_symbols"}:
+    print("ok   no kernel symbols: %d unknown samples, all why=no_symbols" % u)
+else:
+    print("FAIL: no kernel symbols: %d unknown, reasons %s" % (u, whys))
+    sys.exit(1)
+EOF
+else
+	echo "FAIL: kfold without kernel symbols"; fail=1
+fi
+
 # a damaged capture (a record's size field lies half-way): exit 1, still a
 # valid report of the readable part, which says it is partial
 python3 - "$src/testdata/cases/syscall/perf.data" "$tmp/damaged.data" <<'EOF'
