@@ -167,9 +167,8 @@ struct rewrite {
 				    same path when no pseudo-frame comes
 				    before it (0: not made yet) */
 	struct kf_namer *namer;
-	enum kf_ctx_frames frames;
+	enum kf_context_frames frames;
 	unsigned exclude;
-	uint64_t dropped_samples, dropped_weight;
 	struct kf_buf tmp;
 };
 
@@ -193,12 +192,9 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 	uint32_t node;
 	int k, r;
 
-	if (rw->exclude & (1u << ctx->verdict)) {
-		rw->dropped_samples += cs->samples;
-		rw->dropped_weight += cs->weight;
+	if (rw->exclude & (1u << ctx->verdict))
 		return 0;
-	}
-	if (rw->frames == KF_CTX_FRAMES_CONTEXTS) {
+	if (rw->frames == KF_CONTEXT_FRAMES) {
 		/* outermost first, so nested contexts nest */
 		for (k = ctx->n_nest - 1; k >= 0; k--) {
 			const struct kf_ctx_level *l = &ctx->nest[k];
@@ -214,7 +210,7 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 				return r;
 			n_ins++;
 		}
-	} else if (rw->frames == KF_CTX_FRAMES_VERDICT && cs->n_kernel > 0) {
+	} else if (rw->frames == KF_CONTEXT_VERDICT && cs->n_kernel > 0) {
 		rw->tmp.len = 0;
 		kf_buf_printf(&rw->tmp, "[%s]", kf_ctx_verdict_name(ctx->verdict));
 		ins[n_ins].pos = cs->n_path - cs->n_kernel;
@@ -259,9 +255,8 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 }
 
 int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
-		   const struct kf_ctx_rules *rules, enum kf_ctx_frames frames,
-		   unsigned exclude, struct kf_stacks *out,
-		   uint64_t *dropped_samples, uint64_t *dropped_weight)
+		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
+		   unsigned exclude, struct kf_stacks *out)
 {
 	struct rewrite rw;
 	int r;
@@ -289,7 +284,5 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 		memset(out, 0, sizeof(*out));
 		return r;
 	}
-	*dropped_samples = rw.dropped_samples;
-	*dropped_weight = rw.dropped_weight;
 	return 0;
 }

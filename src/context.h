@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kfold.h"
+
 #include "classify.h"
 #include "stacks.h"
 #include "symbolize.h"
@@ -57,23 +59,14 @@ int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
 void kf_ctx_label(const struct kf_ctx_level *l, bool with_name,
 		  struct kf_buf *out);
 
-/* What --context inserts. */
-enum kf_ctx_frames {
-	KF_CTX_FRAMES_NONE = 0,
-	KF_CTX_FRAMES_CONTEXTS,   /* "[class:sub]" rootward of every context's
-				     entry frame */
-	KF_CTX_FRAMES_VERDICT,    /* "[verdict]" rootward of the outermost
-				     kernel frame */
-};
-
-/* Builds *out (initialised here) from st: every stack with pseudo-frames
- * as `frames` says, without the stacks whose verdict bit (1u << verdict)
- * is in exclude.  Pseudo-frame texts are interned in namer->texts.
- * *dropped_samples / *dropped_weight count what exclude removed.
- * Returns 0 or KF_ENOMEM (out is then freed). */
+/* Builds *out (initialised here) from st: every stack with the
+ * pseudo-frames `frames` asks for (kfold.h: "[class:sub]" right before
+ * every context's entry frame, or "[verdict]" right before the outermost
+ * kernel frame), without the stacks whose verdict bit (1u << verdict) is
+ * in exclude.  Pseudo-frame texts are interned in namer->texts.  Returns
+ * 0 or KF_ENOMEM (out is then freed). */
 int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
-		   const struct kf_ctx_rules *rules, enum kf_ctx_frames frames,
-		   unsigned exclude, struct kf_stacks *out,
-		   uint64_t *dropped_samples, uint64_t *dropped_weight);
+		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
+		   unsigned exclude, struct kf_stacks *out);
 
 #endif

@@ -154,25 +154,12 @@ static int thread_of(struct report *rp, const struct kf_ctx_stack *cs, uint32_t 
 	{
 		/* the comm as the stack's root names it (the first one seen:
 		 * an exec changes it) */
-		const char *comm = kf_strtab_get(&rp->s->roots,
+		const char *root = kf_strtab_get(&rp->s->roots,
 				      rp->s->stacks.nodes[cs->path[0]].frame.module);
-		size_t len = strlen(comm);
 
-		/* --pid and --tid append "-PID" or "-PID/TID": not the comm */
-		if (rp->s->o.root != KF_ROOT_COMM) {
-			char suffix[32];
-			size_t k;
-
-			if (rp->s->o.root == KF_ROOT_PID)
-				snprintf(suffix, sizeof(suffix), "-%d", (int)cs->pid);
-			else
-				snprintf(suffix, sizeof(suffix), "-%d/%d", (int)cs->pid,
-					 (int)cs->tid);
-			k = strlen(suffix);
-			if (len >= k && strcmp(comm + len - k, suffix) == 0)
-				len -= k;
-		}
-		if (intern(&rp->labels, comm, len, &rp->threads[i].comm))
+		if (intern(&rp->labels, root, kf_namer_root_comm_len(&rp->s->namer, root,
+								      cs->pid, cs->tid),
+			   &rp->threads[i].comm))
 			return KF_ENOMEM;
 	}
 	if (!kf_map64_put(&rp->thread_ix, key, i))
@@ -461,12 +448,6 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static const char *soft_clock_note =
-	"is a software clock (hrtimer interrupt): it cannot sample code that "
-	"runs with interrupts disabled, so hard IRQs, the tick, NMIs and "
-	"IRQs-off regions have no samples of their own (hardirq share zero by "
-	"construction) and their time lands on the next point where "
-	"interrupts are enabled again";
 
 /* ---- JSON ---------------------------------------------------------------------- */
 
@@ -993,7 +974,7 @@ static json_t *notes_json(struct report *rp)
 
 	if (kf_attr_is_soft_clock(a)) {
 		rp->tmp.len = 0;
-		kf_buf_printf(&rp->tmp, "event %s %s", rp->s->filter, soft_clock_note);
+		kf_buf_printf(&rp->tmp, "event %s %s", rp->s->filter, kf_soft_clock_note);
 		append(rp, arr, jstr(rp, kf_buf_cstr(&rp->tmp)));
 	}
 	if (a && !(a->sample_type & KF_SAMPLE_CALLCHAIN))
@@ -1086,24 +1067,23 @@ static int cmp_lab(const void *pa, const void *pb)
 	return (a->label > b->label) - (a->label < b->label);
 }
 
-static int explain_verdict(struct report *rp, FILE *out, unsigned v, const char *name)
+/* One verdict's line: its share and its most common leaf contexts, from
+ * the cells of all threads merged per (verdict, label) (merge_cells). */
+static int explain_verdict(struct report *rp, FILE *out, const struct cell *merged,
+			   size_t nm, unsigned v, const char *name)
 {
-	struct lab *labs = kf_calloc(rp->n_cells + 1, sizeof(*labs));
+	struct lab *labs = kf_calloc(nm + 1, sizeof(*labs));
 	const struct bucket *b = &rp->verdicts[v];
-	size_t i, k, n = 0;
+	size_t i, n = 0;
 
 	if (!labs)
 		return KF_ENOMEM;
-	for (i = 0; i < rp->n_cells; i++) {
-		if (rp->cells[i].verdict != v)
+	for (i = 0; i < nm; i++) {
+		if (merged[i].verdict != v)
 			continue;
-		for (k = 0; k < n && labs[k].label != rp->cells[i].label; k++)
-			;
-		if (k == n) {
-			labs[n].label = rp->cells[i].label;
-			n++;
-		}
-		add(&labs[k].b, rp->cells[i].b.samples, rp->cells[i].b.period);
+		labs[n].label = merged[i].label;
+		labs[n].b = merged[i].b;
+		n++;
 	}
 	if (n > 1)
 		qsort(labs, n, sizeof(*labs), cmp_lab);
@@ -1199,12 +1179,23 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 		"(shares by %s):\n", rp.total.samples, s->filter ? s->filter : "no event",
 		rp.n_threads, rp.n_threads == 1 ? "" : "s",
 		s->o.count_samples ? "samples" : "period");
-	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_USER, "user");
-	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_ON_BEHALF, "on-behalf");
-	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_ATTRIBUTED, "attributed");
-	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_IDLE, "idle");
-	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_KTHREAD, "kthread");
-	if (!r) r = explain_verdict(&rp, out, KF_CTX_VERDICT_UNKNOWN, "unknown");
+	{
+		static const struct { uint8_t v; const char *name; } rows[] = {
+			{ KF_CTX_VERDICT_USER, "user" },
+			{ KF_CTX_VERDICT_ON_BEHALF, "on-behalf" },
+			{ KF_CTX_VERDICT_ATTRIBUTED, "attributed" },
+			{ KF_CTX_VERDICT_IDLE, "idle" },
+			{ KF_CTX_VERDICT_KTHREAD, "kthread" },
+			{ KF_CTX_VERDICT_UNKNOWN, "unknown" },
+		};
+		struct cell *merged = kf_calloc(rp.n_cells + 1, sizeof(*merged));
+		size_t nm = merged ? merge_cells(&rp, rp.cells, rp.n_cells, merged) : 0;
+
+		r = merged ? 0 : KF_ENOMEM;
+		for (i = 0; i < sizeof(rows) / sizeof(rows[0]) && !r; i++)
+			r = explain_verdict(&rp, out, merged, nm, rows[i].v, rows[i].name);
+		free(merged);
+	}
 	if (r)
 		return finish(s, &rp, r, w0);
 	fputs("  (on-behalf: the task's own syscalls, faults and traps; attributed: "
@@ -1216,7 +1207,7 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 	if ((r = explain_processes(&rp, out)))
 		return finish(s, &rp, r, w0);
 	if (kf_attr_is_soft_clock(a))
-		fprintf(out, "note: %s %s.\n", s->filter, soft_clock_note);
+		fprintf(out, "note: %s %s.\n", s->filter, kf_soft_clock_note);
 	if (a && !(a->sample_type & KF_SAMPLE_CALLCHAIN))
 		fputs("note: no call chains (record with -g): contexts are guessed from "
 		      "the leaf symbol.\n", out);

@@ -345,7 +345,7 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 			const struct kf_sample *smp, const struct kf_attr *a,
 			size_t n)
 {
-	size_t nu = 0, i;
+	size_t nu = 0, i, n0 = n;
 	uint32_t endmod;
 	enum kf_unwind_end end;
 
@@ -409,6 +409,8 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 		if (!push_frame(s, &n, &f))
 			return -1;
 	}
+	/* the unwound frames are the sample's user part */
+	s->chain_user += n - n0;
 	return (long)n;
 }
 
@@ -591,13 +593,8 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
 			nframes = walk_chain(s, th, &smp);
 			if (nframes >= 0 && (a->sample_type & KF_SAMPLE_REGS_USER) &&
-			    (a->sample_type & KF_SAMPLE_STACK_USER)) {
-				long before = nframes;
-
+			    (a->sample_type & KF_SAMPLE_STACK_USER))
 				nframes = unwind_user(s, th, &smp, a, (size_t)nframes);
-				if (nframes > before)
-					s->chain_user += (size_t)(nframes - before);
-			}
 		} else if (smp.has_ip) {
 			struct kf_frame f;
 			unsigned cm = smp.misc & KF_MISC_CPUMODE_MASK;
@@ -971,6 +968,13 @@ const struct kf_attr *kf_session_folded_attr(const struct kf_session *s)
 	return NULL;
 }
 
+const char kf_soft_clock_note[] =
+	"is a software clock (hrtimer interrupt): it cannot sample code that "
+	"runs with interrupts disabled, so hard IRQs, the tick, NMIs and "
+	"IRQs-off regions have no samples of their own (hardirq share zero by "
+	"construction) and their time lands on the next point where "
+	"interrupts are enabled again";
+
 bool kf_attr_is_soft_clock(const struct kf_attr *a)
 {
 	/* PERF_TYPE_SOFTWARE: PERF_COUNT_SW_CPU_CLOCK 0, TASK_CLOCK 1 */
@@ -982,25 +986,19 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	const struct kf_stacks *st = &s->stacks;
 	struct kf_stacks rewritten;
 	bool rewrite = s->o.context != KF_CONTEXT_NONE || s->o.exclude;
-	uint64_t lines = 0, ds = 0, dw = 0, w0 = kf_work;
+	uint64_t lines = 0, w0 = kf_work;
 	int r;
 
 	if (!s->namer_ready)
 		return 0;
 	if (rewrite) {
-		r = kf_ctx_rewrite(&s->stacks, &s->namer, s->rules,
-				   s->o.context == KF_CONTEXT_VERDICT ? KF_CTX_FRAMES_VERDICT :
-				   s->o.context == KF_CONTEXT_FRAMES ? KF_CTX_FRAMES_CONTEXTS :
-				   KF_CTX_FRAMES_NONE, s->o.exclude, &rewritten, &ds, &dw);
+		r = kf_ctx_rewrite(&s->stacks, &s->namer, s->rules, s->o.context,
+				   s->o.exclude, &rewritten);
 		if (r)
 			return kf_fail(&s->err, r, "out of memory");
 		st = &rewritten;
 		if (kf_attr_is_soft_clock(kf_session_folded_attr(s)))
-			logf_(s, KF_LOG_WARN, "event %s is a software clock: it cannot "
-			      "sample code that runs with interrupts disabled, so hard "
-			      "IRQs, NMIs and the tick show no samples of their own; "
-			      "their time lands on the next point where interrupts "
-			      "are enabled again", s->filter);
+			logf_(s, KF_LOG_WARN, "event %s %s", s->filter, kf_soft_clock_note);
 	}
 	r = kf_emit_folded(st, &s->namer, &s->roots, out, &lines);
 	if (rewrite)

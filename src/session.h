@@ -88,4 +88,7 @@ const struct kf_attr *kf_session_folded_attr(const struct kf_session *s);
  * samples from an hrtimer interrupt, so it cannot see IRQ-disabled code. */
 bool kf_attr_is_soft_clock(const struct kf_attr *a);
 
+/* What to say of such an event, after "event NAME ". */
+extern const char kf_soft_clock_note[];
+
 #endif

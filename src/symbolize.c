@@ -686,6 +686,22 @@ void kf_namer_root(struct kf_namer *n, const char *comm, int32_t pid,
 		kf_buf_printf(out, "-%d/%d", (int)pid, (int)tid);
 }
 
+size_t kf_namer_root_comm_len(const struct kf_namer *n, const char *root,
+			      int32_t pid, int32_t tid)
+{
+	size_t len = strlen(root), k;
+	char suffix[32];
+
+	if (n->root_mode == KF_ROOT_PID)
+		snprintf(suffix, sizeof(suffix), "-%d", (int)pid);
+	else if (n->root_mode == KF_ROOT_TID)
+		snprintf(suffix, sizeof(suffix), "-%d/%d", (int)pid, (int)tid);
+	else
+		return len;
+	k = strlen(suffix);
+	return len >= k && strcmp(root + len - k, suffix) == 0 ? len - k : len;
+}
+
 bool kf_collapse_header_event(const char *line, size_t len,
 			      const char **event, size_t *event_len,
 			      const char **period, size_t *period_len)

@@ -87,6 +87,12 @@ const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f);
 void kf_namer_root(struct kf_namer *n, const char *comm, int32_t pid,
 		   int32_t tid, const char *header_rest, struct kf_buf *out);
 
+/* The length of the comm part of a root text kf_namer_root made for
+ * (pid, tid): without the "-PID" or "-PID/TID" that --pid and --tid
+ * append. */
+size_t kf_namer_root_comm_len(const struct kf_namer *n, const char *root,
+			      int32_t pid, int32_t tid);
+
 /* stackcollapse-perf.pl's /:\s*(\d+)*\s+(\S+):\s*$/ on a header line:
  * returns true when it matches, with the event name (borrowed slice of
  * line) and the period digits (period_len 0 when absent). */
