@@ -18,6 +18,8 @@ kfold=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp" || exit 1
 python3 -c 'import jsonschema' 2>/dev/null ||
 	{ echo "FAIL: python3-jsonschema is not installed (scripts/setup.sh installs it)"; exit 1; }
 
@@ -26,8 +28,8 @@ n=0
 for dir in "$src"/testdata/cases/*/; do
 	c=$(basename "$dir")
 	[ -e "$dir/perf.data" ] || continue
-	args=()
-	[ -f "$dir/args" ] && read -r -a args < "$dir/args"
+	kf_case "$dir"
+	args=("${KF_CASE[@]}")
 	# compat-only options make no sense here; cases are run in kfold's mode
 	skip=0
 	for a in "${args[@]}"; do
@@ -209,7 +211,7 @@ fi
 # without kernel symbols the kernel samples are unknown, and say why
 : > "$tmp/empty.kallsyms"
 mkdir -p "$tmp/nocache"
-if "$kfold" -q --kallsyms "$tmp/empty.kallsyms" --buildid-dir "$tmp/nocache" --format json \
+if "$kfold" -q --symfs "$src/testdata/symfs" --kallsyms "$tmp/empty.kallsyms" --buildid-dir "$tmp/nocache" --format json \
 	"$src/testdata/cases/system/perf.data" > "$tmp/nosyms.json"; then
 	python3 - "$tmp/nosyms.json" <<'EOF' || fail=1
 import json, sys
@@ -238,7 +240,7 @@ while pos < off + size // 2:
 struct.pack_into("<H", d, pos + 6, 3)          # a record of 3 bytes
 open(sys.argv[2], "wb").write(d)
 EOF
-"$kfold" -q --symfs "$src/testdata/symfs" --format json "$tmp/damaged.data" > "$tmp/damaged.json"
+"$kfold" -q "${KF_FLAGS[@]}" --format json "$tmp/damaged.data" > "$tmp/damaged.json"
 st=$?
 if [ $st -ne 1 ]; then
 	echo "FAIL: damaged capture: exit $st, want 1"; fail=1

@@ -1,0 +1,51 @@
+# lib.sh: sourced by every test script that reads a committed capture.
+#
+# A committed capture was recorded on another machine (testdata/README.md):
+# its files are under testdata/symfs, its kernel's symbols in
+# testdata/kallsyms.zst.  Nothing of this machine may name its frames, so
+# kfold always gets --symfs, --kallsyms and an empty --buildid-dir, never the
+# defaults (recorded paths, /proc/kallsyms, ~/.debug).
+#
+#   kf_hermetic TMPDIR   unpack the kallsyms snapshot into TMPDIR and set
+#                        KF_KALLSYMS, KF_NOCACHE and KF_FLAGS (the three
+#                        options, with the shared symfs)
+#   kf_case DIR          set KF_CASE: KF_FLAGS with the case's own symfs
+#                        (DIR/symfs) when it has one, --perf-map-dir DIR when
+#                        it carries perf maps, and the words of DIR/args
+#   kf_symfs DIR         print the symfs a case is read with
+#
+# Tests that record a capture themselves a moment before may use this
+# machine's kernel and files instead; they do not source this file.
+
+kf_hermetic() {
+	local tmp=$1
+	KF_SRC=${KF_SRC:-$src}
+	KF_KALLSYMS=$tmp/hermetic.kallsyms
+	KF_NOCACHE=$tmp/hermetic.nocache
+	mkdir -p "$KF_NOCACHE"
+	[ -s "$KF_KALLSYMS" ] ||
+		zstd -dqf "$KF_SRC/testdata/kallsyms.zst" -o "$KF_KALLSYMS" || return 1
+	KF_FLAGS=(--symfs "$KF_SRC/testdata/symfs" --kallsyms "$KF_KALLSYMS"
+		--buildid-dir "$KF_NOCACHE")
+}
+
+kf_symfs() {
+	if [ -d "$1/symfs" ]; then
+		printf '%s\n' "$1/symfs"
+	else
+		printf '%s\n' "$KF_SRC/testdata/symfs"
+	fi
+}
+
+kf_case() {
+	local dir=${1%/} words=()
+	KF_CASE=(--symfs "$(kf_symfs "$dir")" --kallsyms "$KF_KALLSYMS"
+		--buildid-dir "$KF_NOCACHE")
+	if ls "$dir"/perf-*.map >/dev/null 2>&1; then
+		KF_CASE+=(--perf-map-dir "$dir")
+	fi
+	if [ -s "$dir/args" ]; then
+		read -r -a words < "$dir/args"
+		KF_CASE+=("${words[@]}")
+	fi
+}
