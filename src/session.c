@@ -170,6 +170,7 @@ void kf_session_free(kf_session *s)
 	kf_buf_fini(&s->root);
 	free(s->frames);
 	free(s->filter);
+	free(s->attr_samples);
 	free(s->symfs);
 	free(s->kallsyms);
 	free(s->vmlinux);
@@ -513,6 +514,17 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 			      rec->offset, kf_sample_strerror(e));
 		return 0;
 	}
+	if ((size_t)rec->attr >= s->n_attr_samples) {
+		size_t n = (size_t)rec->attr + 1;
+		uint64_t *v = kf_reallocarray(s->attr_samples, n, sizeof(*v));
+
+		if (!v)
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		memset(v + s->n_attr_samples, 0, (n - s->n_attr_samples) * sizeof(*v));
+		s->attr_samples = v;
+		s->n_attr_samples = n;
+	}
+	s->attr_samples[rec->attr]++;
 	/* perf script filters guest samples (perf_guest is off) */
 	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
 	    s->o.compat == KF_COMPAT_PERF)
@@ -803,6 +815,77 @@ static void note_kernel_ref(struct kf_session *s, const struct kf_rec *rec)
 	s->dsos.kref_addr = kf_load64(p + 24, sw);   /* pgoff */
 }
 
+/* The capture's events, each name once, with the samples read of each:
+ * "cpu-clock (201 samples), dummy:u (0 samples)". */
+#define KF_LIST_EVENTS 24
+static void list_events(struct kf_session *s, struct kf_buf *out)
+{
+	char *names[KF_LIST_EVENTS];
+	uint64_t counts[KF_LIST_EVENTS];
+	size_t i, k, n = 0, more = 0;
+
+	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
+		const char *nm = kf_pd_event_name(s->pd, i);
+		uint64_t c = i < s->n_attr_samples ? s->attr_samples[i] : 0;
+
+		for (k = 0; k < n && strcmp(names[k], nm) != 0; k++)
+			;
+		if (k < n) {
+			counts[k] += c;
+		} else if (n < KF_LIST_EVENTS &&
+			   (names[n] = kf_strndup(nm, strlen(nm)))) {
+			counts[n++] = c;
+		} else {
+			more++;
+		}
+	}
+	if (!n)
+		kf_buf_puts(out, "none");
+	for (k = 0; k < n; k++) {
+		kf_buf_printf(out, "%s%s (%" PRIu64 " sample%s)", k ? ", " : "",
+			      names[k], counts[k], counts[k] == 1 ? "" : "s");
+		free(names[k]);
+	}
+	if (more)
+		kf_buf_printf(out, " and %zu more", more);
+}
+
+/* --event that names no event of the capture is a usage error; a capture
+ * (or an event) without samples gives empty output, which must not pass
+ * for a profile without a word. */
+static int check_selection(struct kf_session *s)
+{
+	struct kf_buf evs;
+	bool known = false;
+	size_t i;
+	int r = 0;
+
+	kf_buf_init(&evs);
+	if (s->event)
+		for (i = 0; i < kf_pd_n_attrs(s->pd) && !known; i++)
+			known = event_matches(kf_pd_event_name(s->pd, i), s->event);
+	if (s->event && !known) {
+		list_events(s, &evs);
+		r = kf_fail(&s->err, KF_EINVAL, "--event %s: the capture has no "
+			    "such event; its events: %s", s->event, kf_buf_cstr(&evs));
+	} else if (s->stats.samples == 0) {
+		logf_(s, KF_LOG_WARN, "the capture holds no samples: the output "
+		      "is empty");
+	} else if (s->stats.samples_folded == 0) {
+		list_events(s, &evs);
+		if (s->event)
+			logf_(s, KF_LOG_WARN, "--event %s: no sample of it was "
+			      "folded: the output is empty (the capture's "
+			      "events: %s)", s->event, kf_buf_cstr(&evs));
+		else
+			logf_(s, KF_LOG_WARN, "none of the capture's %" PRIu64
+			      " samples was folded: the output is empty (its "
+			      "events: %s)", s->stats.samples, kf_buf_cstr(&evs));
+	}
+	kf_buf_fini(&evs);
+	return r;
+}
+
 static int run(struct kf_session *s)
 {
 	struct kf_rec rec;
@@ -898,7 +981,7 @@ static int run(struct kf_session *s)
 	if (s->tasks.bad_records)
 		logf_(s, KF_LOG_WARN, "%" PRIu64 " sideband records were too short; skipped",
 		      s->tasks.bad_records);
-	return 0;
+	return check_selection(s);
 }
 
 static int after_open(struct kf_session *s, int r)
@@ -960,11 +1043,14 @@ const struct kf_attr *kf_session_folded_attr(const struct kf_session *s)
 {
 	size_t i;
 
-	if (!s->pd || !s->filter)
+	if (!s->pd || (!s->filter && !s->event))
 		return NULL;
-	for (i = 0; i < kf_pd_n_attrs(s->pd); i++)
-		if (strcmp(kf_pd_event_name(s->pd, i), s->filter) == 0)
+	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
+		const char *nm = kf_pd_event_name(s->pd, i);
+
+		if (s->event ? event_matches(nm, s->event) : strcmp(nm, s->filter) == 0)
 			return kf_pd_attr(s->pd, i);
+	}
 	return NULL;
 }
 

@@ -64,6 +64,8 @@ struct kf_session {
 	/* event selection */
 	bool filter_set;
 	char *filter;                 /* event name kept */
+	uint64_t *attr_samples;       /* samples read per attr (decoded) */
+	size_t n_attr_samples;
 
 	/* compat header fields (perf script's default output) */
 	int name_width;

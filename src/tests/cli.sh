@@ -42,6 +42,53 @@ expect "software clock warning" 0 "software clock" -- "$kfold" "${opts[@]}" --co
 expect "help" 0 "" -- "$kfold" --help
 grep -q -- "--compat=perf" "$tmp/out" || { echo "FAIL help text"; fail=1; }
 
+# --event that names none of the capture's events is bad usage (exit 2,
+# nothing written), and says which events there are
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp" || exit 1
+expect "--event no such event" 2 "\-\-event nope: the capture has no such event; its events: cpu-clock (201 samples), page-faults (172 samples)" -- \
+	"$kfold" "${KF_FLAGS[@]}" --event nope "$cases/twoevents/perf.data"
+[ -s "$tmp/out" ] && { echo "FAIL --event nope: wrote stacks"; fail=1; }
+expect "--event with modifier" 2 "no such event" -- "$kfold" "${KF_FLAGS[@]}" --event cpu-clock:k "$cases/twoevents/perf.data"
+expect "--event cpu-clock" 0 "" -- "$kfold" "${KF_FLAGS[@]}" -q --event cpu-clock "$cases/twoevents/perf.data"
+[ "$(awk '{ s += $NF } END { print s }' "$tmp/out")" = 201000000 ] || { echo "FAIL --event cpu-clock: not its 201 samples of 1 ms"; fail=1; }
+# captures without samples: empty output, exit 0, and a warning that says so
+# (samples turned into a record type kfold skips: type 30 is unassigned)
+python3 - "$cases/twoevents/perf.data" "$tmp/nosamples" "$tmp/nopf" <<'PY'
+import struct, sys
+src = open(sys.argv[1], 'rb').read()
+attr_size, a_off, a_size, d_off, d_size = struct.unpack_from('<QQQQQ', src, 16)
+id2attr = {}
+for i in range(a_size // attr_size):
+    ids_off, ids_size = struct.unpack_from('<QQ', src, a_off + (i + 1) * attr_size - 16)
+    for k in range(ids_size // 8):
+        id2attr[struct.unpack_from('<Q', src, ids_off + 8 * k)[0]] = i
+st = struct.unpack_from('<Q', src, a_off + 24)[0]
+assert not st & 0x10000 and st & 0x40          # ID, not IDENTIFIER
+idpos = 8 + 8 * bin(st & 0xf).count('1')       # after IP, TID, TIME, ADDR
+for out, which in ((sys.argv[2], None), (sys.argv[3], 1)):
+    d = bytearray(src)
+    pos = d_off
+    while pos < d_off + d_size:
+        t, _, size = struct.unpack_from('<IHH', d, pos)
+        if t == 9 and which in (None, id2attr[struct.unpack_from('<Q', d, pos + idpos)[0]]):
+            struct.pack_into('<I', d, pos, 30)
+        pos += size
+    open(out, 'wb').write(d)
+PY
+expect "no samples" 0 "the capture holds no samples: the output is empty" -- "$kfold" "${KF_FLAGS[@]}" "$tmp/nosamples"
+[ -s "$tmp/out" ] && { echo "FAIL no samples: output"; fail=1; }
+expect "no samples, --event" 0 "holds no samples" -- "$kfold" "${KF_FLAGS[@]}" --event cpu-clock "$tmp/nosamples"
+expect "no samples, json" 0 "holds no samples" -- "$kfold" "${KF_FLAGS[@]}" --format json "$tmp/nosamples"
+expect "event without samples" 0 "\-\-event page-faults: no sample of it was folded: the output is empty (the capture's events: cpu-clock (201 samples), page-faults (0 samples))" -- \
+	"$kfold" "${KF_FLAGS[@]}" --event page-faults "$tmp/nopf"
+[ -s "$tmp/out" ] && { echo "FAIL event without samples: output"; fail=1; }
+expect "event without samples, -q" 0 "" -- "$kfold" "${KF_FLAGS[@]}" -q --event page-faults "$tmp/nopf"
+[ -s "$tmp/err" ] && { echo "FAIL -q: warned"; fail=1; }
+# without page-faults samples, the first sample's event is cpu-clock
+expect "first event with samples" 0 "" -- "$kfold" "${KF_FLAGS[@]}" -q "$tmp/nopf"
+[ "$(awk '{ s += $NF } END { print s }' "$tmp/out")" = 201000000 ] || { echo "FAIL nopf: not cpu-clock's stacks"; fail=1; }
+
 # a killed perf record: data.size 0, read to the end, exit 0 with a warning
 expect "killed capture" 0 "did not finish" -- "$kfold" "${opts[@]}" "$cases/killed/perf.data"
 [ -s "$tmp/out" ] || { echo "FAIL killed: no output"; fail=1; }
