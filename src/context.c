@@ -163,6 +163,8 @@ void kf_ctx_label(const struct kf_ctx_level *l, bool with_name,
 struct rewrite {
 	const struct kf_stacks *in;
 	struct kf_stacks *out;
+	const struct kf_strtab *roots;
+	bool java;               /* the current stack's root is a java comm */
 	uint32_t *memo;          /* per input node: the output node of the
 				    same path when no pseudo-frame comes
 				    before it (0: not made yet) */
@@ -180,6 +182,90 @@ static int pseudo_text(struct rewrite *rw, uint32_t *id)
 	return 0;
 }
 
+bool kf_ctx_marker_like(const char *t, size_t n)
+{
+	size_t w;
+	unsigned k;
+
+	if (n < 3 || t[0] != '[' || t[n - 1] != ']')
+		return false;
+	t++;
+	n -= 2;
+	if (memchr(t, ' ', n) || memchr(t, '[', n) || memchr(t, ']', n))
+		return false;
+	for (w = 0; w < n && t[w] != ':'; w++)
+		;
+	if (w == n && w == 7 && memcmp(t, "unknown", 7) == 0)
+		return false;   /* an address outside every mapping */
+	for (k = 0; k < KF_CTX_NCLASSES; k++) {
+		const char *c = kf_ctx_class_name(k);
+
+		if (strlen(c) == w && memcmp(c, t, w) == 0)
+			return true;
+	}
+	for (k = 0; k < KF_CTX_NVERDICTS; k++) {
+		const char *v = kf_ctx_verdict_name(k);
+
+		if (strlen(v) == w && memcmp(v, t, w) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The frame the output gets for real frame f: f itself, or, when its
+ * text (or one of its ';' pieces: an inline chain) reads like a marker,
+ * that text with " (file)" or " (symbol)" before the piece's closing
+ * bracket (kf_ctx_rewrite). */
+static int real_frame(struct rewrite *rw, const struct kf_frame *f,
+		      struct kf_frame *out)
+{
+	const char *t, *p, *e;
+	uint32_t id;
+	bool any = false;
+	int r;
+
+	*out = *f;
+	if (rw->frames == KF_CONTEXT_NONE ||
+	    (f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO | KF_FRAME_TEXT)))
+		return 0;
+	r = kf_namer_frame_id(rw->namer, f, rw->java, &id);
+	if (r)
+		return r;
+	t = kf_strtab_get(&rw->namer->texts, id);
+	for (p = t; !any; p = e + 1) {
+		e = strchr(p, ';');
+		if (!e)
+			e = p + strlen(p);
+		any = kf_ctx_marker_like(p, (size_t)(e - p));
+		if (!*e)
+			break;
+	}
+	if (!any)
+		return 0;
+	rw->tmp.len = 0;
+	for (p = t;; p = e + 1) {
+		e = strchr(p, ';');
+		if (!e)
+			e = p + strlen(p);
+		if (kf_ctx_marker_like(p, (size_t)(e - p))) {
+			kf_buf_put(&rw->tmp, p, (size_t)(e - p) - 1);
+			kf_buf_puts(&rw->tmp, kf_namer_symbol(rw->namer, f) ?
+				    " (symbol)]" : " (file)]");
+		} else {
+			kf_buf_put(&rw->tmp, p, (size_t)(e - p));
+		}
+		if (!*e)
+			break;
+		kf_buf_put(&rw->tmp, ";", 1);
+	}
+	if ((r = pseudo_text(rw, &id)))
+		return r;
+	out->addr = 0;
+	out->module = id;
+	out->flags = KF_FRAME_TEXT;
+	return 0;
+}
+
 static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 {
 	struct rewrite *rw = payload;
@@ -194,6 +280,8 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 
 	if (rw->exclude & (1u << ctx->verdict))
 		return 0;
+	rw->java = strncmp(kf_strtab_get(rw->roots, rw->in->nodes[cs->path[0]].frame.module),
+			   "java", 4) == 0;
 	if (rw->frames == KF_CONTEXT_FRAMES) {
 		/* outermost first, so nested contexts nest */
 		for (k = ctx->n_nest - 1; k >= 0; k--) {
@@ -212,7 +300,13 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 		}
 	} else if (rw->frames == KF_CONTEXT_VERDICT && cs->n_kernel > 0) {
 		rw->tmp.len = 0;
-		kf_buf_printf(&rw->tmp, "[%s]", kf_ctx_verdict_name(ctx->verdict));
+		/* "[unknown]" is the frame of an unmapped address: the
+		 * unknown verdict says why instead */
+		if (ctx->verdict == KF_CTX_VERDICT_UNKNOWN)
+			kf_buf_printf(&rw->tmp, "[unknown:%s]", ctx->why ?
+				      kf_ctx_why_name(ctx->why) : "no_rule");
+		else
+			kf_buf_printf(&rw->tmp, "[%s]", kf_ctx_verdict_name(ctx->verdict));
 		ins[n_ins].pos = cs->n_path - cs->n_kernel;
 		if ((r = pseudo_text(rw, &ins[n_ins].text)))
 			return r;
@@ -228,9 +322,11 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 			;
 		node = i ? rw->memo[cs->path[i - 1]] : 0;
 		for (; i < first; i++) {
-			const struct kf_frame *f = &rw->in->nodes[cs->path[i]].frame;
+			struct kf_frame f;
 
-			node = kf_stacks_child(rw->out, node, f);
+			if ((r = real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f)))
+				return r;
+			node = kf_stacks_child(rw->out, node, &f);
 			if (!node)
 				return KF_ENOMEM;
 			rw->memo[cs->path[i]] = node;
@@ -243,8 +339,13 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 
 			node = kf_stacks_child(rw->out, node, &f);
 		}
-		if (node)
-			node = kf_stacks_child(rw->out, node, &rw->in->nodes[cs->path[i]].frame);
+		if (node) {
+			struct kf_frame f;
+
+			if ((r = real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f)))
+				return r;
+			node = kf_stacks_child(rw->out, node, &f);
+		}
 	}
 	if (!node)
 		return KF_ENOMEM;
@@ -255,6 +356,7 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 }
 
 int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
+		   const struct kf_strtab *roots,
 		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
 		   unsigned exclude, struct kf_stacks *out)
 {
@@ -273,6 +375,7 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 		return KF_ENOMEM;
 	}
 	rw.namer = namer;
+	rw.roots = roots;
 	rw.frames = frames;
 	rw.exclude = exclude;
 	kf_buf_init(&rw.tmp);

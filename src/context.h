@@ -59,13 +59,26 @@ int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
 void kf_ctx_label(const struct kf_ctx_level *l, bool with_name,
 		  struct kf_buf *out);
 
+/* Whether one frame text (one piece: no ';') has the form of a --context
+ * marker: "[WORD]" or "[WORD:SUB]" without spaces or brackets inside,
+ * WORD a context class or a verdict.  "[unknown]", the frame of an
+ * address outside every mapping, is not one: the unknown verdict's marker
+ * is "[unknown:WHY]". */
+bool kf_ctx_marker_like(const char *text, size_t len);
+
 /* Builds *out (initialised here) from st: every stack with the
  * pseudo-frames `frames` asks for (kfold.h: "[class:sub]" right before
  * every context's entry frame, or "[verdict]" right before the outermost
  * kernel frame), without the stacks whose verdict bit (1u << verdict) is
- * in exclude.  Pseudo-frame texts are interned in namer->texts.  Returns
- * 0 or KF_ENOMEM (out is then freed). */
+ * in exclude.  Pseudo-frame texts are interned in namer->texts.  With
+ * pseudo-frames, a real frame whose text reads like one (a file named
+ * "syscall" without symbols: "[syscall]") becomes a KF_FRAME_TEXT frame
+ * with " (file)" (no symbol) or " (symbol)" before its closing bracket,
+ * so the two kinds never look alike.  `roots` holds the root frames'
+ * texts (Java names are tidied by the root's comm).  Returns 0 or
+ * KF_ENOMEM (out is then freed). */
 int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
+		   const struct kf_strtab *roots,
 		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
 		   unsigned exclude, struct kf_stacks *out);
 

@@ -872,6 +872,7 @@ static int check_selection(struct kf_session *s)
 		logf_(s, KF_LOG_WARN, "the capture holds no samples: the output "
 		      "is empty");
 	} else if (s->stats.samples_folded == 0) {
+		/* which events had samples says what to ask for instead */
 		list_events(s, &evs);
 		if (s->event)
 			logf_(s, KF_LOG_WARN, "--event %s: no sample of it was "
@@ -1078,7 +1079,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	if (!s->namer_ready)
 		return 0;
 	if (rewrite) {
-		r = kf_ctx_rewrite(&s->stacks, &s->namer, s->rules, s->o.context,
+		r = kf_ctx_rewrite(&s->stacks, &s->namer, &s->roots, s->rules, s->o.context,
 				   s->o.exclude, &rewritten);
 		if (r)
 			return kf_fail(&s->err, r, "out of memory");

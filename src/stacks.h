@@ -34,6 +34,10 @@
 #define KF_FRAME_PSEUDO 256u  /* not a code address: a marker such as
 				 "[softirq:NET_RX]"; module = its text id
 				 in the namer's texts */
+#define KF_FRAME_TEXT (1u << 16) /* a real frame whose printed text the
+				 --context rewrite replaced (one that would
+				 read like a marker); module = that text's
+				 id in the namer's texts */
 /* On a root, what the kernel-context classifier needs to know about the
  * sample besides its frames (set only when classification is asked for;
  * then addr = pid << 32 | tid): */

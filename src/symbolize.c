@@ -481,7 +481,7 @@ const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f)
 	const struct kf_sym *s;
 	uint64_t at;
 
-	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO |
+	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO | KF_FRAME_TEXT |
 					   KF_FRAME_ROOT | KF_FRAME_TRUNCATED)))
 		return NULL;
 	s = frame_sym(n, f, &t, &at);
@@ -562,7 +562,7 @@ int kf_namer_frame_id(struct kf_namer *n, const struct kf_frame *f, bool java,
 	uint64_t key = frame_key(f, java);
 	uint32_t idx, id;
 
-	if (f->flags & KF_FRAME_PSEUDO) {
+	if (f->flags & (KF_FRAME_PSEUDO | KF_FRAME_TEXT)) {
 		*id_out = f->module;
 		return 0;
 	}

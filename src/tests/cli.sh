@@ -89,6 +89,59 @@ expect "event without samples, -q" 0 "" -- "$kfold" "${KF_FLAGS[@]}" -q --event 
 expect "first event with samples" 0 "" -- "$kfold" "${KF_FLAGS[@]}" -q "$tmp/nopf"
 [ "$(awk '{ s += $NF } END { print s }' "$tmp/out")" = 201000000 ] || { echo "FAIL nopf: not cpu-clock's stacks"; fail=1; }
 
+# --context markers and real frames never look alike: with the syscall
+# fixture stripped, its frames are "[syscall]" (as perf names them), which
+# with --context would read like the syscall marker; there they are
+# "[syscall (file)]".  Everything else is unchanged.
+mkdir -p "$tmp/stripped"
+cp -a "$src/testdata/symfs/." "$tmp/stripped/"
+strip "$tmp/stripped/tmp/kfold-fx/bin/syscall"
+sf=(--symfs "$tmp/stripped" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" -q)
+"$kfold" "${sf[@]}" "$cases/syscall/perf.data" > "$tmp/strip.plain"
+"$kfold" "${sf[@]}" --kernel "$cases/syscall/perf.data" > "$tmp/strip.kplain"
+"$kfold" "${sf[@]}" --context "$cases/syscall/perf.data" > "$tmp/strip.ctx"
+"$kfold" "${sf[@]}" --kernel --context=verdict "$cases/syscall/perf.data" > "$tmp/strip.verdict"
+if python3 - "$tmp/strip.plain" "$tmp/strip.ctx" "$tmp/strip.kplain" "$tmp/strip.verdict" <<'PY'
+import collections, re, sys
+marker = re.compile(r"^\[(syscall|fault|exception|exit_to_user|sched|hardirq|softirq|nmi|idle|kthread|"
+                    r"guest|on-behalf|attributed|unknown:[a-z_]+)(:[A-Za-z0-9_]+)?\]$")
+def folded(path, strip_markers):
+    out, frames_seen = collections.Counter(), collections.Counter()
+    for line in open(path):
+        stack, n = line.rstrip("\n").rsplit(" ", 1)
+        fr = stack.split(";")
+        keep = [fr[0]]
+        for f in fr[1:]:
+            if strip_markers and marker.match(f):
+                frames_seen["marker"] += 1
+                continue
+            frames_seen[f] += 1
+            keep.append(f.replace("[syscall (file)]", "[syscall]"))
+        out[";".join(keep)] += int(n)
+    return out, frames_seen
+bad = []
+for plain, ctx in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
+    want, pseen = folded(plain, False)
+    got, cseen = folded(ctx, True)
+    if pseen["[syscall]"] < 10:
+        bad.append(f"{plain}: only {pseen['[syscall]']} [syscall] frames")
+    if cseen["[syscall]"] or cseen["[syscall (file)]"] != pseen["[syscall]"]:
+        bad.append(f"{ctx}: {cseen['[syscall]']} [syscall], {cseen['[syscall (file)]']} "
+                   f"[syscall (file)] frames, want 0 and {pseen['[syscall]']}")
+    if not cseen["marker"]:
+        bad.append(f"{ctx}: no markers")
+    if got != want:
+        bad.append(f"{ctx}: without markers and with [syscall] back, not the plain output")
+for b in bad:
+    print("FAIL", b)
+sys.exit(1 if bad else 0)
+PY
+then
+	echo "ok   markers: a stripped 'syscall' binary's frames are [syscall (file)] with --context, [syscall] without"
+else
+	fail=1
+fi
+
 # a killed perf record: data.size 0, read to the end, exit 0 with a warning
 expect "killed capture" 0 "did not finish" -- "$kfold" "${opts[@]}" "$cases/killed/perf.data"
 [ -s "$tmp/out" ] || { echo "FAIL killed: no output"; fail=1; }

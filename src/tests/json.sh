@@ -146,7 +146,9 @@ if ctx != folded(f"{tmp}/{case}.nfolded"):
 want_kfolded = folded(f"{tmp}/{case}.kfolded")
 got = collections.Counter()
 by_verdict = collections.Counter()
-vpat = re.compile(r"^\[(on-behalf|attributed|idle|kthread|unknown)\]$")
+# "[unknown]" is an unmapped frame; the unknown verdict says why
+vpat = re.compile(r"^\[(on-behalf|attributed|idle|kthread|unknown:(truncated|unwind_stopped|"
+                  r"no_user_part|no_chain|no_symbols|no_rule))\]$")
 for line in open(f"{tmp}/{case}.verdict"):
     stack, count = line.rstrip("\n").rsplit(" ", 1)
     frames = stack.split(";")
@@ -155,12 +157,12 @@ for line in open(f"{tmp}/{case}.verdict"):
         if firstk == 0 or not vpat.match(frames[firstk - 1]):
             bad.append(f"--context=verdict: no verdict before the kernel part of {stack[:120]}")
             continue
-        by_verdict[frames[firstk - 1][1:-1]] += int(count)
+        by_verdict[frames[firstk - 1][1:-1].split(":")[0]] += int(count)
         del frames[firstk - 1]
     got[";".join(frames)] += int(count)
 if got != want_kfolded:
     bad.append("--context=verdict without its verdict frames differs from --kernel output")
-for v in ("on-behalf", "attributed", "idle", "kthread"):
+for v in ("on-behalf", "attributed", "idle", "kthread", "unknown"):
     if by_verdict[v] != t["verdicts"][v][unit]:
         bad.append(f"--context=verdict: {v} {by_verdict[v]}, report {t['verdicts'][v][unit]}")
 

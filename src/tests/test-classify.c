@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "classify.h"
+#include "context.h"
 
 #define MAX_FIELDS 16
 #define MAX_KFRAMES 512
@@ -475,6 +476,51 @@ static void run_edges(const struct kf_ctx_rules *r)
 	printf("edge cases: 4 checked\n");
 }
 
+/* --context markers have a form no other frame takes (context.h): every
+ * marker the rewrite can print reads like one, the frames kfold prints for
+ * what is not a marker do not. */
+static void run_markers(void)
+{
+	static const char *const yes[] = {
+		"[syscall]", "[syscall:write]", "[fault:page_fault]", "[softirq:NET_RX]",
+		"[hardirq:timer]", "[exit_to_user:signal]", "[sched:preempt]", "[nmi]",
+		"[exception:int3]", "[idle]", "[kthread]", "[on-behalf]", "[attributed]",
+		"[unknown:truncated]", "[unknown:no_rule]", "[guest]",
+	};
+	static const char *const no[] = {
+		"[unknown]", "[unknown <1234>]", "[syscall (file)]", "[syscall:x (file)]",
+		"[syscall (symbol)]", "[syscall <401000>]", "[syscall (build-id mismatch)]",
+		"[[vdso]]", "[libc.so.6]", "[truncated]", "syscall", "[syscall]_[k]",
+		"[user]x", "[sys]", "[", "[]", "[:x]",
+	};
+	char buf[64];
+	size_t i;
+	unsigned k;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!kf_ctx_marker_like(yes[i], strlen(yes[i]))) {
+			printf("FAIL markers: %s is not marker-like\n", yes[i]);
+			failures++;
+		}
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (kf_ctx_marker_like(no[i], strlen(no[i]))) {
+			printf("FAIL markers: %s is marker-like\n", no[i]);
+			failures++;
+		}
+	/* every class the rules know, whatever new ones classify.def gets */
+	for (k = 0; k < KF_CTX_NCLASSES; k++) {
+		if (k == KF_CTX_UNKNOWN || k == KF_CTX_USER)
+			continue;   /* never a marker of their own */
+		snprintf(buf, sizeof(buf), "[%s]", kf_ctx_class_name(k));
+		if (!kf_ctx_marker_like(buf, strlen(buf))) {
+			printf("FAIL markers: class %s\n", buf);
+			failures++;
+		}
+	}
+	printf("markers: %zu checked\n", sizeof(yes) / sizeof(yes[0]) +
+	       sizeof(no) / sizeof(no[0]) + KF_CTX_NCLASSES - 2);
+}
+
 int main(int argc, char **argv)
 {
 	static struct kf_ctx_rules rules;
@@ -492,6 +538,7 @@ int main(int argc, char **argv)
 		return 1;
 	run_synth(&rules, verbose);
 	run_edges(&rules);
+	run_markers();
 	if (failures) {
 		printf("%d check(s) failed\n", failures);
 		return 1;
