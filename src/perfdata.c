@@ -194,6 +194,10 @@ struct kf_pd {
 	struct kf_map64 id2attr;
 	char **pending_names; /* EVENT_DESC names by index, for pipe mode */
 	size_t n_pending_names;
+	/* tracepoints named by the tracing data: id -> index into tp_names */
+	struct kf_map64 tp_ids;
+	char **tp_names;
+	size_t n_tp_names;
 
 	struct kf_env env;
 
@@ -369,6 +373,8 @@ static void attr_decode(struct kf_pd *pd, const uint8_t *p, size_t n,
 	attr_derive(a);
 }
 
+static void attr_tp_name(struct kf_pd *pd, struct kf_attr *a);
+
 static int add_attr(struct kf_pd *pd, const struct kf_attr *a)
 {
 	if (pd->n_attrs >= KF_MAX_ATTRS)
@@ -376,7 +382,10 @@ static int add_attr(struct kf_pd *pd, const struct kf_attr *a)
 			       KF_MAX_ATTRS);
 	if (!KF_GROW(pd->attrs, pd->cap_attrs, pd->n_attrs + 1))
 		return kf_fail(pd->err, KF_ENOMEM, "out of memory for events");
-	pd->attrs[pd->n_attrs++] = *a;
+	pd->attrs[pd->n_attrs] = *a;
+	pd->attrs[pd->n_attrs].tp_name = NULL;
+	attr_tp_name(pd, &pd->attrs[pd->n_attrs]);
+	pd->n_attrs++;
 	return 0;
 }
 
@@ -469,6 +478,8 @@ const char *kf_pd_event_name(const struct kf_pd *pd, size_t i)
 		return "";
 	if (pd->attrs[i].name)
 		return pd->attrs[i].name;
+	if (pd->attrs[i].tp_name)
+		return pd->attrs[i].tp_name;
 	synth_name(&pd->attrs[i], mpd->name_buf, sizeof(mpd->name_buf));
 	return mpd->name_buf;
 }
@@ -482,6 +493,174 @@ static void set_attr_name(struct kf_pd *pd, size_t i, const char *name,
 		return;
 	n = kf_strndup(name, strnlen(name, len));
 	pd->attrs[i].name = n;   /* NULL on ENOMEM: the name is synthesised */
+}
+
+/* ---- tracing data -------------------------------------------------------- */
+
+#define KF_MAX_TRACEPOINTS 16384u
+#define KF_MAX_TRACING (64u << 20)   /* bytes of tracing data kept to read */
+
+/* PERF_TYPE_TRACEPOINT attrs are tracepoint ids (attr.config); the
+ * tracing data names them. */
+static void attr_tp_name(struct kf_pd *pd, struct kf_attr *a)
+{
+	uint32_t k;
+
+	if (a->type != 2 || a->tp_name || !kf_map64_get(&pd->tp_ids, a->config, &k))
+		return;
+	a->tp_name = kf_strndup(pd->tp_names[k], strlen(pd->tp_names[k]));
+}
+
+/* One event format file ("name: sched_switch\nID: 316\nformat: ..."):
+ * perf's tep_parse_event reads the name and the id from its first two
+ * lines; kfold looks for the two lines anywhere before "format:". */
+static void tracing_format(struct kf_pd *pd, const char *sys, size_t syslen,
+			   const uint8_t *p, size_t n)
+{
+	const char *t = (const char *)p, *end = t + n, *name = NULL;
+	size_t namelen = 0;
+	uint64_t id = 0;
+	bool have_id = false;
+	char *full;
+
+	while (t < end) {
+		const char *nl = memchr(t, '\n', (size_t)(end - t));
+		const char *le = nl ? nl : end;
+		size_t len = (size_t)(le - t);
+
+		if (len >= 5 && memcmp(t, "name:", 5) == 0) {
+			const char *v = t + 5;
+
+			while (v < le && (*v == ' ' || *v == '\t'))
+				v++;
+			name = v;
+			namelen = (size_t)(le - v);
+			while (namelen && (name[namelen - 1] == ' ' || name[namelen - 1] == '\r'))
+				namelen--;
+		} else if (len >= 3 && memcmp(t, "ID:", 3) == 0) {
+			const char *v = t + 3;
+
+			while (v < le && *v == ' ')
+				v++;
+			for (id = 0; v < le && *v >= '0' && *v <= '9' && id < (1ull << 40); v++) {
+				id = id * 10 + (uint64_t)(*v - '0');
+				have_id = true;
+			}
+		} else if (len >= 7 && memcmp(t, "format:", 7) == 0) {
+			break;
+		}
+		t = le + 1;
+	}
+	if (!name || !namelen || !have_id || namelen > 256 ||
+	    pd->n_tp_names >= KF_MAX_TRACEPOINTS)
+		return;
+	full = malloc(syslen + 1 + namelen + 1);
+	if (!full)
+		return;
+	memcpy(full, sys, syslen);
+	full[syslen] = ':';
+	memcpy(full + syslen + 1, name, namelen);
+	full[syslen + 1 + namelen] = '\0';
+	if (memchr(full, '\0', syslen + 1 + namelen)) {
+		free(full);   /* a NUL inside a name: not a format perf wrote */
+		return;
+	}
+	{
+		char **v = kf_reallocarray(pd->tp_names, pd->n_tp_names + 1, sizeof(*v));
+
+		if (!v || !kf_map64_put(&pd->tp_ids, id, (uint32_t)pd->n_tp_names)) {
+			if (v)
+				pd->tp_names = v;
+			free(full);
+			return;
+		}
+		pd->tp_names = v;
+		pd->tp_names[pd->n_tp_names++] = full;
+	}
+}
+
+/* The tracing data perf's trace_report reads (util/trace-event-read.c):
+ * "\x17\x08\x44tracing", a version string, the endianness and long size
+ * bytes, the page size, "header_page" and "header_event" blobs, the
+ * ftrace format files, then per system its name and format files (then
+ * kallsyms, printk formats and saved cmdlines, which kfold does not need).
+ * Only names are taken: anything that does not parse is a warning naming
+ * the offset, and what came before it is kept.  `off` is the payload's
+ * file offset (or that of its compressed record). */
+static void parse_tracing(struct kf_pd *pd, const uint8_t *p, size_t n,
+			  uint64_t off)
+{
+	static const uint8_t magic[10] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	const uint16_t one = 1;
+	bool host_le = *(const uint8_t *)&one == 1;
+	struct kf_cur c;
+	const uint8_t *v;
+	uint8_t big, lsz;
+	uint32_t page, cnt, nsys, i, k;
+	uint64_t size;
+	size_t vlen;
+	const char *what = "the header";
+
+	c = kf_cur_make(p, n, false);
+	if (n < sizeof(magic) || memcmp(p, magic, sizeof(magic)) != 0) {
+		pd_warn(pd, "offset %#" PRIx64 ": tracing data does not start with "
+			"the tracing magic; tracepoint names not read", off);
+		return;
+	}
+	vlen = strnlen((const char *)p + 10, n - 10 < 32 ? n - 10 : 32);
+	if (10 + vlen + 1 + 2 + 4 > n || vlen == 32)
+		goto bad;
+	big = p[10 + vlen + 1];
+	lsz = p[10 + vlen + 2];
+	(void)lsz;
+	c = kf_cur_make(p + 10 + vlen + 3, n - 10 - vlen - 3, host_le == !!big);
+	if (!kf_cur_u32(&c, &page) || !page)
+		goto bad;
+	what = "header_page";
+	if (!kf_cur_view(&c, &v, 12) || memcmp(v, "header_page", 12) != 0 ||
+	    !kf_cur_u64(&c, &size) || size > kf_cur_left(&c) ||
+	    !kf_cur_skip(&c, (size_t)size))
+		goto bad;
+	what = "header_event";
+	if (!kf_cur_view(&c, &v, 13) || memcmp(v, "header_event", 13) != 0 ||
+	    !kf_cur_u64(&c, &size) || size > kf_cur_left(&c) ||
+	    !kf_cur_skip(&c, (size_t)size))
+		goto bad;
+	what = "the ftrace formats";
+	if (!kf_cur_u32(&c, &cnt))
+		goto bad;
+	for (i = 0; i < cnt; i++) {
+		if (!kf_cur_u64(&c, &size) || size > kf_cur_left(&c) ||
+		    !kf_cur_view(&c, &v, (size_t)size))
+			goto bad;
+		tracing_format(pd, "ftrace", 6, v, (size_t)size);
+	}
+	what = "the event formats";
+	if (!kf_cur_u32(&c, &nsys))
+		goto bad;
+	for (i = 0; i < nsys; i++) {
+		const char *sys = (const char *)c.p;
+		size_t slen = strnlen(sys, kf_cur_left(&c));
+
+		if (slen == kf_cur_left(&c) || !kf_cur_skip(&c, slen + 1) ||
+		    !kf_cur_u32(&c, &cnt))
+			goto bad;
+		for (k = 0; k < cnt; k++) {
+			if (!kf_cur_u64(&c, &size) || size > kf_cur_left(&c) ||
+			    !kf_cur_view(&c, &v, (size_t)size))
+				goto bad;
+			tracing_format(pd, sys, slen, v, (size_t)size);
+		}
+	}
+	for (i = 0; i < pd->n_attrs; i++)
+		attr_tp_name(pd, &pd->attrs[i]);
+	return;
+bad:
+	pd_warn(pd, "offset %#" PRIx64 ": tracing data of %zu bytes is cut or "
+		"damaged in %s (at payload byte %zu); tracepoints named before it "
+		"keep their names", off, n, what, (size_t)(c.p - p));
+	for (i = 0; i < pd->n_attrs; i++)
+		attr_tp_name(pd, &pd->attrs[i]);
 }
 
 /* ---- feature sections ---------------------------------------------------- */
@@ -663,6 +842,9 @@ static int parse_feature(struct kf_pd *pd, unsigned bit, const uint8_t *p,
 	struct kf_env *e = &pd->env;
 
 	switch (bit) {
+	case KF_FEAT_TRACING_DATA:
+		parse_tracing(pd, p, n, off);
+		break;
 	case KF_FEAT_BUILD_ID:
 		return feat_build_id(pd, p, n, off);
 	case KF_FEAT_HOSTNAME:
@@ -1333,6 +1515,86 @@ static int meta_event_update(struct kf_pd *pd, const struct kf_rec *rec)
 	return 1;
 }
 
+/* Reads the `n` bytes that follow a record outside its size into a buffer
+ * (malloc'd, NULL when n is more than kfold keeps: then they are only
+ * skipped).  Returns false at the end of the stream. */
+static bool take_oob(struct kf_pd *pd, struct stream *s, uint64_t n,
+		     uint8_t **copy)
+{
+	uint64_t done = 0;
+
+	*copy = n && n <= KF_MAX_TRACING ? malloc((size_t)n) : NULL;
+	while (done < n) {
+		ssize_t av;
+		size_t step = n - done > KF_STREAM_WINDOW ? KF_STREAM_WINDOW :
+			      (size_t)(n - done);
+
+		av = stream_need(s, step);
+		if (av <= 0)
+			return false;
+		if ((uint64_t)av > n - done)
+			av = (ssize_t)(n - done);
+		if (*copy)
+			memcpy(*copy + done, s->buf + s->pos, (size_t)av);
+		s->pos += (size_t)av;
+		pd->bytes += (uint64_t)av;
+		done += (uint64_t)av;
+	}
+	return true;
+}
+
+/* HEADER_TRACING_DATA has two layouts.  perf (perf_event__synthesize_
+ * tracing_data) writes a 16-byte record (header, u32 size, u32 pad) and
+ * the `size` bytes of tracing data after it, outside header.size; perf's
+ * reader skips them after the record.  simpleperf (TracingDataRecord)
+ * puts them inside the record, padded to 64 bytes, so header.size is
+ * 12 + size rounded up: never 16.  So: 16 is perf's, a record that holds
+ * its 12 + size bytes is simpleperf's, anything else is damaged. */
+static int meta_tracing_data(struct kf_pd *pd, const struct kf_rec *rec)
+{
+	struct stream *s = rec->compressed ? &pd->z : &pd->main;
+	uint8_t *copy;
+	uint32_t n;
+
+	if (rec->size < 12) {
+		pd_stop(pd, KF_PD_END_DAMAGED, "offset %#" PRIx64 ": HEADER_TRACING_DATA "
+			"record of %u bytes has no size field; reading stopped there",
+			rec->offset, rec->size);
+		return 1;
+	}
+	n = kf_load32(rec->data + 8, pd->swap);
+	if (rec->size == 16) {
+		if (!take_oob(pd, s, n, &copy)) {
+			free(copy);
+			pd_stop(pd, pd->pipe || pd->killed ? KF_PD_END_CUT :
+				KF_PD_END_DAMAGED, "offset %#" PRIx64
+				": the tracing data of %u bytes after the HEADER_TRACING_DATA "
+				"record runs past the end; reading stopped there",
+				rec->offset, n);
+			return 1;
+		}
+		if (copy)
+			parse_tracing(pd, copy, n, rec->offset + 16);
+		else if (n)
+			pd_warn(pd, "offset %#" PRIx64 ": tracing data of %u bytes is "
+				"more than kfold reads (%u); skipped, tracepoints keep "
+				"their recorded names", rec->offset, n, KF_MAX_TRACING);
+		free(copy);
+		return 1;
+	}
+	if (n > rec->size - 12u) {
+		pd_stop(pd, KF_PD_END_DAMAGED, "offset %#" PRIx64 ": HEADER_TRACING_DATA "
+			"record of %u bytes says it has %u bytes of tracing data: "
+			"neither perf's layout (a 16-byte record, the data after it) "
+			"nor simpleperf's (the data inside the record, which then has "
+			"at least 12 + %u bytes); reading stopped there",
+			rec->offset, rec->size, n, n);
+		return 1;
+	}
+	parse_tracing(pd, rec->data + 12, n, rec->offset + 12);
+	return 1;
+}
+
 static int consume_meta(struct kf_pd *pd, const struct kf_rec *rec)
 {
 	switch (rec->type) {
@@ -1368,17 +1630,8 @@ static int consume_meta(struct kf_pd *pd, const struct kf_rec *rec)
 
 		return r ? r : 1;
 	}
-	case KF_REC_HEADER_TRACING_DATA: {
-		/* u32 size in the record, then that many bytes outside it */
-		uint32_t n = rec->size >= 12 ? kf_load32(rec->data + 8, pd->swap) : 0;
-
-		if (!rec->compressed && !skip_oob(pd, &pd->main, n)) {
-			pd_stop(pd, KF_PD_END_CUT, "offset %#" PRIx64
-				": tracing data of %u bytes runs past the end",
-				rec->offset, n);
-		}
-		return 1;
-	}
+	case KF_REC_HEADER_TRACING_DATA:
+		return meta_tracing_data(pd, rec);
 	case KF_REC_HEADER_EVENT_TYPE:
 	case KF_REC_FINISHED_INIT:
 	case KF_REC_THREAD_MAP:
@@ -1546,6 +1799,7 @@ static struct kf_pd *pd_alloc(struct kf_error *err)
 	pd->own_fd = -1;
 	pd->main.fd = -1;
 	kf_map64_init(&pd->id2attr);
+	kf_map64_init(&pd->tp_ids);
 	return pd;
 }
 
@@ -1803,8 +2057,14 @@ void kf_pd_free(struct kf_pd *pd)
 	free(pd->parts);
 	if (pd->own_fd >= 0)
 		close(pd->own_fd);
-	for (i = 0; i < pd->n_attrs; i++)
+	for (i = 0; i < pd->n_attrs; i++) {
 		free(pd->attrs[i].name);
+		free(pd->attrs[i].tp_name);
+	}
+	for (i = 0; i < pd->n_tp_names; i++)
+		free(pd->tp_names[i]);
+	free(pd->tp_names);
+	kf_map64_fini(&pd->tp_ids);
 	free(pd->attrs);
 	for (i = 0; i < pd->n_pending_names; i++)
 		free(pd->pending_names[i]);

@@ -123,6 +123,9 @@ struct kf_attr {
 
 	/* derived */
 	char *name;             /* event name, NULL until known (malloc'd) */
+	char *tp_name;          /* a tracepoint's "system:name" from the
+				   tracing data, used when `name` is NULL
+				   (malloc'd) */
 	size_t trailer_size;    /* bytes of the sample_id_all trailer */
 	size_t sample_fixed;    /* bytes of the fixed-size sample fields */
 	bool sample_id_all;
@@ -243,8 +246,10 @@ uint64_t kf_pd_bytes_read(const struct kf_pd *pd);
 bool kf_pd_sample_id(const struct kf_pd *pd, const struct kf_rec *rec,
 		     struct kf_sample_id *out);
 
-/* The display name of attr i (EVENT_DESC / EVENT_UPDATE name, or one made
- * from type and config the way perf names events).  Borrowed. */
+/* The display name of attr i (EVENT_DESC / EVENT_UPDATE name; for a
+ * tracepoint without one, "system:name" of its id in the tracing data, as
+ * perf's evsel__prepare_tracepoint_event names it; else one made from type
+ * and config the way perf names events).  Borrowed. */
 const char *kf_pd_event_name(const struct kf_pd *pd, size_t i);
 
 #endif

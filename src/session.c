@@ -588,10 +588,18 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		}
 		if (weight == 0)
 			weight = 1;
-		nframes = walk_chain(s, th, &smp);
-		if (nframes >= 0 && (a->sample_type & KF_SAMPLE_REGS_USER) &&
-		    (a->sample_type & KF_SAMPLE_STACK_USER))
-			nframes = unwind_user(s, th, &smp, a, (size_t)nframes);
+		/* perf script's default fields for a tracepoint print no file
+		 * on the callchain lines ("ip sym", no "(dso)"), which
+		 * stackcollapse-perf.pl does not recognize: it folds the comm
+		 * alone (docs/perf-compat.md F9) */
+		if (a->type == 2) {
+			nframes = 0;
+		} else {
+			nframes = walk_chain(s, th, &smp);
+			if (nframes >= 0 && (a->sample_type & KF_SAMPLE_REGS_USER) &&
+			    (a->sample_type & KF_SAMPLE_STACK_USER))
+				nframes = unwind_user(s, th, &smp, a, (size_t)nframes);
+		}
 	} else {
 		if (!s->event) {
 			if (!s->filter_set) {

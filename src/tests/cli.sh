@@ -142,6 +142,74 @@ else
 	fail=1
 fi
 
+# tracepoints (testdata/cases/tracepoint, a pipe stream of sched:sched_switch):
+# named from the stream's EVENT_UPDATE/EVENT_DESC, and without those from
+# the tracing data, as perf names them; the tracing data in perf's layout
+# (after a 16-byte record) and in simpleperf's (inside the record)
+tp=$cases/tracepoint
+kf_case "$tp"
+expect "tracepoint --event" 0 "" -- "$kfold" "${KF_CASE[@]}" -q --event sched:sched_switch "$tp/perf.data"
+cmp -s "$tmp/out" "$tp/expected.dso.folded" || { echo "FAIL tracepoint --event: not the oracle's stacks"; fail=1; }
+python3 - "$tp/perf.data" "$tmp/tp" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+out = sys.argv[2]
+assert d[:8] == b'PERFILE2' and struct.unpack_from('<Q', d, 8)[0] == 16
+recs, pos = [], 16
+while pos + 8 <= len(d):
+    t, misc, size = struct.unpack_from('<IHH', d, pos)
+    extra = struct.unpack_from('<I', d, pos + 8)[0] if t == 66 else 0
+    recs.append((t, d[pos:pos + size], d[pos + size:pos + size + extra]))
+    pos += size + extra
+assert pos == len(d) and sum(r[0] == 66 for r in recs) == 1
+def named(r):      # EVENT_UPDATE, or HEADER_FEATURE of EVENT_DESC (12)
+    return r[0] == 78 or (r[0] == 80 and struct.unpack_from('<Q', r[1], 8)[0] == 12)
+def write(name, recs, td):
+    b = bytearray(d[:16])
+    for t, rec, payload in recs:
+        b += td(rec, payload) if t == 66 else rec + payload
+    open(f"{out}.{name}", 'wb').write(b)
+perf = lambda rec, p: rec + p
+def simpleperf(rec, p, lie=0):   # header, u32 size, data padded to 64
+    body = struct.pack('<I', len(p) + lie) + p + bytes(-len(p) % 64)
+    return struct.pack('<IHH', 66, 0, 8 + len(body)) + body
+noname = [r for r in recs if not named(r)]
+write("noname", noname, perf)
+write("simpleperf", noname, simpleperf)
+write("simpleperf-lie", noname, lambda r, p: simpleperf(r, p, 64))
+write("simpleperf-cut", noname, lambda r, p: simpleperf(r, p, 100 - len(p)))
+write("perf-lie", noname, lambda r, p: struct.pack('<IHHII', 66, 0, 16, len(p) + (1 << 20), 0) + p)
+write("badmagic", noname, lambda r, p: r + b'X' + p[1:])
+PY
+expect "tracepoint named from the tracing data" 0 "" -- "$kfold" -q --header "$tmp/tp.noname"
+grep -q "name = sched:sched_switch, type = 2" "$tmp/out" || { echo "FAIL noname: not named sched:sched_switch"; grep event "$tmp/out"; fail=1; }
+for v in noname simpleperf; do
+	expect "tracepoint, $v layout: --event" 0 "" -- "$kfold" "${KF_CASE[@]}" -q --event sched:sched_switch "$tmp/tp.$v"
+	cmp -s "$tmp/out" "$tp/expected.dso.folded" || { echo "FAIL $v: not the oracle's stacks"; fail=1; }
+done
+# perf names it so too, and reads the same stacks (the stream without names)
+if command -v perf >/dev/null; then
+	mkdir -p "$tmp/tpcase" && cp "$tmp/tp.noname" "$tmp/tpcase/perf.data" && ln -s "$tp/symfs" "$tmp/tpcase/symfs"
+	ORACLE_SCRIPT_COPY=$tmp/tp.script "$src/scripts/oracle.sh" "$tmp/tpcase" -F +dso > "$tmp/tp.oracle" 2>/dev/null
+	if cmp -s "$tmp/tp.oracle" "$tp/expected.dso.folded" &&
+	   [ "$(grep -c ' sched:sched_switch: ' "$tmp/tp.script")" = 30 ]; then
+		echo "ok   perf 6.1 names the stream without names sched:sched_switch too"
+	else
+		echo "FAIL perf on the stream without names"; fail=1
+	fi
+fi
+expect "simpleperf layout, lying size" 1 "HEADER_TRACING_DATA record of 6348 bytes says it has 6384 bytes of tracing data: neither perf's layout" -- \
+	"$kfold" "${KF_CASE[@]}" "$tmp/tp.simpleperf-lie"
+grep -q "offset 0x" "$tmp/err" || { echo "FAIL lying size: no offset"; fail=1; }
+expect "simpleperf layout, cut tracing data" 0 "tracing data of 100 bytes is cut or damaged in header_page" -- \
+	"$kfold" "${KF_CASE[@]}" "$tmp/tp.simpleperf-cut"
+grep -q "^tpsleep;_start;run" "$tmp/out" || { echo "FAIL cut tracing data: stacks lost"; fail=1; }
+expect "cut tracing data: no name" 2 "no such event; its events: unknown:unknown (30 samples)" -- \
+	"$kfold" "${KF_CASE[@]}" --event sched:sched_switch "$tmp/tp.simpleperf-cut"
+expect "perf layout, size past the end" 0 "runs past the end" -- "$kfold" "${KF_CASE[@]}" "$tmp/tp.perf-lie"
+expect "tracing data without its magic" 0 "does not start with the tracing magic" -- "$kfold" "${KF_CASE[@]}" --header "$tmp/tp.badmagic"
+grep -q "name = unknown:unknown" "$tmp/out" || { echo "FAIL badmagic: named anyway"; fail=1; }
+
 # a killed perf record: data.size 0, read to the end, exit 0 with a warning
 expect "killed capture" 0 "did not finish" -- "$kfold" "${opts[@]}" "$cases/killed/perf.data"
 [ -s "$tmp/out" ] || { echo "FAIL killed: no output"; fail=1; }
