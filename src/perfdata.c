@@ -1048,13 +1048,49 @@ static int check_magic(struct kf_pd *pd, const uint8_t *p, size_t n)
 	} else if (memcmp(p, "2ELIFREP", 8) == 0) {
 		pd->file_le = false;
 	} else if (memcmp(p, "PERFFILE", 8) == 0) {
-		return kf_fail(pd->err, KF_EUNSUPP,
-			       "offset 0: version 1 perf.data (magic PERFFILE) is not supported");
+		/* version 1: the same header, but a magic that says nothing
+		 * of the byte order.  perf 6.1 (check_magic_endian) takes it
+		 * from the pipe header's size (16) or from the file header's
+		 * attr_size, which must be an attr ABI size (VER0..VER4:
+		 * 64, 72, 80, 96, 104) plus the 16-byte ids section */
+		static const uint64_t abi[] = { 80, 88, 96, 112, 120 };
+		uint64_t hl = 0, hb = 0, le = 0, be = 0;
+		size_t i;
+
+		for (i = 0; i < 8; i++) {
+			hl |= (uint64_t)p[8 + i] << (8 * i);
+			hb = hb << 8 | p[8 + i];
+		}
+		if (hl == KF_HDR_PIPE || hb == KF_HDR_PIPE) {
+			pd->file_le = hl == KF_HDR_PIPE;
+			goto order;
+		}
+		if (n < 24)
+			return kf_fail(pd->err, KF_EFORMAT,
+				       "offset 0x10: version 1 perf.data header cut short "
+				       "(%zu bytes)", n);
+		for (i = 0; i < 8; i++) {
+			le |= (uint64_t)p[16 + i] << (8 * i);
+			be = be << 8 | p[16 + i];
+		}
+		for (i = 0; i < sizeof(abi) / sizeof(abi[0]); i++) {
+			if (le == abi[i] || be == abi[i]) {
+				pd->file_le = le == abi[i];
+				goto order;
+			}
+		}
+		return kf_fail(pd->err, KF_EFORMAT,
+			       "offset 0x10: version 1 perf.data (magic PERFFILE) "
+			       "whose attr_size (%" PRIu64 " read little-endian, %"
+			       PRIu64 " big-endian) is none of 80, 88, 96, 112, 120: "
+			       "its byte order cannot be told (perf 6.1 cannot read "
+			       "it either)", le, be);
 	} else {
 		return kf_fail(pd->err, KF_EFORMAT,
 			       "offset 0: not a perf.data file (magic %02x %02x %02x %02x %02x %02x %02x %02x)",
 			       p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]);
 	}
+order:
 	{
 		const uint16_t one = 1;
 		bool host_le = *(const uint8_t *)&one == 1;
