@@ -198,6 +198,37 @@ if command -v perf >/dev/null; then
 		echo "FAIL perf on the stream without names"; fail=1
 	fi
 fi
+# ... and in a file: a HEADER_TRACING_DATA record (simpleperf writes one
+# into the data section) at the start of the syscall capture's data, in
+# either layout, changes nothing of its stacks
+python3 - "$cases/syscall/perf.data" "$tmp/tp.noname" "$tmp/tdfile" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+s = open(sys.argv[2], 'rb').read()
+pos = 16
+while struct.unpack_from('<I', s, pos)[0] != 66:
+    pos += struct.unpack_from('<H', s, pos + 6)[0]
+p = s[pos + 16:pos + 16 + struct.unpack_from('<I', s, pos + 8)[0]]
+body = struct.pack('<I', len(p)) + p + bytes(-len(p) % 64)
+for name, rec in (("simpleperf", struct.pack('<IHH', 66, 0, 8 + len(body)) + body),
+                  ("perf", struct.pack('<IHHII', 66, 0, 16, len(p), 0) + p)):
+    hsize, attr_size, a_off, a_size, d_off, d_size = struct.unpack_from('<QQQQQQ', d, 8)
+    bits = struct.unpack_from('<4Q', d, 72)
+    nfeat = sum(bin(b).count('1') for b in bits)
+    assert a_off < d_off and hsize == 104
+    b = bytearray(d[:d_off] + rec + d[d_off:])
+    struct.pack_into('<Q', b, 48, d_size + len(rec))
+    table = d_off + d_size + len(rec)
+    for k in range(nfeat):           # every feature section moved too
+        off = struct.unpack_from('<Q', b, table + 16 * k)[0]
+        struct.pack_into('<Q', b, table + 16 * k, off + len(rec))
+    open(f"{sys.argv[3]}.{name}", 'wb').write(b)
+PY
+"$kfold" "${KF_FLAGS[@]}" -q "$cases/syscall/perf.data" > "$tmp/td.want"
+for v in simpleperf perf; do
+	expect "tracing data record in a file, $v layout" 0 "" -- "$kfold" "${KF_FLAGS[@]}" "$tmp/tdfile.$v"
+	cmp -s "$tmp/out" "$tmp/td.want" || { echo "FAIL tracing data in a file ($v): stacks differ"; fail=1; }
+done
 expect "simpleperf layout, lying size" 1 "HEADER_TRACING_DATA record of 6348 bytes says it has 6384 bytes of tracing data: neither perf's layout" -- \
 	"$kfold" "${KF_CASE[@]}" "$tmp/tp.simpleperf-lie"
 grep -q "offset 0x" "$tmp/err" || { echo "FAIL lying size: no offset"; fail=1; }
