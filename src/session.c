@@ -538,6 +538,12 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 	evname = kf_pd_event_name(s->pd, (size_t)rec->attr);
 	if (s->event && !event_matches(evname, s->event))
 		return 0;
+	/* with --event, the first matching event's full name is the one
+	 * folded (kf_session_folded_attr, the reports' notes) */
+	if (s->event && !s->filter_set) {
+		s->filter = kf_strndup(evname, strlen(evname));
+		s->filter_set = true;
+	}
 
 	th = kf_tasks_findnew(&s->tasks, smp.has_tid ? (int32_t)smp.pid : -1,
 			      smp.has_tid ? (int32_t)smp.tid : -1);
@@ -1052,14 +1058,11 @@ const struct kf_attr *kf_session_folded_attr(const struct kf_session *s)
 {
 	size_t i;
 
-	if (!s->pd || (!s->filter && !s->event))
+	if (!s->pd || !s->filter)
 		return NULL;
-	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
-		const char *nm = kf_pd_event_name(s->pd, i);
-
-		if (s->event ? event_matches(nm, s->event) : strcmp(nm, s->filter) == 0)
+	for (i = 0; i < kf_pd_n_attrs(s->pd); i++)
+		if (strcmp(kf_pd_event_name(s->pd, i), s->filter) == 0)
 			return kf_pd_attr(s->pd, i);
-	}
 	return NULL;
 }
 

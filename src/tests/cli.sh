@@ -52,6 +52,18 @@ expect "--event no such event" 2 "\-\-event nope: the capture has no such event;
 expect "--event with modifier" 2 "no such event" -- "$kfold" "${KF_FLAGS[@]}" --event cpu-clock:k "$cases/twoevents/perf.data"
 expect "--event cpu-clock" 0 "" -- "$kfold" "${KF_FLAGS[@]}" -q --event cpu-clock "$cases/twoevents/perf.data"
 [ "$(awk '{ s += $NF } END { print s }' "$tmp/out")" = 201000000 ] || { echo "FAIL --event cpu-clock: not its 201 samples of 1 ms"; fail=1; }
+# the event --event picked is the folded one: the software-clock warning
+# and the JSON report's "folded" flag and notes know it
+expect "--event, --context: software clock" 0 "event cpu-clock is a software clock" -- \
+	"$kfold" "${KF_FLAGS[@]}" --event cpu-clock --context "$cases/twoevents/perf.data"
+expect "--event, json" 0 "" -- "$kfold" "${KF_FLAGS[@]}" -q --event cpu-clock --format json "$cases/twoevents/perf.data"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = [e["name"] for e in r["capture"]["events"] if e["folded"]]
+assert f == ["cpu-clock"], f
+assert any("software clock" in n for n in r["notes"]), r["notes"]
+' "$tmp/out" || { echo "FAIL --event json: folded event or note"; fail=1; }
 # captures without samples: empty output, exit 0, and a warning that says so
 # (samples turned into a record type kfold skips: type 30 is unassigned)
 python3 - "$cases/twoevents/perf.data" "$tmp/nosamples" "$tmp/nopf" <<'PY'
