@@ -162,7 +162,8 @@ for line in open(f"{tmp}/{case}.verdict"):
     got[";".join(frames)] += int(count)
 if got != want_kfolded:
     bad.append("--context=verdict without its verdict frames differs from --kernel output")
-for v in ("on-behalf", "attributed", "idle", "kthread", "unknown"):
+# (an unknown sample may have no kernel frame to put its verdict before)
+for v in ("on-behalf", "attributed", "idle", "kthread"):
     if by_verdict[v] != t["verdicts"][v][unit]:
         bad.append(f"--context=verdict: {v} {by_verdict[v]}, report {t['verdicts'][v][unit]}")
 
