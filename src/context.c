@@ -197,6 +197,8 @@ bool kf_ctx_marker_like(const char *t, size_t n)
 		;
 	if (w == n && w == 7 && memcmp(t, "unknown", 7) == 0)
 		return false;   /* an address outside every mapping */
+	if (w == 4 && memcmp(t, "user", 4) == 0)
+		return false;   /* user mode gets no marker */
 	for (k = 0; k < KF_CTX_NCLASSES; k++) {
 		const char *c = kf_ctx_class_name(k);
 

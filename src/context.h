@@ -61,7 +61,8 @@ void kf_ctx_label(const struct kf_ctx_level *l, bool with_name,
 
 /* Whether one frame text (one piece: no ';') has the form of a --context
  * marker: "[WORD]" or "[WORD:SUB]" without spaces or brackets inside,
- * WORD a context class or a verdict.  "[unknown]", the frame of an
+ * WORD a context class or a verdict but "user" (user mode has no
+ * marker).  "[unknown]", the frame of an
  * address outside every mapping, is not one: the unknown verdict's marker
  * is "[unknown:WHY]". */
 bool kf_ctx_marker_like(const char *text, size_t len);

@@ -491,7 +491,7 @@ static void run_markers(void)
 		"[unknown]", "[unknown <1234>]", "[syscall (file)]", "[syscall:x (file)]",
 		"[syscall (symbol)]", "[syscall <401000>]", "[syscall (build-id mismatch)]",
 		"[[vdso]]", "[libc.so.6]", "[truncated]", "syscall", "[syscall]_[k]",
-		"[user]x", "[sys]", "[", "[]", "[:x]",
+		"[user]x", "[user]", "[user:x]", "[sys]", "[", "[]", "[:x]",
 	};
 	char buf[64];
 	size_t i;
