@@ -300,8 +300,10 @@ static long walk_chain(struct kf_session *s, struct kf_thread *th,
 			}
 			else if (ip == CTX_HV)
 				cpumode = KF_MISC_HYPERVISOR;
-			else
+			else if (s->o.compat == KF_COMPAT_PERF)
 				return 0;   /* perf discards the whole chain */
+			else
+				break;      /* the frames before it stand */
 			first = true;
 			continue;
 		}

@@ -391,16 +391,31 @@ static void test_markers(void)
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
 	static const uint64_t guest[] = { CTX_KERNEL, 0xffffffff81001000ull,
 					  CTX_GUEST, 0x1234, CTX_USER, 0x401000 };
+	/* a kernel frame-pointer walk of user code built without frame
+	 * pointers can read a return address of -1 (seen in cc1 under a
+	 * local_timer_entry tracepoint): it looks like a context marker */
+	static const uint64_t junk[] = { CTX_KERNEL, 0xffffffff81001000ull,
+					 CTX_USER, 0x401000, (uint64_t)-1, 0x401010 };
+	kf_options compat = KF_OPTIONS_INIT;
 	struct run r;
+
+	compat.compat = KF_COMPAT_PERF;
 
 	rec_kmap(&d, BASIC);
 	rec_comm(&d, BASIC, 7, 7, "vm", 0, false);
 	rec_mmap2(&d, BASIC, 7, 0x400000, 0x2000, 0, "/bin/vm", 0);
 	rec_sample(&d, BASIC, 1, 7, 100, 5, guest, 6, 0);
+	rec_sample(&d, BASIC, 1, 7, 110, 3, junk, 6, 0);
 	pdb_file(&img, &a, 1, &d, false);
+	/* perf drops the whole chain at a marker it does not know ... */
+	run_buf(&img, &compat, &r);
+	CHECK_STR(r.out, "vm 8\n");
+	run_free(&r);
+	/* ... kfold keeps the frames before it, so that the kernel part
+	 * still says what the CPU was doing */
 	run_buf(&img, NULL, &r);
-	/* perf drops the whole chain at a marker it does not know */
-	CHECK_STR(r.out, "vm 5\n");
+	CHECK_STR(r.out, "vm;[[kernel.kallsyms]] 5\n"
+			 "vm;[vm];[[kernel.kallsyms]] 3\n");
 	run_free(&r);
 	pdb_free(&d);
 	pdb_free(&img);
