@@ -8,7 +8,9 @@ cases=$src/testdata/cases
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-opts=(--symfs "$src/testdata/symfs" --buildid-dir "$tmp/none")
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp" || exit 1
+opts=("${KF_FLAGS[@]}")
 
 expect() {   # expect NAME STATUS STDERR-PATTERN -- command...
 	local name=$1 want=$2 pat=$3
