@@ -54,6 +54,23 @@ grep -q 'entry_SYSCALL_64' "$tmp/default" ||
 grep -q 'main;do_io' "$tmp/default" ||
 	{ echo "FAIL: the program's call graph is missing"; exit 1; }
 echo "ok   default mode names kernel frames from /proc/kallsyms of the recorded kernel"
+# ... and not when the capture's kernel build-id is another kernel's
+# (perf 6.1 would take /proc/kallsyms anyway and print wrong names)
+python3 - "$tmp/perf.data" "$tmp/otherkernel.data" <<'EOF2'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+i = d.rfind(b'[kernel.kallsyms]\0')
+assert i > 0, "no kernel build-id recorded"
+d[i - 24] ^= 0xff            # first byte of that entry's build-id
+open(sys.argv[2], 'wb').write(d)
+EOF2
+"$kfold" --buildid-dir "$tmp/emptycache" "$tmp/otherkernel.data" > "$tmp/other" 2> "$tmp/err" || exit 1
+grep -q 'not the recorded one' "$tmp/err" ||
+	{ echo "FAIL: no warning that the running kernel is not the recorded one"; cat "$tmp/err"; exit 1; }
+if grep -q 'entry_SYSCALL' "$tmp/other" || ! grep -q '\[\[kernel.kallsyms\]\]' "$tmp/other"; then
+	echo "FAIL: kernel frames named from another kernel's /proc/kallsyms"; exit 1
+fi
+echo "ok   /proc/kallsyms is not used for a capture of another kernel"
 
 # the capture recorded the vdso's build-id; it is this machine's vdso, so
 # the default mode names its frames (perf 6.1 leaves them [unknown])
