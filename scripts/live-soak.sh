@@ -16,7 +16,10 @@ build=${2:-$root/build}
 work=$(mktemp -d)
 noise=
 cleanup() {
-	[ -n "$noise" ] && kill "$noise" 2>/dev/null && wait "$noise" 2>/dev/null
+	if [ -n "$noise" ]; then
+		kill "$noise" 2>/dev/null || true
+		wait "$noise" 2>/dev/null || true
+	fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
