@@ -354,10 +354,10 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 		s->uw_skipped[KF_UWS_ARCH]++;
 		return (long)n;
 	}
-	if (!th->maps) {
-		s->uw_skipped[KF_UWS_NO_MAPS]++;
-		return (long)n;
-	}
+	if (!th->maps)
+		return (long)n;   /* never: kf_tasks_findnew gives every thread
+				     an address space (an empty one is "pc
+				     outside any mapping" in the unwinder) */
 	if (!s->uframes) {
 		s->uframes = kf_calloc(PERF_MAX_STACK, sizeof(*s->uframes));
 		if (!s->uframes)
@@ -847,9 +847,6 @@ static const struct {
 } uw_skips[KF_UWS_N] = {
 	[KF_UWS_ARCH] = { "not unwound: no unwinder for the capture's architecture",
 		"kfold unwinds x86_64, i386 and aarch64 user stacks" },
-	[KF_UWS_NO_MAPS] = { "not unwound: the thread has no mappings",
-		"the capture holds no MMAP record of the process: record it "
-		"from its start, or see lost events" },
 	[KF_UWS_COMPAT] = { "not unwound: perf 6.1 does not unwind it",
 		"perf 6.1 on x86_64 unwinds x86_64 user stacks only, and so does "
 		"--compat=perf; kfold's default mode unwinds these" },

@@ -34,7 +34,6 @@
  * unwinds it did). */
 enum kf_uw_skip {
 	KF_UWS_ARCH,          /* no unwinder for the capture's architecture */
-	KF_UWS_NO_MAPS,       /* the thread has no mappings */
 	KF_UWS_COMPAT,        /* --compat=perf: perf 6.1 does not unwind it */
 	KF_UWS_NO_CHAIN,      /* the event samples no callchain: perf folds
 				 no stack of it either */
