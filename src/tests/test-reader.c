@@ -1555,6 +1555,7 @@ static void test_pipe_dwarf(void)
 	CHECK_EQ(gst.samples_dwarf, 2);
 	free(got);
 	pdb_free(&img);
+	pdb_free(&late);
 
 	/* hostile: samples before any attr, then an attr whose size lies
 	 * (larger than its record): the samples have no event, nothing is
