@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# pipe-dwarf.sh KFOLD SRCDIR: --call-graph dwarf captures as pipe streams.
+# pipe-dwarf.sh KFOLD SRCDIR [TEST-HOSTILE]: --call-graph dwarf captures as
+# pipe streams.
 #
 # In pipe mode (perf record -o -) the attrs are HEADER_ATTR records inside
 # the stream, not a header section, so whatever kfold sets up per event
@@ -24,9 +25,13 @@
 #    (checked); pipe-from-file.py --compressed2 rewraps that stream's
 #    records as COMPRESSED2 (83); and make-compressed.py --type 83 of
 #    dwarf-small, made a pipe by pipe-from-file.py, is a second layout.
+# With TEST-HOSTILE (src/tests/test-hostile.c), two of the uncompressed
+# streams are also cut at and inside every record (a clean end or a cut
+# capture, status 0, the samples before the cut) and their header damaged.
 set -uo pipefail
 kfold=$1
 src=$2
+hostile=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$src/src/tests/lib.sh"
@@ -165,6 +170,15 @@ if grep -q '^83 ' "$tmp/types"; then
 	compare "dwarf-small (make-compressed.py --type 83)" "$cases/dwarf-small" "$tmp/small83.pipe"
 else
 	echo "FAIL: make-compressed.py's stream has no COMPRESSED2 records"; fail=1
+fi
+
+if [ -n "$hostile" ]; then
+	for f in "$tmp/dwarf-vs-fp.pipe" "$tmp/dwarf-aarch64.pipe"; do
+		[ -s "$f" ] || { echo "FAIL: no stream $f for the hostile checks"; fail=1; continue; }
+		"$hostile" "$f" > "$tmp/hostile.log" 2>&1 ||
+			{ echo "FAIL: test-hostile on $(basename "$f"):"; tail -5 "$tmp/hostile.log"; fail=1; continue; }
+		echo "ok   $(tail -1 "$tmp/hostile.log" | sed 's/^ok *//; s|.*/||')"
+	done
 fi
 
 # perf inject read nothing from, and wrote nothing to, a build-id cache
