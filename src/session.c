@@ -862,9 +862,10 @@ static void warn_not_unwound(struct kf_session *s)
 	for (k = 0; k < KF_UWS_N; k++) {
 		if (s->uw_skipped[k])
 			logf_(s, KF_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples "
-			      "recorded with --call-graph dwarf have no user frames, "
-			      "%s (%s)", s->uw_skipped[k], s->stats.samples_dwarf,
-			      uw_skips[k].reason, uw_skips[k].hint);
+			      "recorded with --call-graph dwarf were not unwound "
+			      "(no user frames): %s; %s", s->uw_skipped[k],
+			      s->stats.samples_dwarf, uw_skips[k].reason +
+			      strlen("not unwound: "), uw_skips[k].hint);
 	}
 }
 
