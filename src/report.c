@@ -903,8 +903,9 @@ static json_t *diagnostics_json(struct report *rp)
 					  "module", jstr(rp, us.module),
 					  "samples", jint(us.samples), "hint", jstr(rp, us.hint)));
 	}
-	put(rp, uw, "dwarf", json_pack("{s:o,s:o,s:o}", "samples",
-		jint(s->stats.samples_unwound), "frames_guessed",
+	put(rp, uw, "dwarf", json_pack("{s:o,s:o,s:o,s:o}", "samples",
+		jint(s->stats.samples_unwound), "recorded",
+		jint(s->stats.samples_dwarf), "frames_guessed",
 		jint(s->stats.frames_guessed), "stopped", arr));
 	put(rp, uw, "kernel", json_pack("{s:o,s:o,s:s}",
 		"truncated", jbucket(&rp->kernel_cut),

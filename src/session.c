@@ -351,8 +351,15 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 	uint32_t endmod;
 	enum kf_unwind_end end;
 
-	if (!s->unwinder || !th->maps)
+	s->stats.samples_dwarf++;
+	if (!s->unwinder) {
+		s->uw_skipped[KF_UWS_ARCH]++;
 		return (long)n;
+	}
+	if (!th->maps)
+		return (long)n;   /* never: kf_tasks_findnew gives every thread
+				     an address space (an empty one is "pc
+				     outside any mapping" in the unwinder) */
 	if (!s->uframes) {
 		s->uframes = kf_calloc(PERF_MAX_STACK, sizeof(*s->uframes));
 		if (!s->uframes)
@@ -361,8 +368,10 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 	/* perf 6.1 on x86_64 unwinds x86_64 samples only ("unwind: target
 	 * platform=x86 is not supported", also arm64): no user frame at all */
 	if (s->o.compat == KF_COMPAT_PERF &&
-	    (smp->regs_user_abi == 1 || !arch_is_x86_64(kf_pd_env(s->pd)->arch)))
+	    (smp->regs_user_abi == 1 || !arch_is_x86_64(kf_pd_env(s->pd)->arch))) {
+		s->uw_skipped[KF_UWS_COMPAT]++;
 		return (long)n;
+	}
 	end = kf_unwind(s->unwinder, th->maps, smp, a->sample_regs_user, s->uframes,
 			PERF_MAX_STACK, &nu, &endmod);
 	KF_WORK(nu);
@@ -446,6 +455,17 @@ static void header_rest(struct kf_session *s, int attr_idx,
 			continue;
 		first = b;
 		break;
+	}
+	/* perf script takes the width at the first sample it prints, from
+	 * the events known then (in pipe mode, their attrs and names arrive
+	 * in the stream, before the first sample) */
+	if (!s->name_width) {
+		for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
+			int w = (int)strlen(kf_pd_event_name(s->pd, i));
+
+			if (w > s->name_width)
+				s->name_width = w;
+		}
 	}
 	s->line.len = 0;
 	kf_buf_printf(&s->line, " %5d ", smp->has_tid ? (int)smp->tid : -1);
@@ -608,6 +628,14 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 			if (!push_frame(s, (size_t *)&nframes, &f))
 				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		}
+		if (!(a->sample_type & KF_SAMPLE_CALLCHAIN) &&
+		    (a->sample_type & KF_SAMPLE_REGS_USER) &&
+		    (a->sample_type & KF_SAMPLE_STACK_USER)) {
+			/* perf unwinds a sample's user stack only as part of
+			 * its callchain */
+			s->stats.samples_dwarf++;
+			s->uw_skipped[KF_UWS_NO_CHAIN]++;
+		}
 		if (weight == 0)
 			weight = 1;
 	}
@@ -702,10 +730,49 @@ static int drain(struct kf_session *s)
 	return 0;
 }
 
+/* The setup each event needs, run once per attr as soon as the session
+ * can see it: at open for the attrs of a file's header, and in pipe mode
+ * (perf record -o -, perf inject -o -) when its HEADER_ATTR record has
+ * been read from the stream, before the first record that follows it is
+ * handled.  The reader consumes every metadata record in front of a data
+ * record, so the features sent with the attrs (the architecture) are
+ * known by then too.  Everything derived from the attrs is set up here
+ * or looked up when a record needs it, never only at open: in pipe mode
+ * there are no attrs at open. */
+static int events_arrived(struct kf_session *s)
+{
+	size_t n = kf_pd_n_attrs(s->pd);
+	int r;
+
+	for (; s->n_events < n; s->n_events++) {
+		const struct kf_attr *a = kf_pd_attr(s->pd, s->n_events);
+
+		if ((a->sample_type & KF_SAMPLE_REGS_USER) &&
+		    (a->sample_type & KF_SAMPLE_STACK_USER))
+			s->dwarf_events = true;
+	}
+	if (!s->dwarf_events || s->unwinder || s->unwinder_unsupported)
+		return 0;
+	r = kf_unwinder_new(&s->unwinder, &s->dsos, &s->modules,
+			    kf_pd_env(s->pd)->arch);
+	if (r == KF_EUNSUPP) {
+		logf_(s, KF_LOG_WARN, "user stacks of a %s capture cannot be "
+		      "unwound yet; only the kernel part of each stack is shown",
+		      kf_pd_env(s->pd)->arch);
+		kf_unwinder_free(s->unwinder);
+		s->unwinder = NULL;
+		s->unwinder_unsupported = true;
+		return 0;
+	}
+	if (r)
+		return kf_fail(&s->err, r, "out of memory");
+	kf_unwinder_set_compat(s->unwinder, s->o.compat == KF_COMPAT_PERF);
+	return 0;
+}
+
 static int setup_stages(struct kf_session *s)
 {
 	struct kf_dso_opts dopts;
-	size_t i;
 	int r;
 
 	r = kf_tasks_init(&s->tasks, &s->strings, &s->modules, kf_pd_swapped(s->pd));
@@ -734,48 +801,18 @@ static int setup_stages(struct kf_session *s)
 	s->namer.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
 	s->namer.compat_inline = s->o.inline_frames && s->o.compat == KF_COMPAT_PERF;
 	s->namer_ready = true;
-	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
-		const struct kf_attr *a = kf_pd_attr(s->pd, i);
-
-		if ((a->sample_type & KF_SAMPLE_REGS_USER) &&
-		    (a->sample_type & KF_SAMPLE_STACK_USER)) {
-			if (a->sample_stack_user > s->requested_stack)
-				s->requested_stack = a->sample_stack_user;
-			if (!s->unwinder) {
-				r = kf_unwinder_new(&s->unwinder, &s->dsos, &s->modules,
-						    kf_pd_env(s->pd)->arch);
-				if (r == KF_EUNSUPP) {
-					logf_(s, KF_LOG_WARN, "user stacks of a %s capture "
-					      "cannot be unwound yet; only the kernel part "
-					      "of each stack is shown",
-					      kf_pd_env(s->pd)->arch);
-					kf_unwinder_free(s->unwinder);
-					s->unwinder = NULL;
-				} else if (r) {
-					return kf_fail(&s->err, r, "out of memory");
-				} else {
-					kf_unwinder_set_compat(s->unwinder,
-							       s->o.compat == KF_COMPAT_PERF);
-				}
-			}
-		}
-	}
 	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
 			 KF_MAX_QUEUE_BYTES);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
 	/* perf falls back to file order when the first event has no
-	 * sample_id_all: sideband records have no time then */
-	s->ordered = !s->o.file_order && (kf_pd_n_attrs(s->pd) == 0 ||
+	 * sample_id_all: sideband records have no time then.  Not in pipe
+	 * mode, where perf_session__new has no attrs to look at yet and
+	 * keeps time order (records without a time are delivered at once) */
+	s->ordered = !s->o.file_order && (kf_pd_is_pipe(s->pd) ||
+					  kf_pd_n_attrs(s->pd) == 0 ||
 					  kf_pd_attr(s->pd, 0)->sample_id_all);
-	s->name_width = 0;
-	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
-		int w = (int)strlen(kf_pd_event_name(s->pd, i));
-
-		if (w > s->name_width)
-			s->name_width = w;
-	}
-	return 0;
+	return events_arrived(s);
 }
 
 /* The kernel map's reference symbol ("[kernel.kallsyms]_text") and its
@@ -805,6 +842,35 @@ static void note_kernel_ref(struct kf_session *s, const struct kf_rec *rec)
 	s->dsos.kref_addr = kf_load64(p + 24, sw);   /* pgoff */
 }
 
+/* Samples recorded with --call-graph dwarf whose user stack was never
+ * given to the unwinder lose every user frame: say so, with why. */
+static const struct {
+	const char *reason, *hint;
+} uw_skips[KF_UWS_N] = {
+	[KF_UWS_ARCH] = { "not unwound: no unwinder for the capture's architecture",
+		"kfold unwinds x86_64, i386 and aarch64 user stacks" },
+	[KF_UWS_COMPAT] = { "not unwound: perf 6.1 does not unwind it",
+		"perf 6.1 on x86_64 unwinds x86_64 user stacks only, and so does "
+		"--compat=perf; kfold's default mode unwinds these" },
+	[KF_UWS_NO_CHAIN] = { "not unwound: the event samples no callchain",
+		"perf unwinds a user stack only as part of a callchain: record "
+		"with --call-graph dwarf" },
+};
+
+static void warn_not_unwound(struct kf_session *s)
+{
+	int k;
+
+	for (k = 0; k < KF_UWS_N; k++) {
+		if (s->uw_skipped[k])
+			logf_(s, KF_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples "
+			      "recorded with --call-graph dwarf were not unwound "
+			      "(no user frames): %s; %s", s->uw_skipped[k],
+			      s->stats.samples_dwarf, uw_skips[k].reason +
+			      strlen("not unwound: "), uw_skips[k].hint);
+	}
+}
+
 static int run(struct kf_session *s)
 {
 	struct kf_rec rec;
@@ -825,6 +891,11 @@ static int run(struct kf_session *s)
 		s->stats.records++;
 		while ((w = kf_pd_take_warning(s->pd)))
 			logf_(s, KF_LOG_WARN, "%s", w);
+		if (kf_pd_n_attrs(s->pd) > s->n_events) {
+			r = events_arrived(s);
+			if (r)
+				return r;
+		}
 		if (rec.type == KF_REC_FINISHED_ROUND) {
 			if (s->ordered) {
 				kf_order_flush(s->order, KF_ORDER_ROUND);
@@ -900,6 +971,7 @@ static int run(struct kf_session *s)
 	if (s->tasks.bad_records)
 		logf_(s, KF_LOG_WARN, "%" PRIu64 " sideband records were too short; skipped",
 		      s->tasks.bad_records);
+	warn_not_unwound(s);
 	return 0;
 }
 
@@ -1163,8 +1235,18 @@ static size_t collect_stops(const kf_session *s, struct stop *out, size_t max)
 	size_t k = 0, m;
 	int e;
 
+	/* the samples never given to the unwinder first (end past the
+	 * unwinder's reasons) */
+	for (e = 0; e < KF_UWS_N; e++) {
+		if (!s->uw_skipped[e])
+			continue;
+		if (out && k < max)
+			out[k] = (struct stop){ 0, (enum kf_unwind_end)(KF_UW_N_REASONS + e),
+						s->uw_skipped[e] };
+		k++;
+	}
 	if (!s->unwinder)
-		return 0;
+		return k;
 	for (m = 0; m < s->modules.n; m++) {
 		for (e = 0; e < KF_UW_N_REASONS; e++) {
 			uint64_t c = kf_unwinder_count(s->unwinder, (uint32_t)m,
@@ -1210,8 +1292,14 @@ int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out)
 	collect_stops(s, v, n);
 	qsort(v, n, sizeof(*v), cmp_stops);
 	out->module = v[i].module ? kf_modules_at(&s->modules, v[i].module)->name : "";
-	out->reason = kf_unwind_end_str(v[i].end);
 	out->samples = v[i].n;
+	if ((int)v[i].end >= KF_UW_N_REASONS) {
+		out->reason = uw_skips[v[i].end - KF_UW_N_REASONS].reason;
+		out->hint = uw_skips[v[i].end - KF_UW_N_REASONS].hint;
+		free(v);
+		return 0;
+	}
+	out->reason = kf_unwind_end_str(v[i].end);
 	switch (v[i].end) {
 	case KF_UW_STACK_END:
 		out->hint = "record with a larger stack copy: --call-graph dwarf,SIZE "

@@ -29,6 +29,17 @@
 #define CTX_USER   ((uint64_t)-512)
 #define CTX_MAX    ((uint64_t)-4095)
 
+/* Why a sample of a DWARF event (one with user registers and stack) was
+ * not handed to the unwinder at all (the unwinder counts the ends of the
+ * unwinds it did). */
+enum kf_uw_skip {
+	KF_UWS_ARCH,          /* no unwinder for the capture's architecture */
+	KF_UWS_COMPAT,        /* --compat=perf: perf 6.1 does not unwind it */
+	KF_UWS_NO_CHAIN,      /* the event samples no callchain: perf folds
+				 no stack of it either */
+	KF_UWS_N
+};
+
 struct kf_session {
 	kf_options o;
 	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
@@ -51,11 +62,16 @@ struct kf_session {
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_unwinder *unwinder;
+	size_t n_events;              /* attrs whose per-event setup ran
+					 (events_arrived) */
+	bool dwarf_events;            /* some event records user registers
+					 and stack (--call-graph dwarf) */
+	bool unwinder_unsupported;    /* its architecture has no unwinder */
+	uint64_t uw_skipped[KF_UWS_N]; /* DWARF samples not unwound, by why */
 	bool fp_done;                 /* fp chain breaks counted */
 	uint64_t fp_samples, fp_broken;
 	uint64_t *fp_breaks;          /* samples per module */
 	struct kf_uframe *uframes;
-	uint64_t requested_stack;     /* largest sample_stack_user asked for */
 	bool loaded;
 	uint64_t work0;               /* kf_work when the load began */
 	uint64_t first_time, last_time; /* of the samples with a time (for
@@ -65,7 +81,8 @@ struct kf_session {
 	bool filter_set;
 	char *filter;                 /* event name kept */
 
-	/* compat header fields (perf script's default output) */
+	/* compat header fields (perf script's default output): the widest
+	 * event name, computed at the first sample as perf script does */
 	int name_width;
 
 	/* kernel contexts (opts.classify) */
