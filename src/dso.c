@@ -1256,7 +1256,7 @@ done:
 	    !st->inode_checked) {
 		if (!st->unverified_why)
 			st->unverified_why = d->o.compat_perf ?
-				"--compat=perf checks nothing, as perf" :
+				"--compat=perf: perf checks nothing" :
 				"nothing to check it against";
 		if (!d->n_unverified++)
 			d->unverified_why = st->unverified_why;
