@@ -825,6 +825,63 @@ static enum kf_host_verdict recording_host(struct kf_dsos *d)
 	return d->host;
 }
 
+/* The file at a module's recorded path on this machine, for kf_host_file
+ * (now->known false when there is none).  Not under --symfs. */
+static void file_now(struct kf_dsos *d, const struct kf_module *mod,
+		     struct kf_file_id *now)
+{
+	struct stat sb;
+
+	memset(now, 0, sizeof(*now));
+	if (!mod->has_dev || mod->name[0] != '/' || stat(mod->name, &sb) != 0)
+		return;
+	now->known = true;
+	now->maj = major(sb.st_dev);
+	now->min = minor(sb.st_dev);
+	now->ino = sb.st_ino;
+	if (mod->ino_gen) {
+		int fd = kf_fs_open(d->fs, NULL, mod->name);
+		unsigned int gen;
+
+		if (fd >= 0) {
+			if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
+				now->has_gen = true;
+				now->gen = gen;
+			}
+			close(fd);
+		}
+	}
+}
+
+/* Is some file of the capture (other than `except`) still at its
+ * recorded device, inode and generation here?  Asked once, of at most
+ * KF_MAX_WITNESSES files. */
+#define KF_MAX_WITNESSES 256
+static bool fs_witness(struct kf_dsos *d, const struct kf_module *except)
+{
+	size_t m, asked = 0;
+
+	if (d->fs_witness)
+		return d->fs_witness > 0;
+	d->fs_witness = -1;
+	for (m = 1; m < d->modules->n && asked < KF_MAX_WITNESSES; m++) {
+		const struct kf_module *mod = d->modules->v[m];
+		struct kf_file_id now;
+
+		if (mod == except || mod->kind != KF_MOD_FILE || !mod->has_dev)
+			continue;
+		asked++;
+		file_now(d, mod, &now);
+		if (now.known && now.maj == mod->maj && now.min == mod->min &&
+		    now.ino == mod->ino &&
+		    (!mod->ino_gen || !now.has_gen || now.gen == (unsigned int)mod->ino_gen)) {
+			d->fs_witness = 1;
+			break;
+		}
+	}
+	return d->fs_witness > 0;
+}
+
 /* Is the running kernel the recorded one?  By build-id when the capture
  * has the kernel's; else (pipe and -z captures record none) when this is
  * the recording host by the rest of the evidence, which is weaker. */
@@ -1004,7 +1061,6 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 					  .gen = mod->ino_gen,
 					  .has_gen = mod->ino_gen != 0 };
 		struct kf_file_id now = { .known = false };
-		struct stat sb;
 		const char *why = NULL;
 
 		if (symfs && *symfs) {
@@ -1014,25 +1070,15 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 				"not the recording host" :
 				"not known to be the recording host";
 		} else {
-			if (rec.known && stat(name, &sb) == 0) {
-				now.known = true;
-				now.maj = major(sb.st_dev);
-				now.min = minor(sb.st_dev);
-				now.ino = sb.st_ino;
-				if (rec.has_gen) {
-					int fd = kf_fs_open(d->fs, NULL, name);
-					unsigned int gen;
+			enum kf_file_verdict fv;
 
-					if (fd >= 0) {
-						if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
-							now.has_gen = true;
-							now.gen = gen;
-						}
-						close(fd);
-					}
-				}
-			}
-			switch (kf_host_file(d->host, &rec, &now, &why)) {
+			file_now(d, mod, &now);
+			fv = kf_host_file(d->host, &rec, &now, true, &why);
+			/* a changed file counts only on a file system shown to be
+			 * the recorded one */
+			if (fv == KF_FILE_CHANGED && !fs_witness(d, mod))
+				fv = kf_host_file(d->host, &rec, &now, false, &why);
+			switch (fv) {
 			case KF_FILE_CHANGED:
 				st->status = KF_DSO_CHANGED;
 				warnf(d, "%s: replaced since it was recorded (%s: the "

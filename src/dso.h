@@ -105,6 +105,8 @@ struct kf_dsos {
 	bool host_decided;
 	enum kf_host_verdict host;
 	const char *host_why;
+	int fs_witness;               /* another file at its recorded inode:
+				         0 not asked, 1 yes, -1 no */
 	/* files used unverified: no build-id recorded and no device/inode
 	 * check possible; why, when they all share one reason (else NULL) */
 	uint32_t n_unverified;

@@ -64,7 +64,8 @@ enum kf_host_verdict kf_host_decide(const struct kf_host_id *cap,
 
 enum kf_file_verdict kf_host_file(enum kf_host_verdict host,
 				  const struct kf_file_id *rec,
-				  const struct kf_file_id *now, const char **why)
+				  const struct kf_file_id *now, bool witness,
+				  const char **why)
 {
 	const char *dummy;
 
@@ -90,14 +91,18 @@ enum kf_file_verdict kf_host_file(enum kf_host_verdict host,
 		*why = "the file is on another device than the recorded one";
 		return KF_FILE_UNCHECKED;
 	}
-	if (rec->ino != now->ino) {
-		*why = "another inode on the recorded device";
-		return KF_FILE_CHANGED;
-	}
 	/* a file deleted and written again often gets its inode number
 	 * back, but a new generation */
-	if (rec->has_gen && now->has_gen && rec->gen != now->gen) {
-		*why = "another inode generation on the recorded device";
+	if (rec->ino != now->ino ||
+	    (rec->has_gen && now->has_gen && rec->gen != now->gen)) {
+		if (!witness) {
+			*why = "another inode on the recorded device, but no other "
+			       "file of the capture is at its recorded inode either "
+			       "(another machine of the same name?)";
+			return KF_FILE_UNCHECKED;
+		}
+		*why = rec->ino != now->ino ? "another inode on the recorded device" :
+		       "another inode generation on the recorded device";
 		return KF_FILE_CHANGED;
 	}
 	*why = "the recorded device and inode";

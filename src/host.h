@@ -70,16 +70,23 @@ enum kf_file_verdict {
 	KF_FILE_SAME = 0,        /* recording host, same device, inode and
 				    (when both known) generation */
 	KF_FILE_CHANGED,         /* recording host, same device, another
-				    inode or generation: replaced */
+				    inode or generation, and another file of
+				    the capture still at its recorded identity
+				    (the same file system): replaced */
 	KF_FILE_UNCHECKED,       /* nothing positive either way: use it
 				    unverified */
 };
 
 /* `host` is kf_host_decide's answer; `now` the file at the path (known
- * false: it does not exist or could not be examined). */
+ * false: it does not exist or could not be examined); `witness`: some
+ * other file of the capture is at its recorded device, inode (and
+ * generation, when known) on this machine, which shows this is the
+ * recorded file system and not a machine of the same name, kernel and
+ * disk numbering next door. */
 enum kf_file_verdict kf_host_file(enum kf_host_verdict host,
 				  const struct kf_file_id *rec,
-				  const struct kf_file_id *now, const char **why);
+				  const struct kf_file_id *now, bool witness,
+				  const char **why);
 
 /* A file's PT_LOAD segment, for kf_host_layout_fits. */
 struct kf_host_seg {

@@ -112,35 +112,46 @@ static const struct {
 	const char *what;
 	enum kf_host_verdict host;
 	struct kf_file_id rec, now;
+	bool witness;            /* another file at its recorded inode */
 	enum kf_file_verdict want;
 } file_cases[] = {
 	{ "recording host, same device and inode", KF_HOST_RECORDING,
 	  { true, 254, 0, 10969649, 2279392173u, true },
-	  { true, 254, 0, 10969649, 2279392173u, true }, KF_FILE_SAME },
+	  { true, 254, 0, 10969649, 2279392173u, true }, true, KF_FILE_SAME },
 	{ "recording host, rebuilt binary: same device, another inode",
 	  KF_HOST_RECORDING, { true, 254, 0, 10969649, 0, false },
-	  { true, 254, 0, 10969700, 0, false }, KF_FILE_CHANGED },
+	  { true, 254, 0, 10969700, 0, false }, true, KF_FILE_CHANGED },
+	{ "same name, release, kernel and disk, another inode, and no other file "
+	  "at its recorded inode: perhaps the VM next door", KF_HOST_RECORDING,
+	  { true, 254, 0, 10969649, 0, false }, { true, 254, 0, 10969700, 0, false },
+	  false, KF_FILE_UNCHECKED },
 	{ "recording host, deleted and rewritten: inode back, new generation",
 	  KF_HOST_RECORDING, { true, 254, 0, 10969649, 2279392173u, true },
-	  { true, 254, 0, 10969649, 17, true }, KF_FILE_CHANGED },
+	  { true, 254, 0, 10969649, 17, true }, true, KF_FILE_CHANGED },
+	{ "new generation, no other file at its recorded inode", KF_HOST_RECORDING,
+	  { true, 254, 0, 10969649, 2279392173u, true }, { true, 254, 0, 10969649, 17, true },
+	  false, KF_FILE_UNCHECKED },
 	{ "recording host, generation unreadable here: the inode decides",
 	  KF_HOST_RECORDING, { true, 254, 0, 10969649, 2279392173u, true },
-	  { true, 254, 0, 10969649, 0, false }, KF_FILE_SAME },
+	  { true, 254, 0, 10969649, 0, false }, true, KF_FILE_SAME },
+	{ "same inode, no witness needed", KF_HOST_RECORDING,
+	  { true, 254, 0, 10969649, 0, false }, { true, 254, 0, 10969649, 0, false },
+	  false, KF_FILE_SAME },
 	{ "recording host, another device (a container, or a device numbered "
 	  "anew at boot)", KF_HOST_RECORDING, { true, 254, 0, 10969649, 0, false },
-	  { true, 0, 45, 12, 0, false }, KF_FILE_UNCHECKED },
+	  { true, 0, 45, 12, 0, false }, true, KF_FILE_UNCHECKED },
 	{ "recording host, no device recorded (plain MMAP)", KF_HOST_RECORDING,
 	  { false, 0, 0, 0, 0, false }, { true, 254, 0, 10969649, 0, false },
-	  KF_FILE_UNCHECKED },
+	  true, KF_FILE_UNCHECKED },
 	{ "recording host, file not examined", KF_HOST_RECORDING,
 	  { true, 254, 0, 10969649, 0, false }, { false, 0, 0, 0, 0, false },
-	  KF_FILE_UNCHECKED },
+	  true, KF_FILE_UNCHECKED },
 	{ "another host: a different inode proves nothing", KF_HOST_OTHER,
 	  { true, 254, 0, 10969649, 0, false }, { true, 254, 0, 5, 0, false },
-	  KF_FILE_UNCHECKED },
+	  true, KF_FILE_UNCHECKED },
 	{ "not known to be the recording host", KF_HOST_UNKNOWN,
 	  { true, 254, 0, 10969649, 0, false }, { true, 254, 0, 5, 0, false },
-	  KF_FILE_UNCHECKED },
+	  true, KF_FILE_UNCHECKED },
 };
 
 static void test_file(void)
@@ -150,7 +161,8 @@ static void test_file(void)
 	for (i = 0; i < sizeof(file_cases) / sizeof(file_cases[0]); i++) {
 		const char *why = NULL;
 		enum kf_file_verdict v = kf_host_file(file_cases[i].host, &file_cases[i].rec,
-						      &file_cases[i].now, &why);
+						      &file_cases[i].now,
+						      file_cases[i].witness, &why);
 
 		if (v != file_cases[i].want) {
 			fprintf(stderr, "file: %s: got %d, want %d (%s)\n",
