@@ -58,7 +58,7 @@ enum kf_host_verdict kf_host_decide(const struct kf_host_id *cap,
 		return KF_HOST_OTHER;
 	}
 	*why = cap->kbid_len ? "the same host name, kernel release and kernel build-id" :
-	       "the same host name and kernel release (no kernel build-id recorded)";
+	       "the same host name and kernel release, no kernel build-id recorded";
 	return KF_HOST_RECORDING;
 }
 

@@ -256,6 +256,15 @@ static void test_layout(void)
 
 int main(void)
 {
+	/* which capture clocks can be compared with this machine's uptime:
+	 * perf's default (-1), CLOCK_MONOTONIC 1, MONOTONIC_RAW 4, BOOTTIME 7;
+	 * not REALTIME 0 or TAI 11 */
+	CHECK(kf_host_clock_from_boot(-1));
+	CHECK(kf_host_clock_from_boot(1));
+	CHECK(kf_host_clock_from_boot(4));
+	CHECK(kf_host_clock_from_boot(7));
+	CHECK(!kf_host_clock_from_boot(0));
+	CHECK(!kf_host_clock_from_boot(11));
 	test_decide();
 	test_file();
 	test_layout();
