@@ -868,6 +868,7 @@ static bool fs_witness(struct kf_dsos *d, const struct kf_module *except)
 		const struct kf_module *mod = d->modules->v[m];
 		struct kf_file_id now;
 
+		KF_WORK(1);
 		if (mod == except || mod->kind != KF_MOD_FILE || !mod->has_dev)
 			continue;
 		asked++;
