@@ -241,6 +241,11 @@ typedef struct kf_module_info {
 				    build-id", "build-id mismatch", ... */
 	const char *file;        /* the file names came from, or NULL */
 	bool verified;           /* that file's build-id was checked */
+	const char *verification; /* what was checked: "build-id", "inode"
+				    (no build-id recorded: the device and
+				    inode on the recording host),
+				    "unverified", "given" (--kallsyms),
+				    "refused", "none" */
 	bool named;              /* kfold has symbols for it */
 	bool debuginfo_wanted;   /* DWARF was looked for (inline expansion or
 				    --srcline, a user file or the kernel) */

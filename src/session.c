@@ -544,6 +544,8 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 			s->first_time = smp.time;
 		if (smp.time > s->last_time)
 			s->last_time = smp.time;
+		s->dsos.last_time = s->last_time;
+		s->dsos.has_time = true;
 	}
 	evname = kf_pd_event_name(s->pd, (size_t)rec->attr);
 	if (s->event && !event_matches(evname, s->event))
@@ -791,6 +793,12 @@ static int setup_stages(struct kf_session *s)
 	dopts.n_debug_dirs = s->o.n_debug_dirs;
 	kf_dsos_init(&s->dsos, &dopts, &s->fs, &s->modules, kf_pd_env(s->pd),
 		     dso_warn, s);
+	/* the samples' clock: perf's default (sched_clock) unless the first
+	 * event was recorded with -k CLOCKID */
+	s->dsos.clockid = -1;
+	if (kf_pd_n_attrs(s->pd) &&
+	    kf_attr_flag(kf_pd_attr(s->pd, 0), KF_ATTR_USE_CLOCKID))
+		s->dsos.clockid = kf_pd_attr(s->pd, 0)->clockid;
 	s->dsos_ready = true;
 	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings,
 			  s->o.compat == KF_COMPAT_PERF, s->o.annotate,
@@ -1077,6 +1085,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	r = kf_emit_folded(st, &s->namer, &s->roots, out, &lines);
 	if (rewrite)
 		kf_stacks_fini(&rewritten);
+	kf_session_note_unverified(s);
 	s->stats.stacks = lines;
 	s->stats.work += kf_work - w0;
 	if (r == KF_EIO)
@@ -1087,6 +1096,37 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 }
 
 /* ---- modules ------------------------------------------------------------------ */
+
+bool kf_session_unverified_text(const struct kf_session *s, char *buf, size_t len)
+{
+	const struct kf_dsos *d = &s->dsos;
+	uint32_t n = s->dsos_ready ? d->n_unverified : 0;
+	const char *why = d->unverified_why;
+	bool host = why && d->host_decided && d->host != KF_HOST_RECORDING &&
+		    strstr(why, "recording host");
+	bool symfs = s->symfs && *s->symfs;
+
+	if (!n)
+		return false;
+	snprintf(buf, len, "%" PRIu32 " file%s without a recorded build-id %s used "
+		 "unverified (%s%s%s): %s names are right only if %s the recorded "
+		 "file%s%s", n, n == 1 ? "" : "s", n == 1 ? "was" : "were",
+		 why ? why : "see --stats", host ? ": " : "", host ? d->host_why : "",
+		 n == 1 ? "its" : "their", n == 1 ? "it is" : "they are",
+		 n == 1 ? "" : "s", symfs ? "" : "; give the recorded files with "
+		 "--symfs or --buildid-dir");
+	return true;
+}
+
+void kf_session_note_unverified(struct kf_session *s)
+{
+	char buf[512];
+
+	if (s->warned_unverified || !kf_session_unverified_text(s, buf, sizeof(buf)))
+		return;
+	s->warned_unverified = true;
+	logf_(s, KF_LOG_WARN, "%s (--stats lists them)", buf);
+}
 
 static struct kf_module *hit_module(const kf_session *s, size_t i)
 {
@@ -1134,7 +1174,8 @@ int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 		}
 	}
 	st = kf_dso_status(&s->dsos, mod->id);
-	out->status = kf_dso_status_str(st);
+	out->status = kf_dso_status_text(&s->dsos, mod->id);
+	out->verification = kf_dso_verification(&s->dsos, mod->id);
 	out->file = kf_dso_file(&s->dsos, mod->id);
 	out->verified = st == KF_DSO_OK;
 	out->named = kf_dso_symtab(&s->dsos, mod->id) != NULL;

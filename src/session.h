@@ -95,6 +95,7 @@ struct kf_session {
 	size_t cap_frames;
 	struct kf_buf line, root;
 	uint64_t warned_kernel_load;
+	bool warned_unverified;       /* kf_session_note_unverified said it */
 };
 
 /* The attr of the event being folded (the first whose name matches), or
@@ -104,6 +105,13 @@ const struct kf_attr *kf_session_folded_attr(const struct kf_session *s);
 /* Whether an event is a software clock (cpu-clock, task-clock): it
  * samples from an hrtimer interrupt, so it cannot see IRQ-disabled code. */
 bool kf_attr_is_soft_clock(const struct kf_attr *a);
+
+/* The one warning of a run about files used unverified (no build-id
+ * recorded, nothing to check them against), once the names are known:
+ * after the folded stacks, the JSON report or --explain. */
+void kf_session_note_unverified(struct kf_session *s);
+/* Its text, without the pointer to --stats; false when there is none. */
+bool kf_session_unverified_text(const struct kf_session *s, char *buf, size_t len);
 
 /* What to say of such an event, after "event NAME ". */
 extern const char kf_soft_clock_note[];

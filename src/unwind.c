@@ -644,7 +644,8 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			if (!c) {
 				enum kf_dso_status st = kf_dso_status(u->dsos, mod);
 
-				end = st == KF_DSO_MISMATCH || st == KF_DSO_CHANGED ?
+				end = st == KF_DSO_MISMATCH || st == KF_DSO_CHANGED ||
+				      st == KF_DSO_NOT_RECORDED ?
 				      KF_UW_MISMATCH :
 				      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE ?
 				      KF_UW_NO_FILE : KF_UW_NO_CFI;

@@ -148,6 +148,16 @@ HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig perf record -N -q -e cpu-clock \
 "$kfold" -q --buildid-dir "$tmp/emptycache" --kallsyms "$tmp/kallsyms" \
 	"$tmp/pipe.data" > "$tmp/before" || exit 1
 grep -q 'main;do_io' "$tmp/before" || { echo "FAIL: pipe capture unnamed"; exit 1; }
+# on the recording host, in the recording boot, the binary's device and
+# inode are the recorded ones: checked, and said so
+"$kfold" -q --buildid-dir "$tmp/emptycache" --kallsyms "$tmp/kallsyms" --format json \
+	-o "$tmp/before.json" "$tmp/pipe.data" || exit 1
+python3 - "$tmp/before.json" "$tmp/syscall" <<'EOF' || { echo "FAIL: JSON of the pipe capture"; exit 1; }
+import json, sys
+m = {m["name"]: m for m in json.load(open(sys.argv[1]))["modules"]}[sys.argv[2]]
+assert m["verified"] is False and m["verification"] == "inode", m
+assert "the recorded device and inode on the recording host" in m["status"], m
+EOF
 mv "$tmp/syscall" "$tmp/syscall.old"   # keeps its inode busy
 gcc -std=gnu11 -O2 -fno-omit-frame-pointer -DREBUILT=1 -I "$src/testdata/src" \
 	-o "$tmp/syscall" "$src/testdata/src/syscall.c" || exit 1
@@ -161,3 +171,46 @@ if grep -q 'do_io' "$tmp/after"; then
 	echo "FAIL: names taken from the replaced binary"; exit 1
 fi
 echo "ok   a binary replaced since a pipe capture is refused (inode check)"
+
+# the same capture as if recorded on another machine (host name rewritten,
+# the VM next door), where the program is a copy of the recorded one (same
+# bytes, another inode): a different inode proves nothing there, so the
+# file is used unverified, with one warning saying so, and names as before
+cp "$tmp/syscall.old" "$tmp/syscall.copy"
+mv "$tmp/syscall.copy" "$tmp/syscall"
+other=kf-not-this-host
+[ "$(hostname)" = "$other" ] && other=kf-not-this-host-either
+python3 "$src/scripts/set-host.py" --hostname "$other" "$tmp/pipe.data" \
+	"$tmp/pipe-other.data" || exit 1
+"$kfold" --buildid-dir "$tmp/emptycache" --kallsyms "$tmp/kallsyms" \
+	"$tmp/pipe-other.data" > "$tmp/other" 2> "$tmp/err" || exit 1
+if grep -q 'changed since recording\|replaced since' "$tmp/other" "$tmp/err"; then
+	echo "FAIL: a file refused as changed on a machine that is not the recording host"
+	cat "$tmp/err"; exit 1
+fi
+grep -q '^kfold: warning: 2 files without a recorded build-id were used unverified (not the recording host: another host name): their names are right only if they are the recorded files; give the recorded files with --symfs or --buildid-dir (--stats lists them)$' "$tmp/err" ||
+	{ echo "FAIL: no warning naming the unverified files"; cat "$tmp/err"; exit 1; }
+# (the vdso is named only on the recording host: no build-id of it either)
+sed -E 's/;__vdso_[a-z_]+/;[[vdso]]/g' "$tmp/before" | LC_ALL=C sort > "$tmp/before.novdso"
+if ! diff -u "$tmp/before.novdso" "$tmp/other"; then
+	echo "FAIL: a copy of the recorded binary, on another host, does not name as before"
+	exit 1
+fi
+echo "ok   the same capture from another host name: a copy of the binary (another inode) used unverified, one warning"
+
+# a binary of another layout at the recorded path (text in the first
+# segment, -z noseparate-code): the recorded mapping of its text cannot
+# come from it, so its frames are refused rather than misnamed
+gcc -std=gnu11 -O2 -fno-omit-frame-pointer -Wl,-z,noseparate-code \
+	-I "$src/testdata/src" -o "$tmp/syscall.new" "$src/testdata/src/syscall.c" || exit 1
+mv "$tmp/syscall.new" "$tmp/syscall"
+"$kfold" --buildid-dir "$tmp/emptycache" --kallsyms "$tmp/kallsyms" \
+	"$tmp/pipe-other.data" > "$tmp/other2" 2> "$tmp/err" || exit 1
+grep -q "^kfold: warning: $tmp/syscall: not the recorded file: " "$tmp/err" ||
+	{ echo "FAIL: no warning about the other file"; cat "$tmp/err"; exit 1; }
+grep -q '\[syscall (not the recorded file)\]' "$tmp/other2" ||
+	{ echo "FAIL: frames of the other file not marked"; head -3 "$tmp/other2"; exit 1; }
+if grep -q 'do_io' "$tmp/other2"; then
+	echo "FAIL: names taken from a file of another layout"; exit 1
+fi
+echo "ok   a file of another layout at the recorded path: [syscall (not the recorded file)]"
