@@ -1209,10 +1209,14 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	consider(d, NULL, symfs, name, bid, bid_len, &syms, &run, &found, &mismatch,
 		 &bad);
 done:
+	/* no recorded build-id: this machine's vdso only on the recording
+	 * host, and never under --symfs (no file from this machine); perf
+	 * takes its own vdso whatever the capture */
 	if (syms.fd == -1 && run.fd == -1 && mod->kind == KF_MOD_VDSO && !verified) {
-		bool same_kernel;
+		bool same_kernel = false;
 
-		if ((running_is_recorded(d, &same_kernel) || d->o.compat_perf) &&
+		if ((d->o.compat_perf ||
+		     ((!symfs || !*symfs) && running_is_recorded(d, &same_kernel))) &&
 		    load_own_vdso(d, st, NULL, 0)) {
 			st->status = same_kernel ? KF_DSO_OK : KF_DSO_UNVERIFIED;
 			return;
