@@ -659,9 +659,15 @@ static long read_slot(struct kf_session *s, uint64_t id, bool per_thread,
  * (id, thread) for an event with inherit and PERF_SAMPLE_TID (what perf
  * 6.12 does), --compat=perf one per id. */
 static int deliver_read(struct kf_session *s, const struct kf_attr *a,
-			struct kf_sample *smp)
+			struct kf_sample *smp, uint64_t offset)
 {
 	uint64_t i;
+
+	/* perf 6.1 stops reading the file at a group of no values
+	 * (deliver_sample_group returns -EINVAL); it weighs nothing */
+	if (!smp->n_read && !s->warned_read_empty++)
+		logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": a sample reads no "
+		      "counter values: nothing to weigh, skipped", offset);
 
 	for (i = 0; i < smp->n_read; i++) {
 		uint64_t value, id;
@@ -727,10 +733,11 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 	}
 	if (a->sample_type & KF_SAMPLE_READ) {
 		if (smp.read_has_id)
-			return deliver_read(s, a, &smp);
-		/* without ids the values name no event: perf 6.1 assumes
-		 * PERF_FORMAT_ID and misreads such a sample; kfold weighs it
-		 * by its period field */
+			return deliver_read(s, a, &smp, rec->offset);
+		/* without ids the values name no event: perf 6.1 refuses
+		 * such a capture ("non matching read_format",
+		 * evlist__valid_read_format); kfold weighs it by its period
+		 * field */
 		if (!s->warned_read_no_id++)
 			logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": event %s reads "
 			      "counter values without ids (read_format lacks "

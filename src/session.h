@@ -67,7 +67,7 @@ struct kf_session {
 	struct kf_map64 rd_slot;      /* index << 33 | thread key -> slot */
 	uint64_t *rd_last;
 	size_t rd_n, rd_cap;
-	uint64_t warned_read_no_id;
+	uint64_t warned_read_no_id, warned_read_empty;
 
 	/* event selection */
 	bool filter_set;

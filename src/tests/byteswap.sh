@@ -88,7 +88,7 @@ EOF
 perf_script() {
 	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
 		perf --buildid-dir "$tmp/emptycache" script -i "$1" \
-		--symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" --no-inline \
+		--symfs "$symfs" --kallsyms "$tmp/kallsyms" --no-inline \
 		${pargs[@]+"${pargs[@]}"})
 }
 
@@ -127,7 +127,9 @@ for name in "${names[@]}"; do
 	if ls "$dir"/perf-*.map >/dev/null 2>&1; then
 		args+=(--perf-map-dir "$dir")
 	fi
-	common=(-q --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms"
+	symfs=$src/testdata/symfs
+	[ -d "$dir/symfs" ] && symfs=$dir/symfs
+	common=(-q --symfs "$symfs" --kallsyms "$tmp/kallsyms"
 		--buildid-dir "$tmp/emptycache" --no-inline ${args[@]+"${args[@]}"})
 	if ! out=$(run_kfold "$dir/perf.data" "$tmp/$name.orig"); then
 		echo "FAIL $name: original: $out"

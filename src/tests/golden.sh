@@ -26,7 +26,10 @@ for dir in "$src"/testdata/cases/*/; do
 	if ls "$dir"/perf-*.map >/dev/null 2>&1; then
 		args+=(--perf-map-dir "$dir")
 	fi
-	common=(-q --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms"
+	# a case with its own symfs (its files only) is read with it
+	symfs=$src/testdata/symfs
+	[ -d "$dir/symfs" ] && symfs=$dir/symfs
+	common=(-q --symfs "$symfs" --kallsyms "$tmp/kallsyms"
 		--buildid-dir "$tmp/emptycache" --no-inline)
 	"$kfold" "${common[@]}" --compat=perf ${args[@]+"${args[@]}"} \
 		"$dir/perf.data" > "$tmp/$name.compat" || { echo "FAIL $name: kfold --compat=perf exited $?"; fail=1; continue; }
