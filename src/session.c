@@ -613,7 +613,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		node = kf_stacks_child(&s->stacks, node, &s->frames[i]);
 	if (!node)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	kf_stacks_add(&s->stacks, node, weight);
+	if (!kf_stacks_add(&s->stacks, node, weight))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	return 0;
 }
 

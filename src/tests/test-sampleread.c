@@ -411,7 +411,7 @@ static void test_inherit(void)
 }
 
 /* A counter that goes back (or wraps): u64 subtraction, as perf does.
- * 500 then 200: 500, then 2^64 - 300.  Zero is never a weight. */
+ * 500 then 200: 500, then 2^64 - 300. */
 static void test_backwards(void)
 {
 	static const uint64_t ld[] = { 11 }, mb[] = { 12 };
@@ -420,6 +420,7 @@ static void test_backwards(void)
 	struct run r;
 	const struct val s1[] = { { 500, 11 } }, s2[] = { { 200, 11 } };
 	const struct val s3[] = { { UINT64_MAX, 11 } }, s4[] = { { 4, 11 } };
+	const struct val s5[] = { { 1, 11 } };
 
 	group_attrs(a, 0, ld, mb, 1);
 	rec_comm(&d, ST, 7, 7, "gg");
@@ -429,11 +430,15 @@ static void test_backwards(void)
 	/* 200 -> 2^64-1: 2^64 - 201; -> 4: wraps to 5 */
 	rec_sample(&d, ST, a[0].read_format, 7, 7, 300, 11, 4000, s3, 1, 3);
 	rec_sample(&d, ST, a[0].read_format, 7, 7, 400, 11, 4000, s4, 1, 4);
+	/* 4 -> 1: 2^64 - 3, on the second stack, which then weighs
+	 * 2^65 - 303: past 2^64 - 1, printed as stackcollapse-perf.pl's Perl
+	 * prints the floating-point sum it switches to */
+	rec_sample(&d, ST, a[0].read_format, 7, 7, 500, 11, 4000, s5, 1, 2);
 	pdb_file(&img, a, 2, &d, false);
 	dump("backwards", &img);
 	run_ev(&img, NULL, false, false, &r);
 	CHECK_STR(r.out, "gg;[prog] 500\n"
-			 "gg;[prog];[prog] 18446744073709551316\n"
+			 "gg;[prog];[prog] 3.68934881474191e+19\n"
 			 "gg;[prog];[prog];[prog] 18446744073709551415\n"
 			 "gg;[prog];[prog];[prog];[prog] 5\n");
 	free(r.out);
