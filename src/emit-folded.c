@@ -325,17 +325,9 @@ static int piece_trie(struct em *e, struct kf_stacks *pt)
 		if (r)
 			break;
 		map[i] = cur;
-		{
-			kf_u128 w = kf_stacks_weight(e->st, (uint32_t)i);
-			uint64_t lo = (uint64_t)w;
-
-			if ((__builtin_add_overflow(pt->nodes[cur].weight, lo,
-						    &pt->nodes[cur].weight) &&
-			     !kf_stacks_carry(pt, cur, 1)) ||
-			    ((w >> 64) && !kf_stacks_carry(pt, cur, (uint64_t)(w >> 64)))) {
-				r = KF_ENOMEM;
-				break;
-			}
+		if (!kf_stacks_add_weight(pt, cur, kf_stacks_weight(e->st, (uint32_t)i))) {
+			r = KF_ENOMEM;
+			break;
 		}
 		pt->nodes[cur].samples = pt->nodes[cur].samples > UINT32_MAX - nd->samples ?
 					 UINT32_MAX : pt->nodes[cur].samples + nd->samples;

@@ -42,6 +42,16 @@ kf_u128 kf_stacks_weight(const struct kf_stacks *s, uint32_t node)
 	return (kf_u128)c << 64 | s->nodes[node].weight;
 }
 
+bool kf_stacks_add_weight(struct kf_stacks *s, uint32_t node, kf_u128 w)
+{
+	uint64_t hi = (uint64_t)(w >> 64);
+
+	if (__builtin_add_overflow(s->nodes[node].weight, (uint64_t)w,
+				   &s->nodes[node].weight))
+		hi++;
+	return !hi || kf_stacks_carry(s, node, hi);
+}
+
 static uint64_t node_hash(uint32_t parent, const struct kf_frame *f)
 {
 	uint64_t h = kf_hash64(f->addr ^ ((uint64_t)parent << 32 | f->module));

@@ -83,6 +83,9 @@ bool kf_stacks_carry(struct kf_stacks *s, uint32_t node, uint64_t n);
 __extension__ typedef unsigned __int128 kf_u128;
 kf_u128 kf_stacks_weight(const struct kf_stacks *s, uint32_t node);
 
+/* Adds weight (no sample) to node.  False on ENOMEM. */
+bool kf_stacks_add_weight(struct kf_stacks *s, uint32_t node, kf_u128 w);
+
 /* Adds one sample of this weight to the stack ending at node.  False on
  * ENOMEM. */
 static inline bool kf_stacks_add(struct kf_stacks *s, uint32_t node,
