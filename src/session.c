@@ -169,6 +169,9 @@ void kf_session_free(kf_session *s)
 	kf_buf_fini(&s->line);
 	kf_buf_fini(&s->root);
 	free(s->frames);
+	kf_map64_fini(&s->rd_ids);
+	kf_map64_fini(&s->rd_slot);
+	free(s->rd_last);
 	free(s->filter);
 	free(s->symfs);
 	free(s->kallsyms);
@@ -509,11 +512,13 @@ static void ctx_root(struct kf_session *s, const struct kf_thread *th,
 		root->flags |= KF_FRAME_CTX_KTHREAD;
 }
 
-static int on_sample(struct kf_session *s, const struct kf_rec *rec)
+/* Folds one delivered sample: `a` is the attr that laid the record out,
+ * `evidx` the event it is delivered as (a member's for a group value, see
+ * deliver_read) and smp->period its weight. */
+static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
+		       const struct kf_sample *psmp)
 {
-	struct kf_sample smp;
-	enum kf_sample_err e;
-	const struct kf_attr *a;
+	const struct kf_sample smp = *psmp;
 	struct kf_thread *th;
 	const char *evname, *comm;
 	uint64_t weight;
@@ -522,32 +527,7 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 	struct kf_frame root;
 	size_t i;
 
-	s->stats.samples++;
-	if (rec->attr < 0) {
-		s->stats.samples_unknown_id++;
-		return 0;
-	}
-	a = kf_pd_attr(s->pd, (size_t)rec->attr);
-	e = kf_sample_decode(a, kf_pd_swapped(s->pd), rec->data, rec->size, &smp);
-	if (e != KF_SAMPLE_OK && e != KF_SAMPLE_TRAILING) {
-		if (s->stats.samples_bad++ == 0)
-			logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": sample skipped: %s",
-			      rec->offset, kf_sample_strerror(e));
-		return 0;
-	}
-	/* perf script filters guest samples (perf_guest is off) */
-	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
-	    s->o.compat == KF_COMPAT_PERF)
-		return 0;
-	if (smp.has_time && smp.time) {
-		if (!s->first_time || smp.time < s->first_time)
-			s->first_time = smp.time;
-		if (smp.time > s->last_time)
-			s->last_time = smp.time;
-		s->dsos.last_time = s->last_time;
-		s->dsos.has_time = true;
-	}
-	evname = kf_pd_event_name(s->pd, (size_t)rec->attr);
+	evname = kf_pd_event_name(s->pd, (size_t)evidx);
 	if (s->event && !event_matches(evname, s->event))
 		return 0;
 
@@ -566,7 +546,7 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		 * sample, which stackcollapse-perf.pl does not fold */
 		if (!(a->sample_type & KF_SAMPLE_CALLCHAIN))
 			return 0;
-		header_rest(s, rec->attr, &smp, evname);
+		header_rest(s, evidx, &smp, evname);
 		kf_namer_root(&s->namer, comm, th->pid, th->tid, kf_buf_cstr(&s->line),
 			      &s->root);
 		if (s->root.len == 0)
@@ -663,8 +643,142 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		node = kf_stacks_child(&s->stacks, node, &s->frames[i]);
 	if (!node)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	kf_stacks_add(&s->stacks, node, weight);
+	if (!kf_stacks_add(&s->stacks, node, weight))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	return 0;
+}
+
+/* The slot of the last counter value seen for a group value's id (perf
+ * 6.1's perf_sample_id.period, one per id of the header), or, when the
+ * event counts per thread, for (id, tid).  -1 on ENOMEM. */
+static long read_slot(struct kf_session *s, uint64_t id, bool per_thread,
+		      uint32_t tid)
+{
+	uint32_t idx, slot;
+	uint64_t key;
+
+	/* ids are those of the header (at most KF_MAX_IDS < 2^32), so the
+	 * key never is the map's reserved ~0 */
+	if (!kf_map64_get(&s->rd_ids, id, &idx)) {
+		idx = (uint32_t)s->rd_ids.n;
+		if (!kf_map64_put(&s->rd_ids, id, idx))
+			return -1;
+	}
+	key = (uint64_t)idx << 33 | (per_thread ? 1ull << 32 | tid : 0);
+	if (!kf_map64_get(&s->rd_slot, key, &slot)) {
+		if (s->rd_n >= UINT32_MAX ||
+		    !KF_GROW(s->rd_last, s->rd_cap, s->rd_n + 1))
+			return -1;
+		slot = (uint32_t)s->rd_n;
+		s->rd_last[slot] = 0;
+		if (!kf_map64_put(&s->rd_slot, key, slot))
+			return -1;
+		s->rd_n++;
+	}
+	return (long)slot;
+}
+
+/* PERF_SAMPLE_READ (perf 6.1's evlist__deliver_sample and
+ * deliver_sample_value, tools/perf/util/session.c): each counter value of
+ * the record is delivered as a sample of the event its id names, weighted
+ * by how much that counter grew since the last value with this id (u64
+ * arithmetic: a counter that went back gives a huge weight, as in perf;
+ * the first value weighs all of itself); an id the header does not list
+ * is an unknown-id sample; a value that did not grow is not delivered.
+ * perf 6.1 keeps one last value per id; the kernel (6.12 and later)
+ * counts inherited threads separately, so the default mode keeps one per
+ * (id, thread) for an event with inherit and PERF_SAMPLE_TID (what perf
+ * 6.12 does), --compat=perf one per id. */
+static int deliver_read(struct kf_session *s, const struct kf_attr *a,
+			struct kf_sample *smp, uint64_t offset)
+{
+	uint64_t i;
+
+	/* perf 6.1 stops reading the file at a group of no values
+	 * (deliver_sample_group returns -EINVAL); it weighs nothing */
+	if (!smp->n_read && !s->warned_read_empty++)
+		logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": a sample reads no "
+		      "counter values: nothing to weigh, skipped", offset);
+
+	for (i = 0; i < smp->n_read; i++) {
+		uint64_t value, id;
+		const struct kf_attr *va;
+		bool per_thread;
+		long slot;
+		int ev, r;
+
+		KF_WORK(1);
+		kf_sample_read_value(smp, i, &value, &id);
+		ev = kf_pd_attr_of_id(s->pd, id);
+		if (ev < 0) {
+			s->stats.samples_unknown_id++;
+			continue;
+		}
+		va = kf_pd_attr(s->pd, (size_t)ev);
+		per_thread = s->o.compat != KF_COMPAT_PERF && smp->has_tid &&
+			     (va->sample_type & KF_SAMPLE_READ) &&
+			     (va->sample_type & KF_SAMPLE_TID) &&
+			     kf_attr_flag(va, KF_ATTR_INHERIT);
+		slot = read_slot(s, id, per_thread, smp->tid);
+		if (slot < 0)
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		smp->period = value - s->rd_last[slot];
+		s->rd_last[slot] = value;
+		if (!smp->period)
+			continue;
+		r = fold_sample(s, a, ev, smp);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int on_sample(struct kf_session *s, const struct kf_rec *rec)
+{
+	struct kf_sample smp;
+	enum kf_sample_err e;
+	const struct kf_attr *a;
+
+	s->stats.samples++;
+	if (rec->attr < 0) {
+		s->stats.samples_unknown_id++;
+		return 0;
+	}
+	a = kf_pd_attr(s->pd, (size_t)rec->attr);
+	e = kf_sample_decode(a, kf_pd_swapped(s->pd), rec->data, rec->size, &smp);
+	if (e != KF_SAMPLE_OK && e != KF_SAMPLE_TRAILING) {
+		if (s->stats.samples_bad++ == 0)
+			logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": sample skipped: %s",
+			      rec->offset, kf_sample_strerror(e));
+		return 0;
+	}
+	/* perf script filters guest samples (perf_guest is off) */
+	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
+	    s->o.compat == KF_COMPAT_PERF)
+		return 0;
+	if (smp.has_time && smp.time) {
+		if (!s->first_time || smp.time < s->first_time)
+			s->first_time = smp.time;
+		if (smp.time > s->last_time)
+			s->last_time = smp.time;
+		s->dsos.last_time = s->last_time;
+		s->dsos.has_time = true;
+	}
+	if (a->sample_type & KF_SAMPLE_READ) {
+		if (smp.read_has_id)
+			return deliver_read(s, a, &smp, rec->offset);
+		/* without ids the values name no event: perf 6.1 refuses
+		 * such a capture ("non matching read_format",
+		 * evlist__valid_read_format); kfold weighs it by its period
+		 * field */
+		if (!s->warned_read_no_id++)
+			logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": event %s reads "
+			      "counter values without ids (read_format lacks "
+			      "PERF_FORMAT_ID): its samples are weighted by their "
+			      "period field", rec->offset,
+			      kf_pd_event_name(s->pd, (size_t)rec->attr));
+	}
+	return fold_sample(s, a, rec->attr, &smp);
 }
 
 /* ---- record delivery ----------------------------------------------------------- */

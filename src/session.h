@@ -77,6 +77,14 @@ struct kf_session {
 	uint64_t first_time, last_time; /* of the samples with a time (for
 					   captures without the header's) */
 
+	/* PERF_SAMPLE_READ: the last counter value per id (per id and
+	 * thread for inherited counters), see deliver_read */
+	struct kf_map64 rd_ids;       /* id -> its index */
+	struct kf_map64 rd_slot;      /* index << 33 | thread key -> slot */
+	uint64_t *rd_last;
+	size_t rd_n, rd_cap;
+	uint64_t warned_read_no_id, warned_read_empty;
+
 	/* event selection */
 	bool filter_set;
 	char *filter;                 /* event name kept */

@@ -89,7 +89,7 @@ EOF
 perf_script() {
 	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
 		perf --buildid-dir "$KF_NOCACHE" script -i "$1" \
-		--symfs "$src/testdata/symfs" --kallsyms "$KF_KALLSYMS" --no-inline \
+		--symfs "$symfs" --kallsyms "$KF_KALLSYMS" --no-inline \
 		${pargs[@]+"${pargs[@]}"})
 }
 
@@ -128,7 +128,10 @@ for name in "${names[@]}"; do
 	if ls "$dir"/perf-*.map >/dev/null 2>&1; then
 		args+=(--perf-map-dir "$dir")
 	fi
-	common=(-q "${KF_FLAGS[@]}" --no-inline ${args[@]+"${args[@]}"})
+	# a case with its own symfs (its files only) is read with it
+	symfs=$(kf_symfs "$dir")
+	common=(-q --symfs "$symfs" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE"
+		--no-inline ${args[@]+"${args[@]}"})
 	if ! out=$(run_kfold "$dir/perf.data" "$tmp/$name.orig"); then
 		echo "FAIL $name: original: $out"
 		fail=1
