@@ -625,7 +625,11 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 	w.maps = maps;
 	w.swap = s->swap;
 	w.a = s->regs_user_abi == 1 ? u->arch32 : u->arch64;
-	if (!w.a || !s->regs_user_abi || !s->n_regs_user || !s->stack_size) {
+	/* perf 6.1 unwinds nothing, not even the sampled pc, when the
+	 * kernel copied no byte of the stack (a fault on the stack's own
+	 * page, an exec under way): thread__resolve_callchain_unwind */
+	if (!w.a || !s->regs_user_abi || !s->n_regs_user || !s->stack_size ||
+	    (u->compat_perf && !s->stack_dyn)) {
 		count(u, 0, KF_UW_NO_REGS);
 		return KF_UW_NO_REGS;
 	}
