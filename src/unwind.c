@@ -606,6 +606,31 @@ static bool perf_cfi_addr(struct uw *w, const struct kf_map *m,
 	return true;
 }
 
+/* libunwind's x86_64 unw_step, where it found no CFI for the pc: if the
+ * code at the pc is a classic 16-byte PLT entry (jmp *x(%rip); push $n;
+ * jmp), the return address is at [sp] (is_plt_entry).  perf 6.1 only. */
+static bool plt_step(struct uw *w, uint64_t pc, uint64_t *ra)
+{
+	const struct arch *a = w->a;
+	uint64_t w0, w1, sp, r;
+	bool past = w->past_stack;
+
+	if (a != &arch_x86_64 || !(w->valid >> a->sp & 1))
+		return false;
+	if (!read_mem(w, pc, 8, &w0) || !read_mem(w, pc + 8, 8, &w1) ||
+	    (w0 & 0xffff) != 0x25ff || (w0 >> 48 & 0xff) != 0x68 ||
+	    (w1 >> 24 & 0xff) != 0xe9) {
+		w->past_stack = past;
+		return false;
+	}
+	sp = w->regs[a->sp];
+	if (!read_mem(w, sp, 8, &r))
+		return false;
+	w->regs[a->sp] = sp + 8;
+	*ra = r;
+	return true;
+}
+
 enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			     const struct kf_sample *s, uint64_t regs_mask,
 			     struct kf_uframe *out, size_t max, size_t *n,
@@ -716,6 +741,7 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			 * where a file's .eh_frame has no entry for the pc;
 			 * without .eh_frame (or file) it stops */
 			if ((first && !u->compat_perf && leaf_step(&w, pc, &ra)) ||
+			    (u->compat_perf && c && c->eh && plt_step(&w, pc, &ra)) ||
 			    ((!u->compat_perf || (c && c->eh)) && fp_step(&w, &ra))) {
 				guessed = true;
 				goto step;
