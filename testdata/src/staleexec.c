@@ -1,5 +1,5 @@
 /* staleexec: a process whose child execs while the parent's mappings of
- * libc lie below the child's (as gcc's do below cc1's, one time in two).
+ * libc lie below the child's (as gcc's may below cc1's).
  *
  * The parent maps its libc file a second time at a low address, then
  * forks; the child execs this program again ("child"), which sorts
