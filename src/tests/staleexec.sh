@@ -58,7 +58,7 @@ echo "ok   perf's stacks of by_value stop in libc ($all samples' worth, none rea
 
 "$kfold" -q --no-inline --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/emptycache" \
 	"$tmp/perf.data" > "$tmp/default" || exit 1
-def_main=$(sum '^exe;_start;__libc_start_main[^;]*;__libc_start_call_main;main;sort_round;[^;]*qsort[^;]*;(msort[^;]*;)*by_value ' "$tmp/default")
+def_main=$(sum '^exe;_start;__libc_start_main[^;]*;__libc_start_call_main;main;sort_round;[^;]*qsort[^;]*;(msort[^;]*;)*by_value[ ;]' "$tmp/default")
 def_all=$(sum 'by_value' "$tmp/default")
 if [ "$def_main" -ne "$def_all" ]; then
 	echo "FAIL: default mode: $def_main of $def_all of by_value's weight reach _start through qsort"
