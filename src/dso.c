@@ -2372,6 +2372,15 @@ const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module)
 	/* .eh_frame of the runtime image (a debug file has it as NOBITS) */
 	if (has_section(run, ".eh_frame"))
 		c->eh = dwarf_getcfi_elf(run);
+	{
+		GElf_Shdr sh;
+
+		if (section_by_name(run, ".eh_frame_hdr", &sh, NULL) &&
+		    sh.sh_type != SHT_NOBITS) {
+			c->has_eh_hdr = true;
+			c->eh_hdr_addr = sh.sh_addr;
+		}
+	}
 	/* .debug_frame, from the debug file or the runtime image */
 	{
 		Elf *dbg = st->syms_file.elf && has_section(st->syms_file.elf, ".debug_frame") ?

@@ -145,6 +145,9 @@ struct kf_cfi {
 	bool is64;
 	uint16_t machine;        /* e_machine */
 	uint64_t entry;          /* e_entry: where the program starts */
+	bool has_eh_hdr;         /* .eh_frame_hdr is there (perf 6.1's
+				    libunwind finds FDEs only through it) */
+	uint64_t eh_hdr_addr;    /* its sh_addr */
 	struct {
 		uint64_t offset, vaddr, filesz, memsz;
 	} load[KF_CFI_MAX_LOADS];

@@ -384,6 +384,15 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 		struct kf_frame f;
 		uint64_t pc = s->uframes[i].pc;
 
+		if (!pc && i > 0 && s->o.compat == KF_COMPAT_PERF) {
+			/* a zero return address: perf prints 0 - 1 */
+			memset(&f, 0, sizeof(f));
+			f.flags = KF_FRAME_NOMAP;
+			f.addr = UINT64_MAX;
+			if (!push_frame(s, &n, &f))
+				return -1;
+			continue;
+		}
 		if (!pc)
 			continue;   /* perf skips zero entries */
 		if (i > 0 && s->o.compat == KF_COMPAT_PERF)
