@@ -166,6 +166,9 @@ typedef struct kf_stats {
 	uint64_t unthrottles;      /* UNTHROTTLE records */
 	uint64_t out_of_order;     /* records older than ones already used */
 	uint64_t unknown_records;  /* records of types kfold skips unread */
+	uint64_t samples_dwarf;    /* folded samples of events that record
+				      user registers and stack
+				      (--call-graph dwarf) */
 	uint64_t samples_unwound;  /* samples whose user stack was unwound */
 	uint64_t frames_guessed;   /* unwound frames found by a frame-pointer
 				      step (no unwind information) */
@@ -238,6 +241,11 @@ typedef struct kf_module_info {
 				    build-id", "build-id mismatch", ... */
 	const char *file;        /* the file names came from, or NULL */
 	bool verified;           /* that file's build-id was checked */
+	const char *verification; /* what was checked: "build-id", "inode"
+				    (no build-id recorded: the device and
+				    inode on the recording host),
+				    "unverified", "given" (--kallsyms),
+				    "refused", "none" */
 	bool named;              /* kfold has symbols for it */
 	bool debuginfo_wanted;   /* DWARF was looked for (inline expansion or
 				    --srcline, a user file or the kernel) */

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../src"
 declare -A layer=(
-	[util]=0 [cur]=0 [error]=0 [kfold]=0 [fs]=0 [demangle]=0 [debuginfod]=0 [xz]=0
+	[util]=0 [cur]=0 [error]=0 [kfold]=0 [fs]=0 [demangle]=0 [debuginfod]=0 [xz]=0 [host]=0
 	[perfdata]=1 [order]=1 [sample]=1
 	[maps]=2 [module]=2 [symtab]=2 [stacks]=2 [a2l]=2
 	[tasks]=3 [dso]=3 [inline]=3

@@ -19,6 +19,11 @@
 #     --kernel-map-name NAME  the kernel map's name (default
 #              "[kernel.kallsyms]_text"; "[kernel.kallsyms]" names no
 #              reference symbol, so its pgoff says nothing)
+#     --module NAME:START:LEN  also a kernel module's map, as perf
+#              synthesizes it (MMAP, misc KERNEL, pid -1, pgoff 0, NAME
+#              the .ko path or "[name]"); START and LEN in hex, runtime
+#              addresses (repeatable; CHAINS addresses in it are moved
+#              by the KASLR offset too)
 #   Exit status: 0 ok, 1 bad input, 2 usage.
 #
 # WHAT IS WRITTEN (little-endian, file mode, the layout perf 6.1 writes)
@@ -116,7 +121,7 @@ def make_attr():
     return a
 
 
-def build(img, kaslr, release, chains, with_bid, kmap_name):
+def build(img, kaslr, release, chains, with_bid, kmap_name, modules=()):
     bid, text, etext = elf_info(img)
     m = 0xffffffffffffffff
     rtext = (text + kaslr) & m
@@ -124,6 +129,10 @@ def build(img, kaslr, release, chains, with_bid, kmap_name):
     data += record(R_MMAP, MISC_KERNEL,
                    struct.pack("<IIQQQ", 0xffffffff, 0, rtext, etext - text, rtext) +
                    padded_cstr(kmap_name, 8) + trailer(0, 0, 0))
+    for name, start, length in modules:
+        data += record(R_MMAP, MISC_KERNEL,
+                       struct.pack("<IIQQQ", 0xffffffff, 0, start, length, 0) +
+                       padded_cstr(name, 8) + trailer(0, 0, 0))
     data += record(R_COMM, 0, struct.pack("<II", PID, PID) + padded_cstr("kworker", 8) +
                    trailer(PID, PID, 1))
     t = 1000
@@ -176,6 +185,7 @@ def main(argv):
     ap.add_argument("--release", required=True)
     ap.add_argument("--no-build-id", action="store_true")
     ap.add_argument("--kernel-map-name", default="[kernel.kallsyms]_text")
+    ap.add_argument("--module", action="append", default=[])
     ap.add_argument("chains")
     ap.add_argument("out")
     a = ap.parse_args(argv)
@@ -187,8 +197,12 @@ def main(argv):
                 chains.append((int(f[0]), [int(x, 16) for x in f[1:]]))
         if not chains or any(not c for _, c in chains):
             raise BadInput("%s: no samples, or a sample without addresses" % a.chains)
+        modules = []
+        for spec in a.module:
+            name, start, length = spec.rsplit(":", 2)
+            modules.append((name, int(start, 16), int(length, 16)))
         data, bid = build(a.vmlinux, a.kaslr, a.release, chains, not a.no_build_id,
-                          a.kernel_map_name)
+                          a.kernel_map_name, modules)
     except (BadInput, OSError, ValueError, struct.error) as e:
         sys.stderr.write("make-kernel-capture.py: %s\n" % e)
         return 1

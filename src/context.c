@@ -351,7 +351,9 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 	}
 	if (!node)
 		return KF_ENOMEM;
-	rw->out->nodes[node].weight += cs->weight;
+	/* cs->weight is the low 64 bits; the wraps come along too */
+	if (!kf_stacks_add_weight(rw->out, node, kf_stacks_weight(rw->in, cs->node)))
+		return KF_ENOMEM;
 	rw->out->nodes[node].samples = cs->samples > UINT32_MAX - rw->out->nodes[node].samples ?
 		UINT32_MAX : rw->out->nodes[node].samples + (uint32_t)cs->samples;
 	return 0;

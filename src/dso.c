@@ -19,6 +19,7 @@
 #include <linux/fs.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -77,6 +78,11 @@ struct dso_state {
 	struct cand dinfod_dbg;
 	bool syms_dinfod, run_dinfod, dw_dinfod;
 	struct kf_dwidx dwidx;
+	/* no build-id recorded: the device and inode were checked on the
+	 * recording host; else why the file is unverified */
+	bool inode_checked;
+	const char *unverified_why;
+	char *status_text;
 	/* the kernel: its vmlinux, what its link addresses are off by at
 	 * run time (KASLR), and why there is no DWARF when there is none */
 	struct cand kimage;
@@ -110,6 +116,7 @@ const char *kf_dso_status_str(enum kf_dso_status s)
 	case KF_DSO_NO_FILE:    return "no file";
 	case KF_DSO_UNTRUSTED:  return "no kernel symbols known to match the capture";
 	case KF_DSO_CHANGED:    return "file changed since recording";
+	case KF_DSO_NOT_RECORDED: return "not the recorded file (its segments do not fit the recorded mappings)";
 	case KF_DSO_GIVEN:      return "symbols from the kallsyms file given (no build-id to check)";
 	}
 	return "?";
@@ -158,6 +165,7 @@ static void state_free(struct dso_state *st)
 	if (st->kimage.elf)
 		cand_close(&st->kimage);
 	free(st->dw_hint);
+	free(st->status_text);
 	if (st->dinfod_dbg.elf)
 		cand_close(&st->dinfod_dbg);
 	if (st->run_file.elf && st->run_file.elf != st->syms_file.elf)
@@ -716,8 +724,6 @@ static enum cand_result dinfod_cand(struct kf_dsos *d, enum kf_dinfod_kind kind,
 	return CAND_OK;
 }
 
-static bool running_kernel_bid(struct kf_dsos *d, uint8_t out[20], size_t *len);
-
 /* The vdso of this process, parsed from memory.  perf 6.1 does the same
  * (machine__findnew_vdso copies its own vdso): right only if this is the
  * recorded kernel, or if its build-id is the recorded one (want_len > 0:
@@ -780,56 +786,154 @@ static bool load_own_vdso(struct kf_dsos *d, struct dso_state *st,
 	return st->has_syms;
 }
 
-/* Is the running kernel the recorded one?  By build-id when the capture
- * has the kernel's; else (pipe and -z captures record none) by host name
- * and release, which is weaker. */
-static bool running_is_recorded(struct kf_dsos *d, bool *verified)
+/* The recorded kernel's build-id (0: none recorded). */
+static size_t recorded_kernel_bid(struct kf_dsos *d, uint8_t out[20])
 {
-	uint8_t want[20], got[20];
-	size_t wl = 0, gl = 0, i;
-	char host[256];
+	size_t i;
 
-	*verified = false;
 	for (i = 0; i < d->env->n_buildids; i++) {
 		const struct kf_buildid_entry *e = &d->env->buildids[i];
 
 		if (e->cpumode == 1 && strcmp(e->filename, "[kernel.kallsyms]") == 0) {
-			wl = e->len;
-			memcpy(want, e->id, wl);
-			break;
+			memcpy(out, e->id, e->len);
+			return e->len;
 		}
 	}
-	if (wl) {
-		*verified = running_kernel_bid(d, got, &gl) && gl == wl &&
-			    memcmp(got, want, wl) == 0;
-		return *verified;
-	}
-	if (!d->env->hostname || !d->env->osrelease || gethostname(host, sizeof(host)))
-		return false;
-	host[sizeof(host) - 1] = '\0';
-	{
-		size_t n;
-		char *rel = kf_fs_read(d->fs, NULL, "/proc/sys/kernel/osrelease", 4096, &n);
-		bool same;
+	return 0;
+}
 
-		if (!rel)
-			return false;
-		rel[strcspn(rel, "\n")] = '\0';
-		same = strcmp(rel, d->env->osrelease) == 0 &&
-		       strcmp(host, d->env->hostname) == 0;
-		free(rel);
-		return same;
+/* Is this the recording host?  The capture's host name, kernel release,
+ * kernel build-id and sample times against this machine's (host.h),
+ * asked once. */
+static enum kf_host_verdict recording_host(struct kf_dsos *d)
+{
+	if (!d->host_decided) {
+		struct kf_host_id cap, here;
+		struct kf_host_buf buf;
+
+		memset(&cap, 0, sizeof(cap));
+		cap.hostname = d->env->hostname;
+		cap.osrelease = d->env->osrelease;
+		cap.kbid_len = recorded_kernel_bid(d, cap.kbid);
+		cap.has_time = d->has_time && kf_host_clock_from_boot(d->clockid);
+		cap.time_ns = d->last_time;
+		kf_host_read(d->fs, d->clockid, &here, &buf);
+		d->host = kf_host_decide(&cap, &here, &d->host_why);
+		kf_host_free(&buf);
+		d->host_decided = true;
+	}
+	return d->host;
+}
+
+/* The file at a module's recorded path on this machine, for kf_host_file
+ * (now->known false when there is none).  Not under --symfs. */
+static void file_now(struct kf_dsos *d, const struct kf_module *mod,
+		     struct kf_file_id *now)
+{
+	struct stat sb;
+
+	memset(now, 0, sizeof(*now));
+	if (!mod->has_dev || mod->name[0] != '/' || stat(mod->name, &sb) != 0)
+		return;
+	now->known = true;
+	now->maj = major(sb.st_dev);
+	now->min = minor(sb.st_dev);
+	now->ino = sb.st_ino;
+	if (mod->ino_gen) {
+		int fd = kf_fs_open(d->fs, NULL, mod->name);
+		unsigned int gen;
+
+		if (fd >= 0) {
+			if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
+				now->has_gen = true;
+				now->gen = gen;
+			}
+			close(fd);
+		}
 	}
 }
 
-static bool same_host(struct kf_dsos *d)
+/* Is some file of the capture (other than `except`) still at its
+ * recorded device, inode and generation here?  Asked once, of at most
+ * KF_MAX_WITNESSES files. */
+#define KF_MAX_WITNESSES 256
+static bool fs_witness(struct kf_dsos *d, const struct kf_module *except)
 {
-	char host[256];
+	size_t m, asked = 0;
 
-	if (!d->env->hostname || gethostname(host, sizeof(host)) != 0)
-		return false;
-	host[sizeof(host) - 1] = '\0';
-	return strcmp(host, d->env->hostname) == 0;
+	if (d->fs_witness)
+		return d->fs_witness > 0;
+	d->fs_witness = -1;
+	for (m = 1; m < d->modules->n && asked < KF_MAX_WITNESSES; m++) {
+		const struct kf_module *mod = d->modules->v[m];
+		struct kf_file_id now;
+
+		KF_WORK(1);
+		if (mod == except || mod->kind != KF_MOD_FILE || !mod->has_dev)
+			continue;
+		asked++;
+		file_now(d, mod, &now);
+		if (now.known && now.maj == mod->maj && now.min == mod->min &&
+		    now.ino == mod->ino &&
+		    (!mod->ino_gen || !now.has_gen || now.gen == (unsigned int)mod->ino_gen)) {
+			d->fs_witness = 1;
+			break;
+		}
+	}
+	return d->fs_witness > 0;
+}
+
+/* Is the running kernel the recorded one?  By build-id when the capture
+ * has the kernel's; else (pipe and -z captures record none) when this is
+ * the recording host by the rest of the evidence, which is weaker. */
+static bool running_is_recorded(struct kf_dsos *d, bool *verified)
+{
+	uint8_t want[20], got[20];
+	size_t wl = recorded_kernel_bid(d, want), gl = 0;
+
+	*verified = false;
+	if (wl) {
+		*verified = kf_host_kernel_bid(d->fs, got, &gl) && gl == wl &&
+			    memcmp(got, want, wl) == 0;
+		return *verified;
+	}
+	return recording_host(d) == KF_HOST_RECORDING;
+}
+
+/* No build-id recorded: could the file have made the recorded mappings?
+ * (kf_host_layout_fits on its PT_LOAD segments.)  NULL if so, else why
+ * not. */
+static const char *layout_misfit(struct kf_module *mod, Elf *elf, int fd,
+				 uint64_t *pgoff)
+{
+	struct kf_host_seg seg[64];
+	size_t n = 0, i, phnum;
+	struct stat sb;
+	const char *why = NULL;
+
+	if (fd < 0 || fstat(fd, &sb) != 0 || elf_getphdrnum(elf, &phnum) != 0)
+		return NULL;
+	for (i = 0; i < phnum && n < sizeof(seg) / sizeof(seg[0]); i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		seg[n].offset = ph.p_offset;
+		seg[n].vaddr = ph.p_vaddr;
+		seg[n].filesz = ph.p_filesz;
+		seg[n].memsz = ph.p_memsz;
+		seg[n].exec = (ph.p_flags & PF_X) != 0;
+		n++;
+	}
+	for (i = 0; i < mod->n_shapes; i++) {
+		if (!kf_host_layout_fits(seg, n, (uint64_t)sb.st_size,
+					 mod->shape[i].pgoff, mod->shape[i].len, true,
+					 (mod->shape[i].prot & PROT_EXEC) != 0, &why)) {
+			*pgoff = mod->shape[i].pgoff;
+			return why;
+		}
+	}
+	return NULL;
 }
 
 /* MiniDebugInfo (.gnu_debugdata, as Fedora and RHEL ship binaries): an
@@ -943,42 +1047,54 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 		warnf(d, "%s: not an absolute path: not opened", name);
 		return;
 	}
-	/* No build-id recorded: on the recording host, the MMAP2 record's
-	 * device and inode tell whether the file at the recorded path is still
-	 * the one that was mapped (a rebuilt binary gets a new inode).  perf
-	 * does not check; kfold refuses a file that fails the check. */
-	if (!bid_len && !d->o.compat_perf && (!symfs || !*symfs) && mod->has_dev &&
-	    same_host(d)) {
-		struct stat sb;
+	/* No build-id recorded (pipe and -z captures): the file at the
+	 * recorded path is refused only on positive evidence that it changed
+	 * on the recording host (the decision table in README, "A file with
+	 * no recorded build-id"; host.h): this is the recording host by host
+	 * name, kernel release, kernel build-id and sample times, and the
+	 * file is on the recorded device with another inode or generation (a
+	 * rebuilt binary).  Anywhere else it is used unverified, after the
+	 * cheap layout checks.  perf checks nothing and uses the file. */
+	if (!bid_len && !d->o.compat_perf && mod->kind == KF_MOD_FILE &&
+	    !d->fs->no_files) {
+		struct kf_file_id rec = { .known = mod->has_dev, .maj = mod->maj,
+					  .min = mod->min, .ino = mod->ino,
+					  .gen = mod->ino_gen,
+					  .has_gen = mod->ino_gen != 0 };
+		struct kf_file_id now = { .known = false };
+		const char *why = NULL;
 
-		bool changed = false;
+		if (symfs && *symfs) {
+			st->unverified_why = "the file given under --symfs";
+		} else if (recording_host(d) != KF_HOST_RECORDING) {
+			st->unverified_why = d->host == KF_HOST_OTHER ?
+				"not the recording host" :
+				"not known to be the recording host";
+		} else {
+			enum kf_file_verdict fv;
 
-		if (stat(name, &sb) == 0) {
-			changed = sb.st_ino != mod->ino ||
-				  major(sb.st_dev) != mod->maj ||
-				  minor(sb.st_dev) != mod->min;
-			/* a file deleted and rewritten often gets the same inode
-			 * number back, but a new generation */
-			if (!changed && mod->ino_gen) {
-				int fd = kf_fs_open(d->fs, NULL, name);
-				unsigned int gen;
-
-				if (fd >= 0) {
-					if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0 &&
-					    gen != (unsigned int)mod->ino_gen)
-						changed = true;
-					close(fd);
-				}
+			file_now(d, mod, &now);
+			fv = kf_host_file(d->host, &rec, &now, true, &why);
+			/* a changed file counts only on a file system shown to be
+			 * the recorded one */
+			if (fv == KF_FILE_CHANGED && !fs_witness(d, mod))
+				fv = kf_host_file(d->host, &rec, &now, false, &why);
+			switch (fv) {
+			case KF_FILE_CHANGED:
+				st->status = KF_DSO_CHANGED;
+				warnf(d, "%s: replaced since it was recorded (%s: the "
+				      "recorded one is %u:%u %" PRIu64 "/%" PRIu64
+				      ", on %s) and no build-id was recorded: its "
+				      "symbols are not used", name, why, mod->maj,
+				      mod->min, mod->ino, mod->ino_gen, d->env->hostname);
+				return;
+			case KF_FILE_SAME:
+				st->inode_checked = true;
+				break;
+			case KF_FILE_UNCHECKED:
+				st->unverified_why = why;
+				break;
 			}
-		}
-		if (changed) {
-			st->status = KF_DSO_CHANGED;
-			warnf(d, "%s: replaced since it was recorded (its inode "
-			      "differs from the recorded %u:%u %" PRIu64 "/%" PRIu64
-			      ") and no build-id was recorded: its symbols are "
-			      "not used", name, mod->maj, mod->min, mod->ino,
-			      mod->ino_gen);
-			return;
 		}
 	}
 	/* dso__load: with no recorded build-id, perf reads it from the file
@@ -990,6 +1106,20 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 			struct cand c;
 
 			if (cand_open(d, symfs, name, NULL, 0, &c) == CAND_OK) {
+				const char *misfit = NULL;
+				uint64_t at = 0;
+
+				if (!d->o.compat_perf && mod->kind == KF_MOD_FILE)
+					misfit = layout_misfit(mod, c.elf, c.fd, &at);
+				if (misfit) {
+					st->status = KF_DSO_NOT_RECORDED;
+					warnf(d, "%s: not the recorded file: %s (offset "
+					      "%#" PRIx64 "), and no build-id was recorded: "
+					      "its symbols are not used", c.path ? c.path : name,
+					      misfit, at);
+					cand_close(&c);
+					return;
+				}
 				bid_len = elf_bid(c.elf, bid);
 				cand_close(&c);
 			}
@@ -1079,10 +1209,14 @@ static void load_elf(struct kf_dsos *d, struct kf_module *mod,
 	consider(d, NULL, symfs, name, bid, bid_len, &syms, &run, &found, &mismatch,
 		 &bad);
 done:
+	/* no recorded build-id: this machine's vdso only on the recording
+	 * host, and never under --symfs (no file from this machine); perf
+	 * takes its own vdso whatever the capture */
 	if (syms.fd == -1 && run.fd == -1 && mod->kind == KF_MOD_VDSO && !verified) {
-		bool same_kernel;
+		bool same_kernel = false;
 
-		if ((running_is_recorded(d, &same_kernel) || d->o.compat_perf) &&
+		if ((d->o.compat_perf ||
+		     ((!symfs || !*symfs) && running_is_recorded(d, &same_kernel))) &&
 		    load_own_vdso(d, st, NULL, 0)) {
 			st->status = same_kernel ? KF_DSO_OK : KF_DSO_UNVERIFIED;
 			return;
@@ -1167,6 +1301,20 @@ done:
 	st->has_syms = nr > 0;
 	st->status = nr > 0 ? (verified ? KF_DSO_OK : KF_DSO_UNVERIFIED) :
 		     KF_DSO_NO_SYMBOLS;
+	/* the files whose names nothing could check: one warning names
+	 * their count (kf_dsos_unverified_note) */
+	if (st->status == KF_DSO_UNVERIFIED && mod->kind == KF_MOD_FILE &&
+	    !st->inode_checked) {
+		if (!st->unverified_why)
+			st->unverified_why = d->o.compat_perf ?
+				"--compat=perf: perf checks nothing" :
+				"nothing to check it against";
+		if (!d->n_unverified++)
+			d->unverified_why = st->unverified_why;
+		else if (d->unverified_why && strcmp(d->unverified_why,
+						     st->unverified_why) != 0)
+			d->unverified_why = NULL;
+	}
 	/* keep both for unwinding (cand with fd -2: the same as syms) */
 	st->syms_file = syms;
 	if (run.fd >= 0) {
@@ -1367,39 +1515,6 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 	kf_symtab_fini(&all);
 }
 
-static bool running_kernel_bid(struct kf_dsos *d, uint8_t out[20], size_t *len)
-{
-	size_t n;
-	char *notes = kf_fs_read(d->fs, NULL, "/sys/kernel/notes", 1 << 16, &n);
-	size_t pos = 0;
-
-	*len = 0;
-	if (!notes)
-		return false;
-	/* ELF notes: namesz, descsz, type, name, desc (4-aligned) */
-	while (pos + 12 <= n) {
-		uint32_t nsz, dsz, type;
-		size_t name_off, desc_off;
-
-		memcpy(&nsz, notes + pos, 4);
-		memcpy(&dsz, notes + pos + 4, 4);
-		memcpy(&type, notes + pos + 8, 4);
-		name_off = pos + 12;
-		desc_off = name_off + ((nsz + 3u) & ~3u);
-		if (desc_off > n || dsz > n - desc_off)
-			break;
-		if (type == 3 && nsz == 4 && memcmp(notes + name_off, "GNU", 4) == 0) {
-			*len = dsz > 20 ? 20 : dsz;
-			memcpy(out, notes + desc_off, *len);
-			free(notes);
-			return true;
-		}
-		pos = desc_off + ((dsz + 3u) & ~3u);
-	}
-	free(notes);
-	return false;
-}
-
 static void load_kernel(struct kf_dsos *d)
 {
 	char *buf = NULL;
@@ -1451,7 +1566,7 @@ static void load_kernel(struct kf_dsos *d)
 	}
 	/* /proc/kallsyms only if the running kernel is the recorded one */
 	if (bid_len) {
-		if (running_kernel_bid(d, run_bid, &run_len) && run_len == bid_len &&
+		if (kf_host_kernel_bid(d->fs, run_bid, &run_len) && run_len == bid_len &&
 		    memcmp(run_bid, bid, bid_len) == 0) {
 			buf = kf_fs_read(d->fs, NULL, "/proc/kallsyms", KF_MAX_KALLSYMS, &len);
 			if (buf) {
@@ -1637,6 +1752,54 @@ enum kf_dso_status kf_dso_status(struct kf_dsos *d, uint32_t module)
 	struct dso_state *st = ensure(d, module);
 
 	return st ? st->status : KF_DSO_NO_FILE;
+}
+
+const char *kf_dso_verification(struct kf_dsos *d, uint32_t module)
+{
+	struct kf_module *mod = kf_modules_at(d->modules, module);
+	struct dso_state *st;
+
+	switch (kf_dso_status(d, module)) {
+	case KF_DSO_OK:
+		return "build-id";
+	case KF_DSO_GIVEN:
+		return "given";
+	case KF_DSO_UNVERIFIED:
+		st = mod->priv;
+		return st && st->inode_checked ? "inode" : "unverified";
+	case KF_DSO_MISMATCH:
+	case KF_DSO_CHANGED:
+	case KF_DSO_NOT_RECORDED:
+		return "refused";
+	default:
+		return "none";
+	}
+}
+
+const char *kf_dso_status_text(struct kf_dsos *d, uint32_t module)
+{
+	struct kf_module *mod = kf_modules_at(d->modules, module);
+	enum kf_dso_status s = kf_dso_status(d, module);
+	struct dso_state *st = mod->priv;
+	char buf[512];
+
+	if (s != KF_DSO_UNVERIFIED || mod->kind != KF_MOD_FILE || !st)
+		return kf_dso_status_str(s);
+	if (st->status_text)
+		return st->status_text;
+	if (st->inode_checked)
+		snprintf(buf, sizeof(buf), "symbols from a file, no build-id recorded; "
+			 "the recorded device and inode on the recording host (%s)",
+			 d->host_why ? d->host_why : "?");
+	else if (st->unverified_why && d->host_decided && d->host != KF_HOST_RECORDING &&
+		 strstr(st->unverified_why, "recording host"))
+		snprintf(buf, sizeof(buf), "symbols from a file, unverified: no build-id "
+			 "recorded; %s (%s)", st->unverified_why, d->host_why);
+	else
+		snprintf(buf, sizeof(buf), "symbols from a file, unverified: no build-id "
+			 "recorded; %s", st->unverified_why ? st->unverified_why : "?");
+	st->status_text = strdup(buf);
+	return st->status_text ? st->status_text : kf_dso_status_str(s);
 }
 
 const char *kf_dso_file(struct kf_dsos *d, uint32_t module)
@@ -2209,6 +2372,15 @@ const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module)
 	/* .eh_frame of the runtime image (a debug file has it as NOBITS) */
 	if (has_section(run, ".eh_frame"))
 		c->eh = dwarf_getcfi_elf(run);
+	{
+		GElf_Shdr sh;
+
+		if (section_by_name(run, ".eh_frame_hdr", &sh, NULL) &&
+		    sh.sh_type != SHT_NOBITS) {
+			c->has_eh_hdr = true;
+			c->eh_hdr_addr = sh.sh_addr;
+		}
+	}
 	/* .debug_frame, from the debug file or the runtime image */
 	{
 		Elf *dbg = st->syms_file.elf && has_section(st->syms_file.elf, ".debug_frame") ?

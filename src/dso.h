@@ -37,6 +37,7 @@
 
 #include "debuginfod.h"
 #include "fs.h"
+#include "host.h"
 #include "module.h"
 #include "perfdata.h"
 #include "inline.h"
@@ -58,7 +59,11 @@ enum kf_dso_status {
 				 given, a kallsyms file has no build-id */
 	KF_DSO_CHANGED,       /* no build-id recorded, and the file at the
 				 recorded path on the recording host is not
-				 the one mapped (other inode or device) */
+				 the one mapped (same device, other inode or
+				 generation) */
+	KF_DSO_NOT_RECORDED,  /* no build-id recorded, and the file's
+				 segments cannot have made the recorded
+				 mappings (kf_host_layout_fits) */
 };
 
 struct kf_dso_opts {
@@ -90,6 +95,22 @@ struct kf_dsos {
 	bool dinfod_cap_warned;       /* KF_DINFOD_MAX_ASKS was reported */
 	kf_dso_warn_fn warn;
 	void *warn_payload;
+	/* for files without a recorded build-id: the capture's clock (-1:
+	 * perf's default) and the latest sample time the session has seen
+	 * (set by the session), and whether this is the recording host,
+	 * decided once, when the first such file is loaded (host.h) */
+	int clockid;
+	bool has_time;
+	uint64_t last_time;
+	bool host_decided;
+	enum kf_host_verdict host;
+	const char *host_why;
+	int fs_witness;               /* another file at its recorded inode:
+				         0 not asked, 1 yes, -1 no */
+	/* files used unverified: no build-id recorded and no device/inode
+	 * check possible; why, when they all share one reason (else NULL) */
+	uint32_t n_unverified;
+	const char *unverified_why;
 };
 
 void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
@@ -124,6 +145,9 @@ struct kf_cfi {
 	bool is64;
 	uint16_t machine;        /* e_machine */
 	uint64_t entry;          /* e_entry: where the program starts */
+	bool has_eh_hdr;         /* .eh_frame_hdr is there (perf 6.1's
+				    libunwind finds FDEs only through it) */
+	uint64_t eh_hdr_addr;    /* its sh_addr */
 	struct {
 		uint64_t offset, vaddr, filesz, memsz;
 	} load[KF_CFI_MAX_LOADS];
@@ -168,6 +192,19 @@ bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *va
  * for an offset is kept, so ask in the order perf does. */
 bool kf_dso_a2l_file(struct kf_dsos *d, uint32_t module);
 const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t off);
+
+/* What was checked of the file a module's names came from: "build-id"
+ * (verified), "inode" (no build-id recorded; on the recording host, the
+ * recorded device and inode), "unverified" (no build-id recorded, nothing
+ * could be checked but the cheap layout checks), "given" (--kallsyms),
+ * "refused" (mismatch, changed, not the recorded file), "none" (no file
+ * was used). */
+const char *kf_dso_verification(struct kf_dsos *d, uint32_t module);
+
+/* kf_dso_status_str, with the reason for an unverified file ("symbols
+ * from a file, unverified: no build-id recorded; not the recording host
+ * (another host name)").  Valid until kf_dsos_fini. */
+const char *kf_dso_status_text(struct kf_dsos *d, uint32_t module);
 
 /* Text for a status ("build-id mismatch", ...). */
 const char *kf_dso_status_str(enum kf_dso_status s);

@@ -41,7 +41,8 @@ static const char *text_of(const struct em *e, uint32_t node)
 
 struct group {
 	uint32_t text_node;      /* a node whose text the group has */
-	uint64_t weight, samples;/* of the lines ending at this group */
+	kf_u128 weight;          /* of the lines ending at this group */
+	uint64_t samples;
 	uint32_t *kids;          /* children of the group's nodes, flattened */
 	size_t n_kids, cap_kids;
 };
@@ -67,7 +68,7 @@ static int absorb(struct em *e, struct group *g, uint32_t node)
 	uint32_t c;
 	int r;
 
-	g->weight += e->st->nodes[node].weight;
+	g->weight += kf_stacks_weight(e->st, node);
 	g->samples += e->st->nodes[node].samples;
 	for (c = e->first[node]; c; c = e->next[c]) {
 		if (e->text[c] == 0) {
@@ -110,9 +111,21 @@ static int cmp_items(const void *pa, const void *pb)
 
 static int level(struct em *e, uint32_t *nodes, size_t n, bool root);
 
-static int emit_line(struct em *e, uint64_t weight)
+/* A weight past 2^64 - 1 is printed as stackcollapse-perf.pl prints it:
+ * Perl adds in floating point once a sum leaves its unsigned integers,
+ * and prints that with 15 significant digits.  (Perl rounds after every
+ * addition; kfold rounds the exact sum once, which can differ in the last
+ * digit.) */
+static int emit_line(struct em *e, kf_u128 weight)
 {
-	if (fprintf(e->out, "%s %" PRIu64 "\n", kf_buf_cstr(&e->line), weight) < 0) {
+	int n;
+
+	if (weight >> 64)
+		n = fprintf(e->out, "%s %.15g\n", kf_buf_cstr(&e->line), (double)weight);
+	else
+		n = fprintf(e->out, "%s %" PRIu64 "\n", kf_buf_cstr(&e->line),
+			    (uint64_t)weight);
+	if (n < 0) {
 		e->err = KF_EIO;
 		return KF_EIO;
 	}
@@ -187,7 +200,7 @@ out:
 
 struct wline {
 	char *text;
-	uint64_t weight;
+	kf_u128 weight;
 };
 
 static int cmp_wlines(const void *a, const void *b)
@@ -228,7 +241,7 @@ static int sorted_lines(struct em *e)
 			goto out;
 		}
 		v[n].text = kf_strndup(kf_buf_cstr(&e->line), e->line.len);
-		v[n].weight = e->st->nodes[i].weight;
+		v[n].weight = kf_stacks_weight(e->st, (uint32_t)i);
 		if (!v[n++].text) {
 			r = KF_ENOMEM;
 			goto out;
@@ -237,7 +250,7 @@ static int sorted_lines(struct em *e)
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_wlines);
 	for (i = 0; i < n && !r; i = j) {
-		uint64_t w = v[i].weight;
+		kf_u128 w = v[i].weight;
 
 		for (j = i + 1; j < n && strcmp(v[j].text, v[i].text) == 0; j++)
 			w += v[j].weight;
@@ -312,7 +325,10 @@ static int piece_trie(struct em *e, struct kf_stacks *pt)
 		if (r)
 			break;
 		map[i] = cur;
-		pt->nodes[cur].weight += nd->weight;
+		if (!kf_stacks_add_weight(pt, cur, kf_stacks_weight(e->st, (uint32_t)i))) {
+			r = KF_ENOMEM;
+			break;
+		}
 		pt->nodes[cur].samples = pt->nodes[cur].samples > UINT32_MAX - nd->samples ?
 					 UINT32_MAX : pt->nodes[cur].samples + nd->samples;
 	}

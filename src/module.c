@@ -97,6 +97,23 @@ uint32_t kf_modules_get(struct kf_modules *m, enum kf_module_kind kind,
 	return mod->id;
 }
 
+void kf_module_add_shape(struct kf_module *mod, uint64_t pgoff, uint64_t len,
+			 uint32_t prot)
+{
+	size_t i;
+
+	for (i = 0; i < mod->n_shapes; i++)
+		if (mod->shape[i].pgoff == pgoff && mod->shape[i].len == len &&
+		    mod->shape[i].prot == prot)
+			return;
+	if (mod->n_shapes == KF_MODULE_SHAPES)
+		return;
+	mod->shape[i].pgoff = pgoff;
+	mod->shape[i].len = len;
+	mod->shape[i].prot = prot;
+	mod->n_shapes++;
+}
+
 void kf_module_set_bid(struct kf_module *mod, const uint8_t *bid, size_t len)
 {
 	if (mod->bid_len || !len)

@@ -34,6 +34,8 @@ enum kf_module_kind {
 				its one symbol is its name */
 };
 
+#define KF_MODULE_SHAPES 4
+
 struct kf_module {
 	uint32_t id;
 	enum kf_module_kind kind;
@@ -45,6 +47,10 @@ struct kf_module {
 	bool has_dev;        /* maj/min/ino come from MMAP2 */
 	uint32_t maj, min;
 	uint64_t ino, ino_gen;
+	/* KF_MOD_FILE: the first distinct (pgoff, len, prot) of its mappings,
+	 * for dso.c's consistency checks when no build-id was recorded */
+	struct { uint64_t pgoff, len; uint32_t prot; } shape[KF_MODULE_SHAPES];
+	uint8_t n_shapes;
 	uint32_t jit_pid;    /* KF_MOD_JIT: the pid in perf-PID.map */
 	uint64_t ksym_addr;  /* KF_MOD_KSYM: where the KSYMBOL region is */
 	uint32_t ksym_len;
@@ -76,6 +82,10 @@ static inline struct kf_module *kf_modules_at(const struct kf_modules *m,
 
 /* Records a build-id for a module (first one wins, like perf). */
 void kf_module_set_bid(struct kf_module *mod, const uint8_t *bid, size_t len);
+
+/* Notes one mapping of a file module (kept when there is room). */
+void kf_module_add_shape(struct kf_module *mod, uint64_t pgoff, uint64_t len,
+			 uint32_t prot);
 
 /* Hex form of a build-id into buf (at least 41 bytes). */
 const char *kf_bid_hex(const uint8_t *bid, size_t len, char *buf);

@@ -1753,6 +1753,15 @@ static int attr_of(const struct kf_pd *pd, const struct kf_rec *rec)
 	return (int)idx;
 }
 
+int kf_pd_attr_of_id(const struct kf_pd *pd, uint64_t id)
+{
+	uint32_t idx;
+
+	if (!kf_map64_get(&pd->id2attr, id, &idx) || idx >= pd->n_attrs)
+		return -1;
+	return (int)idx;
+}
+
 bool kf_pd_sample_id(const struct kf_pd *pd, const struct kf_rec *rec,
 		     struct kf_sample_id *out)
 {

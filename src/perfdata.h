@@ -72,11 +72,11 @@ enum {
 
 /* attr.flags bits kfold reads (bit numbers of the bitfield word) */
 enum {
-	KF_ATTR_EXCLUDE_USER = 4, KF_ATTR_EXCLUDE_KERNEL = 5,
+	KF_ATTR_INHERIT = 1, KF_ATTR_EXCLUDE_USER = 4, KF_ATTR_EXCLUDE_KERNEL = 5,
 	KF_ATTR_EXCLUDE_HV = 6, KF_ATTR_EXCLUDE_IDLE = 7, KF_ATTR_FREQ = 10,
 	KF_ATTR_PRECISE_LO = 15, KF_ATTR_SAMPLE_ID_ALL = 18,
 	KF_ATTR_EXCLUDE_HOST = 19, KF_ATTR_EXCLUDE_GUEST = 20,
-	KF_ATTR_EXCLUDE_CALLCHAIN_USER = 22,
+	KF_ATTR_EXCLUDE_CALLCHAIN_USER = 22, KF_ATTR_USE_CLOCKID = 25,
 };
 
 /* branch_sample_type bit that adds hw_idx to the sample */
@@ -103,6 +103,14 @@ enum {
 	KF_FEAT_SAMPLE_TIME = 21, KF_FEAT_CLOCKID = 23, KF_FEAT_DIR_FORMAT = 24,
 	KF_FEAT_COMPRESSED = 27, KF_FEAT_CLOCK_DATA = 29,
 	KF_FEAT_MAX = 256,
+};
+
+/* perf_event_attr.read_format bits */
+enum {
+	KF_FORMAT_TOTAL_TIME_ENABLED = 1u << 0,
+	KF_FORMAT_TOTAL_TIME_RUNNING = 1u << 1,
+	KF_FORMAT_ID = 1u << 2, KF_FORMAT_GROUP = 1u << 3,
+	KF_FORMAT_LOST = 1u << 4,
 };
 
 /* ---- decoded values ----------------------------------------------------- */
@@ -245,6 +253,10 @@ uint64_t kf_pd_bytes_read(const struct kf_pd *pd);
  * or is too short for them. */
 bool kf_pd_sample_id(const struct kf_pd *pd, const struct kf_rec *rec,
 		     struct kf_sample_id *out);
+
+/* The attr the header's id table gives `id` (perf's evlist__id2sid: the
+ * table only, no single-event shortcut), or -1 when it lists no such id. */
+int kf_pd_attr_of_id(const struct kf_pd *pd, uint64_t id);
 
 /* The display name of attr i (EVENT_DESC / EVENT_UPDATE name; for a
  * tracepoint without one, "system:name" of its id in the tracing data, as

@@ -427,6 +427,11 @@ static void unnamed_reason(struct report *rp, uint32_t module, const char **why,
 		*why = "the file changed since recording";
 		*hint = "give the recorded file with --symfs";
 		return;
+	case KF_DSO_NOT_RECORDED:
+		*why = "the file at the recorded path is not the recorded one (its "
+		       "segments do not fit the recorded mappings)";
+		*hint = "give the recorded file with --symfs";
+		return;
 	default:
 		break;
 	}
@@ -595,6 +600,7 @@ static json_t *modules_json(struct report *rp)
 		put(rp, m, "build_id", mi.build_id[0] ? jstr(rp, mi.build_id) : json_null());
 		put(rp, m, "verified", json_boolean(mi.verified));
 		put(rp, m, "status", jstr(rp, mi.status));
+		put(rp, m, "verification", jstr(rp, mi.verification));
 		put(rp, m, "symbols_from", mi.file ? jstr(rp, mi.file) : json_null());
 		put(rp, m, "symbols_from_debuginfod", json_boolean(mi.file_debuginfod));
 		put(rp, m, "debuginfo_from", mi.debuginfo ? jstr(rp, mi.debuginfo) : json_null());
@@ -903,8 +909,9 @@ static json_t *diagnostics_json(struct report *rp)
 					  "module", jstr(rp, us.module),
 					  "samples", jint(us.samples), "hint", jstr(rp, us.hint)));
 	}
-	put(rp, uw, "dwarf", json_pack("{s:o,s:o,s:o}", "samples",
-		jint(s->stats.samples_unwound), "frames_guessed",
+	put(rp, uw, "dwarf", json_pack("{s:o,s:o,s:o,s:o}", "samples",
+		jint(s->stats.samples_unwound), "recorded",
+		jint(s->stats.samples_dwarf), "frames_guessed",
 		jint(s->stats.frames_guessed), "stopped", arr));
 	put(rp, uw, "kernel", json_pack("{s:o,s:o,s:s}",
 		"truncated", jbucket(&rp->kernel_cut),
@@ -986,6 +993,12 @@ static json_t *notes_json(struct report *rp)
 	if (rp->s->stats.input_damaged)
 		append(rp, arr, json_string("part of the input could not be read: "
 			"this report covers its readable part"));
+	{
+		char note[512];
+
+		if (kf_session_unverified_text(rp->s, note, sizeof(note)))
+			append(rp, arr, jstr(rp, note));
+	}
 	return arr;
 }
 
@@ -1047,6 +1060,7 @@ int kf_session_write_json(kf_session *s, FILE *out)
 		r = KF_EIO;
 	if (!r)
 		s->stats.stacks = rp.n_lines;
+	kf_session_note_unverified(s);
 	return finish(s, &rp, r, w0);
 }
 
@@ -1254,6 +1268,12 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 		fprintf(out, "    %10" PRIu64 "  %s: %s; %s\n", rp.gaps[i].unnamed.samples,
 			module_name(&rp, rp.gaps[i].module), why, hint);
 	}
+	{
+		char note[512];
+
+		if (kf_session_unverified_text(s, note, sizeof(note)))
+			fprintf(out, "  symbols: %s\n", note);
+	}
 	if (rp.n_gaps > 1)
 		qsort(rp.gaps, rp.n_gaps, sizeof(*rp.gaps), cmp_gaps_nolines);
 	if (rp.nolines.samples)
@@ -1264,5 +1284,6 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 			module_name(&rp, rp.gaps[i].module), nolines_hint(&rp, rp.gaps[i].module));
 	if (fflush(out) != 0 || ferror(out))
 		r = KF_EIO;
+	kf_session_note_unverified(s);
 	return finish(s, &rp, r, w0);
 }

@@ -22,26 +22,35 @@ const char *kf_sample_strerror(enum kf_sample_err e)
 	return "?";
 }
 
-/* read_format block (perf_output_read): group or single */
-static bool skip_read(struct kf_cur *c, uint64_t rf)
+/* read_format block (perf_output_read): with PERF_FORMAT_GROUP
+ * { nr, [enabled], [running], nr x { value, [id], [lost] } }, else
+ * { value, [enabled], [running], [id], [lost] }.  The values stay a view
+ * into the record. */
+static enum kf_sample_err parse_read(struct kf_cur *c, uint64_t rf,
+				     struct kf_sample *s)
 {
-	size_t per = 1 + !!(rf & 4) + !!(rf & 16);   /* value, id, lost */
-	size_t hdr = !!(rf & 1) + !!(rf & 2);        /* enabled, running */
+	size_t per = 1 + !!(rf & KF_FORMAT_ID) + !!(rf & KF_FORMAT_LOST);
+	size_t hdr = !!(rf & KF_FORMAT_TOTAL_TIME_ENABLED) +
+		     !!(rf & KF_FORMAT_TOTAL_TIME_RUNNING);
 
-	if (rf & 8) {   /* PERF_FORMAT_GROUP */
-		uint64_t nr;
-
-		if (!kf_cur_u64(c, &nr))
-			return false;
-		if (!kf_cur_skip(c, hdr * 8))
-			return false;
-		if (nr > kf_cur_left(c) / (per * 8)) {
-			c->bad = true;
-			return false;
+	s->read_has_id = rf & KF_FORMAT_ID;
+	s->read_stride = (unsigned)(per * 8);
+	if (rf & KF_FORMAT_GROUP) {
+		if (!kf_cur_u64(c, &s->n_read) || !kf_cur_skip(c, hdr * 8))
+			return KF_SAMPLE_SHORT;
+		if (s->n_read > kf_cur_left(c) / (per * 8)) {
+			s->n_read = 0;
+			return KF_SAMPLE_BAD_COUNT;
 		}
-		return kf_cur_skip(c, (size_t)nr * per * 8);
+		s->read_id_off = 8;
+		kf_cur_view(c, &s->read, (size_t)s->n_read * per * 8);
+		return KF_SAMPLE_OK;
 	}
-	return kf_cur_skip(c, (per + hdr) * 8);
+	s->read_id_off = (unsigned)(8 + hdr * 8);
+	if (!kf_cur_view(c, &s->read, (per + hdr) * 8))
+		return KF_SAMPLE_SHORT;
+	s->n_read = 1;
+	return KF_SAMPLE_OK;
 }
 
 static enum kf_sample_err fail(struct kf_cur *c)
@@ -101,8 +110,12 @@ enum kf_sample_err kf_sample_decode(const struct kf_attr *attr, bool swap,
 			return fail(&c);
 		s->has_period = true;
 	}
-	if ((st & KF_SAMPLE_READ) && !skip_read(&c, attr->read_format))
-		return fail(&c);
+	if (st & KF_SAMPLE_READ) {
+		enum kf_sample_err re = parse_read(&c, attr->read_format, s);
+
+		if (re != KF_SAMPLE_OK)
+			return re;
+	}
 	if (st & KF_SAMPLE_CALLCHAIN) {
 		if (!kf_cur_u64(&c, &s->n_chain))
 			return fail(&c);

@@ -35,6 +35,15 @@ struct kf_sample {
 
 	uint64_t n_branches;           /* BRANCH_STACK entries (view not kept) */
 
+	/* READ (perf_output_read): n_read counter values `read_stride`
+	 * bytes apart at `read`, in file byte order, each with its id
+	 * `read_id_off` bytes after it when read_has_id (PERF_FORMAT_ID).
+	 * One value without PERF_FORMAT_GROUP. */
+	const uint8_t *read;
+	uint64_t n_read;
+	unsigned read_stride, read_id_off;
+	bool read_has_id;
+
 	/* REGS_USER: abi 0 = none; n_regs_user values in file byte order */
 	uint64_t regs_user_abi;
 	const uint8_t *regs_user;
@@ -75,6 +84,20 @@ static inline uint64_t kf_sample_chain(const struct kf_sample *s, uint64_t i)
 
 	memcpy(&v, s->chain + 8 * i, 8);
 	return s->swap ? __builtin_bswap64(v) : v;
+}
+
+/* Counter value i (i < n_read) and its id (0 without PERF_FORMAT_ID). */
+static inline void kf_sample_read_value(const struct kf_sample *s, uint64_t i,
+					uint64_t *value, uint64_t *id)
+{
+	const uint8_t *p = s->read + (size_t)i * s->read_stride;
+	uint64_t v, d = 0;
+
+	memcpy(&v, p, 8);
+	if (s->read_has_id)
+		memcpy(&d, p + s->read_id_off, 8);
+	*value = s->swap ? __builtin_bswap64(v) : v;
+	*id = s->swap ? __builtin_bswap64(d) : d;
 }
 
 /* User register slot i (i < n_regs_user), in host order. */

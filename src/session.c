@@ -169,6 +169,9 @@ void kf_session_free(kf_session *s)
 	kf_buf_fini(&s->line);
 	kf_buf_fini(&s->root);
 	free(s->frames);
+	kf_map64_fini(&s->rd_ids);
+	kf_map64_fini(&s->rd_slot);
+	free(s->rd_last);
 	free(s->filter);
 	free(s->attr_samples);
 	free(s->symfs);
@@ -301,8 +304,10 @@ static long walk_chain(struct kf_session *s, struct kf_thread *th,
 			}
 			else if (ip == CTX_HV)
 				cpumode = KF_MISC_HYPERVISOR;
-			else
+			else if (s->o.compat == KF_COMPAT_PERF)
 				return 0;   /* perf discards the whole chain */
+			else
+				break;      /* the frames before it stand */
 			first = true;
 			continue;
 		}
@@ -350,8 +355,15 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 	uint32_t endmod;
 	enum kf_unwind_end end;
 
-	if (!s->unwinder || !th->maps)
+	s->stats.samples_dwarf++;
+	if (!s->unwinder) {
+		s->uw_skipped[KF_UWS_ARCH]++;
 		return (long)n;
+	}
+	if (!th->maps)
+		return (long)n;   /* never: kf_tasks_findnew gives every thread
+				     an address space (an empty one is "pc
+				     outside any mapping" in the unwinder) */
 	if (!s->uframes) {
 		s->uframes = kf_calloc(PERF_MAX_STACK, sizeof(*s->uframes));
 		if (!s->uframes)
@@ -360,8 +372,10 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 	/* perf 6.1 on x86_64 unwinds x86_64 samples only ("unwind: target
 	 * platform=x86 is not supported", also arm64): no user frame at all */
 	if (s->o.compat == KF_COMPAT_PERF &&
-	    (smp->regs_user_abi == 1 || !arch_is_x86_64(kf_pd_env(s->pd)->arch)))
+	    (smp->regs_user_abi == 1 || !arch_is_x86_64(kf_pd_env(s->pd)->arch))) {
+		s->uw_skipped[KF_UWS_COMPAT]++;
 		return (long)n;
+	}
 	end = kf_unwind(s->unwinder, th->maps, smp, a->sample_regs_user, s->uframes,
 			PERF_MAX_STACK, &nu, &endmod);
 	KF_WORK(nu);
@@ -371,6 +385,15 @@ static long unwind_user(struct kf_session *s, struct kf_thread *th,
 		struct kf_frame f;
 		uint64_t pc = s->uframes[i].pc;
 
+		if (!pc && i > 0 && s->o.compat == KF_COMPAT_PERF) {
+			/* a zero return address: perf prints 0 - 1 */
+			memset(&f, 0, sizeof(f));
+			f.flags = KF_FRAME_NOMAP;
+			f.addr = UINT64_MAX;
+			if (!push_frame(s, &n, &f))
+				return -1;
+			continue;
+		}
 		if (!pc)
 			continue;   /* perf skips zero entries */
 		if (i > 0 && s->o.compat == KF_COMPAT_PERF)
@@ -446,6 +469,17 @@ static void header_rest(struct kf_session *s, int attr_idx,
 		first = b;
 		break;
 	}
+	/* perf script takes the width at the first sample it prints, from
+	 * the events known then (in pipe mode, their attrs and names arrive
+	 * in the stream, before the first sample) */
+	if (!s->name_width) {
+		for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
+			int w = (int)strlen(kf_pd_event_name(s->pd, i));
+
+			if (w > s->name_width)
+				s->name_width = w;
+		}
+	}
 	s->line.len = 0;
 	kf_buf_printf(&s->line, " %5d ", smp->has_tid ? (int)smp->tid : -1);
 	if (first->sample_type & KF_SAMPLE_CPU)
@@ -488,11 +522,13 @@ static void ctx_root(struct kf_session *s, const struct kf_thread *th,
 		root->flags |= KF_FRAME_CTX_KTHREAD;
 }
 
-static int on_sample(struct kf_session *s, const struct kf_rec *rec)
+/* Folds one delivered sample: `a` is the attr that laid the record out,
+ * `evidx` the event it is delivered as (a member's for a group value, see
+ * deliver_read) and smp->period its weight. */
+static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
+		       const struct kf_sample *psmp)
 {
-	struct kf_sample smp;
-	enum kf_sample_err e;
-	const struct kf_attr *a;
+	const struct kf_sample smp = *psmp;
 	struct kf_thread *th;
 	const char *evname, *comm;
 	uint64_t weight;
@@ -501,21 +537,8 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 	struct kf_frame root;
 	size_t i;
 
-	s->stats.samples++;
-	if (rec->attr < 0) {
-		s->stats.samples_unknown_id++;
-		return 0;
-	}
-	a = kf_pd_attr(s->pd, (size_t)rec->attr);
-	e = kf_sample_decode(a, kf_pd_swapped(s->pd), rec->data, rec->size, &smp);
-	if (e != KF_SAMPLE_OK && e != KF_SAMPLE_TRAILING) {
-		if (s->stats.samples_bad++ == 0)
-			logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": sample skipped: %s",
-			      rec->offset, kf_sample_strerror(e));
-		return 0;
-	}
-	if ((size_t)rec->attr >= s->n_attr_samples) {
-		size_t n = (size_t)rec->attr + 1;
+	if (evidx >= 0 && (size_t)evidx >= s->n_attr_samples) {
+		size_t n = (size_t)evidx + 1;
 		uint64_t *v = kf_reallocarray(s->attr_samples, n, sizeof(*v));
 
 		if (!v)
@@ -524,18 +547,9 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		s->attr_samples = v;
 		s->n_attr_samples = n;
 	}
-	s->attr_samples[rec->attr]++;
-	/* perf script filters guest samples (perf_guest is off) */
-	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
-	    s->o.compat == KF_COMPAT_PERF)
-		return 0;
-	if (smp.has_time && smp.time) {
-		if (!s->first_time || smp.time < s->first_time)
-			s->first_time = smp.time;
-		if (smp.time > s->last_time)
-			s->last_time = smp.time;
-	}
-	evname = kf_pd_event_name(s->pd, (size_t)rec->attr);
+	if (evidx >= 0)
+		s->attr_samples[evidx]++;
+	evname = kf_pd_event_name(s->pd, (size_t)evidx);
 	if (s->event && !event_matches(evname, s->event))
 		return 0;
 	/* with --event, the first matching event's full name is the one
@@ -560,7 +574,7 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		 * sample, which stackcollapse-perf.pl does not fold */
 		if (!(a->sample_type & KF_SAMPLE_CALLCHAIN))
 			return 0;
-		header_rest(s, rec->attr, &smp, evname);
+		header_rest(s, evidx, &smp, evname);
 		kf_namer_root(&s->namer, comm, th->pid, th->tid, kf_buf_cstr(&s->line),
 			      &s->root);
 		if (s->root.len == 0)
@@ -632,6 +646,14 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 			if (!push_frame(s, (size_t *)&nframes, &f))
 				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		}
+		if (!(a->sample_type & KF_SAMPLE_CALLCHAIN) &&
+		    (a->sample_type & KF_SAMPLE_REGS_USER) &&
+		    (a->sample_type & KF_SAMPLE_STACK_USER)) {
+			/* perf unwinds a sample's user stack only as part of
+			 * its callchain */
+			s->stats.samples_dwarf++;
+			s->uw_skipped[KF_UWS_NO_CHAIN]++;
+		}
 		if (weight == 0)
 			weight = 1;
 	}
@@ -657,8 +679,142 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		node = kf_stacks_child(&s->stacks, node, &s->frames[i]);
 	if (!node)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	kf_stacks_add(&s->stacks, node, weight);
+	if (!kf_stacks_add(&s->stacks, node, weight))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	return 0;
+}
+
+/* The slot of the last counter value seen for a group value's id (perf
+ * 6.1's perf_sample_id.period, one per id of the header), or, when the
+ * event counts per thread, for (id, tid).  -1 on ENOMEM. */
+static long read_slot(struct kf_session *s, uint64_t id, bool per_thread,
+		      uint32_t tid)
+{
+	uint32_t idx, slot;
+	uint64_t key;
+
+	/* ids are those of the header (at most KF_MAX_IDS < 2^32), so the
+	 * key never is the map's reserved ~0 */
+	if (!kf_map64_get(&s->rd_ids, id, &idx)) {
+		idx = (uint32_t)s->rd_ids.n;
+		if (!kf_map64_put(&s->rd_ids, id, idx))
+			return -1;
+	}
+	key = (uint64_t)idx << 33 | (per_thread ? 1ull << 32 | tid : 0);
+	if (!kf_map64_get(&s->rd_slot, key, &slot)) {
+		if (s->rd_n >= UINT32_MAX ||
+		    !KF_GROW(s->rd_last, s->rd_cap, s->rd_n + 1))
+			return -1;
+		slot = (uint32_t)s->rd_n;
+		s->rd_last[slot] = 0;
+		if (!kf_map64_put(&s->rd_slot, key, slot))
+			return -1;
+		s->rd_n++;
+	}
+	return (long)slot;
+}
+
+/* PERF_SAMPLE_READ (perf 6.1's evlist__deliver_sample and
+ * deliver_sample_value, tools/perf/util/session.c): each counter value of
+ * the record is delivered as a sample of the event its id names, weighted
+ * by how much that counter grew since the last value with this id (u64
+ * arithmetic: a counter that went back gives a huge weight, as in perf;
+ * the first value weighs all of itself); an id the header does not list
+ * is an unknown-id sample; a value that did not grow is not delivered.
+ * perf 6.1 keeps one last value per id; the kernel (6.12 and later)
+ * counts inherited threads separately, so the default mode keeps one per
+ * (id, thread) for an event with inherit and PERF_SAMPLE_TID (what perf
+ * 6.12 does), --compat=perf one per id. */
+static int deliver_read(struct kf_session *s, const struct kf_attr *a,
+			struct kf_sample *smp, uint64_t offset)
+{
+	uint64_t i;
+
+	/* perf 6.1 stops reading the file at a group of no values
+	 * (deliver_sample_group returns -EINVAL); it weighs nothing */
+	if (!smp->n_read && !s->warned_read_empty++)
+		logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": a sample reads no "
+		      "counter values: nothing to weigh, skipped", offset);
+
+	for (i = 0; i < smp->n_read; i++) {
+		uint64_t value, id;
+		const struct kf_attr *va;
+		bool per_thread;
+		long slot;
+		int ev, r;
+
+		KF_WORK(1);
+		kf_sample_read_value(smp, i, &value, &id);
+		ev = kf_pd_attr_of_id(s->pd, id);
+		if (ev < 0) {
+			s->stats.samples_unknown_id++;
+			continue;
+		}
+		va = kf_pd_attr(s->pd, (size_t)ev);
+		per_thread = s->o.compat != KF_COMPAT_PERF && smp->has_tid &&
+			     (va->sample_type & KF_SAMPLE_READ) &&
+			     (va->sample_type & KF_SAMPLE_TID) &&
+			     kf_attr_flag(va, KF_ATTR_INHERIT);
+		slot = read_slot(s, id, per_thread, smp->tid);
+		if (slot < 0)
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		smp->period = value - s->rd_last[slot];
+		s->rd_last[slot] = value;
+		if (!smp->period)
+			continue;
+		r = fold_sample(s, a, ev, smp);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int on_sample(struct kf_session *s, const struct kf_rec *rec)
+{
+	struct kf_sample smp;
+	enum kf_sample_err e;
+	const struct kf_attr *a;
+
+	s->stats.samples++;
+	if (rec->attr < 0) {
+		s->stats.samples_unknown_id++;
+		return 0;
+	}
+	a = kf_pd_attr(s->pd, (size_t)rec->attr);
+	e = kf_sample_decode(a, kf_pd_swapped(s->pd), rec->data, rec->size, &smp);
+	if (e != KF_SAMPLE_OK && e != KF_SAMPLE_TRAILING) {
+		if (s->stats.samples_bad++ == 0)
+			logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": sample skipped: %s",
+			      rec->offset, kf_sample_strerror(e));
+		return 0;
+	}
+	/* perf script filters guest samples (perf_guest is off) */
+	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
+	    s->o.compat == KF_COMPAT_PERF)
+		return 0;
+	if (smp.has_time && smp.time) {
+		if (!s->first_time || smp.time < s->first_time)
+			s->first_time = smp.time;
+		if (smp.time > s->last_time)
+			s->last_time = smp.time;
+		s->dsos.last_time = s->last_time;
+		s->dsos.has_time = true;
+	}
+	if (a->sample_type & KF_SAMPLE_READ) {
+		if (smp.read_has_id)
+			return deliver_read(s, a, &smp, rec->offset);
+		/* without ids the values name no event: perf 6.1 refuses
+		 * such a capture ("non matching read_format",
+		 * evlist__valid_read_format); kfold weighs it by its period
+		 * field */
+		if (!s->warned_read_no_id++)
+			logf_(s, KF_LOG_WARN, "offset %#" PRIx64 ": event %s reads "
+			      "counter values without ids (read_format lacks "
+			      "PERF_FORMAT_ID): its samples are weighted by their "
+			      "period field", rec->offset,
+			      kf_pd_event_name(s->pd, (size_t)rec->attr));
+	}
+	return fold_sample(s, a, rec->attr, &smp);
 }
 
 /* ---- record delivery ----------------------------------------------------------- */
@@ -726,10 +882,49 @@ static int drain(struct kf_session *s)
 	return 0;
 }
 
+/* The setup each event needs, run once per attr as soon as the session
+ * can see it: at open for the attrs of a file's header, and in pipe mode
+ * (perf record -o -, perf inject -o -) when its HEADER_ATTR record has
+ * been read from the stream, before the first record that follows it is
+ * handled.  The reader consumes every metadata record in front of a data
+ * record, so the features sent with the attrs (the architecture) are
+ * known by then too.  Everything derived from the attrs is set up here
+ * or looked up when a record needs it, never only at open: in pipe mode
+ * there are no attrs at open. */
+static int events_arrived(struct kf_session *s)
+{
+	size_t n = kf_pd_n_attrs(s->pd);
+	int r;
+
+	for (; s->n_events < n; s->n_events++) {
+		const struct kf_attr *a = kf_pd_attr(s->pd, s->n_events);
+
+		if ((a->sample_type & KF_SAMPLE_REGS_USER) &&
+		    (a->sample_type & KF_SAMPLE_STACK_USER))
+			s->dwarf_events = true;
+	}
+	if (!s->dwarf_events || s->unwinder || s->unwinder_unsupported)
+		return 0;
+	r = kf_unwinder_new(&s->unwinder, &s->dsos, &s->modules,
+			    kf_pd_env(s->pd)->arch);
+	if (r == KF_EUNSUPP) {
+		logf_(s, KF_LOG_WARN, "user stacks of a %s capture cannot be "
+		      "unwound yet; only the kernel part of each stack is shown",
+		      kf_pd_env(s->pd)->arch);
+		kf_unwinder_free(s->unwinder);
+		s->unwinder = NULL;
+		s->unwinder_unsupported = true;
+		return 0;
+	}
+	if (r)
+		return kf_fail(&s->err, r, "out of memory");
+	kf_unwinder_set_compat(s->unwinder, s->o.compat == KF_COMPAT_PERF);
+	return 0;
+}
+
 static int setup_stages(struct kf_session *s)
 {
 	struct kf_dso_opts dopts;
-	size_t i;
 	int r;
 
 	r = kf_tasks_init(&s->tasks, &s->strings, &s->modules, kf_pd_swapped(s->pd));
@@ -748,6 +943,12 @@ static int setup_stages(struct kf_session *s)
 	dopts.n_debug_dirs = s->o.n_debug_dirs;
 	kf_dsos_init(&s->dsos, &dopts, &s->fs, &s->modules, kf_pd_env(s->pd),
 		     dso_warn, s);
+	/* the samples' clock: perf's default (sched_clock) unless the first
+	 * event was recorded with -k CLOCKID */
+	s->dsos.clockid = -1;
+	if (kf_pd_n_attrs(s->pd) &&
+	    kf_attr_flag(kf_pd_attr(s->pd, 0), KF_ATTR_USE_CLOCKID))
+		s->dsos.clockid = kf_pd_attr(s->pd, 0)->clockid;
 	s->dsos_ready = true;
 	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings,
 			  s->o.compat == KF_COMPAT_PERF, s->o.annotate,
@@ -758,48 +959,18 @@ static int setup_stages(struct kf_session *s)
 	s->namer.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
 	s->namer.compat_inline = s->o.inline_frames && s->o.compat == KF_COMPAT_PERF;
 	s->namer_ready = true;
-	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
-		const struct kf_attr *a = kf_pd_attr(s->pd, i);
-
-		if ((a->sample_type & KF_SAMPLE_REGS_USER) &&
-		    (a->sample_type & KF_SAMPLE_STACK_USER)) {
-			if (a->sample_stack_user > s->requested_stack)
-				s->requested_stack = a->sample_stack_user;
-			if (!s->unwinder) {
-				r = kf_unwinder_new(&s->unwinder, &s->dsos, &s->modules,
-						    kf_pd_env(s->pd)->arch);
-				if (r == KF_EUNSUPP) {
-					logf_(s, KF_LOG_WARN, "user stacks of a %s capture "
-					      "cannot be unwound yet; only the kernel part "
-					      "of each stack is shown",
-					      kf_pd_env(s->pd)->arch);
-					kf_unwinder_free(s->unwinder);
-					s->unwinder = NULL;
-				} else if (r) {
-					return kf_fail(&s->err, r, "out of memory");
-				} else {
-					kf_unwinder_set_compat(s->unwinder,
-							       s->o.compat == KF_COMPAT_PERF);
-				}
-			}
-		}
-	}
 	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
 			 KF_MAX_QUEUE_BYTES);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
 	/* perf falls back to file order when the first event has no
-	 * sample_id_all: sideband records have no time then */
-	s->ordered = !s->o.file_order && (kf_pd_n_attrs(s->pd) == 0 ||
+	 * sample_id_all: sideband records have no time then.  Not in pipe
+	 * mode, where perf_session__new has no attrs to look at yet and
+	 * keeps time order (records without a time are delivered at once) */
+	s->ordered = !s->o.file_order && (kf_pd_is_pipe(s->pd) ||
+					  kf_pd_n_attrs(s->pd) == 0 ||
 					  kf_pd_attr(s->pd, 0)->sample_id_all);
-	s->name_width = 0;
-	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
-		int w = (int)strlen(kf_pd_event_name(s->pd, i));
-
-		if (w > s->name_width)
-			s->name_width = w;
-	}
-	return 0;
+	return events_arrived(s);
 }
 
 /* The kernel map's reference symbol ("[kernel.kallsyms]_text") and its
@@ -901,6 +1072,35 @@ static int check_selection(struct kf_session *s)
 	return r;
 }
 
+/* Samples recorded with --call-graph dwarf whose user stack was never
+ * given to the unwinder lose every user frame: say so, with why. */
+static const struct {
+	const char *reason, *hint;
+} uw_skips[KF_UWS_N] = {
+	[KF_UWS_ARCH] = { "not unwound: no unwinder for the capture's architecture",
+		"kfold unwinds x86_64, i386 and aarch64 user stacks" },
+	[KF_UWS_COMPAT] = { "not unwound: perf 6.1 does not unwind it",
+		"perf 6.1 on x86_64 unwinds x86_64 user stacks only, and so does "
+		"--compat=perf; kfold's default mode unwinds these" },
+	[KF_UWS_NO_CHAIN] = { "not unwound: the event samples no callchain",
+		"perf unwinds a user stack only as part of a callchain: record "
+		"with --call-graph dwarf" },
+};
+
+static void warn_not_unwound(struct kf_session *s)
+{
+	int k;
+
+	for (k = 0; k < KF_UWS_N; k++) {
+		if (s->uw_skipped[k])
+			logf_(s, KF_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples "
+			      "recorded with --call-graph dwarf were not unwound "
+			      "(no user frames): %s; %s", s->uw_skipped[k],
+			      s->stats.samples_dwarf, uw_skips[k].reason +
+			      strlen("not unwound: "), uw_skips[k].hint);
+	}
+}
+
 static int run(struct kf_session *s)
 {
 	struct kf_rec rec;
@@ -921,6 +1121,11 @@ static int run(struct kf_session *s)
 		s->stats.records++;
 		while ((w = kf_pd_take_warning(s->pd)))
 			logf_(s, KF_LOG_WARN, "%s", w);
+		if (kf_pd_n_attrs(s->pd) > s->n_events) {
+			r = events_arrived(s);
+			if (r)
+				return r;
+		}
 		if (rec.type == KF_REC_FINISHED_ROUND) {
 			if (s->ordered) {
 				kf_order_flush(s->order, KF_ORDER_ROUND);
@@ -996,6 +1201,7 @@ static int run(struct kf_session *s)
 	if (s->tasks.bad_records)
 		logf_(s, KF_LOG_WARN, "%" PRIu64 " sideband records were too short; skipped",
 		      s->tasks.bad_records);
+	warn_not_unwound(s);
 	return check_selection(s);
 }
 
@@ -1101,6 +1307,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	r = kf_emit_folded(st, &s->namer, &s->roots, out, &lines);
 	if (rewrite)
 		kf_stacks_fini(&rewritten);
+	kf_session_note_unverified(s);
 	s->stats.stacks = lines;
 	s->stats.work += kf_work - w0;
 	if (r == KF_EIO)
@@ -1111,6 +1318,37 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 }
 
 /* ---- modules ------------------------------------------------------------------ */
+
+bool kf_session_unverified_text(const struct kf_session *s, char *buf, size_t len)
+{
+	const struct kf_dsos *d = &s->dsos;
+	uint32_t n = s->dsos_ready ? d->n_unverified : 0;
+	const char *why = d->unverified_why;
+	bool host = why && d->host_decided && d->host != KF_HOST_RECORDING &&
+		    strstr(why, "recording host");
+	bool symfs = s->symfs && *s->symfs;
+
+	if (!n)
+		return false;
+	snprintf(buf, len, "%" PRIu32 " file%s without a recorded build-id %s used "
+		 "unverified (%s%s%s): %s names are right only if %s the recorded "
+		 "file%s%s", n, n == 1 ? "" : "s", n == 1 ? "was" : "were",
+		 why ? why : "see --stats", host ? ": " : "", host ? d->host_why : "",
+		 n == 1 ? "its" : "their", n == 1 ? "it is" : "they are",
+		 n == 1 ? "" : "s", symfs ? "" : "; give the recorded files with "
+		 "--symfs or --buildid-dir");
+	return true;
+}
+
+void kf_session_note_unverified(struct kf_session *s)
+{
+	char buf[512];
+
+	if (s->warned_unverified || !kf_session_unverified_text(s, buf, sizeof(buf)))
+		return;
+	s->warned_unverified = true;
+	logf_(s, KF_LOG_WARN, "%s (--stats lists them)", buf);
+}
 
 static struct kf_module *hit_module(const kf_session *s, size_t i)
 {
@@ -1158,7 +1396,8 @@ int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 		}
 	}
 	st = kf_dso_status(&s->dsos, mod->id);
-	out->status = kf_dso_status_str(st);
+	out->status = kf_dso_status_text(&s->dsos, mod->id);
+	out->verification = kf_dso_verification(&s->dsos, mod->id);
 	out->file = kf_dso_file(&s->dsos, mod->id);
 	out->verified = st == KF_DSO_OK;
 	out->named = kf_dso_symtab(&s->dsos, mod->id) != NULL;
@@ -1259,8 +1498,18 @@ static size_t collect_stops(const kf_session *s, struct stop *out, size_t max)
 	size_t k = 0, m;
 	int e;
 
+	/* the samples never given to the unwinder first (end past the
+	 * unwinder's reasons) */
+	for (e = 0; e < KF_UWS_N; e++) {
+		if (!s->uw_skipped[e])
+			continue;
+		if (out && k < max)
+			out[k] = (struct stop){ 0, (enum kf_unwind_end)(KF_UW_N_REASONS + e),
+						s->uw_skipped[e] };
+		k++;
+	}
 	if (!s->unwinder)
-		return 0;
+		return k;
 	for (m = 0; m < s->modules.n; m++) {
 		for (e = 0; e < KF_UW_N_REASONS; e++) {
 			uint64_t c = kf_unwinder_count(s->unwinder, (uint32_t)m,
@@ -1306,8 +1555,14 @@ int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out)
 	collect_stops(s, v, n);
 	qsort(v, n, sizeof(*v), cmp_stops);
 	out->module = v[i].module ? kf_modules_at(&s->modules, v[i].module)->name : "";
-	out->reason = kf_unwind_end_str(v[i].end);
 	out->samples = v[i].n;
+	if ((int)v[i].end >= KF_UW_N_REASONS) {
+		out->reason = uw_skips[v[i].end - KF_UW_N_REASONS].reason;
+		out->hint = uw_skips[v[i].end - KF_UW_N_REASONS].hint;
+		free(v);
+		return 0;
+	}
+	out->reason = kf_unwind_end_str(v[i].end);
 	switch (v[i].end) {
 	case KF_UW_STACK_END:
 		out->hint = "record with a larger stack copy: --call-graph dwarf,SIZE "

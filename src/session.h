@@ -29,6 +29,17 @@
 #define CTX_USER   ((uint64_t)-512)
 #define CTX_MAX    ((uint64_t)-4095)
 
+/* Why a sample of a DWARF event (one with user registers and stack) was
+ * not handed to the unwinder at all (the unwinder counts the ends of the
+ * unwinds it did). */
+enum kf_uw_skip {
+	KF_UWS_ARCH,          /* no unwinder for the capture's architecture */
+	KF_UWS_COMPAT,        /* --compat=perf: perf 6.1 does not unwind it */
+	KF_UWS_NO_CHAIN,      /* the event samples no callchain: perf folds
+				 no stack of it either */
+	KF_UWS_N
+};
+
 struct kf_session {
 	kf_options o;
 	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
@@ -51,15 +62,28 @@ struct kf_session {
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_unwinder *unwinder;
+	size_t n_events;              /* attrs whose per-event setup ran
+					 (events_arrived) */
+	bool dwarf_events;            /* some event records user registers
+					 and stack (--call-graph dwarf) */
+	bool unwinder_unsupported;    /* its architecture has no unwinder */
+	uint64_t uw_skipped[KF_UWS_N]; /* DWARF samples not unwound, by why */
 	bool fp_done;                 /* fp chain breaks counted */
 	uint64_t fp_samples, fp_broken;
 	uint64_t *fp_breaks;          /* samples per module */
 	struct kf_uframe *uframes;
-	uint64_t requested_stack;     /* largest sample_stack_user asked for */
 	bool loaded;
 	uint64_t work0;               /* kf_work when the load began */
 	uint64_t first_time, last_time; /* of the samples with a time (for
 					   captures without the header's) */
+
+	/* PERF_SAMPLE_READ: the last counter value per id (per id and
+	 * thread for inherited counters), see deliver_read */
+	struct kf_map64 rd_ids;       /* id -> its index */
+	struct kf_map64 rd_slot;      /* index << 33 | thread key -> slot */
+	uint64_t *rd_last;
+	size_t rd_n, rd_cap;
+	uint64_t warned_read_no_id, warned_read_empty;
 
 	/* event selection */
 	bool filter_set;
@@ -67,7 +91,8 @@ struct kf_session {
 	uint64_t *attr_samples;       /* samples read per attr (decoded) */
 	size_t n_attr_samples;
 
-	/* compat header fields (perf script's default output) */
+	/* compat header fields (perf script's default output): the widest
+	 * event name, computed at the first sample as perf script does */
 	int name_width;
 
 	/* kernel contexts (opts.classify) */
@@ -80,6 +105,7 @@ struct kf_session {
 	size_t cap_frames;
 	struct kf_buf line, root;
 	uint64_t warned_kernel_load;
+	bool warned_unverified;       /* kf_session_note_unverified said it */
 };
 
 /* The attr of the event being folded (the first whose name matches), or
@@ -89,6 +115,13 @@ const struct kf_attr *kf_session_folded_attr(const struct kf_session *s);
 /* Whether an event is a software clock (cpu-clock, task-clock): it
  * samples from an hrtimer interrupt, so it cannot see IRQ-disabled code. */
 bool kf_attr_is_soft_clock(const struct kf_attr *a);
+
+/* The one warning of a run about files used unverified (no build-id
+ * recorded, nothing to check them against), once the names are known:
+ * after the folded stacks, the JSON report or --explain. */
+void kf_session_note_unverified(struct kf_session *s);
+/* Its text, without the pointer to --stats; false when there is none. */
+bool kf_session_unverified_text(const struct kf_session *s, char *buf, size_t len);
 
 /* What to say of such an event, after "event NAME ". */
 extern const char kf_soft_clock_note[];

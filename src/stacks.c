@@ -18,7 +18,38 @@ void kf_stacks_fini(struct kf_stacks *s)
 {
 	free(s->nodes);
 	free(s->slots);
+	kf_map64_fini(&s->carry);
 	memset(s, 0, sizeof(*s));
+}
+
+bool kf_stacks_carry(struct kf_stacks *s, uint32_t node, uint64_t n)
+{
+	uint32_t c = 0;
+
+	kf_map64_get(&s->carry, node, &c);
+	/* a node takes at most one wrap per sample, and samples are
+	 * counted in u32 elsewhere; saturate rather than wrap */
+	c = n > UINT32_MAX - c ? UINT32_MAX : c + (uint32_t)n;
+	return kf_map64_put(&s->carry, node, c);
+}
+
+kf_u128 kf_stacks_weight(const struct kf_stacks *s, uint32_t node)
+{
+	uint32_t c = 0;
+
+	if (s->carry.n)
+		kf_map64_get(&s->carry, node, &c);
+	return (kf_u128)c << 64 | s->nodes[node].weight;
+}
+
+bool kf_stacks_add_weight(struct kf_stacks *s, uint32_t node, kf_u128 w)
+{
+	uint64_t hi = (uint64_t)(w >> 64);
+
+	if (__builtin_add_overflow(s->nodes[node].weight, (uint64_t)w,
+				   &s->nodes[node].weight))
+		hi++;
+	return !hi || kf_stacks_carry(s, node, hi);
 }
 
 static uint64_t node_hash(uint32_t parent, const struct kf_frame *f)

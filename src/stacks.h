@@ -68,6 +68,9 @@ struct kf_stacks {
 	size_t n, cap;
 	uint32_t *slots;         /* hash of (parent, frame) -> node id */
 	size_t nslots;
+	/* node -> how many times its weight went past 2^64 - 1 (only a
+	 * PERF_SAMPLE_READ counter that went back weighs that much) */
+	struct kf_map64 carry;
 };
 
 int kf_stacks_init(struct kf_stacks *s);
@@ -77,13 +80,27 @@ void kf_stacks_fini(struct kf_stacks *s);
 uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 			 const struct kf_frame *f);
 
-/* Adds weight to the stack ending at node. */
-static inline void kf_stacks_add(struct kf_stacks *s, uint32_t node,
+/* Counts one more wrap of node's weight past 2^64 - 1.  False on ENOMEM. */
+bool kf_stacks_carry(struct kf_stacks *s, uint32_t node, uint64_t n);
+
+/* Node's weight, the wraps included: a sum of u64 weights, exact. */
+__extension__ typedef unsigned __int128 kf_u128;
+kf_u128 kf_stacks_weight(const struct kf_stacks *s, uint32_t node);
+
+/* Adds weight (no sample) to node.  False on ENOMEM. */
+bool kf_stacks_add_weight(struct kf_stacks *s, uint32_t node, kf_u128 w);
+
+/* Adds one sample of this weight to the stack ending at node.  False on
+ * ENOMEM. */
+static inline bool kf_stacks_add(struct kf_stacks *s, uint32_t node,
 				 uint64_t weight)
 {
-	s->nodes[node].weight += weight;
 	if (s->nodes[node].samples < UINT32_MAX)
 		s->nodes[node].samples++;
+	if (__builtin_add_overflow(s->nodes[node].weight, weight,
+				   &s->nodes[node].weight))
+		return kf_stacks_carry(s, node, 1);
+	return true;
 }
 
 #endif

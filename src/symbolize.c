@@ -539,6 +539,10 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 				kf_buf_puts(out, " (changed since recording)");
 				n->mismatch_frames++;
 				break;
+			case KF_DSO_NOT_RECORDED:
+				kf_buf_puts(out, " (not the recorded file)");
+				n->mismatch_frames++;
+				break;
 			default:
 				break;
 			}

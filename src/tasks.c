@@ -471,6 +471,9 @@ static int on_mmap(struct kf_tasks *t, const struct kf_rec *rec, bool v2)
 		return KF_ENOMEM;
 	if (kind == KF_MOD_JIT)
 		kf_modules_at(t->modules, m.module)->jit_pid = (uint32_t)th->pid;
+	if (kind == KF_MOD_FILE)
+		kf_module_add_shape(kf_modules_at(t->modules, m.module), m.pgoff,
+				    len, prot);
 	if (kind == KF_MOD_JIT || (kind == KF_MOD_SPECIAL && name[0] != '['))
 		m.flags |= KF_MAP_IDENTITY;
 	if (bid_len)

@@ -182,6 +182,9 @@ struct uw {
 	uint64_t dyn;                /* valid bytes in the copy */
 	bool swap;
 	bool past_stack;             /* a read went beyond the copy */
+	uint32_t low_mod;            /* compat: the module low_start is of */
+	uint64_t low_start;          /* its lowest mapping in the process */
+	bool low_valid;
 };
 
 static uint64_t load_word(const uint8_t *p, unsigned word, bool swap)
@@ -207,7 +210,10 @@ static bool read_mem(struct uw *w, uint64_t addr, unsigned size, uint64_t *out)
 	const struct kf_cfi *c;
 	uint64_t off;
 
-	if (addr >= w->sp0 && addr - w->sp0 <= w->dyn && w->dyn - (addr - w->sp0) >= size) {
+	/* perf 6.1's access_mem refuses the copy's last word as well
+	 * (addr + 8 >= end), and then finds no file behind the stack */
+	if (addr >= w->sp0 && addr - w->sp0 <= w->dyn &&
+	    w->dyn - (addr - w->sp0) >= size + (w->u->compat_perf ? 1u : 0u)) {
 		*out = load_word(w->stack + (addr - w->sp0), size, w->swap);
 		return true;
 	}
@@ -464,13 +470,22 @@ static bool fp_step(struct uw *w, uint64_t *ra)
 	if (a == &arch_aarch64 || !(w->valid >> a->fp & 1))
 		return false;
 	fp = w->regs[a->fp];
-	if (fp < w->regs[a->sp] || fp - w->sp0 > w->dyn || w->dyn - (fp - w->sp0) < 2 * a->word)
-		return false;
+	if (fp < w->regs[a->sp] || fp - w->sp0 > w->dyn ||
+	    w->dyn - (fp - w->sp0) < 2 * a->word + (w->u->compat_perf ? 1u : 0u))
+		return false;   /* perf: not the copy's last word either */
 	nfp = load_word(w->stack + (fp - w->sp0), a->word, w->swap);
 	r = load_word(w->stack + (fp - w->sp0) + a->word, a->word, w->swap);
-	m = kf_maps_find(w->maps, r);
-	if (!m || !(m->prot & 4))
-		return false;
+	if (w->u->compat_perf) {
+		/* libunwind's x86_64 unw_step: the frame pointer must lie
+		 * at most 16 KiB above the CFA; whatever [fp + 8] holds is
+		 * the return address, code or not */
+		if (fp - w->regs[a->sp] > 0x4000)
+			return false;
+	} else {
+		m = kf_maps_find(w->maps, r);
+		if (!m || !(m->prot & 4))
+			return false;
+	}
 	w->regs[a->fp] = nfp;
 	/* libunwind (perf 6.1) moves its CFA up by two words from the
 	 * frame's stack pointer instead: wrong for any frame with locals,
@@ -530,6 +545,92 @@ static bool leaf_step(struct uw *w, uint64_t pc, uint64_t *ra)
 	return true;
 }
 
+struct lowest {
+	uint32_t module;
+	uint64_t start;
+	bool found;
+};
+
+static bool lowest_of(const struct kf_map *m, void *arg)
+{
+	struct lowest *l = arg;
+
+	if (m->module != l->module)
+		return true;
+	l->start = m->start;
+	l->found = true;
+	return false;
+}
+
+/* Where perf 6.1's libunwind looks for the CFI of vaddr (the ELF address
+ * of the pc, in map m of module c).  perf takes the file's load address
+ * to be the lowest start among the process's mappings of the same file,
+ * less the first PT_LOAD's page (unwind-libunwind-local.c:
+ * read_unwind_spec_eh_frame), and reads the .eh_frame_hdr table there.
+ * That is wrong when the process still has the mappings of the program
+ * it was before an exec (perf keeps them, T3) at a lower address, e.g.
+ * the parent's libc in a child of gcc: the table is then read from the
+ * old mapping and searched for vaddr + delta, delta being how far the
+ * two load addresses are apart; where no FDE covers that address
+ * libunwind reports no information and falls back to frame pointers.
+ * Returns false when perf's lookup fails outright (no .eh_frame_hdr, or
+ * no copy of the file where it reads the table): the walk stops. */
+static bool perf_cfi_addr(struct uw *w, const struct kf_map *m,
+			  const struct kf_cfi *c, uint64_t lookup, uint64_t *vaddr)
+{
+	const struct kf_map *m2;
+	uint64_t bias, perf_bias, hdr, v2, elf_base;
+
+	if (!c->has_eh_hdr || !c->n_load)
+		return false;
+	if (!w->low_valid || w->low_mod != m->module) {
+		struct lowest l = { m->module, m->start, false };
+
+		kf_maps_walk(w->maps, lowest_of, &l);
+		w->low_mod = m->module;
+		w->low_start = l.start;
+		w->low_valid = true;
+	}
+	elf_base = c->load[0].vaddr & ~(uint64_t)4095;
+	perf_bias = w->low_start - elf_base;
+	bias = lookup - *vaddr;
+	if (bias == perf_bias)
+		return true;
+	hdr = perf_bias + c->eh_hdr_addr;
+	m2 = kf_maps_find(w->maps, hdr);
+	if (!m2 || m2->module != m->module || (m2->flags & KF_MAP_IDENTITY) ||
+	    !off_to_vaddr(c, hdr - m2->start + m2->pgoff, &v2) ||
+	    v2 != c->eh_hdr_addr)
+		return false;
+	*vaddr += bias - perf_bias;
+	return true;
+}
+
+/* libunwind's x86_64 unw_step, where it found no CFI for the pc: if the
+ * code at the pc is a classic 16-byte PLT entry (jmp *x(%rip); push $n;
+ * jmp), the return address is at [sp] (is_plt_entry).  perf 6.1 only. */
+static bool plt_step(struct uw *w, uint64_t pc, uint64_t *ra)
+{
+	const struct arch *a = w->a;
+	uint64_t w0, w1, sp, r;
+	bool past = w->past_stack;
+
+	if (a != &arch_x86_64 || !(w->valid >> a->sp & 1))
+		return false;
+	if (!read_mem(w, pc, 8, &w0) || !read_mem(w, pc + 8, 8, &w1) ||
+	    (w0 & 0xffff) != 0x25ff || (w0 >> 48 & 0xff) != 0x68 ||
+	    (w1 >> 24 & 0xff) != 0xe9) {
+		w->past_stack = past;
+		return false;
+	}
+	sp = w->regs[a->sp];
+	if (!read_mem(w, sp, 8, &r))
+		return false;
+	w->regs[a->sp] = sp + 8;
+	*ra = r;
+	return true;
+}
+
 enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			     const struct kf_sample *s, uint64_t regs_mask,
 			     struct kf_uframe *out, size_t max, size_t *n,
@@ -549,7 +650,11 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 	w.maps = maps;
 	w.swap = s->swap;
 	w.a = s->regs_user_abi == 1 ? u->arch32 : u->arch64;
-	if (!w.a || !s->regs_user_abi || !s->n_regs_user || !s->stack_size) {
+	/* perf 6.1 unwinds nothing, not even the sampled pc, when the
+	 * kernel copied no byte of the stack (a fault on the stack's own
+	 * page, an exec under way): thread__resolve_callchain_unwind */
+	if (!w.a || !s->regs_user_abi || !s->n_regs_user || !s->stack_size ||
+	    (u->compat_perf && !s->stack_dyn)) {
 		count(u, 0, KF_UW_NO_REGS);
 		return KF_UW_NO_REGS;
 	}
@@ -622,6 +727,11 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		c = kf_dso_cfi(u->dsos, mod);
 		off = (m->flags & KF_MAP_IDENTITY) ? lookup : lookup - m->start + m->pgoff;
 		have_vaddr = c && off_to_vaddr(c, off, &vaddr);
+		if (have_vaddr && u->compat_perf && c->eh &&
+		    !perf_cfi_addr(&w, m, c, lookup, &vaddr)) {
+			end = KF_UW_NO_CFI;
+			break;
+		}
 		f = have_vaddr ? frame_at(u, mod, c, vaddr) : NULL;
 		if (!f) {
 			/* no CFI here: the sampled frame's return address at
@@ -631,6 +741,7 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			 * where a file's .eh_frame has no entry for the pc;
 			 * without .eh_frame (or file) it stops */
 			if ((first && !u->compat_perf && leaf_step(&w, pc, &ra)) ||
+			    (u->compat_perf && c && c->eh && plt_step(&w, pc, &ra)) ||
 			    ((!u->compat_perf || (c && c->eh)) && fp_step(&w, &ra))) {
 				guessed = true;
 				goto step;
@@ -644,7 +755,8 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			if (!c) {
 				enum kf_dso_status st = kf_dso_status(u->dsos, mod);
 
-				end = st == KF_DSO_MISMATCH || st == KF_DSO_CHANGED ?
+				end = st == KF_DSO_MISMATCH || st == KF_DSO_CHANGED ||
+				      st == KF_DSO_NOT_RECORDED ?
 				      KF_UW_MISMATCH :
 				      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE ?
 				      KF_UW_NO_FILE : KF_UW_NO_CFI;
@@ -716,6 +828,13 @@ step:
 			 * 2^48 unless a program asks for more */
 			ra &= (1ull << 48) - 1;
 		if (ra == 0) {
+			/* libunwind steps to a zero pc all the same, and perf
+			 * prints that frame (0 - 1) before the walk stops */
+			if (u->compat_perf && *n < max) {
+				out[*n].pc = 0;
+				out[*n].guessed = guessed;
+				(*n)++;
+			}
 			end = KF_UW_OUTERMOST;
 			break;
 		}

@@ -32,5 +32,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sum += kf_sample_reg(&s, (unsigned)i);
 	for (i = 0; i < s.stack_dyn; i++)
 		sum += s.stack[i];
+	for (i = 0; i < s.n_read; i++) {
+		uint64_t value, id;
+
+		kf_sample_read_value(&s, i, &value, &id);
+		sum += value + id;
+	}
 	return sum == 42 ? 0 : 0;
 }

@@ -26,8 +26,9 @@ trap 'rm -rf "$tmp"' EXIT
 for tool in python3 zstd; do
 	command -v "$tool" >/dev/null || { echo "FAIL: $tool not found"; exit 1; }
 done
-zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
-mkdir -p "$tmp/emptycache" "$tmp/home"
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp"
+mkdir -p "$tmp/home"
 swapper=$src/scripts/perf-byteswap.py
 
 # plain cpu-clock captures whose swapped form perf 6.1 reads correctly
@@ -87,8 +88,8 @@ EOF
 # perf_script FILE: hermetic perf script (as scripts/oracle.sh runs it)
 perf_script() {
 	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
-		perf --buildid-dir "$tmp/emptycache" script -i "$1" \
-		--symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" --no-inline \
+		perf --buildid-dir "$KF_NOCACHE" script -i "$1" \
+		--symfs "$symfs" --kallsyms "$KF_KALLSYMS" --no-inline \
 		${pargs[@]+"${pargs[@]}"})
 }
 
@@ -127,8 +128,10 @@ for name in "${names[@]}"; do
 	if ls "$dir"/perf-*.map >/dev/null 2>&1; then
 		args+=(--perf-map-dir "$dir")
 	fi
-	common=(-q --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms"
-		--buildid-dir "$tmp/emptycache" --no-inline ${args[@]+"${args[@]}"})
+	# a case with its own symfs (its files only) is read with it
+	symfs=$(kf_symfs "$dir")
+	common=(-q --symfs "$symfs" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE"
+		--no-inline ${args[@]+"${args[@]}"})
 	if ! out=$(run_kfold "$dir/perf.data" "$tmp/$name.orig"); then
 		echo "FAIL $name: original: $out"
 		fail=1

@@ -24,11 +24,11 @@ trap 'rm -rf "$tmp"' EXIT
 for tool in python3 zstd; do
 	command -v "$tool" >/dev/null || { echo "FAIL: $tool not found"; exit 1; }
 done
-zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
-mkdir -p "$tmp/emptycache" "$tmp/home"
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp"
+mkdir -p "$tmp/home"
 mk=$src/scripts/make-compressed.py
-common=(-q --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms"
-	--buildid-dir "$tmp/emptycache" --no-inline)
+common=(-q "${KF_FLAGS[@]}" --no-inline)
 
 have_perf=1
 if ! command -v perf >/dev/null; then
@@ -86,8 +86,8 @@ EOF
 # perf_script FILE: hermetic perf script (as scripts/oracle.sh runs it)
 perf_script() {
 	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
-		perf --buildid-dir "$tmp/emptycache" script -i "$1" \
-		--symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" --no-inline)
+		perf --buildid-dir "$KF_NOCACHE" script -i "$1" \
+		--symfs "$src/testdata/symfs" --kallsyms "$KF_KALLSYMS" --no-inline)
 }
 
 # run_kfold FILE PREFIX: PREFIX.default, PREFIX.compat, PREFIX.stats

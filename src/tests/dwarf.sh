@@ -18,8 +18,9 @@ src=$2
 cases=$src/testdata/cases
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
-opts=(--symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none")
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp"
+opts=("${KF_FLAGS[@]}")
 fail=0
 
 # share WEIGHT-OF-LINES-MATCHING-REGEX FILE: percent of the total weight
@@ -160,7 +161,7 @@ mkdir -p "$tmp/symfs2"
 cp -r "$src/testdata/symfs/." "$tmp/symfs2/"
 bid=$(ls "$src/testdata/symfs/usr/lib/debug/.build-id/c9/")
 rm "$tmp/symfs2/usr/lib/debug/.build-id/c9/$bid"
-"$kfold" --symfs "$tmp/symfs2" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none" --stats \
+"$kfold" --symfs "$tmp/symfs2" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" --stats \
 	"$cases/dwarf-dbgframe/perf.data" > "$tmp/dbgf2" 2> "$tmp/dbgf2.err"
 p=$(share ';main;' "$tmp/dbgf2")
 [ "$p" -le 1 ] && grep -q 'no unwind information (CFI) in /tmp/kfold-fx/bin/dw-dbgframe' "$tmp/dbgf2.err"
@@ -193,11 +194,11 @@ check "depth limit: 98 stacks of 127 frames, and why" $? "$(grep -A4 unwound "$t
 # 10. files missing or not the recorded ones: the unwind stops, says so
 mkdir -p "$tmp/emptyfs" "$tmp/wrongfs/tmp/kfold-fx/bin"
 cp "$src/testdata/symfs/tmp/kfold-fx/bin/dw-recursion" "$tmp/wrongfs/tmp/kfold-fx/bin/dw-qsort"
-"$kfold" --symfs "$tmp/emptyfs" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none" --stats \
+"$kfold" --symfs "$tmp/emptyfs" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" --stats \
 	"$cases/dwarf-qsort/perf.data" > /dev/null 2> "$tmp/missing.err"
 grep -qE '^kfold: +[0-9]+ +module file missing in /tmp/kfold-fx/bin/dw-qsort: ' "$tmp/missing.err"
 check "a missing file is the reason the unwind stopped" $? "$(grep -A5 unwound "$tmp/missing.err")"
-"$kfold" -q --symfs "$tmp/wrongfs" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none" --stats \
+"$kfold" -q --symfs "$tmp/wrongfs" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" --stats \
 	"$cases/dwarf-qsort/perf.data" > "$tmp/wrong" 2> "$tmp/wrong.err"
 grep -qE '^kfold: +[0-9]+ +build-id mismatch in /tmp/kfold-fx/bin/dw-qsort: ' "$tmp/wrong.err" &&
 	! grep -q 'record_key\|cmp_records\|descend' "$tmp/wrong"

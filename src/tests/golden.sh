@@ -12,25 +12,16 @@ kfold=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
-mkdir -p "$tmp/emptycache"
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp"
 fail=0
 n=0
 for dir in "$src"/testdata/cases/*/; do
 	name=$(basename "$dir")
+	# the case's own symfs and perf maps, and its args, where it has them
+	kf_case "$dir"
 	args=()
-	if [ -s "$dir/args" ]; then
-		read -r -a args < "$dir/args"
-	fi
-	# the JIT case carries the perf map it was recorded with
-	if ls "$dir"/perf-*.map >/dev/null 2>&1; then
-		args+=(--perf-map-dir "$dir")
-	fi
-	# the case's own symfs when it has one, as scripts/oracle.sh reads it
-	sf=$src/testdata/symfs
-	[ -d "$dir/symfs" ] && sf=${dir%/}/symfs
-	common=(-q --symfs "$sf" --kallsyms "$tmp/kallsyms"
-		--buildid-dir "$tmp/emptycache" --no-inline)
+	common=(-q "${KF_CASE[@]}" --no-inline)
 	"$kfold" "${common[@]}" --compat=perf ${args[@]+"${args[@]}"} \
 		"$dir/perf.data" > "$tmp/$name.compat" || { echo "FAIL $name: kfold --compat=perf exited $?"; fail=1; continue; }
 	if ! diff -u "$dir/expected.folded" "$tmp/$name.compat" > "$tmp/$name.diff"; then

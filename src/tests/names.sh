@@ -29,8 +29,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 symfs=$src/testdata/symfs
 bin=$symfs/tmp/kfold-fx/bin
-zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
-mkdir -p "$tmp/emptycache"
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp"
+mkdir -p "$KF_NOCACHE"
 
 # names of the other files (libraries and their debug files in the symfs,
 # the kernel): every symbol, as nm prints it (with @VERSION for .dynsym)
@@ -39,7 +40,7 @@ mkdir -p "$tmp/emptycache"
 		nm --defined-only "$f" 2>/dev/null
 		nm -D --defined-only "$f" 2>/dev/null
 	done | awk 'NF >= 3 { print $3 }'
-	awk '{ print $3 }' "$tmp/kallsyms"
+	awk '{ print $3 }' "$KF_KALLSYMS"
 } | sort -u > "$tmp/other.names"
 
 fail=0
@@ -56,7 +57,7 @@ for c in cxx:cxx rust-legacy:rs-legacy rust-v0:rs-v0; do
 		c++filt -p < "$tmp/$case.$f" > "$tmp/$case.$f.verbose"
 	done
 	for mode in default no-inline; do
-		args=(-q --symfs "$symfs" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/emptycache")
+		args=(-q --symfs "$symfs" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE")
 		[ "$mode" = no-inline ] && args+=(--no-inline)
 		"$kfold" "${args[@]}" "$src/testdata/cases/$case/perf.data" > "$tmp/$case.$mode.folded" ||
 			{ echo "FAIL $case $mode: kfold exited $?"; fail=1; continue; }

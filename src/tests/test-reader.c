@@ -392,16 +392,31 @@ static void test_markers(void)
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
 	static const uint64_t guest[] = { CTX_KERNEL, 0xffffffff81001000ull,
 					  CTX_GUEST, 0x1234, CTX_USER, 0x401000 };
+	/* a kernel frame-pointer walk of user code built without frame
+	 * pointers can read a return address of -1 (seen in cc1 under a
+	 * local_timer_entry tracepoint): it looks like a context marker */
+	static const uint64_t junk[] = { CTX_KERNEL, 0xffffffff81001000ull,
+					 CTX_USER, 0x401000, (uint64_t)-1, 0x401010 };
+	kf_options compat = KF_OPTIONS_INIT;
 	struct run r;
+
+	compat.compat = KF_COMPAT_PERF;
 
 	rec_kmap(&d, BASIC);
 	rec_comm(&d, BASIC, 7, 7, "vm", 0, false);
 	rec_mmap2(&d, BASIC, 7, 0x400000, 0x2000, 0, "/bin/vm", 0);
 	rec_sample(&d, BASIC, 1, 7, 100, 5, guest, 6, 0);
+	rec_sample(&d, BASIC, 1, 7, 110, 3, junk, 6, 0);
 	pdb_file(&img, &a, 1, &d, false);
+	/* perf drops the whole chain at a marker it does not know ... */
+	run_buf(&img, &compat, &r);
+	CHECK_STR(r.out, "vm 8\n");
+	run_free(&r);
+	/* ... kfold keeps the frames before it, so that the kernel part
+	 * still says what the CPU was doing */
 	run_buf(&img, NULL, &r);
-	/* perf drops the whole chain at a marker it does not know */
-	CHECK_STR(r.out, "vm 5\n");
+	CHECK_STR(r.out, "vm;[[kernel.kallsyms]] 5\n"
+			 "vm;[vm];[[kernel.kallsyms]] 3\n");
 	run_free(&r);
 	pdb_free(&d);
 	pdb_free(&img);
@@ -1557,6 +1572,139 @@ static void test_tracing_names(void)
 		}
 }
 
+/* The stops test's stream, its folded stacks and unwind stops as
+ * "reason|module|samples;" text. */
+static void load_stops(const struct pdb *img, char **out, char *stops, size_t cap,
+		       kf_stats *st)
+{
+	kf_options o = KF_OPTIONS_INIT;
+	kf_session *s;
+	FILE *f;
+	size_t len = 0, i, n, k = 0;
+
+	o.no_files = true;
+	*out = NULL;
+	stops[0] = '\0';
+	CHECK_EQ(kf_session_new(&s, &o), 0);
+	CHECK_EQ(kf_session_load_mem(s, img->p, img->len), 0);
+	f = open_memstream(out, &len);
+	CHECK_EQ(kf_session_write_folded(s, f), 0);
+	fclose(f);
+	n = kf_session_n_unwind_stops(s);
+	for (i = 0; i < n; i++) {
+		kf_unwind_stop u;
+
+		CHECK_EQ(kf_session_unwind_stop(s, i, &u), 0);
+		k += (size_t)snprintf(stops + k, k < cap ? cap - k : 0, "%s|%s|%llu;",
+				      u.reason, u.module, (unsigned long long)u.samples);
+	}
+	*st = *kf_session_stats(s);
+	kf_session_free(s);
+}
+
+/* Pipe mode: the attrs are HEADER_ATTR records in the stream, none is
+ * known when the capture is opened.  A DWARF event's samples must be
+ * unwound as in the file capture, also when the attr comes after the
+ * first sideband records; samples of a thread without mappings, and
+ * samples that arrive before any attr, are counted, not lost silently. */
+static void test_pipe_dwarf(void)
+{
+	const uint64_t st = BASIC | ST_REGS_USER | ST_STACK_USER;
+	struct pdb d = { 0 }, img = { 0 }, late = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = st,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ,
+			      .regs_user = DW_REGS, .stack_user = 64 };
+	const uint64_t sp = 0x7ffc0000;
+	const uint64_t stack[8] = { 1, 2, 0, 0x400205, 5, 6, 7, 8 };
+	char *want, *got, ws[512], gs[512];
+	kf_stats wst, gst;
+	size_t r;
+
+	rec_comm(&d, st, 9, 9, "prog", 1, false);
+	rec_mmap2(&d, st, 9, 0x400000, 0x1000, 0, "/bin/prog", 2);
+	rec_dwarf_sample(&d, st, 9, 10, 0x900000, sp, 0, 2, stack, 8);
+	rec_dwarf_sample(&d, st, 9, 11, 0x400100, sp, 0, 2, stack, 8);
+	rec_dwarf_sample(&d, st, 9, 12, 0x400100, sp, sp + 16, 2, stack, 8);
+	rec_dwarf_sample(&d, st, 9, 13, 0x400100, 0, 0, 0, stack, 0);
+	rec_round(&d);
+	pdb_file(&img, &a, 1, &d, false);
+	load_stops(&img, &want, ws, sizeof(ws), &wst);
+	pdb_free(&img);
+	CHECK(strstr(ws, "module file missing|/bin/prog|2;") != NULL);
+	CHECK_EQ(wst.samples_dwarf, 4);
+
+	/* the same records as a pipe stream */
+	memset(&img, 0, sizeof(img));
+	pdb_pipe(&img, &a, 1, &d);
+	load_stops(&img, &got, gs, sizeof(gs), &gst);
+	CHECK_STR(got, want);
+	CHECK_STR(gs, ws);
+	CHECK_EQ(gst.samples_unwound, wst.samples_unwound);
+	CHECK_EQ(gst.frames_guessed, wst.frames_guessed);
+	free(got);
+	pdb_free(&img);
+
+	/* the attr after the COMM and MMAP2 (they have no attr then, and are
+	 * used at once), before the samples */
+	pdb_bytes(&late, "PERFILE2", 8);
+	pdb_u64(&late, 16);
+	rec_comm(&late, st, 9, 9, "prog", 1, false);
+	rec_mmap2(&late, st, 9, 0x400000, 0x1000, 0, "/bin/prog", 2);
+	r = pdb_rec(&late, 64, 0);
+	pdb_attr_body(&late, &a);
+	pdb_end_rec(&late, r);
+	rec_dwarf_sample(&late, st, 9, 10, 0x900000, sp, 0, 2, stack, 8);
+	rec_dwarf_sample(&late, st, 9, 11, 0x400100, sp, 0, 2, stack, 8);
+	rec_dwarf_sample(&late, st, 9, 12, 0x400100, sp, sp + 16, 2, stack, 8);
+	rec_dwarf_sample(&late, st, 9, 13, 0x400100, 0, 0, 0, stack, 0);
+	rec_round(&late);
+	load_stops(&late, &got, gs, sizeof(gs), &gst);
+	CHECK_STR(got, want);
+	CHECK_STR(gs, ws);
+	free(got);
+	pdb_free(&late);
+
+	/* a thread without any mapping: its pcs are outside every mapping */
+	memset(&late, 0, sizeof(late));
+	memset(&img, 0, sizeof(img));
+	rec_comm(&late, st, 9, 9, "prog", 1, false);
+	rec_dwarf_sample(&late, st, 9, 11, 0x400100, sp, 0, 2, stack, 8);
+	rec_dwarf_sample(&late, st, 9, 12, 0x400100, sp, 0, 2, stack, 8);
+	rec_round(&late);
+	pdb_pipe(&img, &a, 1, &late);
+	load_stops(&img, &got, gs, sizeof(gs), &gst);
+	CHECK_STR(got, "prog;[unknown] 2000\n");
+	CHECK_STR(gs, "pc outside any mapping||2;");
+	CHECK_EQ(gst.samples_dwarf, 2);
+	free(got);
+	pdb_free(&img);
+	pdb_free(&late);
+
+	/* hostile: samples before any attr, then an attr whose size lies
+	 * (larger than its record): the samples have no event, nothing is
+	 * folded, the load succeeds */
+	memset(&img, 0, sizeof(img));
+	pdb_bytes(&img, "PERFILE2", 8);
+	pdb_u64(&img, 16);
+	rec_dwarf_sample(&img, st, 9, 11, 0x400100, sp, 0, 2, stack, 8);
+	r = pdb_rec(&img, 64, 0);
+	pdb_attr_body(&img, &a);
+	pdb_end_rec(&img, r);
+	pdb_set(&img, r + 8 + 4, 4096, 4);
+	rec_dwarf_sample(&img, st, 9, 12, 0x400100, sp, 0, 2, stack, 8);
+	rec_round(&img);
+	load_stops(&img, &got, gs, sizeof(gs), &gst);
+	CHECK_STR(got, "");
+	CHECK_EQ(gst.samples, 2);
+	CHECK_EQ(gst.samples_unknown_id, 2);
+	CHECK_EQ(gst.samples_dwarf, 0);
+	free(got);
+	pdb_free(&img);
+
+	free(want);
+	pdb_free(&d);
+}
+
 int main(void)
 {
 	RUN(test_attr_sizes);
@@ -1584,5 +1732,6 @@ int main(void)
 	RUN(test_order_half);
 	RUN(test_unwind_stops);
 	RUN(test_tracing_names);
+	RUN(test_pipe_dwarf);
 	return CHECK_DONE();
 }

@@ -1,0 +1,240 @@
+/* host.c - the recording host's identity against this machine's. */
+#include "host.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum kf_host_verdict kf_host_decide(const struct kf_host_id *cap,
+				    const struct kf_host_id *here,
+				    const char **why)
+{
+	const char *dummy;
+
+	if (!why)
+		why = &dummy;
+	if (!cap->hostname || !*cap->hostname) {
+		*why = "the capture records no host name";
+		return KF_HOST_UNKNOWN;
+	}
+	if (!here->hostname || !*here->hostname) {
+		*why = "this machine's host name is not known";
+		return KF_HOST_UNKNOWN;
+	}
+	if (strcmp(cap->hostname, here->hostname) != 0) {
+		*why = "another host name";
+		return KF_HOST_OTHER;
+	}
+	if (!cap->osrelease || !*cap->osrelease) {
+		*why = "the capture records no kernel release";
+		return KF_HOST_UNKNOWN;
+	}
+	if (!here->osrelease || !*here->osrelease) {
+		*why = "this machine's kernel release is not known";
+		return KF_HOST_UNKNOWN;
+	}
+	if (strcmp(cap->osrelease, here->osrelease) != 0) {
+		*why = "the same host name, another kernel release";
+		return KF_HOST_OTHER;
+	}
+	if (cap->kbid_len) {
+		if (!here->kbid_len) {
+			*why = "the running kernel's build-id cannot be read";
+			return KF_HOST_UNKNOWN;
+		}
+		if (cap->kbid_len != here->kbid_len ||
+		    memcmp(cap->kbid, here->kbid, cap->kbid_len) != 0) {
+			*why = "the same host name and kernel release, another "
+			       "kernel build-id";
+			return KF_HOST_OTHER;
+		}
+	}
+	if (cap->has_time && here->has_time &&
+	    cap->time_ns > here->time_ns &&
+	    cap->time_ns - here->time_ns > KF_HOST_TIME_SLACK_NS) {
+		*why = "sample times later than this machine's clock: recorded "
+		       "before this machine's last boot, or on another machine";
+		return KF_HOST_OTHER;
+	}
+	*why = cap->kbid_len ? "the same host name, kernel release and kernel build-id" :
+	       "the same host name and kernel release, no kernel build-id recorded";
+	return KF_HOST_RECORDING;
+}
+
+enum kf_file_verdict kf_host_file(enum kf_host_verdict host,
+				  const struct kf_file_id *rec,
+				  const struct kf_file_id *now, bool witness,
+				  const char **why)
+{
+	const char *dummy;
+
+	if (!why)
+		why = &dummy;
+	if (host != KF_HOST_RECORDING) {
+		*why = host == KF_HOST_OTHER ? "not the recording host" :
+		       "not known to be the recording host";
+		return KF_FILE_UNCHECKED;
+	}
+	if (!rec->known) {
+		*why = "no device and inode recorded";
+		return KF_FILE_UNCHECKED;
+	}
+	if (!now->known) {
+		*why = "the file at the recorded path could not be examined";
+		return KF_FILE_UNCHECKED;
+	}
+	/* another device: the path leads to another file system than the
+	 * mapped file's (a container's, or a device numbered anew at boot),
+	 * which says nothing about the file having changed */
+	if (rec->maj != now->maj || rec->min != now->min) {
+		*why = "the file is on another device than the recorded one";
+		return KF_FILE_UNCHECKED;
+	}
+	/* a file deleted and written again often gets its inode number
+	 * back, but a new generation */
+	if (rec->ino != now->ino ||
+	    (rec->has_gen && now->has_gen && rec->gen != now->gen)) {
+		if (!witness) {
+			*why = "another inode on the recorded device, but no other "
+			       "file of the capture is at its recorded inode either "
+			       "(another machine of the same name?)";
+			return KF_FILE_UNCHECKED;
+		}
+		*why = rec->ino != now->ino ? "another inode on the recorded device" :
+		       "another inode generation on the recorded device";
+		return KF_FILE_CHANGED;
+	}
+	*why = "the recorded device and inode";
+	return KF_FILE_SAME;
+}
+
+#define KF_MAX_PAGE 65536u
+
+bool kf_host_layout_fits(const struct kf_host_seg *seg, size_t n,
+			 uint64_t file_size, uint64_t pgoff, uint64_t len,
+			 bool exec_known, bool exec, const char **why)
+{
+	const char *dummy;
+	uint64_t img_end = 0;
+	bool inside = false, badlen = false;
+	size_t i;
+
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	if (pgoff >= file_size) {
+		*why = "the recorded mapping starts past the file's end";
+		return false;
+	}
+	if (!exec_known || !exec)
+		return true;
+	for (i = 0; i < n; i++)
+		if (seg[i].memsz && seg[i].vaddr + seg[i].memsz > img_end)
+			img_end = seg[i].vaddr + seg[i].memsz;
+	for (i = 0; i < n; i++) {
+		const struct kf_host_seg *s = &seg[i];
+		uint64_t o, d, need, span;
+
+		if (!s->exec)
+			continue;
+		o = s->offset;
+		if (pgoff != (o & ~(uint64_t)4095) && pgoff != (o & ~(uint64_t)16383) &&
+		    pgoff != (o & ~(uint64_t)65535)) {
+			if (o <= pgoff && pgoff - o < s->filesz)
+				inside = true;   /* a mapping of part of it */
+			continue;
+		}
+		/* it starts on the mapping's first page: the segment rounded up
+		 * to a page, or the image from here on (mapped whole first) */
+		d = s->offset - pgoff;
+		need = d + s->filesz;
+		span = s->vaddr >= d && img_end > s->vaddr - d ? img_end - (s->vaddr - d) : 0;
+		if ((len >= need && len - need < KF_MAX_PAGE) ||
+		    (len + KF_MAX_PAGE > span && len < span + KF_MAX_PAGE))
+			return true;
+		badlen = true;
+	}
+	if (inside)
+		return true;
+	if (badlen) {
+		*why = "the recorded executable mapping's length does not fit the "
+		       "file's executable segment at its offset";
+		return false;
+	}
+	*why = "the recorded executable mapping is at an offset where the file "
+	       "has no executable segment";
+	return false;
+}
+
+bool kf_host_kernel_bid(struct kf_fs *fs, uint8_t out[20], size_t *len)
+{
+	size_t n;
+	char *notes = kf_fs_read(fs, NULL, "/sys/kernel/notes", 1 << 16, &n);
+	size_t pos = 0;
+
+	*len = 0;
+	if (!notes)
+		return false;
+	/* ELF notes: namesz, descsz, type, name, desc (4-aligned) */
+	while (pos + 12 <= n) {
+		uint32_t nsz, dsz, type;
+		size_t name_off, desc_off;
+
+		memcpy(&nsz, notes + pos, 4);
+		memcpy(&dsz, notes + pos + 4, 4);
+		memcpy(&type, notes + pos + 8, 4);
+		name_off = pos + 12;
+		if (nsz > n - name_off)
+			break;
+		desc_off = name_off + ((nsz + 3u) & ~3u);
+		if (desc_off > n || dsz > n - desc_off)
+			break;
+		if (type == 3 && nsz == 4 && memcmp(notes + name_off, "GNU", 4) == 0) {
+			*len = dsz > 20 ? 20 : dsz;
+			memcpy(out, notes + desc_off, *len);
+			free(notes);
+			return true;
+		}
+		pos = desc_off + ((dsz + 3u) & ~3u);
+	}
+	free(notes);
+	return false;
+}
+
+bool kf_host_clock_from_boot(int clockid)
+{
+	return clockid == -1 || clockid == CLOCK_MONOTONIC ||
+	       clockid == CLOCK_MONOTONIC_RAW || clockid == CLOCK_BOOTTIME;
+}
+
+void kf_host_read(struct kf_fs *fs, int clockid, struct kf_host_id *out,
+		  struct kf_host_buf *buf)
+{
+	struct timespec ts;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	memset(buf, 0, sizeof(*buf));
+	if (gethostname(buf->hostname, sizeof(buf->hostname)) == 0) {
+		buf->hostname[sizeof(buf->hostname) - 1] = '\0';
+		out->hostname = buf->hostname;
+	}
+	buf->osrelease = kf_fs_read(fs, NULL, "/proc/sys/kernel/osrelease", 4096, &n);
+	if (buf->osrelease) {
+		buf->osrelease[strcspn(buf->osrelease, "\n")] = '\0';
+		out->osrelease = buf->osrelease;
+	}
+	kf_host_kernel_bid(fs, out->kbid, &out->kbid_len);
+	if (kf_host_clock_from_boot(clockid) &&
+	    clock_gettime(clockid == -1 ? CLOCK_BOOTTIME : (clockid_t)clockid, &ts) == 0) {
+		out->has_time = true;
+		out->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+}
+
+void kf_host_free(struct kf_host_buf *buf)
+{
+	free(buf->osrelease);
+	buf->osrelease = NULL;
+}
