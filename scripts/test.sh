@@ -19,8 +19,8 @@ meson compile -C build
 # symbols hidden), once under the recording machine's hostname ("vm") and
 # once under another; the tests that record captures themselves ("live")
 # use this machine as it is.
-scripts/hermetic.sh vm meson test -C build --print-errorlogs --no-suite live
-meson test -C build --print-errorlogs --suite live
+scripts/hermetic.sh vm meson test -C build --print-errorlogs -t 2 --no-suite live
+meson test -C build --print-errorlogs -t 2 --suite live
 
 if [ ! -f build-asan/build.ninja ]; then
 	CC=clang meson setup build-asan -Db_sanitize=address,undefined \
@@ -29,8 +29,9 @@ fi
 meson compile -C build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-scripts/hermetic.sh kfold-elsewhere meson test -C build-asan --print-errorlogs --no-suite live
-meson test -C build-asan --print-errorlogs --suite live
+# (ASan makes kfold several times slower: the timeouts are only a safety net)
+scripts/hermetic.sh kfold-elsewhere meson test -C build-asan --print-errorlogs -t 4 --no-suite live
+meson test -C build-asan --print-errorlogs -t 4 --suite live
 unset ASAN_OPTIONS UBSAN_OPTIONS
 # libFuzzer builds of the fuzz targets, each run for a bounded time on the
 # committed corpus plus the captures (a campaign, not a unit test: the time
