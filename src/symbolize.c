@@ -389,15 +389,41 @@ static void put_srcline(struct kf_buf *out, const struct kf_inl *l)
 	kf_buf_printf(out, ":%d", l->line);
 }
 
+/* The name of a DWARF chain's link: the demangled linkage name, else the
+ * name with the scopes its DIEs give, else the bare name. */
+static void put_link_name(struct kf_buf *out, const struct kf_inl *l, bool java)
+{
+	char *dem = l->linkage ? kf_demangle(l->linkage) : NULL;
+	const char *nm = dem ? dem : l->qualified ? l->qualified : l->name;
+
+	if (nm)
+		tidy(out, nm, strlen(nm), java, false);
+	free(dem);
+}
+
+/* Whether the symbol elf_name is the DWARF function `name` or one of its
+ * clones or parts: "compute_stats", "compute_stats.constprop.0",
+ * "run.cold" (a C name: a C++ name demangles without the suffix). */
+static bool is_clone_of(const char *elf_name, const char *name)
+{
+	size_t k = strlen(name);
+
+	return strncmp(elf_name, name, k) == 0 && (elf_name[k] == '\0' || elf_name[k] == '.');
+}
+
 /* The DWARF names of the frame at `at` (a file offset, or a kernel
  * address): its inline chain, or false when the module has no DWARF
- * function there.  Without inline expansion (--srcline alone): the
- * symbol's name and the address's line.  `suffix` (--kernel's "_[k]")
- * goes after each frame: every link of a kernel frame's chain is kernel
- * code. */
+ * function there.  The function that owns the code (the chain's first
+ * link, not an inline callee) keeps the name of its symbol elf_name, as
+ * --no-inline names it, when that symbol starts where the function's
+ * range does (elf_off: at's offset in the symbol), less a C clone's
+ * suffix; the inline callees are named from DWARF.  Without inline
+ * expansion (--srcline alone): the symbol's name and the address's line.
+ * `suffix` (--kernel's "_[k]") goes after each frame: every link of a
+ * kernel frame's chain is kernel code. */
 static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
-		       const char *elf_name, bool java, const char *suffix,
-		       struct kf_buf *out)
+		       const char *elf_name, uint64_t elf_off, bool java,
+		       const char *suffix, struct kf_buf *out)
 {
 	struct kf_inl chain[KF_MAX_INLINE];
 	struct kf_dwidx *ix = kf_dso_debuginfo(n->dsos, f->module);
@@ -422,21 +448,20 @@ static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at
 		return true;
 	}
 	for (i = 0; i < k; i++) {
-		char *dem = chain[i].linkage ? kf_demangle(chain[i].linkage) : NULL;
 		size_t before;
 
 		if (i > 0)
 			kf_buf_put(out, ";", 1);
 		before = out->len;
-		if (dem)
-			tidy(out, dem, strlen(dem), java, false);
-		else if (chain[i].name)
-			tidy(out, chain[i].name, strlen(chain[i].name), java, false);
-		else if (i == 0 && elf_name)
+		if (i == 0 && elf_name && va - chain[0].lo == elf_off &&
+		    !(chain[0].name && is_clone_of(elf_name, chain[0].name)))
+			tidy(out, elf_name, strlen(elf_name), java, false);
+		else
+			put_link_name(out, &chain[i], java);
+		if (out->len == before && i == 0 && elf_name)
 			tidy(out, elf_name, strlen(elf_name), java, false);
 		if (out->len == before)
 			kf_buf_puts(out, "[unknown]");
-		free(dem);
 		if (n->srcline)
 			put_srcline(out, &chain[i]);
 		kf_buf_puts(out, suffix);
@@ -510,7 +535,7 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 	 * is found (kernel modules are not looked for yet) */
 	if ((n->inline_frames || n->srcline) && has_map &&
 	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL) &&
-	    name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, java,
+	    name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, s ? at - s->start : 0, java,
 		       kernel && (n->annotate & KF_ANNOTATE_KERNEL) ? "_[k]" : "", out))
 		return;
 	if (s) {
