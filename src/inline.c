@@ -527,6 +527,30 @@ static void describe(struct kf_dwidx *ix, Dwarf_Die *die, struct kf_inl *out)
 	out->line = 0;
 }
 
+/* Whether a unit's DW_AT_name is not its functions' linkage names
+ * (binutils dwarf2.c, non_mangled, negated). */
+static bool lang_mangles(int lang)
+{
+	switch (lang) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_Ada83:
+	case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77:
+	case DW_LANG_Pascal83:
+	case DW_LANG_C99:
+	case DW_LANG_Ada95:
+	case DW_LANG_PLI:
+	case DW_LANG_UPC:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+		return false;
+	default:
+		return true;
+	}
+}
+
 /* The start of die's range that holds vaddr (0 if none does). */
 static uint64_t range_start(Dwarf_Die *die, uint64_t vaddr)
 {
@@ -549,6 +573,7 @@ int kf_inline_chain(struct kf_dwidx *ix, uint64_t vaddr, struct kf_inl *out,
 	Dwarf_Line *ln;
 	size_t nfiles = 0;
 	int np = 0, i, k = 0;
+	bool mangled;
 
 	if (!ix->dw || max <= 0 || !find_cu(ix, vaddr, &cu))
 		return 0;
@@ -566,6 +591,7 @@ int kf_inline_chain(struct kf_dwidx *ix, uint64_t vaddr, struct kf_inl *out,
 		return 0;
 	if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
 		files = NULL;
+	mangled = lang_mangles(dwarf_srclang(&cu));
 	/* outermost first: the function, then each inlined instance in it */
 	for (i = np - 1; i >= 0; i--) {
 		if (!dwarf_offdie(ix->dw, cs->v[path[i]].die, &die))
@@ -573,9 +599,14 @@ int kf_inline_chain(struct kf_dwidx *ix, uint64_t vaddr, struct kf_inl *out,
 		if (i != np - 1 && k > 0 && k <= max)
 			call_site(&die, files, nfiles, &out[k - 1]);
 		if (k < max) {
+			Dwarf_Addr base, lo, hi;
+
 			describe(ix, &die, &out[k]);
 			if (k == 0)
 				out[k].lo = range_start(&die, vaddr);
+			out[k].first_lo = dwarf_ranges(&die, 0, &base, &lo, &hi) > 0 ? lo : 0;
+			out[k].die = dwarf_dieoffset(&die);
+			out[k].mangled = mangled;
 		}
 		k++;
 	}

@@ -32,6 +32,13 @@ struct kf_inl {
 	const char *qualified;
 	uint64_t lo;          /* link 0 only: the start of the function's
 				 address range that holds the address */
+	uint64_t first_lo;    /* the start of the DIE's first range */
+	uint64_t die;         /* the DIE's offset (of the function, or of
+				 the inlined instance) */
+	bool mangled;         /* its unit's language mangles names: its
+				 DW_AT_name is not a linkage name (binutils'
+				 rule: all but C, Ada, COBOL, Fortran 77,
+				 Pascal, PL/I, UPC and assembler) */
 	const char *file;     /* source file, or NULL when unknown */
 	int line;             /* 0 when unknown */
 };

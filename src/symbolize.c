@@ -326,14 +326,35 @@ static bool compat_inlines(struct kf_namer *n, const struct kf_frame *f,
 		for (i = 0; i < k; i++) {
 			const char *nm = chain[i].linkage ? chain[i].linkage :
 					 chain[i].name ? chain[i].name : "??";
+			const char *kept;
 
+			/* bfd's answer for a function whose DW_AT_name is
+			 * not a linkage name (a lambda's operator() in C++):
+			 * the innermost one is named after the symbol at
+			 * the address the first time, and after that as
+			 * bfd settled it (kf_dso_a2l_settled) */
+			if (!chain[i].linkage && chain[i].mangled) {
+				if (kf_dso_a2l_settled(n->dsos, f->module, chain[i].die, &kept)) {
+					if (kept)
+						nm = kept;
+				} else if (i == k - 1) {
+					uint64_t start = 0;
+					const char *sym = kf_dso_a2l_symtab_name(n->dsos, f->module,
+										 f->addr, &start);
+
+					if (sym)
+						nm = sym;
+					kf_dso_a2l_settle(n->dsos, f->module, chain[i].die,
+							  sym && start == chain[i].first_lo ? sym : NULL);
+				}
+			}
 			if (i > 0)
 				kf_buf_put(out, ";", 1);
 			inlined_line(n, nm, pc, java, out);
 		}
 		return true;
 	}
-	name = kf_dso_a2l_symtab_name(n->dsos, f->module, f->addr);
+	name = kf_dso_a2l_symtab_name(n->dsos, f->module, f->addr, NULL);
 	if (!name)
 		return false;
 	inlined_line(n, name, pc, java, out);
@@ -476,12 +497,16 @@ static const struct kf_sym *frame_sym(struct kf_namer *n, const struct kf_frame 
 				      const struct kf_symtab **tp, uint64_t *atp)
 {
 	const struct kf_symtab *t = kf_dso_symtab(n->dsos, f->module);
+	const struct kf_symtab *plt = t ? kf_dso_static_plt(n->dsos, f->module) : NULL;
 	const struct kf_sym *s = NULL;
 	uint64_t at = f->addr;
 
 	if ((f->flags & KF_FRAME_RA) && at > 0)
 		at--;
-	if (t)
+	/* a static binary's .plt, which perf leaves to the symbol before it */
+	if (plt && (s = kf_symtab_find(plt, at)) != NULL)
+		t = plt;
+	else if (t)
 		s = kf_symtab_find(t, at);
 	/* an entry at the very start of a kernel function is not a return
 	 * address (ra - 1 would be in the __pfx_ padding in front of it,
