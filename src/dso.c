@@ -666,8 +666,14 @@ static int synth_static_plt(struct kf_symtab *t, Elf *syms, Elf *run, const char
 		    (psh.sh_size / nir == 8 || psh.sh_size / nir == 16))
 			entsize = psh.sh_size / nir;
 	}
-	pdata = entsize ? elf_getdata(pscn, NULL) : NULL;
-	if (!pdata || !pdata->d_buf || pdata->d_size < psh.sh_size) {
+	/* a section whose bytes are not all in the file is not used: its
+	 * size may lie, and a name over it would cover other code */
+	pdata = elf_getdata(pscn, NULL);
+	if (!pdata || !pdata->d_buf || pdata->d_size != psh.sh_size) {
+		free(ir);
+		return 0;
+	}
+	if (!entsize) {
 		/* one name for the whole section */
 		kf_symtab_add(t, psh.sh_offset, psh.sh_size, KF_BIND_GLOBAL, fallback,
 			      strlen(fallback));

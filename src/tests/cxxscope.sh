@@ -400,6 +400,66 @@ else
 	fail=1
 fi
 
+# ---- hostile copies of the static binary: its .plt bytes, .rela.plt
+# entries and section sizes lie; kfold must still fold the capture (exit 0,
+# the .plt frames named after a slot or [splt .plt]) and never crash
+mkdir -p "$tmp/hostile"
+pltsum=$(awk '{ l = $0; sub(/ [0-9]+$/, "", l); n = split(l, f, ";"); if (f[n] ~ /@plt$|^\[splt \.plt\]$/) s += $NF } END { print s + 0 }' "$tmp/plt.default")
+python3 - "$plt" "$tmp/hostile" <<'PY' || fail=1
+import struct, subprocess, sys
+src, out = sys.argv[1:3]
+data = open(src, "rb").read()
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+def sh(i):
+    return shoff + i * shentsize
+strtab_off, = struct.unpack_from("<Q", data, sh(shstrndx) + 0x18)
+secs = {}
+for i in range(shnum):
+    name, = struct.unpack_from("<I", data, sh(i))
+    n = data[strtab_off + name:data.index(b"\0", strtab_off + name)].decode()
+    secs[n] = i
+def put(name, d):
+    open("%s/%s" % (out, name), "wb").write(d)
+plt_off, plt_size = struct.unpack_from("<QQ", data, sh(secs[".plt"]) + 0x18)
+rela_off, rela_size = struct.unpack_from("<QQ", data, sh(secs[".rela.plt"]) + 0x18)
+d = bytearray(data); d[plt_off:plt_off + plt_size] = bytes([0xff, 0x25, 0xff, 0xff, 0xff, 0x7f, 0x90, 0x90]) * (plt_size // 8)
+put("plt-jumps-far", d)
+d = bytearray(data); d[plt_off:plt_off + plt_size] = b"\xcc" * plt_size
+put("plt-not-jumps", d)
+d = bytearray(data)
+for o in range(rela_off, rela_off + rela_size, 24):
+    struct.pack_into("<QQq", d, o, 0xffffffffffffffff, 0x25, -1)
+put("rela-lies", d)
+d = bytearray(data); struct.pack_into("<Q", d, sh(secs[".plt"]) + 0x20, 1 << 40)
+put("plt-size-lies", d)
+d = bytearray(data); struct.pack_into("<Q", d, sh(secs[".rela.plt"]) + 0x38, 7)
+put("rela-entsize-lies", d)
+d = bytearray(data); struct.pack_into("<I", d, sh(secs[".symtab"]) + 0x28, 0xffff)
+put("symtab-link-lies", d)
+d = bytearray(data); struct.pack_into("<Q", d, sh(secs[".rela.plt"]) + 0x20, 1 << 40)
+put("rela-size-lies", d)
+PY
+for f in "$tmp"/hostile/*; do
+	[ -f "$f" ] || continue
+	h=$tmp/hsymfs.$(basename "$f")
+	mkdir -p "$h/tmp/kfold-fx-splt/bin"
+	cp "$f" "$h/tmp/kfold-fx-splt/bin/splt"
+	"$kfold" -q --symfs "$h" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" \
+		"$src/testdata/cases/static-plt/perf.data" > "$tmp/h.out" 2> "$tmp/h.err"
+	rc=$?
+	# a stub calls nothing: a .plt name anywhere but at the leaf, or on
+	# more samples than landed in .plt, named other code
+	inplt=$(awk '{ l = $0; sub(/ [0-9]+$/, "", l); n = split(l, f, ";"); for (i = 2; i <= n; i++) if (f[i] ~ /@plt$|^\[splt \.plt\]$/) { if (i < n) bad = 1; else s += $NF } }
+		END { print (bad ? "inner" : s + 0) }' "$tmp/h.out")
+	if [ "$rc" -ne 0 ] || [ ! -s "$tmp/h.out" ] || [ "$inplt" = inner ] || [ "$inplt" -gt "$pltsum" ]; then
+		echo "FAIL static-plt $(basename "$f"): exit $rc, .plt-named weight $inplt (of $pltsum), $(head -c 200 "$tmp/h.err")"
+		fail=1
+	else
+		echo "static-plt $(basename "$f"): exit 0, .plt-named weight $inplt of $pltsum, $(grep -o 'via_strlen;[^ ]*' "$tmp/h.out" | head -1)"
+	fi
+done
+
 if [ "$fail" -ne 0 ]; then
 	echo "cxxscope: FAILED"
 	exit 1
