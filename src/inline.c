@@ -515,13 +515,16 @@ static const char *qualified(struct kf_dwidx *ix, Dwarf_Die *die, unsigned depth
 	return res;
 }
 
-static void describe(struct kf_dwidx *ix, Dwarf_Die *die, struct kf_inl *out)
+/* `mangled`: the unit's language has scoped names (not C: there the
+ * DIEs around a function hold no scope, and walking them would cost a
+ * pass over every unit asked of) */
+static void describe(struct kf_dwidx *ix, Dwarf_Die *die, bool mangled, struct kf_inl *out)
 {
 	out->name = attr_string(die, DW_AT_name);
 	out->linkage = attr_string(die, DW_AT_linkage_name);
 	if (!out->linkage)
 		out->linkage = attr_string(die, DW_AT_MIPS_linkage_name);
-	out->qualified = out->linkage ? NULL : qualified(ix, die, 0);
+	out->qualified = out->linkage || !mangled ? NULL : qualified(ix, die, 0);
 	out->lo = 0;
 	out->file = NULL;
 	out->line = 0;
@@ -601,7 +604,7 @@ int kf_inline_chain(struct kf_dwidx *ix, uint64_t vaddr, struct kf_inl *out,
 		if (k < max) {
 			Dwarf_Addr base, lo, hi;
 
-			describe(ix, &die, &out[k]);
+			describe(ix, &die, mangled, &out[k]);
 			if (k == 0)
 				out[k].lo = range_start(&die, vaddr);
 			out[k].first_lo = dwarf_ranges(&die, 0, &base, &lo, &hi) > 0 ? lo : 0;
