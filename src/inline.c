@@ -208,17 +208,27 @@ static bool collect(struct kf_cuscopes *cs, Dwarf_Die *die, int32_t parent,
 				cs->v[cs->n].lo = lo;
 				cs->v[cs->n].hi = hi;
 				cs->v[cs->n].die = dwarf_dieoffset(&child);
-				cs->v[cs->n].parent = parent;
-				cs->v[cs->n].depth = (uint16_t)(depth < UINT16_MAX ? depth : UINT16_MAX);
+				/* a function with code starts a chain of its own,
+				 * wherever its DIE is (a lambda's static invoker
+				 * _FUN is defined inside its closure class, inside
+				 * the function the lambda is in) */
+				cs->v[cs->n].parent = tag == DW_TAG_subprogram ? -1 : parent;
+				cs->v[cs->n].depth = tag == DW_TAG_subprogram ? 0 :
+					(uint16_t)(depth < UINT16_MAX ? depth : UINT16_MAX);
 				cs->v[cs->n].subprogram = tag == DW_TAG_subprogram;
 				cs->n++;
 			}
-			if (cs->n == first)
-				continue;   /* a declaration or an abstract instance */
-			me = (int32_t)first;
-			d = depth + 1;
+			/* a declaration or an abstract instance is no entry,
+			 * but may hold code: an abstract instance's local
+			 * class (a lambda's) has its concrete _FUN in it */
+			if (cs->n > first) {
+				me = (int32_t)first;
+				d = tag == DW_TAG_subprogram ? 1 : depth + 1;
+			}
 		} else if (tag != DW_TAG_lexical_block && tag != DW_TAG_namespace &&
-			   tag != DW_TAG_module) {
+			   tag != DW_TAG_module && tag != DW_TAG_class_type &&
+			   tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+			   tag != DW_TAG_interface_type) {
 			continue;
 		}
 		if (!collect(cs, &child, me, d, nest + 1))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cxxscope.sh KFOLD SRCDIR: C++ frame names with inline expansion, and a
+# cxxscope.sh KFOLD SRCDIR TEST-INLINE: C++ frame names with inline expansion, and a
 # static binary's .plt, on the committed captures cxx-scope (frame
 # pointers), cxx-scope-dwarf (DWARF unwinding) and static-plt, against what
 # the binaries themselves say (an independent reading, not kfold's code):
@@ -17,6 +17,9 @@
 #   expansions; of its --no-inline output, the symbols' names.  Return
 #   addresses are looked up at ra - 1.
 #
+#   At every instruction of the program, each link of the inline chain
+#   (test-inline --names) must be named as that model names it.
+#
 #   static-plt: each sample in .plt is named here from objdump's jmp slot,
 #   the slot's IRELATIVE addend (readelf -r) and the IFUNC symbols there
 #   (readelf -s: fewest leading underscores, global before weak, shortest);
@@ -24,6 +27,7 @@
 set -uo pipefail
 kfold=$1
 src=$2
+probe=$3
 . "$src/src/tests/lib.sh"
 for tool in perf llvm-dwarfdump c++filt nm readelf objdump python3 zstd; do
 	command -v "$tool" >/dev/null || { echo "SKIP: $tool not found"; exit 77; }
@@ -42,31 +46,26 @@ awk '{ print $NF }' "$tmp/nm" | c++filt -p > "$tmp/nm.dem"
 grep -o 'DW_AT_linkage_name	("[^"]*")' "$tmp/dies" | sed 's/.*("\(.*\)")/\1/' | sort -u > "$tmp/linkage"
 c++filt -p < "$tmp/linkage" > "$tmp/linkage.dem"
 
-for c in cxx-scope cxx-scope-dwarf; do
-	dir=$src/testdata/cases/$c
-	kf_case "$dir"
-	ORACLE_SCRIPT_COPY=$tmp/$c.script "$src/scripts/oracle.sh" "$dir" > /dev/null 2> "$tmp/$c.oracle.err" ||
-		{ echo "FAIL $c: the oracle failed: $(head -3 "$tmp/$c.oracle.err")"; fail=1; continue; }
-	"$kfold" -q "${KF_CASE[@]}" "$dir/perf.data" > "$tmp/$c.default" &&
-	"$kfold" -q "${KF_CASE[@]}" --no-inline "$dir/perf.data" > "$tmp/$c.noinline" ||
-		{ echo "FAIL $c: kfold exited $?"; fail=1; continue; }
-	python3 - "$tmp" "$c" "$bin" <<'PY' || fail=1
-import collections, re, sys
+# an independent model of the DIE tree (llvm-dwarfdump's text): chains and names
+cat > "$tmp/dwmodel.py" <<'PY'
+import bisect
+import re
 
-tmp, case, binpath = sys.argv[1:4]
-
-
-def lines(p):
-    with open(p, encoding="utf-8", errors="surrogateescape") as f:
-        return f.read().split("\n")
-
-
+funcs = []
 # ---- the DIE tree, from llvm-dwarfdump's text
 dies = {}          # offset -> dict(tag, depth, parent, attrs, children)
 stack = []
 cur = None
 attr_re = re.compile(r"^\s+(DW_AT_\w+)\s+\((.*)$")
-for l in lines(tmp + "/dies"):
+def lines(p):
+    with open(p, encoding="utf-8", errors="surrogateescape") as f:
+        return f.read().split("\n")
+
+
+def load(path):
+  global cur
+  last_attr = None
+  for l in lines(path):
     m = re.match(r"^0x([0-9a-f]+):( +)(DW_TAG_\w+|NULL)", l)
     if m:
         depth = (len(m.group(2)) - 1) // 2
@@ -94,6 +93,17 @@ for l in lines(tmp + "/dies"):
     m = re.match(r"^\s+\[0x([0-9a-f]+), 0x([0-9a-f]+)\)", l)
     if m and last_attr == "DW_AT_ranges":
         cur["ranges"].append((int(m.group(1), 16), int(m.group(2), 16)))
+  for d in dies.values():
+    if "DW_AT_low_pc" in d["attrs"] and "DW_AT_high_pc" in d["attrs"]:
+        lo = int(d["attrs"]["DW_AT_low_pc"].split(")")[0], 16)
+        hi = int(d["attrs"]["DW_AT_high_pc"].split(")")[0], 16)
+        d["ranges"].append((lo, hi))
+  # the concrete functions, by range, for inline_chain
+  for off, d in dies.items():
+    if d["tag"] == "DW_TAG_subprogram":
+        for lo, hi in d["ranges"]:
+            funcs.append((lo, hi, off))
+  funcs.sort()
 
 
 def sval(d, a):
@@ -110,11 +120,6 @@ def ref(d, a):
     return int(m.group(1), 16) if m else None
 
 
-for d in dies.values():
-    if "DW_AT_low_pc" in d["attrs"] and "DW_AT_high_pc" in d["attrs"]:
-        lo = int(d["attrs"]["DW_AT_low_pc"].split(")")[0], 16)
-        hi = int(d["attrs"]["DW_AT_high_pc"].split(")")[0], 16)
-        d["ranges"].append((lo, hi))
 
 
 def chain_dies(off):
@@ -183,22 +188,84 @@ def inline_chain(a):
 
     def walk(off, path):
         nonlocal best
+        if len(path) > len(best):
+            best = path
         for c in dies[off]["children"]:
-            d = dies[c]
-            t = d["tag"]
-            if t in ("DW_TAG_subprogram", "DW_TAG_inlined_subroutine"):
-                if covers(d, a) and (t == "DW_TAG_inlined_subroutine" or not path):
-                    np = path + [c]
-                    if len(np) > len(best):
-                        best = np
-                    walk(c, np)
-            elif t in ("DW_TAG_lexical_block", "DW_TAG_namespace"):
+            t = dies[c]["tag"]
+            if t == "DW_TAG_inlined_subroutine" and covers(dies[c], a):
+                walk(c, path + [c])
+            elif t == "DW_TAG_lexical_block":
                 walk(c, path)
 
-    for off, d in dies.items():
-        if d["tag"] == "DW_TAG_compile_unit":
-            walk(off, [])
+    for lo, hi, off in funcs[:bisect.bisect_right(funcs, (a, float("inf"), 0))]:
+        if lo <= a < hi:
+            walk(off, [off])
     return best
+PY
+
+# every instruction of the program with DWARF: each link of kfold's inline
+# chain (src/inline.c, through test-inline --names) named as the model
+# names an inline callee: c++filt -p of the linkage name, else the name
+# with its DIEs' scopes
+objdump -d --no-show-raw-insn -j .text "$bin" |
+	sed -n 's/^ *\([0-9a-f][0-9a-f]*\):.*/\1/p' > "$tmp/insns"
+"$probe" --names "$bin" < "$tmp/insns" > "$tmp/probe" || { echo "FAIL: test-inline --names exited $?"; fail=1; }
+python3 - "$tmp" <<'PY' || fail=1
+import sys
+tmp = sys.argv[1]
+sys.path.insert(0, tmp)
+from dwmodel import *
+load(tmp + "/dies")
+dem = dict(zip(lines(tmp + "/linkage"), lines(tmp + "/linkage.dem")))
+errors, n, links, scoped = [], 0, 0, 0
+for l in lines(tmp + "/probe"):
+    if not l:
+        continue
+    a, _, got = l.partition("\t")
+    a = int(a, 16)
+    want = []
+    for o in inline_chain(a):
+        ln = integrated(o, "DW_AT_linkage_name")
+        q = None if ln else qualified(o)
+        scoped += q is not None
+        want.append(dem[ln] if ln else q or integrated(o, "DW_AT_name") or "-")
+    n += 1
+    links += len(want)
+    if got != ";".join(want):
+        errors.append("%#x: kfold %r, DWARF %r" % (a, got[-200:], ";".join(want)[-200:]))
+print("instructions: %d, %d links named (%d of them scoped from DIEs)" % (n, links, scoped))
+for e in errors[:20]:
+    print("FAIL instructions: %s" % e)
+if len(errors) > 20:
+    print("FAIL instructions: ... %d in all" % len(errors))
+if scoped == 0 or n == 0:
+    print("FAIL instructions: nothing checked")
+    errors.append(1)
+sys.exit(1 if errors else 0)
+PY
+
+for c in cxx-scope cxx-scope-dwarf; do
+	dir=$src/testdata/cases/$c
+	kf_case "$dir"
+	ORACLE_SCRIPT_COPY=$tmp/$c.script "$src/scripts/oracle.sh" "$dir" > /dev/null 2> "$tmp/$c.oracle.err" ||
+		{ echo "FAIL $c: the oracle failed: $(head -3 "$tmp/$c.oracle.err")"; fail=1; continue; }
+	"$kfold" -q "${KF_CASE[@]}" "$dir/perf.data" > "$tmp/$c.default" &&
+	"$kfold" -q "${KF_CASE[@]}" --no-inline "$dir/perf.data" > "$tmp/$c.noinline" ||
+		{ echo "FAIL $c: kfold exited $?"; fail=1; continue; }
+	python3 - "$tmp" "$c" "$bin" <<'PY' || fail=1
+import collections, re, sys
+
+tmp, case, binpath = sys.argv[1:4]
+
+
+def lines(p):
+    with open(p, encoding="utf-8", errors="surrogateescape") as f:
+        return f.read().split("\n")
+
+
+sys.path.insert(0, tmp)
+from dwmodel import *
+load(tmp + "/dies")
 
 
 # ---- symbols: nm -S, demangled by c++filt -p
