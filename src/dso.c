@@ -52,6 +52,9 @@ struct dso_state {
 	enum kf_dso_status status;
 	struct kf_symtab syms;
 	bool has_syms;
+	/* a static binary's .plt entries (not perf's: kf_dso_static_plt) */
+	struct kf_symtab splt;
+	bool has_splt;
 	char *file;
 	/* what came of the runtime file's .gnu_debugdata (NULL: it has
 	 * none, or it was not looked at) and whether names came from it */
@@ -99,7 +102,13 @@ struct dso_state {
 				    known, 1 yes, -1 no */
 	struct kf_map64 a2l_seen;
 	const char **a2l_names;
-	size_t a2l_n, a2l_cap;
+	uint64_t *a2l_starts;    /* the symbol's address, with its name */
+	size_t a2l_n, a2l_cap, a2l_scap;
+	/* its DWARF functions' names once settled (kf_dso_a2l_settle): DIE
+	 * offset -> index into a2l_fnames (NULL: the DWARF name) */
+	struct kf_map64 a2l_fn;
+	const char **a2l_fnames;
+	size_t a2l_fn_n, a2l_fn_cap;
 	struct kf_a2l_cache a2l;
 };
 
@@ -149,6 +158,8 @@ static void state_free(struct dso_state *st)
 	if (!st)
 		return;
 	kf_symtab_fini(&st->syms);
+	if (st->has_splt)
+		kf_symtab_fini(&st->splt);
 	free(st->file);
 	if (st->cfi.eh)
 		dwarf_cfi_end(st->cfi.eh);
@@ -175,6 +186,9 @@ static void state_free(struct dso_state *st)
 	free(st->image);
 	kf_map64_fini(&st->a2l_seen);
 	free(st->a2l_names);
+	free(st->a2l_starts);
+	kf_map64_fini(&st->a2l_fn);
+	free(st->a2l_fnames);
 	free(st);
 }
 
@@ -553,6 +567,156 @@ static int synth_plt(struct kf_symtab *t, Elf *run)
 		off += entsize;
 		nr++;
 	}
+	kf_symtab_sort(t);
+	return nr;
+}
+
+/* A static binary has no .dynsym, so synth_plt (perf) names nothing in
+ * its .plt, whose stubs call the IFUNC'ed string functions through
+ * IRELATIVE-relocated slots, and perf names a sample there after the
+ * symbol before it (`_init`, stretched over .plt).  kfold's own mode names
+ * each x86_64 entry ("[endbr64] [bnd] jmp *slot(%rip)") after the
+ * function its slot is for: the slot's IRELATIVE addend is the resolver,
+ * the address of the IFUNC symbols of that function (aliases: the one
+ * with the fewest leading underscores, then global before weak, then the
+ * shortest), "strlen@plt".  An entry it cannot tell, and the .plt of
+ * another machine, is "[prog .plt]".  Returns the entries added. */
+struct irel {
+	uint64_t slot, resolver;
+};
+
+static int ifunc_rank(const char *name, unsigned bind)
+{
+	int u = 0;
+
+	while (name[u] == '_')
+		u++;
+	return u * 4 + (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2);
+}
+
+/* The best IFUNC symbol of syms' .symtab at vaddr, or NULL. */
+static const char *ifunc_at(Elf *syms, uint64_t vaddr)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_by_name(syms, ".symtab", &sh, NULL), *strscn;
+	Elf_Data *data, *strs;
+	const char *best = NULL;
+	int best_rank = 0;
+	size_t i, n;
+
+	if (!scn || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+	    !(data = elf_getdata(scn, NULL)) || !(strscn = elf_getscn(syms, sh.sh_link)) ||
+	    !(strs = elf_getdata(strscn, NULL)) || !data->d_buf || !strs->d_buf)
+		return NULL;
+	n = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int rank;
+
+		KF_WORK(1);
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		if (GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC || sym.st_value != vaddr ||
+		    sym.st_name == 0 || sym.st_name >= strs->d_size ||
+		    !memchr((const char *)strs->d_buf + sym.st_name, '\0',
+			    strs->d_size - sym.st_name))
+			continue;
+		name = (const char *)strs->d_buf + sym.st_name;
+		rank = ifunc_rank(name, GELF_ST_BIND(sym.st_info));
+		if (!best || rank < best_rank ||
+		    (rank == best_rank && (strlen(name) < strlen(best) ||
+					   (strlen(name) == strlen(best) && strcmp(name, best) < 0)))) {
+			best = name;
+			best_rank = rank;
+		}
+	}
+	return best;
+}
+
+static int synth_static_plt(struct kf_symtab *t, Elf *syms, Elf *run, const char *path)
+{
+	GElf_Shdr psh, rsh, dsh;
+	GElf_Ehdr eh;
+	Elf_Scn *pscn, *rscn;
+	Elf_Data *pdata, *rel;
+	struct irel *ir = NULL;
+	size_t nir = 0, capir = 0, i, n;
+	uint64_t entsize = 0;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char fallback[512], buf[1024];
+	int nr = 0;
+
+	if (!gelf_getehdr(run, &eh) || section_by_name(run, ".dynsym", &dsh, NULL) ||
+	    !(pscn = section_by_name(run, ".plt", &psh, NULL)) ||
+	    psh.sh_type == SHT_NOBITS || psh.sh_size == 0 || !(psh.sh_flags & SHF_EXECINSTR))
+		return 0;
+	snprintf(fallback, sizeof(fallback), "[%s .plt]", base);
+	rscn = section_by_name(run, ".rela.plt", &rsh, NULL);
+	if (eh.e_machine == EM_X86_64 && rscn && rsh.sh_type == SHT_RELA &&
+	    rsh.sh_entsize && (rel = elf_getdata(rscn, NULL)) && rel->d_buf) {
+		n = rsh.sh_size / rsh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Rela ra;
+
+			KF_WORK(1);
+			if (!gelf_getrela(rel, (int)i, &ra))
+				break;
+			if (GELF_R_TYPE(ra.r_info) != R_X86_64_IRELATIVE)
+				continue;
+			if (!KF_GROW(ir, capir, nir + 1))
+				break;
+			ir[nir].slot = ra.r_offset;
+			ir[nir].resolver = (uint64_t)ra.r_addend;
+			nir++;
+		}
+		if (nir > 0 && psh.sh_size % nir == 0 &&
+		    (psh.sh_size / nir == 8 || psh.sh_size / nir == 16))
+			entsize = psh.sh_size / nir;
+	}
+	/* a section whose bytes are not all in the file is not used: its
+	 * size may lie, and a name over it would cover other code */
+	pdata = elf_getdata(pscn, NULL);
+	if (!pdata || !pdata->d_buf || pdata->d_size != psh.sh_size) {
+		free(ir);
+		return 0;
+	}
+	if (!entsize) {
+		/* one name for the whole section */
+		kf_symtab_add(t, psh.sh_offset, psh.sh_size, KF_BIND_GLOBAL, fallback,
+			      strlen(fallback));
+		free(ir);
+		kf_symtab_sort(t);
+		return 1;
+	}
+	for (i = 0; i < psh.sh_size / entsize; i++) {
+		const uint8_t *e = (const uint8_t *)pdata->d_buf + i * entsize;
+		const char *name = fallback, *fn = NULL;
+		size_t p = 0, j;
+
+		KF_WORK(1);
+		if (entsize >= 4 && e[0] == 0xf3 && e[1] == 0x0f && e[2] == 0x1e && e[3] == 0xfa)
+			p = 4;    /* endbr64 */
+		if (p < entsize && e[p] == 0xf2)
+			p++;      /* bnd */
+		if (p + 6 <= entsize && e[p] == 0xff && e[p + 1] == 0x25) {
+			int32_t disp = (int32_t)((uint32_t)e[p + 2] | (uint32_t)e[p + 3] << 8 |
+						 (uint32_t)e[p + 4] << 16 | (uint32_t)e[p + 5] << 24);
+			uint64_t slot = psh.sh_addr + i * entsize + p + 6 + (uint64_t)(int64_t)disp;
+
+			for (j = 0; j < nir && !fn; j++)
+				if (ir[j].slot == slot)
+					fn = ifunc_at(syms, ir[j].resolver);
+		}
+		if (fn) {
+			snprintf(buf, sizeof(buf), "%s@plt", fn);
+			name = buf;
+		}
+		kf_symtab_add(t, psh.sh_offset + i * entsize, entsize, KF_BIND_GLOBAL, name,
+			      strlen(name));
+		nr++;
+	}
+	free(ir);
 	kf_symtab_sort(t);
 	return nr;
 }
@@ -1297,6 +1461,15 @@ done:
 	}
 	if (nr > 0)
 		nr += synth_plt(&st->syms, run_elf);
+	kf_symtab_init(&st->splt);
+	st->has_splt = true;
+	if (nr > 0 && synth_static_plt(&st->splt, syms_elf, run_elf, name) <= 0) {
+		kf_symtab_fini(&st->splt);
+		st->has_splt = false;
+	} else if (nr <= 0) {
+		kf_symtab_fini(&st->splt);
+		st->has_splt = false;
+	}
 	st->file = syms.path ? strdup(syms.path) : NULL;
 	st->has_syms = nr > 0;
 	st->status = nr > 0 ? (verified ? KF_DSO_OK : KF_DSO_UNVERIFIED) :
@@ -1745,6 +1918,13 @@ const struct kf_symtab *kf_dso_symtab(struct kf_dsos *d, uint32_t module)
 	struct dso_state *st = ensure(d, module);
 
 	return st && st->has_syms ? &st->syms : NULL;
+}
+
+const struct kf_symtab *kf_dso_static_plt(struct kf_dsos *d, uint32_t module)
+{
+	struct dso_state *st = ensure(d, module);
+
+	return st && st->has_syms && st->has_splt ? &st->splt : NULL;
 }
 
 enum kf_dso_status kf_dso_status(struct kf_dsos *d, uint32_t module)
@@ -2319,7 +2499,8 @@ bool kf_dso_a2l_file(struct kf_dsos *d, uint32_t module)
 	return st->a2l_file > 0;
 }
 
-const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t off)
+const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t off,
+				   uint64_t *start)
 {
 	struct dso_state *st = ensure(d, module);
 	const char *name;
@@ -2328,15 +2509,44 @@ const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t 
 
 	if (!kf_dso_a2l_file(d, module))
 		return NULL;
-	if (kf_map64_get(&st->a2l_seen, off, &idx))
+	if (kf_map64_get(&st->a2l_seen, off, &idx)) {
+		if (start)
+			*start = st->a2l_starts[idx];
 		return st->a2l_names[idx];
+	}
 	read_loads(st, st->syms_file.elf);
 	name = off_to_vaddr(st, off, &va) ?
 	       kf_a2l_symtab_name(st->syms_file.elf, va, &st->a2l) : NULL;
+	if (start)
+		*start = name ? st->a2l.start : 0;
 	if (st->a2l_n < UINT32_MAX && KF_GROW(st->a2l_names, st->a2l_cap, st->a2l_n + 1) &&
-	    kf_map64_put(&st->a2l_seen, off, (uint32_t)st->a2l_n))
+	    KF_GROW(st->a2l_starts, st->a2l_scap, st->a2l_n + 1) &&
+	    kf_map64_put(&st->a2l_seen, off, (uint32_t)st->a2l_n)) {
+		st->a2l_starts[st->a2l_n] = name ? st->a2l.start : 0;
 		st->a2l_names[st->a2l_n++] = name;
+	}
 	return name;
+}
+
+bool kf_dso_a2l_settled(struct kf_dsos *d, uint32_t module, uint64_t die, const char **name)
+{
+	struct dso_state *st = ensure(d, module);
+	uint32_t idx;
+
+	if (!st || die == UINT64_MAX || !kf_map64_get(&st->a2l_fn, die, &idx))
+		return false;
+	*name = st->a2l_fnames[idx];
+	return true;
+}
+
+void kf_dso_a2l_settle(struct kf_dsos *d, uint32_t module, uint64_t die, const char *name)
+{
+	struct dso_state *st = ensure(d, module);
+
+	if (st && die != UINT64_MAX && st->a2l_fn_n < UINT32_MAX &&
+	    KF_GROW(st->a2l_fnames, st->a2l_fn_cap, st->a2l_fn_n + 1) &&
+	    kf_map64_put(&st->a2l_fn, die, (uint32_t)st->a2l_fn_n))
+		st->a2l_fnames[st->a2l_fn_n++] = name;
 }
 
 /* ---- unwinding data ---------------------------------------------------------- */

@@ -123,6 +123,12 @@ void kf_dsos_fini(struct kf_dsos *d);
  * none (kf_dso_status says why). */
 const struct kf_symtab *kf_dso_symtab(struct kf_dsos *d, uint32_t module);
 
+/* A static binary's .plt entries as kfold's own mode names them
+ * ("strlen@plt", or "[prog .plt]" where the slot does not tell), which
+ * perf does not synthesize (so kf_dso_symtab, perf's view, has none);
+ * NULL for a file with .dynsym or without .plt. */
+const struct kf_symtab *kf_dso_static_plt(struct kf_dsos *d, uint32_t module);
+
 enum kf_dso_status kf_dso_status(struct kf_dsos *d, uint32_t module);
 
 /* The file the symbols came from, or NULL.  Borrowed. */
@@ -191,7 +197,18 @@ bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *va
  * file offset `off` from the symbol table (NULL: "??").  The first answer
  * for an offset is kept, so ask in the order perf does. */
 bool kf_dso_a2l_file(struct kf_dsos *d, uint32_t module);
-const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t off);
+/* `start` (may be NULL): the symbol's link-time address. */
+const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t off,
+				   uint64_t *start);
+/* The child's memory of a DWARF function (by DIE offset) without a
+ * linkage name in a language whose names are mangled: bfd names the first
+ * address asked in it after the symbol there, then keeps that symbol's
+ * name for the function if the symbol starts where the function does, and
+ * its DWARF name otherwise (binutils 2.40 dwarf2.c,
+ * _bfd_dwarf2_find_nearest_line_with_alt).  settled: true once it was
+ * asked, *name the name kept (NULL: the DWARF name). */
+bool kf_dso_a2l_settled(struct kf_dsos *d, uint32_t module, uint64_t die, const char **name);
+void kf_dso_a2l_settle(struct kf_dsos *d, uint32_t module, uint64_t die, const char *name);
 
 /* What was checked of the file a module's names came from: "build-id"
  * (verified), "inode" (no build-id recorded; on the recording host, the

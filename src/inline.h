@@ -23,6 +23,22 @@
 struct kf_inl {
 	const char *name;     /* DW_AT_name; NULL when the DIE has none */
 	const char *linkage;  /* DW_AT_linkage_name (mangled), or NULL */
+	/* only when there is no linkage name: DW_AT_name with the scopes
+	 * of the DIE that declares the function (DW_AT_abstract_origin and
+	 * DW_AT_specification followed to their end), built from its parent
+	 * DIEs: namespaces, classes, an enclosing function for a local class
+	 * such as a lambda's ("shop::make_rule::<lambda(uint32_t)>::operator()");
+	 * NULL when it is declared at the unit's top level (C) or unnamed */
+	const char *qualified;
+	uint64_t lo;          /* link 0 only: the start of the function's
+				 address range that holds the address */
+	uint64_t first_lo;    /* the start of the DIE's first range */
+	uint64_t die;         /* the DIE's offset (of the function, or of
+				 the inlined instance) */
+	bool mangled;         /* its unit's language mangles names: its
+				 DW_AT_name is not a linkage name (binutils'
+				 rule: all but C, Ada, COBOL, Fortran 77,
+				 Pascal, PL/I, UPC and assembler) */
 	const char *file;     /* source file, or NULL when unknown */
 	int line;             /* 0 when unknown */
 };
@@ -49,6 +65,12 @@ struct kf_dwidx {
 	struct kf_map64 cumap;        /* unit DIE offset -> index in cus */
 	struct kf_cuscopes **cus;
 	size_t ncus, capcus;
+	/* per Dwarf a name's DIE may be in (the module's, a dwz file's):
+	 * the parents of its scope DIEs, each unit walked once when a
+	 * qualified name is first asked of it, and the names built */
+	struct kf_dwparents **par;
+	size_t npar, cappar;
+	struct kf_arena names;
 };
 
 /* Builds the index of dw (which stays the caller's).  0, or -1 when out

@@ -326,14 +326,35 @@ static bool compat_inlines(struct kf_namer *n, const struct kf_frame *f,
 		for (i = 0; i < k; i++) {
 			const char *nm = chain[i].linkage ? chain[i].linkage :
 					 chain[i].name ? chain[i].name : "??";
+			const char *kept;
 
+			/* bfd's answer for a function whose DW_AT_name is
+			 * not a linkage name (a lambda's operator() in C++):
+			 * the innermost one is named after the symbol at
+			 * the address the first time, and after that as
+			 * bfd settled it (kf_dso_a2l_settled) */
+			if (!chain[i].linkage && chain[i].mangled) {
+				if (kf_dso_a2l_settled(n->dsos, f->module, chain[i].die, &kept)) {
+					if (kept)
+						nm = kept;
+				} else if (i == k - 1) {
+					uint64_t start = 0;
+					const char *sym = kf_dso_a2l_symtab_name(n->dsos, f->module,
+										 f->addr, &start);
+
+					if (sym)
+						nm = sym;
+					kf_dso_a2l_settle(n->dsos, f->module, chain[i].die,
+							  sym && start == chain[i].first_lo ? sym : NULL);
+				}
+			}
 			if (i > 0)
 				kf_buf_put(out, ";", 1);
 			inlined_line(n, nm, pc, java, out);
 		}
 		return true;
 	}
-	name = kf_dso_a2l_symtab_name(n->dsos, f->module, f->addr);
+	name = kf_dso_a2l_symtab_name(n->dsos, f->module, f->addr, NULL);
 	if (!name)
 		return false;
 	inlined_line(n, name, pc, java, out);
@@ -389,15 +410,41 @@ static void put_srcline(struct kf_buf *out, const struct kf_inl *l)
 	kf_buf_printf(out, ":%d", l->line);
 }
 
+/* The name of a DWARF chain's link: the demangled linkage name, else the
+ * name with the scopes its DIEs give, else the bare name. */
+static void put_link_name(struct kf_buf *out, const struct kf_inl *l, bool java)
+{
+	char *dem = l->linkage ? kf_demangle(l->linkage) : NULL;
+	const char *nm = dem ? dem : l->qualified ? l->qualified : l->name;
+
+	if (nm)
+		tidy(out, nm, strlen(nm), java, false);
+	free(dem);
+}
+
+/* Whether the symbol elf_name is the DWARF function `name` or one of its
+ * clones or parts: "compute_stats", "compute_stats.constprop.0",
+ * "run.cold" (a C name: a C++ name demangles without the suffix). */
+static bool is_clone_of(const char *elf_name, const char *name)
+{
+	size_t k = strlen(name);
+
+	return strncmp(elf_name, name, k) == 0 && (elf_name[k] == '\0' || elf_name[k] == '.');
+}
+
 /* The DWARF names of the frame at `at` (a file offset, or a kernel
  * address): its inline chain, or false when the module has no DWARF
- * function there.  Without inline expansion (--srcline alone): the
- * symbol's name and the address's line.  `suffix` (--kernel's "_[k]")
- * goes after each frame: every link of a kernel frame's chain is kernel
- * code. */
+ * function there.  The function that owns the code (the chain's first
+ * link, not an inline callee) keeps the name of its symbol elf_name, as
+ * --no-inline names it, when that symbol starts where the function's
+ * range does (elf_off: at's offset in the symbol), less a C clone's
+ * suffix; the inline callees are named from DWARF.  Without inline
+ * expansion (--srcline alone): the symbol's name and the address's line.
+ * `suffix` (--kernel's "_[k]") goes after each frame: every link of a
+ * kernel frame's chain is kernel code. */
 static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
-		       const char *elf_name, bool java, const char *suffix,
-		       struct kf_buf *out)
+		       const char *elf_name, uint64_t elf_off, bool java,
+		       const char *suffix, struct kf_buf *out)
 {
 	struct kf_inl chain[KF_MAX_INLINE];
 	struct kf_dwidx *ix = kf_dso_debuginfo(n->dsos, f->module);
@@ -422,21 +469,20 @@ static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at
 		return true;
 	}
 	for (i = 0; i < k; i++) {
-		char *dem = chain[i].linkage ? kf_demangle(chain[i].linkage) : NULL;
 		size_t before;
 
 		if (i > 0)
 			kf_buf_put(out, ";", 1);
 		before = out->len;
-		if (dem)
-			tidy(out, dem, strlen(dem), java, false);
-		else if (chain[i].name)
-			tidy(out, chain[i].name, strlen(chain[i].name), java, false);
-		else if (i == 0 && elf_name)
+		if (i == 0 && elf_name && va - chain[0].lo == elf_off &&
+		    !(chain[0].name && is_clone_of(elf_name, chain[0].name)))
+			tidy(out, elf_name, strlen(elf_name), java, false);
+		else
+			put_link_name(out, &chain[i], java);
+		if (out->len == before && i == 0 && elf_name)
 			tidy(out, elf_name, strlen(elf_name), java, false);
 		if (out->len == before)
 			kf_buf_puts(out, "[unknown]");
-		free(dem);
 		if (n->srcline)
 			put_srcline(out, &chain[i]);
 		kf_buf_puts(out, suffix);
@@ -451,12 +497,16 @@ static const struct kf_sym *frame_sym(struct kf_namer *n, const struct kf_frame 
 				      const struct kf_symtab **tp, uint64_t *atp)
 {
 	const struct kf_symtab *t = kf_dso_symtab(n->dsos, f->module);
+	const struct kf_symtab *plt = t ? kf_dso_static_plt(n->dsos, f->module) : NULL;
 	const struct kf_sym *s = NULL;
 	uint64_t at = f->addr;
 
 	if ((f->flags & KF_FRAME_RA) && at > 0)
 		at--;
-	if (t)
+	/* a static binary's .plt, which perf leaves to the symbol before it */
+	if (plt && (s = kf_symtab_find(plt, at)) != NULL)
+		t = plt;
+	else if (t)
 		s = kf_symtab_find(t, at);
 	/* an entry at the very start of a kernel function is not a return
 	 * address (ra - 1 would be in the __pfx_ padding in front of it,
@@ -510,7 +560,7 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 	 * is found (kernel modules are not looked for yet) */
 	if ((n->inline_frames || n->srcline) && has_map &&
 	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL) &&
-	    name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, java,
+	    name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, s ? at - s->start : 0, java,
 		       kernel && (n->annotate & KF_ANNOTATE_KERNEL) ? "_[k]" : "", out))
 		return;
 	if (s) {

@@ -1,15 +1,22 @@
 /* test-inline.c ELF: for each hex address on standard input, what kfold's
  * inline module says, printed as `addr2line -a -f -i -e ELF` prints it
  * (innermost first; "??" and "??:0" where nothing is known), so that
- * inline.sh can compare the two. */
+ * inline.sh can compare the two.
+ *
+ * test-inline --names ELF: one line per address, "ADDR<TAB>NAMES", the
+ * chain outermost first, ';'-separated, each link named as kfold names an
+ * inline callee (the demangled linkage name, else the name with its DIEs'
+ * scopes, else the bare name; "-" for none): for cxxscope.sh. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <elfutils/libdw.h>
 
+#include "demangle.h"
 #include "inline.h"
 
 int main(int argc, char **argv)
@@ -18,10 +25,15 @@ int main(int argc, char **argv)
 	struct kf_dwidx ix;
 	char line[128];
 	Dwarf *dw;
-	int fd, n, i;
+	int fd, n, i, names = 0;
 
+	if (argc == 3 && strcmp(argv[1], "--names") == 0) {
+		names = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: test-inline ELF < addresses\n");
+		fprintf(stderr, "usage: test-inline [--names] ELF < addresses\n");
 		return 2;
 	}
 	fd = open(argv[1], O_RDONLY);
@@ -36,12 +48,25 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), stdin)) {
 		uint64_t a = strtoull(line, NULL, 16);
 
-		printf("0x%016" PRIx64 "\n", a);
 		n = kf_inline_chain(&ix, a, chain, 64);
 		if (n < 0) {
 			fprintf(stderr, "test-inline: bad DWARF at %" PRIx64 "\n", a);
 			return 1;
 		}
+		if (names) {
+			printf("%" PRIx64 "\t", a);
+			for (i = 0; i < n; i++) {
+				char *dem = chain[i].linkage ? kf_demangle(chain[i].linkage) : NULL;
+				const char *nm = dem ? dem : chain[i].qualified ? chain[i].qualified :
+						 chain[i].name ? chain[i].name : "-";
+
+				printf("%s%s", i ? ";" : "", nm);
+				free(dem);
+			}
+			printf("\n");
+			continue;
+		}
+		printf("0x%016" PRIx64 "\n", a);
 		if (n == 0) {
 			printf("??\n??:0\n");
 			continue;
