@@ -44,7 +44,8 @@ case=$src/testdata/cases/inline-dwz/perf.data
 bid=9418f547680ac860b248539b5bd5d327d68b4c3f       # inl-dwz
 altbid=fce6db0226dc09a1713f0e7cb02b1638aa4f4e87    # kfold-inl.debug (dwz)
 bin=tmp/kfold-fx/bin/inl-dwz
-zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp" || exit 1
 mkdir -p "$tmp/none" "$tmp/srv" "$tmp/empty" "$tmp/symfs" "$tmp/nobin"
 
 # the private symfs: the C library and loader with their (symbol-only)
@@ -106,7 +107,7 @@ PY
 	exit 1
 }
 
-kf=("$kfold" -q --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none")
+kf=("$kfold" -q --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE")
 # run NAME URLS CACHE SYMFS [kfold args]: kfold's output in NAME.out, its
 # standard error (warnings and --stats) in NAME.err; exit status checked
 run() {
@@ -204,7 +205,7 @@ else
 fi
 # the warning (kfold -q hides it: run once more without -q)
 DEBUGINFOD_URLS=http://127.0.0.1:$dead DEBUGINFOD_CACHE_PATH=$tmp/cache-d3 \
-	"$kfold" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none" --symfs "$tmp/symfs" \
+	"$kfold" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" --symfs "$tmp/symfs" \
 	"$case" > /dev/null 2> "$tmp/dead-warn.err"
 if [ "$(grep -c 'debuginfod: no answer for build-id' "$tmp/dead-warn.err")" = 1 ]; then
 	ok "a URL nothing listens on: one warning"
@@ -218,7 +219,7 @@ other=$sym/usr/lib/debug/.build-id/93/ac61ec5a8eb1396f9fbd350e3169a558528a40.deb
 mkdir -p "$tmp/cache-e/$bid"
 cp "$other" "$tmp/cache-e/$bid/debuginfo"
 DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/cache-e \
-	"$kfold" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none" --symfs "$tmp/symfs" \
+	"$kfold" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" --symfs "$tmp/symfs" \
 	"$case" > "$tmp/wrong.out" 2> "$tmp/wrong.err"
 if cmp -s "$tmp/elf.out" "$tmp/wrong.out" &&
 	grep -q "$tmp/cache-e/$bid/debuginfo: from debuginfod for build-id $bid, but its build-id is 93ac61ec5a8eb1396f9fbd350e3169a558528a40: not used" "$tmp/wrong.err"; then

@@ -95,7 +95,8 @@ else
 	fail=1
 fi
 
-zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp" || exit 1
 
 # dwz: inl-dwz's debug file refers (.gnu_debugaltlink) to a supplementary
 # file under /usr/lib/debug/.dwz, as Debian's -dbgsym packages do.  With
@@ -104,7 +105,7 @@ zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
 # warning says which file to get.
 dwz_case=$src/testdata/cases/inline-dwz/perf.data
 dwz_dbg=usr/lib/debug/.build-id/94/18f547680ac860b248539b5bd5d327d68b4c3f.debug
-kf=("$kfold" --kallsyms "$tmp/kallsyms" --buildid-dir "$tmp/none")
+kf=("$kfold" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE")
 mkdir -p "$tmp/plain" "$tmp/nodwz"
 cp -r "$src/testdata/symfs/." "$tmp/plain/"
 cp -r "$src/testdata/symfs/." "$tmp/nodwz/"
@@ -200,7 +201,7 @@ rm "$tmp/nobin/$inl_rel"
 cp "$tmp/inl.stripped" "$tmp/cache/$inl_rel/$inl_bid/elf"
 cp "$tmp/inl.debug" "$tmp/cache/$inl_rel/$inl_bid/debug"
 ln -s "../../$inl_rel/$inl_bid" "$tmp/cache/.build-id/${inl_bid:0:2}/${inl_bid:2}"
-"$kfold" -q --kallsyms "$tmp/kallsyms" --symfs "$tmp/nobin" --buildid-dir "$tmp/cache" \
+"$kfold" -q --kallsyms "$KF_KALLSYMS" --symfs "$tmp/nobin" --buildid-dir "$tmp/cache" \
 	"$inl_case" > "$tmp/inl.cache"
 if cmp -s "$tmp/inl.full" "$tmp/inl.cache"; then
 	echo "ok   build-id cache: stripped \"elf\" + \"debug\" entries give the full expansion"
@@ -211,8 +212,8 @@ else
 fi
 
 # --stats says where each module's debug info came from, or what to install
-"$kfold" -q --stats --symfs "$src/testdata/symfs" --kallsyms "$tmp/kallsyms" \
-	--buildid-dir "$tmp/none" "$src/testdata/cases/inline-dwarf/perf.data" \
+"$kfold" -q --stats --symfs "$src/testdata/symfs" --kallsyms "$KF_KALLSYMS" \
+	--buildid-dir "$KF_NOCACHE" "$src/testdata/cases/inline-dwarf/perf.data" \
 	> /dev/null 2> "$tmp/stats"
 if grep -qx 'kfold:   debug info (inline frames, lines) from .*/testdata/symfs/tmp/kfold-fx/bin/inl-gcc-O2' "$tmp/stats" &&
 	grep -q '^kfold:   no debug info: .* install the debug file for /usr/lib/x86_64-linux-gnu/libc.so.6, build-id 93ac61ec5a8eb1396f9fbd350e3169a558528a40 ' "$tmp/stats"; then

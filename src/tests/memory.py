@@ -108,12 +108,11 @@ def main():
     rnd = random.Random(20261130)
     cases = os.path.join(src, "testdata", "cases")
     tmp = tempfile.mkdtemp()
-    ks = os.path.join(tmp, "kallsyms")
-    subprocess.run(["zstd", "-dqf", os.path.join(src, "testdata", "kallsyms.zst"),
-                    "-o", ks], check=True)
-    os.mkdir(os.path.join(tmp, "none"))
-    args = ["--symfs", os.path.join(src, "testdata", "symfs"), "--kallsyms", ks,
-            "--buildid-dir", os.path.join(tmp, "none")]
+    # the hermetic flags of every committed-capture test (src/tests/lib.sh)
+    args = subprocess.run(
+        ["bash", "-c", 'src=$1 && . "$src/src/tests/lib.sh" && kf_hermetic "$2" && '
+         'printf "%s\\0" "${KF_FLAGS[@]}"', "lib.sh", src, tmp],
+        check=True, stdout=subprocess.PIPE).stdout.decode().split("\0")[:-1]
     fails, runs, worst = 0, 0, 0.0
     # made one at a time: a child's peak RSS includes what this process
     # had resident when it forked (the kernel keeps the pre-exec peak)

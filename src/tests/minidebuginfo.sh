@@ -39,7 +39,8 @@ for tool in gcc objcopy nm readelf xz zstd python3 perf; do
 	command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/setup.sh installs it)"; exit 1; }
 done
 
-zstd -dqf "$src/testdata/kallsyms.zst" -o "$tmp/kallsyms"
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp" || exit 1
 mkdir -p "$tmp/emptycache" "$tmp/home" "$tmp/work"
 : > "$tmp/perfconfig"
 cp -a "$src/testdata/symfs" "$tmp/symfs"
@@ -83,8 +84,8 @@ run_kfold() {
 	shift 2
 	rm -f "$tmp/symfs/$prog"
 	cp "$bin" "$tmp/symfs/$prog"
-	"$kfold" --symfs "$tmp/symfs" --kallsyms "$tmp/kallsyms" \
-		--buildid-dir "$tmp/emptycache" --no-inline "$@" \
+	"$kfold" --symfs "$tmp/symfs" --kallsyms "$KF_KALLSYMS" \
+		--buildid-dir "$KF_NOCACHE" --no-inline "$@" \
 		"$case_dir/perf.data" > "$out" 2> "$out.err"
 	echo $? > "$out.rc"
 }
@@ -246,8 +247,8 @@ fi
 perf_folded() {
 	local rc
 	(cd "$tmp/work" && HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig LC_ALL=C PATH=/usr/bin:/bin \
-		perf --buildid-dir "$tmp/emptycache" script -i "$1" \
-		--symfs "$2" --kallsyms "$tmp/kallsyms" --no-inline \
+		perf --buildid-dir "$KF_NOCACHE" script -i "$1" \
+		--symfs "$2" --kallsyms "$KF_KALLSYMS" --no-inline \
 		> "$3.txt" 2> "$3.err")
 	rc=$?
 	if [ $rc != 0 ] || [ ! -s "$3.txt" ]; then
