@@ -384,6 +384,7 @@ static int add_attr(struct kf_pd *pd, const struct kf_attr *a)
 		return kf_fail(pd->err, KF_ENOMEM, "out of memory for events");
 	pd->attrs[pd->n_attrs] = *a;
 	pd->attrs[pd->n_attrs].tp_name = NULL;
+	pd->attrs[pd->n_attrs].synth = NULL;
 	attr_tp_name(pd, &pd->attrs[pd->n_attrs]);
 	pd->n_attrs++;
 	return 0;
@@ -480,8 +481,14 @@ const char *kf_pd_event_name(const struct kf_pd *pd, size_t i)
 		return pd->attrs[i].name;
 	if (pd->attrs[i].tp_name)
 		return pd->attrs[i].tp_name;
+	if (pd->attrs[i].synth)
+		return pd->attrs[i].synth;
+	/* kept per event: callers hold one event's name while asking for
+	 * another's (perf script's name width); only when out of memory
+	 * does the name live in the shared buffer until the next call */
 	synth_name(&pd->attrs[i], mpd->name_buf, sizeof(mpd->name_buf));
-	return mpd->name_buf;
+	mpd->attrs[i].synth = kf_strndup(mpd->name_buf, strlen(mpd->name_buf));
+	return mpd->attrs[i].synth ? mpd->attrs[i].synth : mpd->name_buf;
 }
 
 static void set_attr_name(struct kf_pd *pd, size_t i, const char *name,
@@ -2105,6 +2112,7 @@ void kf_pd_free(struct kf_pd *pd)
 	for (i = 0; i < pd->n_attrs; i++) {
 		free(pd->attrs[i].name);
 		free(pd->attrs[i].tp_name);
+		free(pd->attrs[i].synth);
 	}
 	for (i = 0; i < pd->n_tp_names; i++)
 		free(pd->tp_names[i]);

@@ -134,6 +134,9 @@ struct kf_attr {
 	char *tp_name;          /* a tracepoint's "system:name" from the
 				   tracing data, used when `name` is NULL
 				   (malloc'd) */
+	char *synth;            /* the name made from type and config, when
+				   neither is known (malloc'd on first use, so
+				   that every name returned stays valid) */
 	size_t trailer_size;    /* bytes of the sample_id_all trailer */
 	size_t sample_fixed;    /* bytes of the fixed-size sample fields */
 	bool sample_id_all;

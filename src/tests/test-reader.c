@@ -381,6 +381,31 @@ static void test_two_events(void)
 	run_buf(&img, &o, &r);
 	CHECK_STR(r.out, "two;[two] 2\n");
 	run_free(&r);
+	/* --compat=perf finds the event in the text it would print, and
+	 * that text names events the capture has no names for from their
+	 * type and config: while it takes the width of every event's name,
+	 * the name of the one being printed must stay its own (it came
+	 * from a buffer the next name overwrote) */
+	o = (kf_options)KF_OPTIONS_INIT;
+	o.compat = KF_COMPAT_PERF;
+	run_buf(&img, &o, &r);
+	CHECK_STR(r.out, "two;[two] 10\n");
+	run_free(&r);
+	pdb_free(&d);
+	pdb_free(&img);
+	/* the same with a first sample of the first event, whose name the
+	 * last event's overwrote */
+	memset(&d, 0, sizeof(d));
+	memset(&img, 0, sizeof(img));
+	rec_comm(&d, st, 7, 7, "two", 0, false);
+	rec_mmap2(&d, st, 7, 0x400000, 0x2000, 0, "/bin/two", 0);
+	rec_sample(&d, st, 2, 7, 100, 5, chain, 2, 11);
+	rec_sample(&d, st, 2, 7, 110, 3, chain, 2, 22);
+	rec_sample(&d, st, 2, 7, 120, 9, chain, 2, 11);
+	pdb_file(&img, a, 2, &d, false);
+	run_buf(&img, &o, &r);
+	CHECK_STR(r.out, "two;[two] 14\n");
+	run_free(&r);
 	pdb_free(&d);
 	pdb_free(&img);
 }
