@@ -219,16 +219,17 @@ def main(argv):
         else:
             args.append(argv[i])
             i += 1
-    if len(args) != 2 or opts["--step"] <= 0 or min(v for k, v in opts.items() if k != "--max") < 0:
+    if len(args) != 2 or opts["--step"] <= 0 or \
+            min(v for k, v in opts.items() if k != "--max") < 0:
         sys.stderr.write("usage: patch-dynsize.py [--step N] [--add A] "
                          "[--min M] [--max X] [--drop-tail T] IN OUT\n")
         return 2
     with open(args[0], "rb") as f:
         b = f.read()
     try:
+        hi = None if opts["--max"] < 0 else opts["--max"]
         out, samples, copies = patch(b, opts["--step"], opts["--add"],
-                                     opts["--min"], opts["--drop-tail"],
-                                     None if opts["--max"] < 0 else opts["--max"])
+                                     opts["--min"], opts["--drop-tail"], hi)
     except (Refused, struct.error) as e:
         sys.stderr.write("patch-dynsize.py: %s: %s\n" % (args[0], e))
         return 1
