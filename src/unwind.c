@@ -504,9 +504,16 @@ static bool fp_step(struct uw *w, uint64_t *ra)
 		    !perf_word(w, fp, &nfp) || !perf_word(w, fp + a->word, &r))
 			return false;
 	} else {
-		if (fp < w->regs[a->sp] || fp - w->sp0 > w->dyn ||
-		    w->dyn - (fp - w->sp0) < 2 * a->word)
+		if (fp < w->regs[a->sp])
 			return false;
+		if (fp - w->sp0 > w->dyn ||
+		    w->dyn - (fp - w->sp0) < 2 * a->word) {
+			/* the frame pointer points into the stack past the
+			 * copy: the stack goes on, kfold has no more */
+			if (fp - w->sp0 < (1u << 24))
+				w->past_stack = true;
+			return false;
+		}
 		nfp = load_word(w->stack + (fp - w->sp0), a->word, w->swap);
 		r = load_word(w->stack + (fp - w->sp0) + a->word, a->word,
 			      w->swap);
@@ -789,7 +796,11 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 				      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE ?
 				      KF_UW_NO_FILE : KF_UW_NO_CFI;
 			} else {
-				end = KF_UW_NO_CFI;
+				/* kfold's frame-pointer step found its words
+				 * past the copy (perf's reads them as 0, as
+				 * fp_step does in --compat=perf) */
+				end = !u->compat_perf && w.past_stack ?
+				      KF_UW_STACK_END : KF_UW_NO_CFI;
 			}
 			break;
 		}

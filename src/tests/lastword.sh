@@ -27,7 +27,9 @@
 #     for a capture whose default mode has no perf oracle (dwarf-nocfi:
 #     perf unwinds it wrongly, CASE/corrections) only that kfold's
 #     default stacks of A and B are equal (the byte more changes nothing
-#     for a reader of whole words).
+#     for a reader of whole words), and that each of them reaches _start
+#     or ends in [truncated] (the frame-pointer step that needs words past
+#     the copy says so).
 # dwarf-small follows CFI; dwarf-nocfi has no CFI, so the walk is
 # libunwind's frame-pointer fallback (kfold's fp_step).
 set -uo pipefail
@@ -122,6 +124,14 @@ check_case() {
 		else
 			echo "FAIL $name: default mode differs between dyn_size C and C + 1:"
 			diff "$t.A.default" "$t.B.default" | head -20
+			fail=1
+		fi
+		if awk -F';' '$2 != "_start" && $2 != "[truncated]" { bad = 1 }
+			END { exit bad }' "$t.A.default"; then
+			echo "ok $name: default mode: every stack with dyn_size C reaches _start or says [truncated]"
+		else
+			echo "FAIL $name: default mode: stacks with dyn_size C that end neither at _start nor in [truncated]:"
+			awk -F';' '$2 != "_start" && $2 != "[truncated]"' "$t.A.default" | head -10
 			fail=1
 		fi
 		return
