@@ -235,6 +235,27 @@ static bool read_mem(struct uw *w, uint64_t addr, unsigned size, uint64_t *out)
 	return true;
 }
 
+/* A word as perf 6.1 reads it in --compat=perf: read_mem, and 0 for a
+ * place just past the copy (perf finds the [stack] map there, which has no
+ * file to read, and its access_mem then reports success with 0) */
+static bool perf_word(struct uw *w, uint64_t addr, uint64_t *out)
+{
+	bool past = w->past_stack;
+
+	w->past_stack = false;
+	if (read_mem(w, addr, w->a->word, out)) {
+		w->past_stack = past;
+		return true;
+	}
+	if (!w->past_stack) {
+		w->past_stack = past;
+		return false;
+	}
+	w->past_stack = past;
+	*out = 0;
+	return true;
+}
+
 /* ---- DWARF expressions (the subset CFI uses) ------------------------------- */
 
 #define EVAL_STACK 16
@@ -470,18 +491,32 @@ static bool fp_step(struct uw *w, uint64_t *ra)
 	if (a == &arch_aarch64 || !(w->valid >> a->fp & 1))
 		return false;
 	fp = w->regs[a->fp];
-	if (fp < w->regs[a->sp] || fp - w->sp0 > w->dyn ||
-	    w->dyn - (fp - w->sp0) < 2 * a->word + (w->u->compat_perf ? 1u : 0u))
-		return false;   /* perf: not the copy's last word either */
-	nfp = load_word(w->stack + (fp - w->sp0), a->word, w->swap);
-	r = load_word(w->stack + (fp - w->sp0) + a->word, a->word, w->swap);
 	if (w->u->compat_perf) {
 		/* libunwind's x86_64 unw_step: the frame pointer must lie
 		 * at most 16 KiB above the CFA; whatever [fp + 8] holds is
-		 * the return address, code or not */
-		if (fp - w->regs[a->sp] > 0x4000)
+		 * the return address, code or not.  perf 6.1's access_mem
+		 * reads a word that is not in the copy (its last word
+		 * included) from the map there, and a map without a file
+		 * (the rest of [stack]) gives 0 with success: a frame
+		 * pointer into the stack beyond the copy is a step to a
+		 * zero return address, which perf prints (0 - 1) */
+		if (fp < w->regs[a->sp] || fp - w->regs[a->sp] > 0x4000 ||
+		    !perf_word(w, fp, &nfp) || !perf_word(w, fp + a->word, &r))
 			return false;
 	} else {
+		if (fp < w->regs[a->sp])
+			return false;
+		if (fp - w->sp0 > w->dyn ||
+		    w->dyn - (fp - w->sp0) < 2 * a->word) {
+			/* the frame pointer points into the stack past the
+			 * copy: the stack goes on, kfold has no more */
+			if (fp - w->sp0 < (1u << 24))
+				w->past_stack = true;
+			return false;
+		}
+		nfp = load_word(w->stack + (fp - w->sp0), a->word, w->swap);
+		r = load_word(w->stack + (fp - w->sp0) + a->word, a->word,
+			      w->swap);
 		m = kf_maps_find(w->maps, r);
 		if (!m || !(m->prot & 4))
 			return false;
@@ -761,7 +796,11 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 				      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE ?
 				      KF_UW_NO_FILE : KF_UW_NO_CFI;
 			} else {
-				end = KF_UW_NO_CFI;
+				/* kfold's frame-pointer step found its words
+				 * past the copy (perf's reads them as 0, as
+				 * fp_step does in --compat=perf) */
+				end = !u->compat_perf && w.past_stack ?
+				      KF_UW_STACK_END : KF_UW_NO_CFI;
 			}
 			break;
 		}
