@@ -28,19 +28,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-skip() { echo "SKIP: $*"; exit 77; }
-command -v perf >/dev/null || skip "perf is not installed"
-command -v gcc >/dev/null || skip "gcc is not installed"
-command -v python3 >/dev/null || skip "python3 is not installed"
+. "$src/src/tests/live-lib.sh"
+live_need perf gcc python3
 
 for w in busy sysloop pfloop pingpong flip; do
 	gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-optimize-sibling-calls -I "$src/testdata/src" \
 		-o "$tmp/$w" "$src/testdata/src/ctx/$w.c" -pthread || exit 1
 done
-cp /proc/kallsyms "$tmp/kallsyms" 2>/dev/null || skip "cannot read /proc/kallsyms"
-awk '$3 == "_text" { exit ($1 == "0000000000000000") }' "$tmp/kallsyms" ||
-	skip "kernel addresses are hidden (kptr_restrict)"
+live_kallsyms "$tmp/kallsyms"
 mkdir -p "$tmp/home" "$tmp/emptycache"
 : > "$tmp/perfconfig"
 

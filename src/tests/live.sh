@@ -8,16 +8,13 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-skip() { echo "SKIP: $*"; exit 77; }
-command -v perf >/dev/null || skip "perf is not installed"
-command -v gcc >/dev/null || skip "gcc is not installed"
+. "$src/src/tests/live-lib.sh"
+live_need perf gcc
 
 gcc -std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fno-optimize-sibling-calls -fno-inline -I "$src/testdata/src" \
 	-o "$tmp/syscall" "$src/testdata/src/syscall.c" || exit 1
-cp /proc/kallsyms "$tmp/kallsyms" 2>/dev/null || skip "cannot read /proc/kallsyms"
-awk '$3 == "_text" { exit ($1 == "0000000000000000") }' "$tmp/kallsyms" ||
-	skip "kernel addresses are hidden (kptr_restrict)"
+live_kallsyms "$tmp/kallsyms"
 mkdir -p "$tmp/home" "$tmp/emptycache"
 : > "$tmp/perfconfig"
 # The checks below need samples in the vdso, about 1 in 100 of the

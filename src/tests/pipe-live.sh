@@ -17,9 +17,8 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-skip() { echo "SKIP: $*"; exit 77; }
-command -v perf >/dev/null || skip "perf is not installed"
-command -v gcc >/dev/null || skip "gcc is not installed"
+. "$src/src/tests/live-lib.sh"
+live_need perf gcc
 
 cat > "$tmp/pl.c" <<'EOF'
 #include <stdlib.h>

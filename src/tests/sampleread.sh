@@ -25,9 +25,8 @@ writer=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-skip() { echo "SKIP: $*"; exit 77; }
-command -v perf >/dev/null || skip "perf is not installed"
-command -v gcc >/dev/null || skip "gcc is not installed"
+. "$src/src/tests/live-lib.sh"
+live_need perf gcc
 mkdir -p "$tmp/home" "$tmp/empty" "$tmp/img"
 : > "$tmp/perfconfig"
 fail=0
@@ -141,9 +140,7 @@ int main(int argc, char **argv)
 }
 EOF
 gcc -std=gnu11 -O0 -fno-omit-frame-pointer -pthread -o "$tmp/wload" "$tmp/w.c" || exit 1
-cp /proc/kallsyms "$tmp/kallsyms" 2>/dev/null || skip "cannot read /proc/kallsyms"
-awk '$3 == "_text" { exit ($1 == "0000000000000000") }' "$tmp/kallsyms" ||
-	skip "kernel addresses are hidden (kptr_restrict)"
+live_kallsyms "$tmp/kallsyms"
 
 record() {
 	local out=$1

@@ -16,13 +16,12 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-skip() { echo "SKIP: $*"; exit 77; }
-command -v perf >/dev/null || skip "perf is not installed"
-command -v gcc >/dev/null || skip "gcc is not installed"
+. "$src/src/tests/live-lib.sh"
+live_need perf gcc
 
 gcc -std=gnu11 -O2 -g -I "$src/testdata/src" -o "$tmp/staleexec" \
 	"$src/testdata/src/staleexec.c" || exit 1
-cp /proc/kallsyms "$tmp/kallsyms" 2>/dev/null || skip "cannot read /proc/kallsyms"
+live_kallsyms "$tmp/kallsyms"
 mkdir -p "$tmp/home" "$tmp/emptycache"
 : > "$tmp/perfconfig"
 if ! HOME=$tmp/home PERF_CONFIG=$tmp/perfconfig perf record -N -q -e cpu-clock \
