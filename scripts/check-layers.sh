@@ -1,34 +1,56 @@
 #!/usr/bin/env bash
-# check-layers.sh: every src/ file may include only headers of its own
-# layer or a lower one (the data flows one way: bytes -> records -> state
-# -> frames -> names -> output).  session.c and main.c sit on top.
+# check-layers.sh: the folders of src/ are the stages of the pipeline
+# (src/README.md), and a file may include only headers of its own folder or
+# of a folder below it, so the data flows one way:
+#     bytes -> records -> state -> names -> chains -> analysis -> output.
+# One rule per folder: its rank.  include/kfold.h is rank 0 (error.h uses
+# its codes).  cli/ sees only kfold.h.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../src"
-declare -A layer=(
-	[util]=0 [cur]=0 [error]=0 [kfold]=0 [fs]=0 [demangle]=0 [debuginfod]=0 [xz]=0 [host]=0
-	[perfdata]=1 [order]=1 [sample]=1
-	[maps]=2 [module]=2 [symtab]=2 [stacks]=2 [a2l]=2
-	[tasks]=3 [dso]=3 [inline]=3
-	[symbolize]=4 [classify]=4 [unwind]=4 [emit-folded]=5 [context]=5
-	[session]=9 [report]=9 [main]=9
+declare -A rank=(
+	[include]=0   # kfold.h: the public interface
+	[util]=0      # memory, tables, bounded cursor, errors, files, the host
+	[capture]=1   # perf.data bytes -> records -> sample views, time order
+	[model]=2     # modules, mappings, tasks; the trie of raw frames
+	[symbols]=3   # files by build-id, symbols, DWARF, naming of frames
+	[callchain]=4 # a sample -> its raw frames (fp chains, DWARF unwinding)
+	[analysis]=5  # kernel contexts, diagnostics
+	[output]=6    # folded text, JSON, --explain, header
+	[api]=8       # the session: wires the stages, implements kfold.h
+	[cli]=9       # the kfold command
 )
+declare -A where=()
+for f in ../include/*.h; do where[$(basename "$f")]=include; done
+for d in "${!rank[@]}"; do
+	[ "$d" = include ] && continue
+	[ -d "$d" ] || { echo "check-layers: no folder $d"; exit 1; }
+	for f in "$d"/*.[ch] "$d"/*.def; do
+		[ -e "$f" ] || continue
+		where[$(basename "$f")]=$d
+	done
+done
 fail=0
-for f in *.c *.h; do
-	base=${f%.*}
-	[ -n "${layer[$base]+x}" ] || { echo "check-layers: $f has no layer"; fail=1; continue; }
+for d in */; do
+	d=${d%/}
+	case $d in tests|fuzz) continue ;; esac
+	[ -n "${rank[$d]+x}" ] || { echo "check-layers: folder $d has no rank"; fail=1; continue; }
+done
+for f in */*.c */*.h; do
+	d=${f%%/*}
+	case $d in tests|fuzz) continue ;; esac
+	[ -n "${rank[$d]+x}" ] || continue
 	while read -r inc; do
-		h=${inc%.h}; h=${h%.def}
-		[ -n "${layer[$h]+x}" ] || { echo "check-layers: $f includes unknown $inc"; fail=1; continue; }
-		if [ "${layer[$h]}" -gt "${layer[$base]}" ]; then
-			echo "check-layers: $f (layer ${layer[$base]}) includes $inc (layer ${layer[$h]})"
+		w=${where[$inc]:-}
+		[ -n "$w" ] || { echo "check-layers: $f includes unknown $inc"; fail=1; continue; }
+		if [ "${rank[$w]}" -gt "${rank[$d]}" ]; then
+			echo "check-layers: $f ($d, rank ${rank[$d]}) includes $inc ($w, rank ${rank[$w]})"
 			fail=1
 		fi
-	done < <(grep -o '^#include "[a-z_.-]*"' "$f" | sed 's/#include "//;s/"$//')
+		if [ "$d" = cli ] && [ "$w" != include ] && [ "$w" != cli ]; then
+			echo "check-layers: $f includes $inc: cli/ sees only kfold.h"
+			fail=1
+		fi
+	done < <(grep -o '^#include "[A-Za-z0-9_.-]*"' "$f" | sed 's/#include "//;s/"$//')
 done
-# main.c sees only the public header
-if grep -q '^#include "' main.c && grep '^#include "' main.c | grep -vq '"kfold.h"'; then
-	echo "check-layers: main.c includes more than kfold.h"
-	fail=1
-fi
 [ $fail -eq 0 ] && echo "check-layers: ok"
 exit $fail

@@ -204,7 +204,7 @@ def inline_chain(a):
 PY
 
 # every instruction of the program with DWARF: each link of kfold's inline
-# chain (src/inline.c, through test-inline --names) named as the model
+# chain (src/symbols/inline.c, through test-inline --names) named as the model
 # names an inline callee: c++filt -p of the linkage name, else the name
 # with its DIEs' scopes
 objdump -d --no-show-raw-insn -j .text "$bin" |

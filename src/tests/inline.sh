@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # inline.sh TEST-INLINE SRCDIR KFOLD: kfold's inline chains and source lines
-# (src/inline.c) against addr2line, at every instruction of the inline test
+# (src/symbols/inline.c) against addr2line, at every instruction of the inline test
 # program (testdata/src/inline/inl.c) built three ways:
 #   inl-gcc-O2    binutils `addr2line -a -f -i`
 #   inl-gcc-O0    the same (the control: nothing inlined)

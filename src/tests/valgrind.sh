@@ -4,7 +4,7 @@
 # captures, in --compat=perf (its addr2line emulation) too.
 #
 # Valgrind 3.19 does not know openat2, so under it kfold opens files
-# inside --symfs with its component-by-component fallback (src/fs.c):
+# inside --symfs with its component-by-component fallback (src/util/fs.c):
 # this test runs that path too.  Only for the plain build (meson does not
 # register it under ASan, which memcheck cannot run).
 set -uo pipefail
