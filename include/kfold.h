@@ -8,8 +8,9 @@
  *
  * Typical use:
  *
- *	kf_options o = KF_OPTIONS_INIT;
+ *	kf_options o;
  *	kf_session *s;
+ *	kf_options_init(&o);
  *	int r = kf_session_new(&s, &o);
  *	if (r == 0)
  *		r = kf_session_load_path(s, "perf.data");
@@ -61,9 +62,9 @@ enum kf_root {
 	KF_ROOT_TID = 2,     /* comm-PID/TID */
 };
 
-/* Frame annotations (stackcollapse's --kernel / --jit / --all). */
-#define KF_ANNOTATE_KERNEL 1u   /* append _[k] to kernel frames */
-#define KF_ANNOTATE_JIT    2u   /* append _[j] to JIT (perf map) frames */
+/* Suffixes of folded frames (stackcollapse's --kernel / --jit / --all). */
+#define KF_SUFFIX_KERNEL 1u     /* append _[k] to kernel frames */
+#define KF_SUFFIX_JIT    2u     /* append _[j] to JIT (perf map) frames */
 
 enum kf_log_level {
 	KF_LOG_ERROR = 0,
@@ -114,7 +115,7 @@ typedef struct kf_options {
 	const char *buildid_dir; /* perf build-id cache; NULL = ~/.debug,
 				    "" = none */
 	const char *perf_map_dir;/* where perf-PID.map files are; NULL = /tmp */
-	unsigned annotate;       /* KF_ANNOTATE_* */
+	unsigned suffixes;       /* KF_SUFFIX_* */
 	bool show_addrs;         /* put the address into unknown frames */
 	enum kf_root root;
 	bool no_files;           /* never open a file other than the input
@@ -148,10 +149,11 @@ typedef struct kf_options {
 				    of folded output */
 } kf_options;
 
-#define KF_OPTIONS_INIT { KF_COMPAT_NONE, true, false, NULL, NULL, NULL, \
-			  NULL, NULL, 0, false, KF_ROOT_COMM, false, 0,    \
-			  false, NULL, NULL, false, NULL, 0, NULL, false, \
-			  KF_CONTEXT_NONE, 0 }
+/* Sets every option to its default: kfold's own mode, inline expansion
+ * on, the period as weight, folded by comm, no files named on top of the
+ * recorded ones.  Fields added later get their default here too, so a
+ * program that calls this and then sets what it wants keeps working. */
+KF_API void kf_options_init(kf_options *o);
 
 /* What a load saw.  All counts are of records or samples of the input. */
 typedef struct kf_stats {

@@ -66,9 +66,19 @@ static char *dup_opt(const char *s)
 	return s ? kf_strndup(s, strlen(s)) : NULL;
 }
 
+void kf_options_init(kf_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->compat = KF_COMPAT_NONE;
+	o->inline_frames = true;
+	o->root = KF_ROOT_COMM;
+	o->context = KF_CONTEXT_NONE;
+}
+
 int kf_session_new(kf_session **out, const kf_options *opts)
 {
-	kf_options defaults = KF_OPTIONS_INIT;
+	kf_options defaults;
+	kf_options_init(&defaults);
 	struct kf_session *s = kf_calloc(1, sizeof(*s));
 
 	*out = s;
@@ -951,7 +961,7 @@ static int setup_stages(struct kf_session *s)
 		s->dsos.clockid = kf_pd_attr(s->pd, 0)->clockid;
 	s->dsos_ready = true;
 	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings,
-			  s->o.compat == KF_COMPAT_PERF, s->o.annotate,
+			  s->o.compat == KF_COMPAT_PERF, s->o.suffixes,
 			  s->o.show_addrs, (int)s->o.root);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");

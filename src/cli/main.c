@@ -199,7 +199,8 @@ static void print_stats(const kf_stats *st)
 
 int main(int argc, char **argv)
 {
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	const char *debug_dirs[16];
 	size_t n_debug_dirs = 0;
 	struct logctx lc = { false };
@@ -248,9 +249,9 @@ int main(int argc, char **argv)
 		case OPT_BUILDID_DIR: o.buildid_dir = optarg; break;
 		case OPT_PERF_MAP_DIR: o.perf_map_dir = optarg; break;
 		case OPT_ADDRS: o.show_addrs = true; break;
-		case OPT_KERNEL: o.annotate |= KF_ANNOTATE_KERNEL; break;
-		case OPT_JIT: o.annotate |= KF_ANNOTATE_JIT; break;
-		case OPT_ALL: o.annotate |= KF_ANNOTATE_KERNEL | KF_ANNOTATE_JIT; break;
+		case OPT_KERNEL: o.suffixes |= KF_SUFFIX_KERNEL; break;
+		case OPT_JIT: o.suffixes |= KF_SUFFIX_JIT; break;
+		case OPT_ALL: o.suffixes |= KF_SUFFIX_KERNEL | KF_SUFFIX_JIT; break;
 		case OPT_PID: o.root = KF_ROOT_PID; break;
 		case OPT_TID: o.root = KF_ROOT_TID; break;
 		case OPT_STATS: stats = true; break;

@@ -25,7 +25,8 @@ static void quiet(void *payload, enum kf_log_level level, const char *msg)
 static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
 		 const char *symfs, bool contexts)
 {
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	kf_session *s;
 	FILE *null = fopen("/dev/null", "w");
 

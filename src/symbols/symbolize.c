@@ -19,14 +19,14 @@
 
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
 		  struct kf_modules *modules, const struct kf_strtab *comms,
-		  bool compat, unsigned annotate, bool show_addrs, int root_mode)
+		  bool compat, unsigned suffixes, bool show_addrs, int root_mode)
 {
 	memset(n, 0, sizeof(*n));
 	n->dsos = dsos;
 	n->modules = modules;
 	n->comms = comms;
 	n->compat = compat;
-	n->annotate = annotate;
+	n->suffixes = suffixes;
 	n->show_addrs = show_addrs;
 	n->root_mode = root_mode;
 	kf_map64_init(&n->cache);
@@ -258,12 +258,12 @@ static void collapse_line(struct kf_namer *n, struct kf_buf *out,
 				if (npieces > 0) {
 					if (!contains(fs, fl, "_[i]"))
 						kf_buf_puts(out, "_[i]");
-				} else if ((n->annotate & KF_ANNOTATE_KERNEL) &&
+				} else if ((n->suffixes & KF_SUFFIX_KERNEL) &&
 					   ((mlen && mod[0] == '[') ||
 					    ends_with(mod, mlen, "vmlinux")) &&
 					   !contains(mod, mlen, "unknown")) {
 					kf_buf_puts(out, "_[k]");
-				} else if ((n->annotate & KF_ANNOTATE_JIT) &&
+				} else if ((n->suffixes & KF_SUFFIX_JIT) &&
 					   is_perf_map_name(mod, mlen)) {
 					if (!contains(fs, fl, "_[j]"))
 						kf_buf_puts(out, "_[j]");
@@ -561,7 +561,7 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 	if ((n->inline_frames || n->srcline) && has_map &&
 	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL) &&
 	    name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, s ? at - s->start : 0, java,
-		       kernel && (n->annotate & KF_ANNOTATE_KERNEL) ? "_[k]" : "", out))
+		       kernel && (n->suffixes & KF_SUFFIX_KERNEL) ? "_[k]" : "", out))
 		return;
 	if (s) {
 		const char *name = kf_sym_name(t, s);
@@ -603,9 +603,9 @@ static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
 			kf_buf_printf(out, " <%" PRIx64 ">", f->addr);
 		kf_buf_put(out, "]", 1);
 	}
-	if ((n->annotate & KF_ANNOTATE_KERNEL) && kernel)
+	if ((n->suffixes & KF_SUFFIX_KERNEL) && kernel)
 		kf_buf_puts(out, "_[k]");
-	else if ((n->annotate & KF_ANNOTATE_JIT) && has_map &&
+	else if ((n->suffixes & KF_SUFFIX_JIT) && has_map &&
 		 mod->kind == KF_MOD_JIT)
 		kf_buf_puts(out, "_[j]");
 }

@@ -36,7 +36,7 @@ struct kf_namer {
 	struct kf_modules *modules;
 	const struct kf_strtab *comms;   /* where root frames' comm ids live */
 	bool compat;
-	unsigned annotate;               /* KF_ANNOTATE_* (kfold.h) */
+	unsigned suffixes;               /* KF_SUFFIX_* (kfold.h) */
 	bool inline_frames;              /* expand inline chains (DWARF) */
 	bool srcline;                    /* append :file:line from DWARF */
 	bool compat_inline;              /* --compat=perf: perf's inline
@@ -56,7 +56,7 @@ struct kf_namer {
 
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
 		  struct kf_modules *modules, const struct kf_strtab *comms,
-		  bool compat, unsigned annotate, bool show_addrs, int root_mode);
+		  bool compat, unsigned suffixes, bool show_addrs, int root_mode);
 void kf_namer_fini(struct kf_namer *n);
 
 /* The folded text of a frame: zero or more ';'-separated pieces ("" when

@@ -37,7 +37,8 @@ static FILE *devnull;
 
 static void load(const uint8_t *p, size_t n, struct result *r)
 {
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	kf_session *s;
 
 	o.no_files = true;

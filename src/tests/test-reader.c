@@ -156,7 +156,8 @@ struct run {
 
 static void run_buf(const struct pdb *img, const kf_options *opts, struct run *res)
 {
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	kf_session *s;
 	FILE *f;
 
@@ -284,7 +285,8 @@ static void test_compat_trailing_zero(void)
 	struct pdb d = { 0 }, img = { 0 };
 	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	struct run r;
 
 	basic_data(&d, BASIC);
@@ -357,7 +359,8 @@ static void test_two_events(void)
 		  .flags = FL_SAMPLE_ID_ALL | FL_FREQ, .ids = { 22 }, .n_ids = 1 },
 	};
 	static const uint64_t chain[] = { CTX_USER, 0x401000 };
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	struct run r;
 
 	rec_comm(&d, st, 7, 7, "two", 0, false);
@@ -386,7 +389,7 @@ static void test_two_events(void)
 	 * type and config: while it takes the width of every event's name,
 	 * the name of the one being printed must stay its own (it came
 	 * from a buffer the next name overwrote) */
-	o = (kf_options)KF_OPTIONS_INIT;
+	kf_options_init(&o);
 	o.compat = KF_COMPAT_PERF;
 	run_buf(&img, &o, &r);
 	CHECK_STR(r.out, "two;[two] 10\n");
@@ -422,7 +425,8 @@ static void test_markers(void)
 	 * local_timer_entry tracepoint): it looks like a context marker */
 	static const uint64_t junk[] = { CTX_KERNEL, 0xffffffff81001000ull,
 					 CTX_USER, 0x401000, (uint64_t)-1, 0x401010 };
-	kf_options compat = KF_OPTIONS_INIT;
+	kf_options compat;
+	kf_options_init(&compat);
 	struct run r;
 
 	compat.compat = KF_COMPAT_PERF;
@@ -456,7 +460,8 @@ static void test_ksymbol(void)
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
 	static const uint64_t chain[] = { CTX_KERNEL, 0xffffffffc0001010ull,
 					  0xffffffff81001000ull };
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	struct run r;
 	size_t k;
 
@@ -480,7 +485,7 @@ static void test_ksymbol(void)
 	CHECK_STR(r.out, "prog;[[kernel.kallsyms]];bpf_prog_6deef7357e7b4530_sd_fw_egress 5\n");
 	run_free(&r);
 	o.compat = KF_COMPAT_NONE;
-	o.annotate = KF_ANNOTATE_KERNEL;
+	o.suffixes = KF_SUFFIX_KERNEL;
 	run_buf(&img, &o, &r);
 	CHECK_STR(r.out, "prog;[[kernel.kallsyms]]_[k];bpf_prog_6deef7357e7b4530_sd_fw_egress_[k] 5\n");
 	run_free(&r);
@@ -496,7 +501,8 @@ static void test_buildid_records(void)
 	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
 	static const uint64_t chain[] = { CTX_USER, 0x401000, 0x501000 };
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	kf_session *s;
 	kf_module_info mi;
 	FILE *f = fopen("/dev/null", "w");
@@ -568,7 +574,8 @@ static void test_kernel_modules(void)
 	/* leaf in the module, caller in the kernel */
 	static const uint64_t chain[] = { CTX_KERNEL, 0xffffffffc0002010ull,
 					  0xffffffff81000150ull };
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	struct run r;
 	size_t k;
 
@@ -664,7 +671,8 @@ static void test_output_order(void)
 	struct pdb d = { 0 }, img = { 0 };
 	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	uint64_t x = 99, total = 0, got = 0;
 	FILE *f;
 	struct run r;
@@ -1444,7 +1452,8 @@ static void test_unwind_stops(void)
 	const uint64_t sp = 0x7ffc0000;
 	/* [sp+16] = caller's rbp (0: outermost), [sp+24] = return address */
 	const uint64_t stack[8] = { 1, 2, 0, 0x400205, 5, 6, 7, 8 };
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	kf_session *s;
 	FILE *f;
 	char *out = NULL;
@@ -1602,7 +1611,8 @@ static void test_tracing_names(void)
 static void load_stops(const struct pdb *img, char **out, char *stops, size_t cap,
 		       kf_stats *st)
 {
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	kf_session *s;
 	FILE *f;
 	size_t len = 0, i, n, k = 0;

@@ -176,7 +176,8 @@ static void on_log(void *payload, enum kf_log_level lvl, const char *msg)
 
 static void run_buf(const struct pdb *img, const kf_options *opts, struct run *res)
 {
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 	kf_session *s;
 	FILE *f;
 
@@ -201,7 +202,8 @@ static void run_buf(const struct pdb *img, const kf_options *opts, struct run *r
 static void run_ev(const struct pdb *img, const char *ev, bool samples,
 		   bool compat, struct run *res)
 {
-	kf_options o = KF_OPTIONS_INIT;
+	kf_options o;
+	kf_options_init(&o);
 
 	o.event = ev;
 	o.count_samples = samples;

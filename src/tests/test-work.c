@@ -230,7 +230,8 @@ static uint64_t work(const struct pdb *img, size_t *stacks)
 	*stacks = 0;
 	/* plain folding; then the JSON report and --context on one load */
 	for (pass = 0; pass < 2; pass++) {
-		kf_options o = KF_OPTIONS_INIT;
+		kf_options o;
+		kf_options_init(&o);
 		kf_session *s = NULL;
 
 		o.no_files = true;
