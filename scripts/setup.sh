@@ -3,7 +3,7 @@
 # when not root.  Installs nothing that is already there.
 set -euo pipefail
 pkgs=(
-	meson ninja-build pkg-config gcc libc6-dev clang libclang-rt-14-dev
+	meson ninja-build pkg-config gcc g++ libc6-dev clang libclang-rt-14-dev
 	libelf-dev libdw-dev libzstd-dev liblzma-dev libiberty-dev
 	zstd xz-utils python3 linux-perf binutils llvm-14
 	libdebuginfod-dev debuginfod strace valgrind libjansson-dev python3-jsonschema
