@@ -23,7 +23,7 @@ scripts/hermetic.sh vm meson test -C build --print-errorlogs -t 2 --no-suite liv
 meson test -C build --print-errorlogs -t 2 --suite live
 
 if [ ! -f build-asan/build.ninja ]; then
-	CC=clang meson setup build-asan -Db_sanitize=address,undefined \
+	CC=clang CXX=clang++ meson setup build-asan -Db_sanitize=address,undefined \
 		-Db_lundef=false -Darena_debug=true --buildtype=debug
 fi
 meson compile -C build-asan
@@ -37,7 +37,7 @@ unset ASAN_OPTIONS UBSAN_OPTIONS
 # committed corpus plus the captures (a campaign, not a unit test: the time
 # bound only keeps CI short)
 if [ ! -f build-fuzz/build.ninja ]; then
-	CC=clang meson setup build-fuzz -Dfuzzing=true \
+	CC=clang CXX=clang++ meson setup build-fuzz -Dfuzzing=true \
 		-Db_sanitize=address,undefined -Db_lundef=false \
 		--buildtype=debugoptimized
 fi
