@@ -57,8 +57,8 @@ enum {
 };
 
 /* One option.  key is passed to the group's set function and needs to be
- * unique only within its group; a key < 128 is also the short option
- * (only the shared groups use short options). */
+ * unique only within its group.  Only the basic and io groups have short
+ * options: there the key is the letter (main.c's getopt string). */
 struct cli_opt {
 	const char *name;       /* the long name, without -- */
 	int key;

@@ -1,6 +1,7 @@
 /* stats.c - the --stats text: what was read, and for each module where
  * its names and debug info came from or what would give them, on stderr.
- * Moved from main.c unchanged; reads the session through kfold.h only.
+ * Moved from main.c with its text unchanged; reads the session through
+ * kfold.h only.
  */
 #include <inttypes.h>
 #include <stdlib.h>
