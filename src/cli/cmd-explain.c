@@ -4,19 +4,19 @@
  */
 #include "cli.h"
 
-const struct cli_group *const cli_explain_groups[] = {
-	&cli_io_group, &cli_count_group, &cli_find_group, &cli_pass_group,
-	&cli_basic_group, NULL
+const struct kf_cli_group *const kf_cli_explain_groups[] = {
+	&kf_cli_io_group, &kf_cli_count_group, &kf_cli_find_group, &kf_cli_pass_group,
+	&kf_cli_basic_group, NULL
 };
 
-int cli_explain_check(struct cli *c)
+int kf_cli_explain_check(struct kf_cli *c)
 {
-	return cli_refuse_compat(c);
+	return kf_cli_refuse_compat(c);
 }
 
-int cli_explain_run(struct cli *c)
+int kf_cli_explain_run(struct kf_cli *c)
 {
 	/* the summary is by verdict and context */
 	c->o.classify = true;
-	return cli_run(c, CLI_LOAD_SAMPLES, kf_session_write_explain);
+	return kf_cli_run(c, KF_CLI_LOAD_SAMPLES, kf_session_write_explain);
 }

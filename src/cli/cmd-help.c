@@ -3,25 +3,25 @@
  */
 #include "cli.h"
 
-const struct cli_group *const cli_help_groups[] = { &cli_basic_group, NULL };
+const struct kf_cli_group *const kf_cli_help_groups[] = { &kf_cli_basic_group, NULL };
 
-int cli_help_run(struct cli *c)
+int kf_cli_help_run(struct kf_cli *c)
 {
-	const struct cli_cmd *cmd;
+	const struct kf_cli_cmd *cmd;
 	size_t i;
 
 	if (!c->input) {
-		cli_overview(stdout);
-		return CLI_OK;
+		kf_cli_overview(stdout);
+		return KF_CLI_OK;
 	}
-	cmd = cli_cmd_find(c->input);
+	cmd = kf_cli_cmd_find(c->input);
 	if (!cmd) {
 		fprintf(stderr, "kfold: help: no command '%s'; the commands:", c->input);
-		for (i = 0; cli_cmds[i].name; i++)
-			fprintf(stderr, "%s %s", i ? "," : "", cli_cmds[i].name);
+		for (i = 0; kf_cli_cmds[i].name; i++)
+			fprintf(stderr, "%s %s", i ? "," : "", kf_cli_cmds[i].name);
 		fputc('\n', stderr);
-		return CLI_USAGE;
+		return KF_CLI_USAGE;
 	}
-	cli_usage(stdout, cmd);
-	return CLI_OK;
+	kf_cli_usage(stdout, cmd);
+	return KF_CLI_OK;
 }

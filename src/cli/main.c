@@ -5,8 +5,8 @@
  * every command line from before there were commands keep their meaning.
  * A capture named like a command is given as ./report, -i report or
  * -- report.  The command's option groups (cli.h) are parsed into one
- * struct cli, its check refuses combinations, its run loads the capture
- * through cli_run and writes its output.  A new command (annotate,
+ * struct kf_cli, its check refuses combinations, its run loads the capture
+ * through kf_cli_run and writes its output.  A new command (annotate,
  * archive) is a row here and a cmd-NAME.c.
  *
  * Exit codes (README "Exit status"): 0 success, also for a capture cut
@@ -27,11 +27,11 @@
 "  comm;outermost;...;leaf COUNT\n" \
 "for flamegraph.pl, inferno or speedscope.\n"
 
-const struct cli_cmd cli_cmds[] = {
-	{ "fold", cli_fold_run, "folded stacks (the default command)",
+const struct kf_cli_cmd kf_cli_cmds[] = {
+	{ "fold", kf_cli_fold_run, "folded stacks (the default command)",
 	  "usage: kfold [fold] [OPTIONS] [perf.data]\n\n" INTRO,
-	  cli_fold_groups, "one input only", cli_fold_check },
-	{ "report", cli_report_run,
+	  kf_cli_fold_groups, "one input only", kf_cli_fold_check },
+	{ "report", kf_cli_report_run,
 	  "the JSON report (docs/kfold-report.schema.json)",
 	  "usage: kfold report [OPTIONS] [perf.data]\n"
 	  "\n"
@@ -39,29 +39,29 @@ const struct cli_cmd cli_cmds[] = {
 	  "capture and its events, the samples by process, thread and kernel-context\n"
 	  "verdict, the stacks with their frames, the modules and where their symbols\n"
 	  "came from, and where stacks broke.  `kfold --format json` is the same.\n",
-	  cli_report_groups, "one input only", cli_report_check },
-	{ "explain", cli_explain_run,
+	  kf_cli_report_groups, "one input only", kf_cli_report_check },
+	{ "explain", kf_cli_explain_run,
 	  "a short summary: kernel contexts, where stacks broke",
 	  "usage: kfold explain [OPTIONS] [perf.data]\n"
 	  "\n"
 	  "Prints a short summary of kernel contexts (the samples by verdict and\n"
 	  "leaf context) and of where stacks broke, with what would fix it.\n"
 	  "`kfold --explain` is the same.\n",
-	  cli_explain_groups, "one input only", cli_explain_check },
-	{ "header", cli_header_run,
+	  kf_cli_explain_groups, "one input only", kf_cli_explain_check },
+	{ "header", kf_cli_header_run,
 	  "where the capture was recorded, as perf report --header-only",
 	  "usage: kfold header [OPTIONS] [perf.data]\n"
 	  "\n"
 	  "Prints what the capture says about where it was recorded (host, kernel,\n"
 	  "CPUs, perf version, command line, events, time range) as\n"
 	  "`perf report --header-only` does.  `kfold --header` is the same.\n",
-	  cli_header_groups, "one input only", NULL },
+	  kf_cli_header_groups, "one input only", NULL },
 	/* annotate and archive (the next issues) go here */
-	{ "help", cli_help_run, "the usage of kfold or of one command",
+	{ "help", kf_cli_help_run, "the usage of kfold or of one command",
 	  "usage: kfold help [COMMAND]\n"
 	  "\n"
 	  "Prints the usage of kfold, or of COMMAND (as `kfold COMMAND --help`).\n",
-	  cli_help_groups, "help takes one command name", NULL },
+	  kf_cli_help_groups, "help takes one command name", NULL },
 	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL },
 };
 
@@ -71,21 +71,21 @@ static const char exit_text[] =
 "1 output written but part of the input was unreadable; 2 unusable input or\n"
 "bad usage.\n";
 
-const struct cli_cmd *cli_cmd_find(const char *name)
+const struct kf_cli_cmd *kf_cli_cmd_find(const char *name)
 {
 	size_t i;
 
-	for (i = 0; cli_cmds[i].name; i++)
-		if (strcmp(cli_cmds[i].name, name) == 0)
-			return &cli_cmds[i];
+	for (i = 0; kf_cli_cmds[i].name; i++)
+		if (strcmp(kf_cli_cmds[i].name, name) == 0)
+			return &kf_cli_cmds[i];
 	return NULL;
 }
 
 /* the option column is 24 wide; a long-only option is indented as if it
  * had a short one */
-static void print_group(FILE *f, const struct cli_group *g)
+static void print_group(FILE *f, const struct kf_cli_group *g)
 {
-	const struct cli_opt *o;
+	const struct kf_cli_opt *o;
 
 	fprintf(f, "\n%c%s:\n", g->title[0] - 'a' + 'A', g->title + 1);
 	for (o = g->opts; o->name; o++) {
@@ -112,7 +112,7 @@ static void print_group(FILE *f, const struct cli_group *g)
 	}
 }
 
-static void print_groups(FILE *f, const struct cli_cmd *cmd)
+static void print_groups(FILE *f, const struct kf_cli_cmd *cmd)
 {
 	size_t i;
 
@@ -120,15 +120,15 @@ static void print_groups(FILE *f, const struct cli_cmd *cmd)
 		print_group(f, cmd->groups[i]);
 }
 
-void cli_usage(FILE *f, const struct cli_cmd *cmd)
+void kf_cli_usage(FILE *f, const struct kf_cli_cmd *cmd)
 {
 	fputs(cmd->usage, f);
 	print_groups(f, cmd);
-	if (cmd->run != cli_help_run)
+	if (cmd->run != kf_cli_help_run)
 		fputs(exit_text, f);
 }
 
-void cli_overview(FILE *f)
+void kf_cli_overview(FILE *f)
 {
 	size_t i;
 
@@ -137,29 +137,29 @@ void cli_overview(FILE *f)
 	      "       kfold help [COMMAND]\n"
 	      "\n" INTRO "\n"
 	      "Commands (the first word; any other first word is fold's):\n", f);
-	for (i = 0; cli_cmds[i].name; i++)
-		fprintf(f, "  %-10s%s\n", cli_cmds[i].name, cli_cmds[i].desc);
+	for (i = 0; kf_cli_cmds[i].name; i++)
+		fprintf(f, "  %-10s%s\n", kf_cli_cmds[i].name, kf_cli_cmds[i].desc);
 	fputs("`kfold help COMMAND` or `kfold COMMAND --help` lists a command's "
 	      "options.\n"
 	      "A capture named like a command: kfold ./report, or kfold -- report.\n"
 	      "\n"
 	      "The options of fold (every option of the old command line):\n", f);
-	print_groups(f, cli_cmd_find("fold"));
+	print_groups(f, kf_cli_cmd_find("fold"));
 	fputs(exit_text, f);
 }
 
-int cli_refuse_compat(const struct cli *c)
+int kf_cli_refuse_compat(const struct kf_cli *c)
 {
 	if (c->o.compat != KF_COMPAT_PERF)
 		return 0;
 	fprintf(stderr, "kfold: kfold %s is kfold's own output; --compat=perf "
 		"reproduces perf's output only\n", c->cmd->name);
-	return CLI_USAGE;
+	return KF_CLI_USAGE;
 }
 
 static void log_cb(void *payload, enum kf_log_level level, const char *msg)
 {
-	const struct cli *c = payload;
+	const struct kf_cli *c = payload;
 
 	if (c->quiet && level > KF_LOG_ERROR)
 		return;
@@ -167,19 +167,19 @@ static void log_cb(void *payload, enum kf_log_level level, const char *msg)
 		level == KF_LOG_WARN ? "warning: " : "", msg);
 }
 
-int cli_run(struct cli *c, enum cli_load load,
-	    int (*write)(kf_session *s, FILE *out))
+int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
+	       int (*write)(kf_session *s, FILE *out))
 {
 	kf_session *s = NULL;
 	FILE *out = stdout;
-	int r, status = CLI_OK;
+	int r, status = KF_CLI_OK;
 
 	if (!c->input)
 		c->input = "perf.data";
 	c->o.log = log_cb;
 	c->o.log_payload = c;
 	r = kf_session_new(&s, &c->o);
-	/* CLI_LOAD_HEADER: the header needs no sample, but today's library
+	/* KF_CLI_LOAD_HEADER: the header needs no sample, but today's library
 	 * loads only as a whole; with its open/run split, open only here
 	 * (issue 12: `kfold header` reads no samples). */
 	(void)load;
@@ -188,18 +188,18 @@ int cli_run(struct cli *c, enum cli_load load,
 	if (r < 0) {
 		fprintf(stderr, "kfold: %s: %s\n", c->input, kf_session_errmsg(s));
 		/* `kfold -q report`: the command must be the first word */
-		if (!c->named && cli_cmd_find(c->input))
+		if (!c->named && kf_cli_cmd_find(c->input))
 			fprintf(stderr, "kfold: (a command is the first word: "
 				"kfold %s [OPTIONS])\n", c->input);
 		kf_session_free(s);
-		return CLI_USAGE;
+		return KF_CLI_USAGE;
 	}
 	if (c->output) {
 		out = fopen(c->output, "w");
 		if (!out) {
 			fprintf(stderr, "kfold: %s: %s\n", c->output, strerror(errno));
 			kf_session_free(s);
-			return CLI_USAGE;
+			return KF_CLI_USAGE;
 		}
 	}
 	r = write(s, out);
@@ -209,12 +209,12 @@ int cli_run(struct cli *c, enum cli_load load,
 	}
 	if (r < 0) {
 		fprintf(stderr, "kfold: %s\n", kf_session_errmsg(s));
-		status = CLI_USAGE;
+		status = KF_CLI_USAGE;
 	} else if (kf_session_stats(s)->input_damaged) {
-		status = CLI_DAMAGED;
+		status = KF_CLI_DAMAGED;
 	}
 	if (c->stats)
-		cli_print_stats(c, s);
+		kf_cli_print_stats(c, s);
 	kf_session_free(s);
 	return status;
 }
@@ -224,11 +224,11 @@ int cli_run(struct cli *c, enum cli_load load,
 #define MAX_OPTS 64
 
 struct entry {
-	const struct cli_group *g;
-	const struct cli_opt *o;
+	const struct kf_cli_group *g;
+	const struct kf_cli_opt *o;
 };
 
-static bool takes(const struct cli_cmd *cmd, const struct cli_group *g)
+static bool takes(const struct kf_cli_cmd *cmd, const struct kf_cli_group *g)
 {
 	size_t i;
 
@@ -240,13 +240,13 @@ static bool takes(const struct cli_cmd *cmd, const struct cli_group *g)
 
 static size_t all_options(struct entry *ent, struct option *lo)
 {
-	const struct cli_group *seen[16];
+	const struct kf_cli_group *seen[16];
 	size_t ns = 0, n = 0, i, k, j;
 
-	for (i = 0; cli_cmds[i].name; i++) {
-		for (k = 0; cli_cmds[i].groups[k]; k++) {
-			const struct cli_group *g = cli_cmds[i].groups[k];
-			const struct cli_opt *o;
+	for (i = 0; kf_cli_cmds[i].name; i++) {
+		for (k = 0; kf_cli_cmds[i].groups[k]; k++) {
+			const struct kf_cli_group *g = kf_cli_cmds[i].groups[k];
+			const struct kf_cli_opt *o;
 
 			for (j = 0; j < ns && seen[j] != g; j++)
 				;
@@ -269,9 +269,9 @@ static size_t all_options(struct entry *ent, struct option *lo)
 	return n;
 }
 
-/* Parses argv (argv[0] the program) for c->given into c; returns -1 to
- * go on, or the exit status. */
-static int parse(struct cli *c, int argc, char **argv)
+/* Parses argv (argv[0] the program) for c->given into c; returns 0 to
+ * go on, KF_CLI_DONE when an option did everything, or the exit status. */
+static int parse(struct kf_cli *c, int argc, char **argv)
 {
 	struct entry ent[MAX_OPTS];
 	struct option lo[MAX_OPTS + 1];
@@ -288,43 +288,43 @@ static int parse(struct cli *c, int argc, char **argv)
 			e = &ent[ch - 1000];
 		} else {
 			for (i = 0; i < n && !e; i++)
-				if ((ent[i].g == &cli_basic_group ||
-				     ent[i].g == &cli_io_group) && ent[i].o->key == ch)
+				if ((ent[i].g == &kf_cli_basic_group ||
+				     ent[i].g == &kf_cli_io_group) && ent[i].o->key == ch)
 					e = &ent[i];
 		}
 		if (!e) {   /* getopt said what was wrong */
-			cli_usage(stderr, c->given);
-			return CLI_USAGE;
+			kf_cli_usage(stderr, c->given);
+			return KF_CLI_USAGE;
 		}
 		if (!takes(c->given, e->g)) {
 			fprintf(stderr, "kfold: kfold %s does not take %s%s (kfold help "
 				"%s lists its options)\n", c->given->name,
 				ch >= 1000 ? "--" : shown, ch >= 1000 ? e->o->name : "",
 				c->given->name);
-			return CLI_USAGE;
+			return KF_CLI_USAGE;
 		}
 		r = e->g->set(c, e->o->key, optarg);
 		if (r)
-			return r < 0 ? CLI_OK : r;
+			return r;
 	}
 	if (optind < argc) {
 		if (c->input || optind + 1 < argc) {
 			fprintf(stderr, "kfold: %s\n", c->given->operand_error);
-			return CLI_USAGE;
+			return KF_CLI_USAGE;
 		}
 		c->input = argv[optind];
 	}
-	return -1;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct cli c;
+	struct kf_cli c;
 	int r;
 
 	memset(&c, 0, sizeof(c));
 	kf_options_init(&c.o);
-	c.given = argc > 1 ? cli_cmd_find(argv[1]) : NULL;
+	c.given = argc > 1 ? kf_cli_cmd_find(argv[1]) : NULL;
 	if (c.given) {
 		/* the command's words follow the program's name, so that
 		 * getopt's messages name the program */
@@ -333,12 +333,12 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	} else {
-		c.given = cli_cmd_find("fold");
+		c.given = kf_cli_cmd_find("fold");
 	}
 	c.cmd = c.given;
 	r = parse(&c, argc, argv);
-	if (r >= 0)
-		return r;
+	if (r)
+		return r == KF_CLI_DONE ? KF_CLI_OK : r;
 	if (c.given->check && (r = c.given->check(&c)) != 0)
 		return r;
 	return c.cmd->run(&c);

@@ -4,7 +4,7 @@
  * (where recorded files are) every command that reads a capture; pass
  * (how the samples are read) every command that reads samples; count
  * (--samples, --exclude) and name (how frames are named) the commands
- * whose output they change.  Each set function writes only struct cli;
+ * whose output they change.  Each set function writes only struct kf_cli;
  * what the options mean is the library's (kfold.h).
  */
 #include <errno.h>
@@ -19,33 +19,33 @@
 
 enum { B_HELP = 'h', B_VERSION = 256 };
 
-static const struct cli_opt basic_opts[] = {
+static const struct kf_cli_opt basic_opts[] = {
 	{ "help", B_HELP, no_argument, "-h, --help", "this text" },
 	{ "version", B_VERSION, no_argument, "--version", "print the version" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
-static int basic_set(struct cli *c, int key, const char *arg)
+static int basic_set(struct kf_cli *c, int key, const char *arg)
 {
 	(void)arg;
 	if (key == B_VERSION) {
 		printf("kfold %s\n", kf_version());
-		return -1;
+		return KF_CLI_DONE;
 	}
 	/* `kfold --help` is the whole manual's summary; `kfold CMD --help`
 	 * that command's usage */
 	if (c->named)
-		cli_usage(stdout, c->given);
+		kf_cli_usage(stdout, c->given);
 	else
-		cli_overview(stdout);
-	return -1;
+		kf_cli_overview(stdout);
+	return KF_CLI_DONE;
 }
 
-const struct cli_group cli_basic_group = { "other", basic_opts, basic_set };
+const struct kf_cli_group kf_cli_basic_group = { "other", basic_opts, basic_set };
 
 /* --- io ------------------------------------------------------------- */
 
-static const struct cli_opt io_opts[] = {
+static const struct kf_cli_opt io_opts[] = {
 	{ "input", 'i', required_argument, "-i, --input FILE",
 	  "capture to read (default perf.data; - = stdin)" },
 	{ "output", 'o', required_argument, "-o, --output FILE",
@@ -54,7 +54,7 @@ static const struct cli_opt io_opts[] = {
 	{ NULL, 0, 0, NULL, NULL },
 };
 
-static int io_set(struct cli *c, int key, const char *arg)
+static int io_set(struct kf_cli *c, int key, const char *arg)
 {
 	switch (key) {
 	case 'i': c->input = arg; break;
@@ -65,13 +65,13 @@ static int io_set(struct cli *c, int key, const char *arg)
 	return 0;
 }
 
-const struct cli_group cli_io_group = { "input and output", io_opts, io_set };
+const struct kf_cli_group kf_cli_io_group = { "input and output", io_opts, io_set };
 
 /* --- find ----------------------------------------------------------- */
 
 enum { F_SYMFS, F_KALLSYMS, F_VMLINUX, F_BUILDID_DIR, F_DEBUG_DIR, F_PERF_MAP_DIR };
 
-static const struct cli_opt find_opts[] = {
+static const struct kf_cli_opt find_opts[] = {
 	{ "symfs", F_SYMFS, required_argument, "--symfs DIR",
 	  "look for recorded files under DIR" },
 	{ "kallsyms", F_KALLSYMS, required_argument, "--kallsyms FILE",
@@ -91,7 +91,7 @@ static const struct cli_opt find_opts[] = {
 	{ NULL, 0, 0, NULL, NULL },
 };
 
-static int find_set(struct cli *c, int key, const char *arg)
+static int find_set(struct kf_cli *c, int key, const char *arg)
 {
 	const size_t max = sizeof(c->debug_dirs) / sizeof(c->debug_dirs[0]);
 
@@ -104,7 +104,7 @@ static int find_set(struct cli *c, int key, const char *arg)
 	case F_DEBUG_DIR:
 		if (c->o.n_debug_dirs == max) {
 			fprintf(stderr, "kfold: at most %zu --debug-dir\n", max);
-			return CLI_USAGE;
+			return KF_CLI_USAGE;
 		}
 		c->debug_dirs[c->o.n_debug_dirs++] = arg;
 		c->o.debug_dirs = c->debug_dirs;
@@ -114,7 +114,7 @@ static int find_set(struct cli *c, int key, const char *arg)
 	return 0;
 }
 
-const struct cli_group cli_find_group = {
+const struct kf_cli_group kf_cli_find_group = {
 	"where the recorded files are", find_opts, find_set
 };
 
@@ -122,7 +122,7 @@ const struct cli_group cli_find_group = {
 
 enum { P_EVENT, P_COMPAT, P_STATS, P_MAX_QUEUE, P_FILE_ORDER };
 
-static const struct cli_opt pass_opts[] = {
+static const struct kf_cli_opt pass_opts[] = {
 	{ "event", P_EVENT, required_argument, "--event NAME",
 	  "read this event (default: the first sample's event)" },
 	{ "compat", P_COMPAT, required_argument, "--compat=perf",
@@ -159,7 +159,7 @@ static bool parse_size(const char *s, size_t *out)
 	return true;
 }
 
-static int pass_set(struct cli *c, int key, const char *arg)
+static int pass_set(struct kf_cli *c, int key, const char *arg)
 {
 	switch (key) {
 	case P_EVENT: c->o.event = arg; break;
@@ -172,13 +172,13 @@ static int pass_set(struct cli *c, int key, const char *arg)
 			c->o.compat = KF_COMPAT_NONE;
 		} else {
 			fprintf(stderr, "kfold: --compat takes perf or none, not '%s'\n", arg);
-			return CLI_USAGE;
+			return KF_CLI_USAGE;
 		}
 		break;
 	case P_MAX_QUEUE:
 		if (!parse_size(arg, &c->o.max_queue_bytes)) {
 			fprintf(stderr, "kfold: --max-queue: bad size '%s'\n", arg);
-			return CLI_USAGE;
+			return KF_CLI_USAGE;
 		}
 		break;
 	default: break;
@@ -186,7 +186,7 @@ static int pass_set(struct cli *c, int key, const char *arg)
 	return 0;
 }
 
-const struct cli_group cli_pass_group = {
+const struct kf_cli_group kf_cli_pass_group = {
 	"how the samples are read", pass_opts, pass_set
 };
 
@@ -194,7 +194,7 @@ const struct cli_group cli_pass_group = {
 
 enum { C_SAMPLES, C_EXCLUDE };
 
-static const struct cli_opt count_opts[] = {
+static const struct kf_cli_opt count_opts[] = {
 	{ "samples", C_SAMPLES, no_argument, "--samples",
 	  "count samples instead of summing sample periods" },
 	{ "exclude", C_EXCLUDE, required_argument, "--exclude LIST",
@@ -229,19 +229,19 @@ static bool parse_verdicts(const char *s, unsigned *out)
 	return true;
 }
 
-static int count_set(struct cli *c, int key, const char *arg)
+static int count_set(struct kf_cli *c, int key, const char *arg)
 {
 	if (key == C_SAMPLES) {
 		c->o.count_samples = true;
 	} else if (!parse_verdicts(arg, &c->o.exclude)) {
 		fprintf(stderr, "kfold: --exclude: '%s' is not a list of on-behalf, "
 			"attributed, idle, kthread, user, unknown\n", arg);
-		return CLI_USAGE;
+		return KF_CLI_USAGE;
 	}
 	return 0;
 }
 
-const struct cli_group cli_count_group = {
+const struct kf_cli_group kf_cli_count_group = {
 	"what is counted", count_opts, count_set
 };
 
@@ -250,7 +250,7 @@ const struct cli_group cli_count_group = {
 enum { N_NO_INLINE, N_INLINE, N_SRCLINE, N_ADDRS, N_KERNEL, N_JIT, N_ALL,
        N_PID, N_TID };
 
-static const struct cli_opt name_opts[] = {
+static const struct kf_cli_opt name_opts[] = {
 	{ "no-inline", N_NO_INLINE, no_argument, "--no-inline",
 	  "do not expand frames into the functions inlined there" },
 	/* the default; with --compat=perf, perf's own inline expansion */
@@ -267,7 +267,7 @@ static const struct cli_opt name_opts[] = {
 	{ NULL, 0, 0, NULL, NULL },
 };
 
-static int name_set(struct cli *c, int key, const char *arg)
+static int name_set(struct kf_cli *c, int key, const char *arg)
 {
 	(void)arg;
 	switch (key) {
@@ -285,6 +285,6 @@ static int name_set(struct cli *c, int key, const char *arg)
 	return 0;
 }
 
-const struct cli_group cli_name_group = {
+const struct kf_cli_group kf_cli_name_group = {
 	"how frames are named", name_opts, name_set
 };

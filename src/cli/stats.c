@@ -25,7 +25,7 @@ static void print_counts(const kf_stats *st)
 		st->input_damaged ? ", input damaged" : "");
 }
 
-void cli_print_stats(const struct cli *c, kf_session *s)
+void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 {
 	size_t i, n = kf_session_n_modules(s);
 	const char *dinfod = getenv("DEBUGINFOD_URLS");
