@@ -14,6 +14,7 @@
  * part of the input before its end was unreadable; 2 unusable input or
  * bad usage.  Uses include/kfold.h only.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -54,7 +55,9 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "\n"
 	  "Prints what the capture says about where it was recorded (host, kernel,\n"
 	  "CPUs, perf version, command line, events, time range) as\n"
-	  "`perf report --header-only` does.  `kfold --header` is the same.\n",
+	  "`perf report --header-only` does.  `kfold --header` is the same.\n"
+	  "The options saying where files are are taken so that one set of them\n"
+	  "fits every command; the header needs none of those files.\n",
 	  kf_cli_header_groups, "one input only", NULL },
 	/* annotate and archive (the next issues) go here */
 	{ "help", kf_cli_help_run, "the usage of kfold or of one command",
@@ -87,7 +90,8 @@ static void print_group(FILE *f, const struct kf_cli_group *g)
 {
 	const struct kf_cli_opt *o;
 
-	fprintf(f, "\n%c%s:\n", g->title[0] - 'a' + 'A', g->title + 1);
+	/* titles are written to go inside a sentence too */
+	fprintf(f, "\n%c%s:\n", toupper((unsigned char)g->title[0]), g->title + 1);
 	for (o = g->opts; o->name; o++) {
 		const char *h = o->help;
 		int w;
