@@ -424,4 +424,151 @@ for kind in file symlink fifo other; do
 		echo "FAIL perf map ($kind): rc $rc, $named named stacks:"; cat "$tmp/pm.err"; fail=1
 	fi
 done
+
+# Commands (README "Commands"): kfold report, explain and header write what
+# their old flags write, byte for byte, with the same stderr and exit
+# status; fold is the command when the first word is none
+same() {   # same NAME -- command... -- command...: stdout, stderr, status
+	local name=$1 a=() b=()
+	shift 2
+	while [ "$1" != -- ]; do a+=("$1"); shift; done
+	shift
+	b=("$@")
+	"${a[@]}" > "$tmp/sa.out" 2> "$tmp/sa.err"; echo $? > "$tmp/sa.rc"
+	"${b[@]}" > "$tmp/sb.out" 2> "$tmp/sb.err"; echo $? > "$tmp/sb.rc"
+	if cmp -s "$tmp/sa.out" "$tmp/sb.out" && cmp -s "$tmp/sa.err" "$tmp/sb.err" &&
+	   cmp -s "$tmp/sa.rc" "$tmp/sb.rc" && [ -s "$tmp/sa.out" ]; then
+		echo "ok   $name"
+	else
+		echo "FAIL $name: output, messages or status differ (or no output)"; fail=1
+	fi
+}
+for c in syscall pipe killed; do
+	d=$cases/$c
+	kf_case "$d"
+	same "$c: report = --format json" -- "$kfold" report "${KF_CASE[@]}" "$d/perf.data" -- "$kfold" "${KF_CASE[@]}" --format json "$d/perf.data"
+	same "$c: explain = --explain" -- "$kfold" explain "${KF_CASE[@]}" "$d/perf.data" -- "$kfold" "${KF_CASE[@]}" --explain "$d/perf.data"
+	same "$c: header = --header" -- "$kfold" header "${KF_CASE[@]}" "$d/perf.data" -- "$kfold" "${KF_CASE[@]}" --header "$d/perf.data"
+	same "$c: fold = no command" -- "$kfold" fold "${KF_CASE[@]}" "$d/perf.data" -- "$kfold" "${KF_CASE[@]}" "$d/perf.data"
+done
+kf_case "$cases/twoevents"
+same "twoevents: report --event = --format json --event" -- "$kfold" report "${KF_CASE[@]}" --event page-faults "$cases/twoevents/perf.data" -- \
+	"$kfold" "${KF_CASE[@]}" --event page-faults --format json "$cases/twoevents/perf.data"
+kf_case "$cases/syscall"
+sc=$cases/syscall/perf.data
+same "report --no-inline --srcline --samples --exclude --stats" -- \
+	"$kfold" report "${KF_CASE[@]}" --no-inline --srcline --samples --exclude=idle --stats "$sc" -- \
+	"$kfold" "${KF_CASE[@]}" --format json --no-inline --srcline --samples --exclude=idle --stats "$sc"
+same "explain --samples --event -i" -- "$kfold" explain "${KF_CASE[@]}" --samples --event cpu-clock -i "$sc" -- \
+	"$kfold" "${KF_CASE[@]}" --samples --explain --event cpu-clock -i "$sc"
+same "fold, options after the capture" -- "$kfold" fold "$sc" "${KF_CASE[@]}" --kernel --context -- "$kfold" "${KF_CASE[@]}" --kernel --context "$sc"
+# as before: a later --format folded does not undo --format json, and the
+# old flags take every option fold takes
+pc=$cases/pipe/perf.data
+same "--format json --format folded" -- "$kfold" report "${KF_CASE[@]}" "$pc" -- "$kfold" "${KF_CASE[@]}" --format json --format folded "$pc"
+same "--header takes fold's options" -- "$kfold" header "${KF_CASE[@]}" "$sc" -- "$kfold" "${KF_CASE[@]}" --header --srcline --context --samples "$sc"
+expect "report -o" 0 "" -- "$kfold" report "${KF_CASE[@]}" -o "$tmp/r.json" "$pc"
+"$kfold" "${KF_CASE[@]}" --format json "$pc" 2>/dev/null | cmp -s - "$tmp/r.json" || { echo "FAIL report -o: not --format json's report"; fail=1; }
+# from a pipe
+"$kfold" "${KF_CASE[@]}" --explain "$cases/pipe/perf.data" > "$tmp/pipe.want" 2>/dev/null
+expect "explain from stdin" 0 "" -- bash -c "'$kfold' explain ${KF_CASE[*]} - < '$cases/pipe/perf.data'"
+cmp -s "$tmp/out" "$tmp/pipe.want" || { echo "FAIL explain -: not --explain's summary"; fail=1; }
+
+# a capture named like a command: ./report, -i report or -- report fold it;
+# the bare word is the command (which reads perf.data)
+mkdir -p "$tmp/named"
+kf=$(realpath "$kfold")
+kf_case "$cases/pipe"
+cp "$cases/pipe/perf.data" "$tmp/named/report"
+"$kfold" "${KF_CASE[@]}" "$cases/pipe/perf.data" > "$tmp/named.want" 2>/dev/null
+for form in "./report" "-i report" "-- report"; do
+	read -r -a w <<< "$form"
+	expect "capture named report: kfold $form" 0 "" -- bash -c 'cd "$1" && shift && exec "$@"' _ "$tmp/named" "$kf" "${KF_CASE[@]}" "${w[@]}"
+	cmp -s "$tmp/out" "$tmp/named.want" || { echo "FAIL kfold $form: not the capture's stacks"; fail=1; }
+done
+expect "kfold report reads perf.data" 2 "perf.data: .*No such file" -- bash -c 'cd "$1" && shift && exec "$@"' _ "$tmp/named" "$kf" report "${KF_CASE[@]}"
+kf_case "$cases/syscall"
+expect "a command word after an option" 2 "a command is the first word: kfold report" -- "$kfold" "${KF_CASE[@]}" -q report
+
+# help: kfold help and kfold --help are the overview, with every command;
+# kfold help CMD is kfold CMD --help (and -h), the command's usage
+expect "kfold help" 0 "" -- "$kfold" help
+cp "$tmp/out" "$tmp/help.overview"
+expect "kfold --help" 0 "" -- "$kfold" --help
+cmp -s "$tmp/out" "$tmp/help.overview" || { echo "FAIL kfold --help is not kfold help"; fail=1; }
+for c in fold report explain header help; do
+	grep -q "^  $c  " "$tmp/help.overview" || { echo "FAIL overview lacks $c"; fail=1; }
+	expect "help $c" 0 "" -- "$kfold" help "$c"
+	cp "$tmp/out" "$tmp/help.$c"
+	if [ "$c" = fold ]; then
+		grep -q '^usage: kfold \[fold\] \[OPTIONS\] \[perf.data\]$' "$tmp/help.$c"
+	else
+		grep -q "^usage: kfold $c " "$tmp/help.$c"
+	fi || { echo "FAIL help $c: no usage line"; fail=1; }
+	for h in --help -h; do
+		expect "$c $h" 0 "" -- "$kfold" "$c" $h
+		cmp -s "$tmp/out" "$tmp/help.$c" || { echo "FAIL $c $h is not kfold help $c"; fail=1; }
+	done
+done
+# every option a command's help lists is one it takes, and the options it
+# refuses are not listed
+for c in fold report explain header; do
+	for opt in $(grep -o -- '^  \(-., \)\?--[a-z-]*' "$tmp/help.$c" | sed 's/.*--/--/'); do
+		case $opt in --help|--version) continue ;; esac
+		"$kfold" "$c" "$opt" 2>&1 >/dev/null | grep -q "does not take" &&
+			{ echo "FAIL help $c lists $opt, which $c refuses"; fail=1; }
+	done
+done
+grep -q -- --srcline "$tmp/help.report" || { echo "FAIL help report lacks --srcline"; fail=1; }
+for o in --context --format; do grep -q -- "^ *$o" "$tmp/help.report" && { echo "FAIL help report lists $o"; fail=1; }; done
+for o in --stats --event --srcline --exclude; do grep -q -- "^ *$o" "$tmp/help.header" && { echo "FAIL help header lists $o"; fail=1; }; done
+expect "version" 0 "" -- "$kfold" --version
+grep -q '^kfold ' "$tmp/out" || { echo "FAIL --version"; fail=1; }
+
+# options a command does not take: exit 2, nothing written
+for r in "header --srcline:does not take --srcline" "header --stats:does not take --stats" \
+	 "header --event=cpu-clock:does not take --event" "explain --pid:does not take --pid" \
+	 "explain --no-inline:does not take --no-inline" "report --context:does not take --context" \
+	 "report --format=json:does not take --format" "header --explain:does not take --explain" \
+	 "report --compat=perf:kfold report is kfold's own output" \
+	 "explain --compat=perf:kfold explain is kfold's own output" \
+	 "report --exclude=bogus:not a list" "report --compat=bogus:perf or none"; do
+	a=${r%%:*} pat=${r#*:}
+	read -r -a w <<< "$a"
+	expect "refused: kfold $a" 2 "$pat" -- "$kfold" "${w[0]}" "${KF_CASE[@]}" "${w[@]:1}" "$sc"
+	[ -s "$tmp/out" ] && { echo "FAIL kfold $a: wrote output"; fail=1; }
+done
+expect "refused: help -i" 2 "does not take -i" -- "$kfold" help -i "$sc"
+expect "refused: help of no command" 2 "no command 'nosuch'; the commands: fold, report, explain, header, help" -- "$kfold" help nosuch
+expect "refused: help of two" 2 "help takes one command name" -- "$kfold" help fold report
+expect "refused: report of two" 2 "one input only" -- "$kfold" report "$sc" "$sc"
+expect "refused: unknown option" 2 "unrecognized option" -- "$kfold" report --no-such-option "$sc"
+grep -q "^usage: kfold report" "$tmp/err" || { echo "FAIL unknown option: no usage of report"; fail=1; }
+# the old refusals keep their messages
+expect "old: --header --explain" 2 "exclude each other" -- "$kfold" --header --explain "$sc"
+expect "old: fold --format json --compat=perf" 2 "kfold's own; --compat=perf reproduces" -- "$kfold" fold --compat=perf --format json "$sc"
+expect "old: --explain --compat=perf" 2 "\-\-context, --exclude, --format json and --explain are kfold's own" -- "$kfold" --compat=perf --explain "$sc"
+
+# every option of the command line before commands still works, and
+# kfold --help lists each (--inline, the default, was never listed); on
+# the pipe capture, which reads fastest
+pd=$cases/pipe/perf.data
+kf_case "$cases/pipe"
+for o in "-i $pd" "--input=$pd" "-o $tmp/o1" "--output $tmp/o1" "--compat=perf" "--compat=none" \
+	 --no-inline --inline --srcline "--debug-dir $tmp" --samples "--event cpu-clock" \
+	 "--symfs $src/testdata/symfs" "--kallsyms $KF_KALLSYMS" "--vmlinux $pd" \
+	 "--buildid-dir $KF_NOCACHE" "--perf-map-dir $tmp" --addrs --kernel --jit --all \
+	 --pid --tid --stats "--max-queue 1M" --header --file-order --context --context=frames \
+	 --context=verdict "--exclude idle,attributed" "--format json" "--format folded" \
+	 --explain -q --quiet -h --help --version; do
+	read -r -a w <<< "$o"
+	arg=("$pd")
+	case ${w[0]} in -i|--input=*) arg=() ;; esac
+	expect "old option $o" 0 "" -- "$kfold" "${KF_CASE[@]}" "${w[@]}" "${arg[@]}"
+	case ${w[0]} in -o|--output) [ -s "$tmp/o1" ] ;; *) [ -s "$tmp/out" ] ;; esac ||
+		{ echo "FAIL old option $o: no output"; fail=1; }
+	name=${w[0]%%=*}
+	case $name in --inline) continue ;; esac
+	grep -q -- "$name" "$tmp/help.overview" || { echo "FAIL kfold --help lacks $name"; fail=1; }
+done
 exit $fail

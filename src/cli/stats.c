@@ -1,0 +1,99 @@
+/* stats.c - the --stats text: what was read, and for each module where
+ * its names and debug info came from or what would give them, on stderr.
+ * Moved from main.c with its text unchanged; reads the session through
+ * kfold.h only.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+static void print_counts(const kf_stats *st)
+{
+	fprintf(stderr,
+		"kfold: records %" PRIu64 ", samples %" PRIu64 " (folded %" PRIu64
+		", undecodable %" PRIu64 ", unknown id %" PRIu64 "), stacks %" PRIu64 "\n"
+		"kfold: lost events %" PRIu64 ", lost samples %" PRIu64
+		", throttled %" PRIu64 ", out of order %" PRIu64
+		", unknown records %" PRIu64 "\n"
+		"kfold: bytes read %" PRIu64 ", ordering queue peak %zu bytes, "
+		"work %" PRIu64 " steps%s%s\n",
+		st->records, st->samples, st->samples_folded, st->samples_bad,
+		st->samples_unknown_id, st->stacks, st->lost_events, st->lost_samples,
+		st->throttles, st->out_of_order, st->unknown_records, st->bytes,
+		st->queue_peak_bytes, st->work, st->input_cut ? ", input cut short" : "",
+		st->input_damaged ? ", input damaged" : "");
+}
+
+void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
+{
+	size_t i, n = kf_session_n_modules(s);
+	const char *dinfod = getenv("DEBUGINFOD_URLS");
+
+	print_counts(kf_session_stats(s));
+	for (i = 0; i < n; i++) {
+		kf_module_info mi;
+
+		if (kf_session_module(s, i, &mi) != 0)
+			continue;
+		fprintf(stderr, "kfold: module %s%s%s: %s%s%s\n", mi.name,
+			mi.build_id[0] ? " build-id " : "", mi.build_id,
+			mi.status, !mi.file ? "" : mi.file_debuginfod ?
+			", from debuginfod, cached at " : ", from ",
+			mi.file ? mi.file : "");
+		if (mi.minidebuginfo)
+			fprintf(stderr, "kfold:   %s\n", mi.minidebuginfo);
+		if (mi.debuginfo)
+			fprintf(stderr, "kfold:   debug info (inline frames, lines) "
+				"from %s%s\n", mi.debuginfo_debuginfod ?
+				"debuginfod, cached at " : "", mi.debuginfo);
+		else if (mi.debuginfo_wanted && mi.debuginfo_hint)
+			fprintf(stderr, "kfold:   no debug info: no inline frames or "
+				"lines; %s\n", mi.debuginfo_hint);
+		else if (mi.debuginfo_wanted && mi.named)
+			fprintf(stderr, "kfold:   no debug info: no inline frames or "
+				"lines; install the debug file for %s%s%s (Debian: "
+				"its -dbgsym or -dbg package) or give --symfs or "
+				"--buildid-dir holding it%s\n", mi.name,
+				mi.build_id[0] ? ", build-id " : "", mi.build_id,
+				/* a server is asked only for a recorded
+				 * build-id, and not in compat mode */
+				mi.build_id[0] && c->o.compat != KF_COMPAT_PERF &&
+				!(dinfod && *dinfod) ? ", or set DEBUGINFOD_URLS "
+				"to a debuginfod server that has it" : "");
+	}
+	{
+		uint64_t fps, fpb;
+
+		kf_session_fp_chains(s, &fps, &fpb);
+		if (fpb)
+			fprintf(stderr, "kfold: frame-pointer stacks: %" PRIu64
+				" samples, %" PRIu64 " stop before the program's "
+				"entry; the chain broke in (built without frame "
+				"pointers? record with --call-graph dwarf):\n",
+				fps, fpb);
+		n = kf_session_n_fp_breaks(s);
+		for (i = 0; i < n; i++) {
+			kf_fp_break b;
+
+			if (kf_session_fp_break(s, i, &b) == 0)
+				fprintf(stderr, "kfold: %10" PRIu64 "  %s\n",
+					b.samples, b.module);
+		}
+	}
+	n = kf_session_n_unwind_stops(s);
+	if (n)
+		fprintf(stderr, "kfold: user stacks unwound: %" PRIu64
+			" samples, %" PRIu64 " frames guessed; where they ended:\n",
+			kf_session_stats(s)->samples_unwound,
+			kf_session_stats(s)->frames_guessed);
+	for (i = 0; i < n; i++) {
+		kf_unwind_stop us;
+
+		if (kf_session_unwind_stop(s, i, &us) != 0)
+			continue;
+		fprintf(stderr, "kfold: %10" PRIu64 "  %s%s%s%s%s\n", us.samples,
+			us.reason, us.module[0] ? " in " : "", us.module,
+			us.hint[0] ? ": " : "", us.hint);
+	}
+}
