@@ -47,7 +47,7 @@ variants=(
 )
 # sed: the report's kfold_version and anything naming the temporary
 # directory are the same for both binaries only after this
-norm() { sed -e "s|$tmp|TMP|g" -e "s|$src|SRC|g"; }
+norm() { sed -e "s|$tmp|TMP|g" -e "s|$src|SRC|g" -e "s|work [0-9]* steps|work N steps|"; }
 
 for dir in "$src"/testdata/cases/*/; do
 	name=$(basename "$dir")
