@@ -27,6 +27,7 @@
 #include "module.h"
 #include "order.h"
 #include "perfdata.h"
+#include "records.h"
 #include "sample.h"
 #include "stacks.h"
 #include "symbolize.h"
@@ -574,15 +575,14 @@ static int deliver(struct kf_session *s, const struct kf_rec *rec)
 	case KF_REC_SAMPLE:
 		return on_sample(s, rec);
 	case KF_REC_LOST:
-		if (rec->size >= 24)
-			s->stats.lost_events += kf_load64(rec->data + 16,
-							  kf_pd_swapped(s->pd));
+	case KF_REC_LOST_SAMPLES: {
+		uint64_t n;
+
+		if (kf_rec_lost(rec, kf_pd_swapped(s->pd), &n))
+			*(rec->type == KF_REC_LOST ? &s->stats.lost_events :
+			  &s->stats.lost_samples) += n;
 		return 0;
-	case KF_REC_LOST_SAMPLES:
-		if (rec->size >= 16)
-			s->stats.lost_samples += kf_load64(rec->data + 8,
-							   kf_pd_swapped(s->pd));
-		return 0;
+	}
 	case KF_REC_THROTTLE:
 		s->stats.throttles++;
 		return 0;
@@ -669,13 +669,15 @@ static int events_arrived(struct kf_session *s)
 static int setup_stages(struct kf_session *s)
 {
 	struct kf_dso_opts dopts;
+	struct kf_namer_opts nopts;
 	int r;
 
-	r = kf_tasks_init(&s->tasks, &s->strings, &s->modules, kf_pd_swapped(s->pd));
+	/* perf 6.1 keeps a process's mappings across exec */
+	r = kf_tasks_init(&s->tasks, &s->strings, &s->modules, kf_pd_swapped(s->pd),
+			  false);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
 	s->tasks_ready = true;
-	s->tasks.exec_flushes_maps = false;
 	memset(&dopts, 0, sizeof(dopts));
 	dopts.symfs = s->symfs;
 	dopts.buildid_dir = s->buildid_dir;
@@ -694,14 +696,17 @@ static int setup_stages(struct kf_session *s)
 	    kf_attr_flag(kf_pd_attr(s->pd, 0), KF_ATTR_USE_CLOCKID))
 		s->dsos.clockid = kf_pd_attr(s->pd, 0)->clockid;
 	s->dsos_ready = true;
-	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings,
-			  s->o.compat == KF_COMPAT_PERF, s->o.suffixes,
-			  s->o.show_addrs, (int)s->o.root);
+	memset(&nopts, 0, sizeof(nopts));
+	nopts.compat = s->o.compat == KF_COMPAT_PERF;
+	nopts.suffixes = s->o.suffixes;
+	nopts.show_addrs = s->o.show_addrs;
+	nopts.root_mode = (int)s->o.root;
+	nopts.inline_frames = s->o.inline_frames && !nopts.compat;
+	nopts.srcline = s->o.srcline && !nopts.compat;
+	nopts.compat_inline = s->o.inline_frames && nopts.compat;
+	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings, &nopts);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
-	s->namer.inline_frames = s->o.inline_frames && s->o.compat != KF_COMPAT_PERF;
-	s->namer.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
-	s->namer.compat_inline = s->o.inline_frames && s->o.compat == KF_COMPAT_PERF;
 	s->namer_ready = true;
 	kf_callchain_init(&s->cc, &s->tasks, &s->modules, &s->dsos, kf_pd_env(s->pd),
 			  s->o.compat == KF_COMPAT_PERF,
@@ -721,30 +726,23 @@ static int setup_stages(struct kf_session *s)
 }
 
 /* The kernel map's reference symbol ("[kernel.kallsyms]_text") and its
- * recorded address, for relocating kallsyms. */
+ * recorded address (the map's pgoff), for relocating kallsyms. */
 static void note_kernel_ref(struct kf_session *s, const struct kf_rec *rec)
 {
-	const uint8_t *p = rec->data + 8;
-	size_t n = rec->size - 8u, off = rec->type == KF_REC_MMAP2 ? 56 : 32;
-	bool sw = kf_pd_swapped(s->pd);
-	const char *name;
-	size_t len;
+	struct kf_mmap_view v;
+	char ref[64];
+	char *br;
 
-	if ((rec->misc & KF_MISC_CPUMODE_MASK) != KF_MISC_KERNEL || n <= off + 17)
+	if ((rec->misc & KF_MISC_CPUMODE_MASK) != KF_MISC_KERNEL ||
+	    !kf_rec_mmap(rec, kf_pd_swapped(s->pd), &v))
 		return;
-	name = (const char *)p + off;
-	len = strnlen(name, n - off);
-	if (len < 17 || memcmp(name, "[kernel.kallsyms]", 17) != 0)
+	if (v.filename_len < 17 || memcmp(v.filename, "[kernel.kallsyms]", 17) != 0)
 		return;
-	snprintf(s->dsos.kref_name, sizeof(s->dsos.kref_name), "%.*s",
-		 (int)(len - 17), name + 17);
-	{
-		char *br = strchr(s->dsos.kref_name, ']');
-
-		if (br)
-			*br = '\0';
-	}
-	s->dsos.kref_addr = kf_load64(p + 24, sw);   /* pgoff */
+	snprintf(ref, sizeof(ref), "%.*s", (int)(v.filename_len - 17), v.filename + 17);
+	br = strchr(ref, ']');
+	if (br)
+		*br = '\0';
+	kf_dsos_kernel_ref(&s->dsos, ref, v.pgoff);
 }
 
 /* The capture's events, each name once, with the samples read of each:
