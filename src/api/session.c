@@ -854,23 +854,16 @@ static void warn_not_unwound(struct kf_session *s)
 	}
 }
 
+/* The records from the one open() read ahead to the end of the stream. */
 static int run(struct kf_session *s)
 {
-	struct kf_rec rec;
+	struct kf_rec rec = s->first;
 	const char *w;
 	int r;
 
-	r = setup_stages(s);
-	if (r)
-		return r;
-	for (;;) {
+	for (r = s->first_r; r > 0; r = kf_pd_next(s->pd, &rec)) {
 		struct kf_sample_id sid;
 
-		r = kf_pd_next(s->pd, &rec);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			break;
 		s->stats.records++;
 		while ((w = kf_pd_take_warning(s->pd)))
 			logf_(s, KF_LOG_WARN, "%s", w);
@@ -911,6 +904,8 @@ static int run(struct kf_session *s)
 		if (r)
 			return r;
 	}
+	if (r < 0)
+		return r;
 	while ((w = kf_pd_take_warning(s->pd)))
 		logf_(s, KF_LOG_WARN, "%s", w);
 	kf_order_flush(s->order, KF_ORDER_FINAL);
@@ -959,7 +954,14 @@ static int run(struct kf_session *s)
 	return check_selection(s);
 }
 
-static int after_open(struct kf_session *s, int r)
+/* Opening reads the header, attrs and features (kf_pd_open_*), sets the
+ * stages up from them and reads ahead to the first record that is not
+ * metadata, so that in pipe mode the attrs and features sent in front of
+ * the data are known too; that record waits in s->first for the run.
+ * The stages are set up before the read-ahead because that is what they
+ * saw when load was one step (in pipe mode: no attrs yet), and the
+ * reader's warnings are said after it, in the order a load said them. */
+static int after_open(struct kf_session *s, int r, uint64_t w0)
 {
 	const char *w;
 
@@ -967,42 +969,90 @@ static int after_open(struct kf_session *s, int r)
 		if (s->pd)
 			while ((w = kf_pd_take_warning(s->pd)))
 				logf_(s, KF_LOG_WARN, "%s", w);
+		s->stats.work += kf_work - w0;
 		return r;
 	}
-	r = run(s);
-	chain_counts(s);
-	s->stats.work += kf_work - s->work0;
+	r = setup_stages(s);
+	if (r == 0) {
+		s->first_r = kf_pd_next(s->pd, &s->first);
+		if (s->first_r < 0)
+			r = s->first_r;
+	}
+	if (r == 0) {
+		while ((w = kf_pd_take_warning(s->pd)))
+			logf_(s, KF_LOG_WARN, "%s", w);
+		s->opened = true;
+	}
+	s->stats.work += kf_work - w0;
 	return r;
 }
 
-static int begin_load(kf_session *s)
+static int begin_open(kf_session *s)
 {
-	if (s->loaded)
-		return kf_fail(&s->err, KF_EINVAL, "a session loads one capture");
-	s->loaded = true;
-	s->work0 = kf_work;
+	if (s->pd || s->opened)
+		return kf_fail(&s->err, KF_EINVAL, "a session opens one capture");
 	return 0;
+}
+
+int kf_session_open_path(kf_session *s, const char *path)
+{
+	uint64_t w0 = kf_work;
+	int r = begin_open(s);
+
+	return r ? r : after_open(s, kf_pd_open_path(&s->pd, path, &s->err), w0);
+}
+
+int kf_session_open_fd(kf_session *s, int fd, const char *name)
+{
+	uint64_t w0 = kf_work;
+	int r = begin_open(s);
+
+	return r ? r : after_open(s, kf_pd_open_fd(&s->pd, fd, name, &s->err), w0);
+}
+
+int kf_session_open_mem(kf_session *s, const void *buf, size_t len)
+{
+	uint64_t w0 = kf_work;
+	int r = begin_open(s);
+
+	return r ? r : after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err), w0);
+}
+
+int kf_session_run(kf_session *s)
+{
+	uint64_t w0 = kf_work;
+	int r;
+
+	if (!s->opened)
+		return kf_fail(&s->err, KF_EINVAL, "no capture opened");
+	if (s->ran)
+		return kf_fail(&s->err, KF_EINVAL, "a session reads its samples once");
+	s->ran = true;
+	r = run(s);
+	chain_counts(s);
+	s->stats.work += kf_work - w0;
+	return r;
 }
 
 int kf_session_load_path(kf_session *s, const char *path)
 {
-	int r = begin_load(s);
+	int r = kf_session_open_path(s, path);
 
-	return r ? r : after_open(s, kf_pd_open_path(&s->pd, path, &s->err));
+	return r ? r : kf_session_run(s);
 }
 
 int kf_session_load_fd(kf_session *s, int fd, const char *name)
 {
-	int r = begin_load(s);
+	int r = kf_session_open_fd(s, fd, name);
 
-	return r ? r : after_open(s, kf_pd_open_fd(&s->pd, fd, name, &s->err));
+	return r ? r : kf_session_run(s);
 }
 
 int kf_session_load_mem(kf_session *s, const void *buf, size_t len)
 {
-	int r = begin_load(s);
+	int r = kf_session_open_mem(s, buf, len);
 
-	return r ? r : after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err));
+	return r ? r : kf_session_run(s);
 }
 
 /* ---- folded output ----------------------------------------------------------- */
@@ -1178,8 +1228,8 @@ int kf_session_write_header(kf_session *s, FILE *out)
 	const struct kf_env *e;
 	size_t i;
 
-	if (!s->pd)
-		return kf_fail(&s->err, KF_EINVAL, "no capture loaded");
+	if (!s->opened)
+		return kf_fail(&s->err, KF_EINVAL, "no capture opened");
 	e = kf_pd_env(s->pd);
 	/* the order and wording of perf's print_* functions (util/header.c) */
 	if (e->hostname)
@@ -1237,6 +1287,83 @@ int kf_session_write_header(kf_session *s, FILE *out)
 			e->comp_ratio);
 	if (fflush(out) != 0)
 		return kf_fail(&s->err, KF_EIO, "writing the header: %s", strerror(errno));
+	return 0;
+}
+
+/* ---- the capture's facts, for a program ------------------------------------------ */
+
+int kf_session_capture(const kf_session *s, kf_capture_info *out)
+{
+	const struct kf_env *e;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->opened)
+		return KF_EINVAL;
+	e = kf_pd_env(s->pd);
+	out->hostname = e->hostname;
+	out->os_release = e->osrelease;
+	out->perf_version = e->version;
+	out->arch = e->arch;
+	out->cpu_desc = e->cpudesc;
+	out->cpuid = e->cpuid;
+	out->has_nr_cpus = e->features[0] >> KF_FEAT_NRCPUS & 1;
+	out->nr_cpus_online = e->nr_cpus_online;
+	out->nr_cpus_avail = e->nr_cpus_avail;
+	if (e->features[0] >> KF_FEAT_TOTAL_MEM & 1)
+		out->total_mem_kb = e->total_mem_kb;
+	if (e->cmdline) {
+		out->cmdline = (const char *const *)e->cmdline;
+		out->n_cmdline = e->n_cmdline;
+	}
+	out->has_sample_time = e->features[0] >> KF_FEAT_SAMPLE_TIME & 1;
+	out->first_sample_time = e->first_sample_time;
+	out->last_sample_time = e->last_sample_time;
+	out->compressed = e->has_compressed;
+	out->pipe = kf_pd_is_pipe(s->pd);
+	out->n_events = kf_pd_n_attrs(s->pd);
+	out->n_buildids = e->n_buildids;
+	return 0;
+}
+
+size_t kf_session_n_events(const kf_session *s)
+{
+	return s->opened ? kf_pd_n_attrs(s->pd) : 0;
+}
+
+int kf_session_event(const kf_session *s, size_t i, kf_event_info *out)
+{
+	const struct kf_attr *a;
+
+	memset(out, 0, sizeof(*out));
+	if (i >= kf_session_n_events(s))
+		return KF_EINVAL;
+	a = kf_pd_attr(s->pd, i);
+	out->name = kf_pd_event_name(s->pd, i);
+	out->type = a->type;
+	out->config = a->config;
+	out->sample_type = a->sample_type;
+	out->sample_period = a->sample_period;
+	out->freq = kf_attr_flag(a, KF_ATTR_FREQ);
+	return 0;
+}
+
+size_t kf_session_n_buildids(const kf_session *s)
+{
+	return s->opened ? kf_pd_env(s->pd)->n_buildids : 0;
+}
+
+int kf_session_buildid(const kf_session *s, size_t i, kf_buildid_info *out)
+{
+	const struct kf_buildid_entry *e;
+
+	memset(out, 0, sizeof(*out));
+	if (i >= kf_session_n_buildids(s))
+		return KF_EINVAL;
+	e = &kf_pd_env(s->pd)->buildids[i];
+	out->path = e->filename;
+	kf_bid_hex(e->id, e->len, out->build_id);
+	out->kernel = e->cpumode == KF_MISC_KERNEL || e->cpumode == KF_MISC_GUEST_KERNEL;
+	out->pid = e->pid;
 	return 0;
 }
 

@@ -51,8 +51,10 @@ struct kf_session {
 	bool fp_done;                 /* fp chain breaks counted */
 	uint64_t fp_samples, fp_broken;
 	uint64_t *fp_breaks;          /* samples per module */
-	bool loaded;
-	uint64_t work0;               /* kf_work when the load began */
+	bool opened;                  /* kf_session_open_* succeeded */
+	bool ran;                     /* kf_session_run was called */
+	struct kf_rec first;          /* the first record after the metadata, */
+	int first_r;                  /* read at open: kf_pd_next's result */
 	uint64_t first_time, last_time; /* of the samples with a time (for
 					   captures without the header's) */
 
