@@ -185,9 +185,11 @@ typedef struct kf_stats {
 	uint64_t work;             /* steps of the loops whose trip count the
 				      input decides (hash probes, tree steps,
 				      queue moves, chain entries, frames named)
-				      in the load and the outputs so far: it
-				      grows linearly with the input, which the
-				      tests check by counting, not timing */
+				      in the open, the run and the outputs so
+				      far, summed over every thread that did
+				      some: it grows linearly with the input,
+				      which the tests check by counting, not
+				      timing */
 } kf_stats;
 
 typedef struct kf_session kf_session;

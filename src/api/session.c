@@ -969,7 +969,7 @@ static int after_open(struct kf_session *s, int r, uint64_t w0)
 		if (s->pd)
 			while ((w = kf_pd_take_warning(s->pd)))
 				logf_(s, KF_LOG_WARN, "%s", w);
-		s->stats.work += kf_work - w0;
+		s->stats.work = kf_work_flush(&s->work, w0);
 		return r;
 	}
 	r = setup_stages(s);
@@ -983,7 +983,7 @@ static int after_open(struct kf_session *s, int r, uint64_t w0)
 			logf_(s, KF_LOG_WARN, "%s", w);
 		s->opened = true;
 	}
-	s->stats.work += kf_work - w0;
+	s->stats.work = kf_work_flush(&s->work, w0);
 	return r;
 }
 
@@ -1030,7 +1030,7 @@ int kf_session_run(kf_session *s)
 	s->ran = true;
 	r = run(s);
 	chain_counts(s);
-	s->stats.work += kf_work - w0;
+	s->stats.work = kf_work_flush(&s->work, w0);
 	return r;
 }
 
@@ -1114,7 +1114,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 		kf_stacks_fini(&rewritten);
 	kf_session_note_unverified(s);
 	s->stats.stacks = lines;
-	s->stats.work += kf_work - w0;
+	s->stats.work = kf_work_flush(&s->work, w0);
 	if (r == KF_EIO)
 		return kf_fail(&s->err, KF_EIO, "writing the output: %s", strerror(errno));
 	if (r)

@@ -27,7 +27,8 @@ struct kf_session {
 	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
 	char **debug_dirs;       /* copies of o.debug_dirs */
 	struct kf_error err;
-	kf_stats stats;
+	kf_stats stats;               /* .work: a copy of `work` */
+	struct kf_work_total work;    /* every thread's work (util.h) */
 
 	struct kf_pd *pd;
 	struct kf_order *order;
