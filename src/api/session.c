@@ -1,11 +1,13 @@
 /* session.c - implements kfold.h: wires the stages together.
  *
- *   perfdata (records) -> order (time order) -> tasks (state) | sample
- *   -> frames (callchain walk, map lookup) -> stacks (trie)
- *   -> symbolize (names) -> folded text
+ *   open: perfdata (header, attrs, features, build-ids) -> stage setup
+ *   run:  perfdata (records) -> order (time order) -> tasks (state) | sample
+ *         -> callchain (the sample's raw frames) -> stacks (trie)
+ *   then: symbolize (names) -> folded text
  *
- * The callchain walk follows perf 6.1's thread__resolve_callchain_sample
- * (tools/perf/util/machine.c); see docs/perf-compat.md for every rule.
+ * The session owns every stage and configures each through its init
+ * arguments; what is per sample lives in the stages (the callchain's
+ * scratch), except the root frame's text built here.
  */
 #include "kfold.h"
 
