@@ -15,7 +15,7 @@
  *	if (r == 0)
  *		r = kf_session_open_path(s, "perf.data");
  *	if (r == 0)
- *		r = kf_session_run(s);      (not needed for the header)
+ *		r = kf_session_run(s);   // not needed for the header
  *	if (r == 0)
  *		r = kf_session_write_folded(s, stdout);
  *	if (r < 0)
