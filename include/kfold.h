@@ -13,7 +13,9 @@
  *	kf_options_init(&o);
  *	int r = kf_session_new(&s, &o);
  *	if (r == 0)
- *		r = kf_session_load_path(s, "perf.data");
+ *		r = kf_session_open_path(s, "perf.data");
+ *	if (r == 0)
+ *		r = kf_session_run(s);   // not needed for the header
  *	if (r == 0)
  *		r = kf_session_write_folded(s, stdout);
  *	if (r < 0)
@@ -183,9 +185,11 @@ typedef struct kf_stats {
 	uint64_t work;             /* steps of the loops whose trip count the
 				      input decides (hash probes, tree steps,
 				      queue moves, chain entries, frames named)
-				      in the load and the outputs so far: it
-				      grows linearly with the input, which the
-				      tests check by counting, not timing */
+				      in the open, the run and the outputs so
+				      far, summed over every thread that did
+				      some: it grows linearly with the input,
+				      which the tests check by counting, not
+				      timing */
 } kf_stats;
 
 typedef struct kf_session kf_session;
@@ -194,20 +198,101 @@ typedef struct kf_session kf_session;
  * so kf_session_errmsg can explain; free it with kf_session_free. */
 KF_API int kf_session_new(kf_session **out, const kf_options *opts);
 
-/* Reads a capture: a perf.data file, a `perf record --threads` directory,
- * or "-" for standard input (pipe mode).  Returns 0 also when the input
- * was damaged after a readable start: kf_session_stats() says so and the
- * stacks of the readable part are kept.  Fails with KF_EIO, KF_EFORMAT,
- * KF_EUNSUPP or KF_ENOMEM when nothing usable could be read.  One load per
- * session. */
-KF_API int kf_session_load_path(kf_session *s, const char *path);
+/* Opens a capture: a perf.data file, a `perf record --threads` directory,
+ * or "-" for standard input (pipe mode).  Reads its header, attrs,
+ * features and build-id table (in pipe mode the metadata records in
+ * front of the first data record, where perf sends the attrs and
+ * features) and processes no sample: the kf_session_capture,
+ * kf_session_event and kf_session_buildid getters and
+ * kf_session_write_header work from here on.  Fails with KF_EIO,
+ * KF_EFORMAT, KF_EUNSUPP or KF_ENOMEM when nothing usable could be read,
+ * KF_EINVAL when the session has opened a capture before (one per
+ * session). */
+KF_API int kf_session_open_path(kf_session *s, const char *path);
 
-/* The same for a descriptor the caller owns (left open). */
-KF_API int kf_session_load_fd(kf_session *s, int fd, const char *name);
+/* The same for a descriptor the caller owns (left open until
+ * kf_session_free). */
+KF_API int kf_session_open_fd(kf_session *s, int fd, const char *name);
 
 /* The same for a capture in memory; buf must stay valid until
  * kf_session_free.  Reads no other file when opts.no_files is set. */
+KF_API int kf_session_open_mem(kf_session *s, const void *buf, size_t len);
+
+/* Processes the opened capture's records: orders them, follows the
+ * tasks, walks or unwinds each sample's call chain into the stacks.
+ * Once per session, after a successful open.  Returns 0 also when the
+ * input was damaged after a readable start: kf_session_stats() says so
+ * and the stacks of the readable part are kept.  Fails with KF_EIO or
+ * KF_ENOMEM, KF_EINVAL when not opened or run before (or --event names
+ * no event of the capture). */
+KF_API int kf_session_run(kf_session *s);
+
+/* kf_session_open_path, then kf_session_run. */
+KF_API int kf_session_load_path(kf_session *s, const char *path);
+
+/* kf_session_open_fd, then kf_session_run. */
+KF_API int kf_session_load_fd(kf_session *s, int fd, const char *name);
+
+/* kf_session_open_mem, then kf_session_run. */
 KF_API int kf_session_load_mem(kf_session *s, const void *buf, size_t len);
+
+/* What the capture's header says about where it was recorded; NULL
+ * strings and zero counts for what it does not say.  Strings borrowed
+ * until kf_session_free. */
+typedef struct kf_capture_info {
+	const char *hostname;
+	const char *os_release;
+	const char *perf_version;
+	const char *arch;
+	const char *cpu_desc;
+	const char *cpuid;
+	bool has_nr_cpus;
+	unsigned nr_cpus_online, nr_cpus_avail;
+	uint64_t total_mem_kb;       /* 0: not recorded */
+	const char *const *cmdline;  /* perf's argv, n_cmdline entries */
+	size_t n_cmdline;
+	bool has_sample_time;
+	uint64_t first_sample_time, last_sample_time; /* ns, the samples'
+				      clock, as perf record wrote them */
+	bool compressed;             /* records are zstd-compressed */
+	bool pipe;                   /* read in pipe mode */
+	size_t n_events;             /* kf_session_n_events */
+	size_t n_buildids;           /* kf_session_n_buildids */
+} kf_capture_info;
+
+/* After a successful open.  Returns 0 or KF_EINVAL (not opened). */
+KF_API int kf_session_capture(const kf_session *s, kf_capture_info *out);
+
+/* One event (perf_event_attr) of the capture. */
+typedef struct kf_event_info {
+	const char *name;            /* as perf script names it */
+	uint32_t type;               /* PERF_TYPE_* */
+	uint64_t config;
+	uint64_t sample_type;        /* PERF_SAMPLE_* bits */
+	uint64_t sample_period;      /* or frequency, when freq */
+	bool freq;
+} kf_event_info;
+
+/* Events known so far (in pipe mode more may arrive during the run);
+ * 0 before an open. */
+KF_API size_t kf_session_n_events(const kf_session *s);
+/* Event i; name borrowed until kf_session_free.  0 or KF_EINVAL. */
+KF_API int kf_session_event(const kf_session *s, size_t i, kf_event_info *out);
+
+/* One entry of the capture's build-id table (the BUILD_ID feature; in
+ * pipe mode perf sends the table as records at the end of the stream, so
+ * it is known only after kf_session_run). */
+typedef struct kf_buildid_info {
+	const char *path;            /* the file as recorded */
+	char build_id[41];           /* hex */
+	bool kernel;                 /* the kernel or a kernel module */
+	int32_t pid;                 /* -1: the host; else a guest machine's */
+} kf_buildid_info;
+
+KF_API size_t kf_session_n_buildids(const kf_session *s);
+/* Entry i, in the capture's order; path borrowed until kf_session_free.
+ * 0 or KF_EINVAL. */
+KF_API int kf_session_buildid(const kf_session *s, size_t i, kf_buildid_info *out);
 
 /* Writes the folded stacks ("root;outer;...;leaf COUNT\n", sorted by the
  * stack text).  Returns 0, KF_EIO if writing failed, or KF_ENOMEM. */
@@ -228,7 +313,8 @@ KF_API int kf_session_write_explain(kf_session *s, FILE *out);
  * release, architecture, CPUs, memory, perf version, command line, the
  * events, the sample time range, compression), one "# key : value" line
  * each in the format of `perf report --header-only`, for the fields the
- * capture has.  Returns 0 or KF_EIO. */
+ * capture has.  Needs only kf_session_open_*.  Returns 0, KF_EIO, or
+ * KF_EINVAL when no capture is open. */
 KF_API int kf_session_write_header(kf_session *s, FILE *out);
 
 /* Borrowed; valid until kf_session_free. */

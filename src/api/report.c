@@ -1004,7 +1004,7 @@ static json_t *notes_json(struct report *rp)
 
 static int finish(struct kf_session *s, struct report *rp, int r, uint64_t w0)
 {
-	s->stats.work += kf_work - w0;
+	s->stats.work = kf_work_flush(&s->work, w0);
 	if (!r)
 		r = rp->err;
 	report_fini(rp);

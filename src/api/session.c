@@ -1,11 +1,13 @@
 /* session.c - implements kfold.h: wires the stages together.
  *
- *   perfdata (records) -> order (time order) -> tasks (state) | sample
- *   -> frames (callchain walk, map lookup) -> stacks (trie)
- *   -> symbolize (names) -> folded text
+ *   open: perfdata (header, attrs, features, build-ids) -> stage setup
+ *   run:  perfdata (records) -> order (time order) -> tasks (state) | sample
+ *         -> callchain (the sample's raw frames) -> stacks (trie)
+ *   then: symbolize (names) -> folded text
  *
- * The callchain walk follows perf 6.1's thread__resolve_callchain_sample
- * (tools/perf/util/machine.c); see docs/perf-compat.md for every rule.
+ * The session owns every stage and configures each through its init
+ * arguments; what is per sample lives in the stages (the callchain's
+ * scratch), except the root frame's text built here.
  */
 #include "kfold.h"
 
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callchain.h"
 #include "context.h"
 #include "cur.h"
 #include "dso.h"
@@ -26,6 +29,7 @@
 #include "module.h"
 #include "order.h"
 #include "perfdata.h"
+#include "records.h"
 #include "sample.h"
 #include "stacks.h"
 #include "symbolize.h"
@@ -160,9 +164,8 @@ void kf_session_free(kf_session *s)
 {
 	if (!s)
 		return;
-	kf_unwinder_free(s->unwinder);
+	kf_callchain_fini(&s->cc);
 	free(s->rules);
-	free(s->uframes);
 	free(s->fp_breaks);
 	if (s->namer_ready)
 		kf_namer_fini(&s->namer);
@@ -178,7 +181,6 @@ void kf_session_free(kf_session *s)
 	kf_strtab_fini(&s->roots);
 	kf_buf_fini(&s->line);
 	kf_buf_fini(&s->root);
-	free(s->frames);
 	kf_map64_fini(&s->rd_ids);
 	kf_map64_fini(&s->rd_slot);
 	free(s->rd_last);
@@ -213,240 +215,6 @@ const kf_stats *kf_session_stats(const kf_session *s)
 }
 
 /* ---- samples -------------------------------------------------------------- */
-
-static bool push_frame(struct kf_session *s, size_t *n, const struct kf_frame *f)
-{
-	if (!KF_GROW(s->frames, s->cap_frames, *n + 1))
-		return false;
-	s->frames[(*n)++] = *f;
-	return true;
-}
-
-/* After the first kernel symbol load perf widens the kernel map to the
- * symbols it got (dso__load_kernel_sym: map__fixup_start/end). */
-struct find_module {
-	uint32_t module;
-	struct kf_map found;
-	bool ok;
-};
-
-static bool find_module(const struct kf_map *m, void *arg)
-{
-	struct find_module *f = arg;
-
-	if (m->module != f->module)
-		return true;
-	f->found = *m;
-	f->ok = true;
-	return false;
-}
-
-static void kernel_loaded(struct kf_session *s, uint32_t kmod)
-{
-	const struct kf_symtab *t = kf_dso_symtab(&s->dsos, kmod);
-	struct find_module f = { kmod, { 0 }, false };
-
-	if (!t || !t->n)
-		return;
-	kf_maps_walk(&s->tasks.kernel, find_module, &f);
-	if (f.ok) {
-		struct kf_map nm = f.found;
-
-		nm.start = t->v[0].start;
-		nm.end = t->v[t->n - 1].end;
-		if (nm.end > nm.start)
-			kf_maps_insert(&s->tasks.kernel, &nm);
-	}
-}
-
-static void resolve(struct kf_session *s, struct kf_thread *th, unsigned cpumode,
-		    uint64_t ip, struct kf_frame *f)
-{
-	const struct kf_map *m = NULL;
-
-	memset(f, 0, sizeof(*f));
-	f->addr = ip;
-	if (cpumode == KF_MISC_KERNEL) {
-		f->flags |= KF_FRAME_KERNEL;
-		m = kf_maps_find(&s->tasks.kernel, ip);
-		if (m && m->module == s->tasks.kernel_module && !s->dsos.kernel_loaded) {
-			uint32_t kmod = m->module;
-
-			kf_dso_status(&s->dsos, kmod);   /* loads kallsyms */
-			kernel_loaded(s, kmod);
-			m = kf_maps_find(&s->tasks.kernel, ip);
-		}
-	} else if (cpumode == KF_MISC_USER && th->maps) {
-		m = kf_maps_find(th->maps, ip);
-	}
-	if (!m) {
-		f->flags |= KF_FRAME_NOMAP;
-		return;
-	}
-	f->module = m->module;
-	if (!(f->flags & KF_FRAME_KERNEL) && !(m->flags & KF_MAP_IDENTITY))
-		f->addr = ip - m->start + m->pgoff;
-	kf_modules_at(&s->modules, m->module)->hit = true;
-}
-
-/* Walks the callchain leaf first, as perf does (ORDER_CALLEE).  Returns
- * the number of frames in s->frames, or -1 on ENOMEM. */
-static long walk_chain(struct kf_session *s, struct kf_thread *th,
-		       const struct kf_sample *smp)
-{
-	unsigned cpumode = KF_MISC_USER;
-	size_t n = 0, entries = 0;
-	uint64_t i;
-	bool first = true;
-
-	s->chain_kernel = s->chain_user = 0;
-	s->chain_user_marker = false;
-	for (i = 0; i < smp->n_chain && entries < PERF_MAX_STACK; i++) {
-		uint64_t ip = kf_sample_chain(smp, i);
-		struct kf_frame f;
-
-		if (ip >= CTX_MAX) {
-			if (ip == CTX_KERNEL)
-				cpumode = KF_MISC_KERNEL;
-			else if (ip == CTX_USER) {
-				cpumode = KF_MISC_USER;
-				s->chain_user_marker = true;
-			}
-			else if (ip == CTX_HV)
-				cpumode = KF_MISC_HYPERVISOR;
-			else if (s->o.compat == KF_COMPAT_PERF)
-				return 0;   /* perf discards the whole chain */
-			else
-				break;      /* the frames before it stand */
-			first = true;
-			continue;
-		}
-		entries++;
-		KF_WORK(1);
-		if (cpumode == KF_MISC_KERNEL)
-			s->chain_kernel++;
-		else if (cpumode == KF_MISC_USER)
-			s->chain_user++;
-		resolve(s, th, cpumode, ip, &f);
-		/* the first entry of a context is an interrupted pc; the
-		 * others are return addresses */
-		if (!first)
-			f.flags |= KF_FRAME_RA;
-		first = false;
-		if (!push_frame(s, &n, &f))
-			return -1;
-	}
-	if (s->o.compat != KF_COMPAT_PERF) {
-		/* a trailing 0 is the end marker of a user walk, not a frame */
-		while (n > 0 && (s->frames[n - 1].flags & KF_FRAME_NOMAP) &&
-		       s->frames[n - 1].addr == 0)
-			n--;
-	}
-	return (long)n;
-}
-
-/* --call-graph dwarf: the user part comes from unwinding the sampled
- * registers and stack (thread__resolve_callchain_unwind); it follows the
- * kernel part of the callchain.  perf 6.1's libunwind path stores a
- * return address minus one (get_entries: "--ips[i]"), so in --compat=perf
- * the frame is that address; kfold keeps the return address and looks it
- * up at ra - 1, which names the same function. */
-
-/* the architecture a capture was recorded on; none recorded: x86_64 */
-static bool arch_is_x86_64(const char *arch)
-{
-	return !arch || strcmp(arch, "x86_64") == 0;
-}
-static long unwind_user(struct kf_session *s, struct kf_thread *th,
-			const struct kf_sample *smp, const struct kf_attr *a,
-			size_t n)
-{
-	size_t nu = 0, i, n0 = n;
-	uint32_t endmod;
-	enum kf_unwind_end end;
-
-	s->stats.samples_dwarf++;
-	if (!s->unwinder) {
-		s->uw_skipped[KF_UWS_ARCH]++;
-		return (long)n;
-	}
-	if (!th->maps)
-		return (long)n;   /* never: kf_tasks_findnew gives every thread
-				     an address space (an empty one is "pc
-				     outside any mapping" in the unwinder) */
-	if (!s->uframes) {
-		s->uframes = kf_calloc(PERF_MAX_STACK, sizeof(*s->uframes));
-		if (!s->uframes)
-			return -1;
-	}
-	/* perf 6.1 on x86_64 unwinds x86_64 samples only ("unwind: target
-	 * platform=x86 is not supported", also arm64): no user frame at all */
-	if (s->o.compat == KF_COMPAT_PERF &&
-	    (smp->regs_user_abi == 1 || !arch_is_x86_64(kf_pd_env(s->pd)->arch))) {
-		s->uw_skipped[KF_UWS_COMPAT]++;
-		return (long)n;
-	}
-	end = kf_unwind(s->unwinder, th->maps, smp, a->sample_regs_user, s->uframes,
-			PERF_MAX_STACK, &nu, &endmod);
-	KF_WORK(nu);
-	if (nu)
-		s->stats.samples_unwound++;
-	for (i = 0; i < nu; i++) {
-		struct kf_frame f;
-		uint64_t pc = s->uframes[i].pc;
-
-		if (!pc && i > 0 && s->o.compat == KF_COMPAT_PERF) {
-			/* a zero return address: perf prints 0 - 1 */
-			memset(&f, 0, sizeof(f));
-			f.flags = KF_FRAME_NOMAP;
-			f.addr = UINT64_MAX;
-			if (!push_frame(s, &n, &f))
-				return -1;
-			continue;
-		}
-		if (!pc)
-			continue;   /* perf skips zero entries */
-		if (i > 0 && s->o.compat == KF_COMPAT_PERF)
-			pc--;
-		resolve(s, th, KF_MISC_USER, pc, &f);
-		if (i > 0 && s->o.compat != KF_COMPAT_PERF)
-			f.flags |= KF_FRAME_RA;
-		if (s->namer.compat_inline) {
-			uint32_t id;
-
-			/* name it now: perf asks its addr2line children in
-			 * this order, and their answers depend on it */
-			f.flags |= KF_FRAME_UNWOUND;
-			if (kf_namer_frame_id(&s->namer, &f, false, &id))
-				return -1;
-		}
-		if (s->uframes[i].guessed) {
-			f.flags |= KF_FRAME_GUESSED;
-			s->stats.frames_guessed++;
-		}
-		if (!push_frame(s, &n, &f))
-			return -1;
-	}
-	/* the copy of the stack ran out: libunwind reads the return address
-	 * as 0, and perf prints that frame (0 - 1) as [unknown]; kfold marks
-	 * the place [truncated] */
-	if (end == KF_UW_STACK_END && nu < PERF_MAX_STACK) {
-		struct kf_frame f;
-
-		memset(&f, 0, sizeof(f));
-		f.flags = KF_FRAME_NOMAP;
-		f.addr = UINT64_MAX;
-		if (s->o.compat != KF_COMPAT_PERF) {
-			f.flags |= KF_FRAME_TRUNCATED;
-			f.addr = 0;
-		}
-		if (!push_frame(s, &n, &f))
-			return -1;
-	}
-	/* the unwound frames are the sample's user part */
-	s->chain_user += n - n0;
-	return (long)n;
-}
 
 static bool event_matches(const char *name, const char *want)
 {
@@ -507,11 +275,11 @@ static void header_rest(struct kf_session *s, int attr_idx,
 
 /* What the context classifier needs to know about a sample besides its
  * frames, kept on its root frame (kernel-contexts.md sec. 5). */
-static void ctx_root(struct kf_session *s, const struct kf_thread *th,
-		     const struct kf_attr *a, const struct kf_sample *smp,
+static void ctx_root(const struct kf_thread *th, const struct kf_attr *a,
+		     const struct kf_sample *smp, const struct kf_chain *ch,
 		     struct kf_frame *root)
 {
-	unsigned max = a->sample_max_stack ? a->sample_max_stack : PERF_MAX_STACK;
+	unsigned max = a->sample_max_stack ? a->sample_max_stack : KF_CHAIN_MAX_STACK;
 
 	root->addr = (uint64_t)(uint32_t)th->pid << 32 | (uint32_t)th->tid;
 	root->flags |= (uint32_t)(smp->misc & KF_MISC_CPUMODE_MASK)
@@ -519,12 +287,12 @@ static void ctx_root(struct kf_session *s, const struct kf_thread *th,
 	if (!(a->sample_type & KF_SAMPLE_CALLCHAIN)) {
 		root->flags |= KF_FRAME_CTX_NO_CHAIN;
 	} else {
-		if (s->chain_user)
+		if (ch->n_user)
 			root->flags |= KF_FRAME_CTX_USER_PART;
 		/* the kernel stops at max_stack entries; a user marker
 		 * without entries means the chain ran out right there */
-		if (s->chain_kernel >= max || s->chain_kernel >= PERF_MAX_STACK ||
-		    (s->chain_user_marker && s->chain_user == 0))
+		if (ch->n_kernel >= max || ch->n_kernel >= KF_CHAIN_MAX_STACK ||
+		    (ch->user_marker && ch->n_user == 0))
 			root->flags |= KF_FRAME_CTX_TRUNCATED;
 	}
 	/* kthreadd is pid 2; kernel threads are its children */
@@ -542,10 +310,11 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	struct kf_thread *th;
 	const char *evname, *comm;
 	uint64_t weight;
-	long nframes = 0;
+	struct kf_chain ch;
 	uint32_t node, rid;
 	struct kf_frame root;
 	size_t i;
+	int r = 0;
 
 	if (evidx >= 0 && (size_t)evidx >= s->n_attr_samples) {
 		size_t n = (size_t)evidx + 1;
@@ -622,14 +391,10 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		 * on the callchain lines ("ip sym", no "(dso)"), which
 		 * stackcollapse-perf.pl does not recognize: it folds the comm
 		 * alone (docs/perf-compat.md F9) */
-		if (a->type == 2) {
-			nframes = 0;
-		} else {
-			nframes = walk_chain(s, th, &smp);
-			if (nframes >= 0 && (a->sample_type & KF_SAMPLE_REGS_USER) &&
-			    (a->sample_type & KF_SAMPLE_STACK_USER))
-				nframes = unwind_user(s, th, &smp, a, (size_t)nframes);
-		}
+		if (a->type == 2)
+			memset(&ch, 0, sizeof(ch));
+		else
+			r = kf_callchain_build(&s->cc, th, a, &smp, &ch);
 	} else {
 		if (!s->event) {
 			if (!s->filter_set) {
@@ -640,34 +405,11 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 			}
 		}
 		kf_namer_root(&s->namer, comm, th->pid, th->tid, NULL, &s->root);
-		if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
-			nframes = walk_chain(s, th, &smp);
-			if (nframes >= 0 && (a->sample_type & KF_SAMPLE_REGS_USER) &&
-			    (a->sample_type & KF_SAMPLE_STACK_USER))
-				nframes = unwind_user(s, th, &smp, a, (size_t)nframes);
-		} else if (smp.has_ip) {
-			struct kf_frame f;
-			unsigned cm = smp.misc & KF_MISC_CPUMODE_MASK;
-
-			resolve(s, th, cm == KF_MISC_KERNEL ? KF_MISC_KERNEL :
-				cm == KF_MISC_USER ? KF_MISC_USER : KF_MISC_HYPERVISOR,
-				smp.ip, &f);
-			nframes = 0;
-			if (!push_frame(s, (size_t *)&nframes, &f))
-				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-		}
-		if (!(a->sample_type & KF_SAMPLE_CALLCHAIN) &&
-		    (a->sample_type & KF_SAMPLE_REGS_USER) &&
-		    (a->sample_type & KF_SAMPLE_STACK_USER)) {
-			/* perf unwinds a sample's user stack only as part of
-			 * its callchain */
-			s->stats.samples_dwarf++;
-			s->uw_skipped[KF_UWS_NO_CHAIN]++;
-		}
+		r = kf_callchain_build(&s->cc, th, a, &smp, &ch);
 		if (weight == 0)
 			weight = 1;
 	}
-	if (nframes < 0 || s->root.oom)
+	if (r || s->root.oom)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	if (s->o.count_samples)
 		weight = 1;
@@ -683,10 +425,10 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		root.flags |= KF_FRAME_FPCHAIN;
 	root.module = rid;
 	if (s->o.classify)
-		ctx_root(s, th, a, &smp, &root);
+		ctx_root(th, a, &smp, &ch, &root);
 	node = kf_stacks_child(&s->stacks, 0, &root);
-	for (i = (size_t)nframes; node && i-- > 0;)
-		node = kf_stacks_child(&s->stacks, node, &s->frames[i]);
+	for (i = ch.n; node && i-- > 0;)
+		node = kf_stacks_child(&s->stacks, node, &ch.frames[i]);
 	if (!node)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	if (!kf_stacks_add(&s->stacks, node, weight))
@@ -835,15 +577,14 @@ static int deliver(struct kf_session *s, const struct kf_rec *rec)
 	case KF_REC_SAMPLE:
 		return on_sample(s, rec);
 	case KF_REC_LOST:
-		if (rec->size >= 24)
-			s->stats.lost_events += kf_load64(rec->data + 16,
-							  kf_pd_swapped(s->pd));
+	case KF_REC_LOST_SAMPLES: {
+		uint64_t n;
+
+		if (kf_rec_lost(rec, kf_pd_swapped(s->pd), &n))
+			*(rec->type == KF_REC_LOST ? &s->stats.lost_events :
+			  &s->stats.lost_samples) += n;
 		return 0;
-	case KF_REC_LOST_SAMPLES:
-		if (rec->size >= 16)
-			s->stats.lost_samples += kf_load64(rec->data + 8,
-							   kf_pd_swapped(s->pd));
-		return 0;
+	}
 	case KF_REC_THROTTLE:
 		s->stats.throttles++;
 		return 0;
@@ -913,35 +654,32 @@ static int events_arrived(struct kf_session *s)
 		    (a->sample_type & KF_SAMPLE_STACK_USER))
 			s->dwarf_events = true;
 	}
-	if (!s->dwarf_events || s->unwinder || s->unwinder_unsupported)
+	if (!s->dwarf_events)
 		return 0;
-	r = kf_unwinder_new(&s->unwinder, &s->dsos, &s->modules,
-			    kf_pd_env(s->pd)->arch);
+	r = kf_callchain_unwinding(&s->cc);
 	if (r == KF_EUNSUPP) {
 		logf_(s, KF_LOG_WARN, "user stacks of a %s capture cannot be "
 		      "unwound yet; only the kernel part of each stack is shown",
 		      kf_pd_env(s->pd)->arch);
-		kf_unwinder_free(s->unwinder);
-		s->unwinder = NULL;
-		s->unwinder_unsupported = true;
 		return 0;
 	}
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
-	kf_unwinder_set_compat(s->unwinder, s->o.compat == KF_COMPAT_PERF);
 	return 0;
 }
 
 static int setup_stages(struct kf_session *s)
 {
 	struct kf_dso_opts dopts;
+	struct kf_namer_opts nopts;
 	int r;
 
-	r = kf_tasks_init(&s->tasks, &s->strings, &s->modules, kf_pd_swapped(s->pd));
+	/* perf 6.1 keeps a process's mappings across exec */
+	r = kf_tasks_init(&s->tasks, &s->strings, &s->modules, kf_pd_swapped(s->pd),
+			  false);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
 	s->tasks_ready = true;
-	s->tasks.exec_flushes_maps = false;
 	memset(&dopts, 0, sizeof(dopts));
 	dopts.symfs = s->symfs;
 	dopts.buildid_dir = s->buildid_dir;
@@ -960,15 +698,21 @@ static int setup_stages(struct kf_session *s)
 	    kf_attr_flag(kf_pd_attr(s->pd, 0), KF_ATTR_USE_CLOCKID))
 		s->dsos.clockid = kf_pd_attr(s->pd, 0)->clockid;
 	s->dsos_ready = true;
-	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings,
-			  s->o.compat == KF_COMPAT_PERF, s->o.suffixes,
-			  s->o.show_addrs, (int)s->o.root);
+	memset(&nopts, 0, sizeof(nopts));
+	nopts.compat = s->o.compat == KF_COMPAT_PERF;
+	nopts.suffixes = s->o.suffixes;
+	nopts.show_addrs = s->o.show_addrs;
+	nopts.root_mode = (int)s->o.root;
+	nopts.inline_frames = s->o.inline_frames && !nopts.compat;
+	nopts.srcline = s->o.srcline && !nopts.compat;
+	nopts.compat_inline = s->o.inline_frames && nopts.compat;
+	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings, &nopts);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
-	s->namer.inline_frames = s->o.inline_frames && s->o.compat != KF_COMPAT_PERF;
-	s->namer.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
-	s->namer.compat_inline = s->o.inline_frames && s->o.compat == KF_COMPAT_PERF;
 	s->namer_ready = true;
+	kf_callchain_init(&s->cc, &s->tasks, &s->modules, &s->dsos, kf_pd_env(s->pd),
+			  s->o.compat == KF_COMPAT_PERF,
+			  s->namer.compat_inline ? &s->namer : NULL);
 	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
 			 KF_MAX_QUEUE_BYTES);
 	if (r)
@@ -984,30 +728,23 @@ static int setup_stages(struct kf_session *s)
 }
 
 /* The kernel map's reference symbol ("[kernel.kallsyms]_text") and its
- * recorded address, for relocating kallsyms. */
+ * recorded address (the map's pgoff), for relocating kallsyms. */
 static void note_kernel_ref(struct kf_session *s, const struct kf_rec *rec)
 {
-	const uint8_t *p = rec->data + 8;
-	size_t n = rec->size - 8u, off = rec->type == KF_REC_MMAP2 ? 56 : 32;
-	bool sw = kf_pd_swapped(s->pd);
-	const char *name;
-	size_t len;
+	struct kf_mmap_view v;
+	char ref[64];
+	char *br;
 
-	if ((rec->misc & KF_MISC_CPUMODE_MASK) != KF_MISC_KERNEL || n <= off + 17)
+	if ((rec->misc & KF_MISC_CPUMODE_MASK) != KF_MISC_KERNEL ||
+	    !kf_rec_mmap(rec, kf_pd_swapped(s->pd), &v))
 		return;
-	name = (const char *)p + off;
-	len = strnlen(name, n - off);
-	if (len < 17 || memcmp(name, "[kernel.kallsyms]", 17) != 0)
+	if (v.filename_len < 17 || memcmp(v.filename, "[kernel.kallsyms]", 17) != 0)
 		return;
-	snprintf(s->dsos.kref_name, sizeof(s->dsos.kref_name), "%.*s",
-		 (int)(len - 17), name + 17);
-	{
-		char *br = strchr(s->dsos.kref_name, ']');
-
-		if (br)
-			*br = '\0';
-	}
-	s->dsos.kref_addr = kf_load64(p + 24, sw);   /* pgoff */
+	snprintf(ref, sizeof(ref), "%.*s", (int)(v.filename_len - 17), v.filename + 17);
+	br = strchr(ref, ']');
+	if (br)
+		*br = '\0';
+	kf_dsos_kernel_ref(&s->dsos, ref, v.pgoff);
 }
 
 /* The capture's events, each name once, with the samples read of each:
@@ -1097,37 +834,38 @@ static const struct {
 		"with --call-graph dwarf" },
 };
 
+/* The callchain stage counts what its chains needed; the stats say it. */
+static void chain_counts(struct kf_session *s)
+{
+	s->stats.samples_dwarf = s->cc.counts.samples_dwarf;
+	s->stats.samples_unwound = s->cc.counts.samples_unwound;
+	s->stats.frames_guessed = s->cc.counts.frames_guessed;
+}
+
 static void warn_not_unwound(struct kf_session *s)
 {
 	int k;
 
 	for (k = 0; k < KF_UWS_N; k++) {
-		if (s->uw_skipped[k])
+		if (s->cc.counts.uw_skipped[k])
 			logf_(s, KF_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples "
 			      "recorded with --call-graph dwarf were not unwound "
-			      "(no user frames): %s; %s", s->uw_skipped[k],
+			      "(no user frames): %s; %s", s->cc.counts.uw_skipped[k],
 			      s->stats.samples_dwarf, uw_skips[k].reason +
 			      strlen("not unwound: "), uw_skips[k].hint);
 	}
 }
 
+/* The records from the one open() read ahead to the end of the stream. */
 static int run(struct kf_session *s)
 {
-	struct kf_rec rec;
+	struct kf_rec rec = s->first;
 	const char *w;
 	int r;
 
-	r = setup_stages(s);
-	if (r)
-		return r;
-	for (;;) {
+	for (r = s->first_r; r > 0; r = kf_pd_next(s->pd, &rec)) {
 		struct kf_sample_id sid;
 
-		r = kf_pd_next(s->pd, &rec);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			break;
 		s->stats.records++;
 		while ((w = kf_pd_take_warning(s->pd)))
 			logf_(s, KF_LOG_WARN, "%s", w);
@@ -1168,6 +906,8 @@ static int run(struct kf_session *s)
 		if (r)
 			return r;
 	}
+	if (r < 0)
+		return r;
 	while ((w = kf_pd_take_warning(s->pd)))
 		logf_(s, KF_LOG_WARN, "%s", w);
 	kf_order_flush(s->order, KF_ORDER_FINAL);
@@ -1211,11 +951,19 @@ static int run(struct kf_session *s)
 	if (s->tasks.bad_records)
 		logf_(s, KF_LOG_WARN, "%" PRIu64 " sideband records were too short; skipped",
 		      s->tasks.bad_records);
+	chain_counts(s);
 	warn_not_unwound(s);
 	return check_selection(s);
 }
 
-static int after_open(struct kf_session *s, int r)
+/* Opening reads the header, attrs and features (kf_pd_open_*), sets the
+ * stages up from them and reads ahead to the first record that is not
+ * metadata, so that in pipe mode the attrs and features sent in front of
+ * the data are known too; that record waits in s->first for the run.
+ * The stages are set up before the read-ahead because that is what they
+ * saw when load was one step (in pipe mode: no attrs yet), and the
+ * reader's warnings are said after it, in the order a load said them. */
+static int after_open(struct kf_session *s, int r, uint64_t w0)
 {
 	const char *w;
 
@@ -1223,41 +971,90 @@ static int after_open(struct kf_session *s, int r)
 		if (s->pd)
 			while ((w = kf_pd_take_warning(s->pd)))
 				logf_(s, KF_LOG_WARN, "%s", w);
+		s->stats.work = kf_work_flush(&s->work, w0);
 		return r;
 	}
-	r = run(s);
-	s->stats.work += kf_work - s->work0;
+	r = setup_stages(s);
+	if (r == 0) {
+		s->first_r = kf_pd_next(s->pd, &s->first);
+		if (s->first_r < 0)
+			r = s->first_r;
+	}
+	if (r == 0) {
+		while ((w = kf_pd_take_warning(s->pd)))
+			logf_(s, KF_LOG_WARN, "%s", w);
+		s->opened = true;
+	}
+	s->stats.work = kf_work_flush(&s->work, w0);
 	return r;
 }
 
-static int begin_load(kf_session *s)
+static int begin_open(kf_session *s)
 {
-	if (s->loaded)
-		return kf_fail(&s->err, KF_EINVAL, "a session loads one capture");
-	s->loaded = true;
-	s->work0 = kf_work;
+	if (s->pd || s->opened)
+		return kf_fail(&s->err, KF_EINVAL, "a session opens one capture");
 	return 0;
+}
+
+int kf_session_open_path(kf_session *s, const char *path)
+{
+	uint64_t w0 = kf_work;
+	int r = begin_open(s);
+
+	return r ? r : after_open(s, kf_pd_open_path(&s->pd, path, &s->err), w0);
+}
+
+int kf_session_open_fd(kf_session *s, int fd, const char *name)
+{
+	uint64_t w0 = kf_work;
+	int r = begin_open(s);
+
+	return r ? r : after_open(s, kf_pd_open_fd(&s->pd, fd, name, &s->err), w0);
+}
+
+int kf_session_open_mem(kf_session *s, const void *buf, size_t len)
+{
+	uint64_t w0 = kf_work;
+	int r = begin_open(s);
+
+	return r ? r : after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err), w0);
+}
+
+int kf_session_run(kf_session *s)
+{
+	uint64_t w0 = kf_work;
+	int r;
+
+	if (!s->opened)
+		return kf_fail(&s->err, KF_EINVAL, "no capture opened");
+	if (s->ran)
+		return kf_fail(&s->err, KF_EINVAL, "a session reads its samples once");
+	s->ran = true;
+	r = run(s);
+	chain_counts(s);
+	s->stats.work = kf_work_flush(&s->work, w0);
+	return r;
 }
 
 int kf_session_load_path(kf_session *s, const char *path)
 {
-	int r = begin_load(s);
+	int r = kf_session_open_path(s, path);
 
-	return r ? r : after_open(s, kf_pd_open_path(&s->pd, path, &s->err));
+	return r ? r : kf_session_run(s);
 }
 
 int kf_session_load_fd(kf_session *s, int fd, const char *name)
 {
-	int r = begin_load(s);
+	int r = kf_session_open_fd(s, fd, name);
 
-	return r ? r : after_open(s, kf_pd_open_fd(&s->pd, fd, name, &s->err));
+	return r ? r : kf_session_run(s);
 }
 
 int kf_session_load_mem(kf_session *s, const void *buf, size_t len)
 {
-	int r = begin_load(s);
+	int r = kf_session_open_mem(s, buf, len);
 
-	return r ? r : after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err));
+	return r ? r : kf_session_run(s);
 }
 
 /* ---- folded output ----------------------------------------------------------- */
@@ -1319,7 +1116,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 		kf_stacks_fini(&rewritten);
 	kf_session_note_unverified(s);
 	s->stats.stacks = lines;
-	s->stats.work += kf_work - w0;
+	s->stats.work = kf_work_flush(&s->work, w0);
 	if (r == KF_EIO)
 		return kf_fail(&s->err, KF_EIO, "writing the output: %s", strerror(errno));
 	if (r)
@@ -1433,8 +1230,8 @@ int kf_session_write_header(kf_session *s, FILE *out)
 	const struct kf_env *e;
 	size_t i;
 
-	if (!s->pd)
-		return kf_fail(&s->err, KF_EINVAL, "no capture loaded");
+	if (!s->opened)
+		return kf_fail(&s->err, KF_EINVAL, "no capture opened");
 	e = kf_pd_env(s->pd);
 	/* the order and wording of perf's print_* functions (util/header.c) */
 	if (e->hostname)
@@ -1495,6 +1292,83 @@ int kf_session_write_header(kf_session *s, FILE *out)
 	return 0;
 }
 
+/* ---- the capture's facts, for a program ------------------------------------------ */
+
+int kf_session_capture(const kf_session *s, kf_capture_info *out)
+{
+	const struct kf_env *e;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->opened)
+		return KF_EINVAL;
+	e = kf_pd_env(s->pd);
+	out->hostname = e->hostname;
+	out->os_release = e->osrelease;
+	out->perf_version = e->version;
+	out->arch = e->arch;
+	out->cpu_desc = e->cpudesc;
+	out->cpuid = e->cpuid;
+	out->has_nr_cpus = e->features[0] >> KF_FEAT_NRCPUS & 1;
+	out->nr_cpus_online = e->nr_cpus_online;
+	out->nr_cpus_avail = e->nr_cpus_avail;
+	if (e->features[0] >> KF_FEAT_TOTAL_MEM & 1)
+		out->total_mem_kb = e->total_mem_kb;
+	if (e->cmdline) {
+		out->cmdline = (const char *const *)e->cmdline;
+		out->n_cmdline = e->n_cmdline;
+	}
+	out->has_sample_time = e->features[0] >> KF_FEAT_SAMPLE_TIME & 1;
+	out->first_sample_time = e->first_sample_time;
+	out->last_sample_time = e->last_sample_time;
+	out->compressed = e->has_compressed;
+	out->pipe = kf_pd_is_pipe(s->pd);
+	out->n_events = kf_pd_n_attrs(s->pd);
+	out->n_buildids = e->n_buildids;
+	return 0;
+}
+
+size_t kf_session_n_events(const kf_session *s)
+{
+	return s->opened ? kf_pd_n_attrs(s->pd) : 0;
+}
+
+int kf_session_event(const kf_session *s, size_t i, kf_event_info *out)
+{
+	const struct kf_attr *a;
+
+	memset(out, 0, sizeof(*out));
+	if (i >= kf_session_n_events(s))
+		return KF_EINVAL;
+	a = kf_pd_attr(s->pd, i);
+	out->name = kf_pd_event_name(s->pd, i);
+	out->type = a->type;
+	out->config = a->config;
+	out->sample_type = a->sample_type;
+	out->sample_period = a->sample_period;
+	out->freq = kf_attr_flag(a, KF_ATTR_FREQ);
+	return 0;
+}
+
+size_t kf_session_n_buildids(const kf_session *s)
+{
+	return s->opened ? kf_pd_env(s->pd)->n_buildids : 0;
+}
+
+int kf_session_buildid(const kf_session *s, size_t i, kf_buildid_info *out)
+{
+	const struct kf_buildid_entry *e;
+
+	memset(out, 0, sizeof(*out));
+	if (i >= kf_session_n_buildids(s))
+		return KF_EINVAL;
+	e = &kf_pd_env(s->pd)->buildids[i];
+	out->path = e->filename;
+	kf_bid_hex(e->id, e->len, out->build_id);
+	out->kernel = e->cpumode == KF_MISC_KERNEL || e->cpumode == KF_MISC_GUEST_KERNEL;
+	out->pid = e->pid;
+	return 0;
+}
+
 /* ---- why unwinds stopped -------------------------------------------------------- */
 
 struct stop {
@@ -1511,18 +1385,18 @@ static size_t collect_stops(const kf_session *s, struct stop *out, size_t max)
 	/* the samples never given to the unwinder first (end past the
 	 * unwinder's reasons) */
 	for (e = 0; e < KF_UWS_N; e++) {
-		if (!s->uw_skipped[e])
+		if (!s->cc.counts.uw_skipped[e])
 			continue;
 		if (out && k < max)
 			out[k] = (struct stop){ 0, (enum kf_unwind_end)(KF_UW_N_REASONS + e),
-						s->uw_skipped[e] };
+						s->cc.counts.uw_skipped[e] };
 		k++;
 	}
-	if (!s->unwinder)
+	if (!kf_callchain_unwinder(&s->cc))
 		return k;
 	for (m = 0; m < s->modules.n; m++) {
 		for (e = 0; e < KF_UW_N_REASONS; e++) {
-			uint64_t c = kf_unwinder_count(s->unwinder, (uint32_t)m,
+			uint64_t c = kf_unwinder_count(kf_callchain_unwinder(&s->cc), (uint32_t)m,
 						       (enum kf_unwind_end)e);
 
 			if (!c)

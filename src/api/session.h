@@ -7,6 +7,7 @@
 
 #include "kfold.h"
 
+#include "callchain.h"
 #include "classify.h"
 #include "dso.h"
 #include "error.h"
@@ -21,31 +22,13 @@
 #include "util.h"
 
 #define KF_VERSION "0.1.0"
-#define PERF_MAX_STACK 127u       /* perf script's --max-stack default */
-
-/* callchain context markers (include/uapi/linux/perf_event.h) */
-#define CTX_HV     ((uint64_t)-32)
-#define CTX_KERNEL ((uint64_t)-128)
-#define CTX_USER   ((uint64_t)-512)
-#define CTX_MAX    ((uint64_t)-4095)
-
-/* Why a sample of a DWARF event (one with user registers and stack) was
- * not handed to the unwinder at all (the unwinder counts the ends of the
- * unwinds it did). */
-enum kf_uw_skip {
-	KF_UWS_ARCH,          /* no unwinder for the capture's architecture */
-	KF_UWS_COMPAT,        /* --compat=perf: perf 6.1 does not unwind it */
-	KF_UWS_NO_CHAIN,      /* the event samples no callchain: perf folds
-				 no stack of it either */
-	KF_UWS_N
-};
-
 struct kf_session {
 	kf_options o;
 	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
 	char **debug_dirs;       /* copies of o.debug_dirs */
 	struct kf_error err;
-	kf_stats stats;
+	kf_stats stats;               /* .work: a copy of `work` */
+	struct kf_work_total work;    /* every thread's work (util.h) */
 
 	struct kf_pd *pd;
 	struct kf_order *order;
@@ -61,19 +44,18 @@ struct kf_session {
 	struct kf_stacks stacks;
 	struct kf_namer namer;
 	bool namer_ready;
-	struct kf_unwinder *unwinder;
+	struct kf_callchain cc;        /* the samples' chains (scratch) */
 	size_t n_events;              /* attrs whose per-event setup ran
 					 (events_arrived) */
 	bool dwarf_events;            /* some event records user registers
 					 and stack (--call-graph dwarf) */
-	bool unwinder_unsupported;    /* its architecture has no unwinder */
-	uint64_t uw_skipped[KF_UWS_N]; /* DWARF samples not unwound, by why */
 	bool fp_done;                 /* fp chain breaks counted */
 	uint64_t fp_samples, fp_broken;
 	uint64_t *fp_breaks;          /* samples per module */
-	struct kf_uframe *uframes;
-	bool loaded;
-	uint64_t work0;               /* kf_work when the load began */
+	bool opened;                  /* kf_session_open_* succeeded */
+	bool ran;                     /* kf_session_run was called */
+	struct kf_rec first;          /* the first record after the metadata, */
+	int first_r;                  /* read at open: kf_pd_next's result */
 	uint64_t first_time, last_time; /* of the samples with a time (for
 					   captures without the header's) */
 
@@ -97,13 +79,9 @@ struct kf_session {
 
 	/* kernel contexts (opts.classify) */
 	struct kf_ctx_rules *rules;
-	size_t chain_kernel, chain_user;  /* entries of the last chain walked */
-	bool chain_user_marker;           /* it had a PERF_CONTEXT_USER */
 
 	/* scratch */
-	struct kf_frame *frames;
-	size_t cap_frames;
-	struct kf_buf line, root;
+	struct kf_buf line, root;      /* the root frame's text */
 	uint64_t warned_kernel_load;
 	bool warned_unverified;       /* kf_session_note_unverified said it */
 };

@@ -15,7 +15,7 @@
 #define KF_MISC_FORK_EXEC (1u << 13)
 
 int kf_tasks_init(struct kf_tasks *t, struct kf_strtab *strings,
-		  struct kf_modules *modules, bool swap)
+		  struct kf_modules *modules, bool swap, bool exec_flushes_maps)
 {
 	struct kf_thread *idle;
 	uint32_t id;
@@ -27,6 +27,7 @@ int kf_tasks_init(struct kf_tasks *t, struct kf_strtab *strings,
 	t->strings = strings;
 	t->modules = modules;
 	t->swap = swap;
+	t->exec_flushes_maps = exec_flushes_maps;
 	/* perf_session__register_idle_thread: thread 0 is "swapper" */
 	idle = kf_tasks_findnew(t, 0, 0);
 	if (!idle || !kf_strtab_intern(strings, "swapper", 7, &id))

@@ -48,8 +48,11 @@ struct kf_tasks {
 	uint64_t bad_records;        /* sideband records too short to read */
 };
 
+/* swap: the capture's byte order differs from the host's;
+ * exec_flushes_maps: drop a process's mappings at exec (the kernel does;
+ * perf 6.1 keeps them, and so does kfold to fold as perf does). */
 int kf_tasks_init(struct kf_tasks *t, struct kf_strtab *strings,
-		  struct kf_modules *modules, bool swap);
+		  struct kf_modules *modules, bool swap, bool exec_flushes_maps);
 void kf_tasks_fini(struct kf_tasks *t);
 
 /* Applies one sideband record (COMM, FORK, EXIT, MMAP, MMAP2, KSYMBOL);

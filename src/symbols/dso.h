@@ -34,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "debuginfod.h"
 #include "fs.h"
@@ -118,6 +119,16 @@ void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
 		  const struct kf_env *env, kf_dso_warn_fn warn, void *payload);
 /* Frees every module's loaded state. */
 void kf_dsos_fini(struct kf_dsos *d);
+
+/* The recorded kernel map's reference symbol (the name after
+ * "[kernel.kallsyms]" in its MMAP, "_text") and address (its pgoff),
+ * known once that record is read: kallsyms is relocated by it. */
+static inline void kf_dsos_kernel_ref(struct kf_dsos *d, const char *name,
+				      uint64_t addr)
+{
+	snprintf(d->kref_name, sizeof(d->kref_name), "%s", name);
+	d->kref_addr = addr;
+}
 
 /* The symbols of a module, loaded on first use; NULL when there are
  * none (kf_dso_status says why). */

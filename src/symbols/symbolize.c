@@ -19,16 +19,19 @@
 
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
 		  struct kf_modules *modules, const struct kf_strtab *comms,
-		  bool compat, unsigned suffixes, bool show_addrs, int root_mode)
+		  const struct kf_namer_opts *o)
 {
 	memset(n, 0, sizeof(*n));
 	n->dsos = dsos;
 	n->modules = modules;
 	n->comms = comms;
-	n->compat = compat;
-	n->suffixes = suffixes;
-	n->show_addrs = show_addrs;
-	n->root_mode = root_mode;
+	n->compat = o->compat;
+	n->suffixes = o->suffixes;
+	n->show_addrs = o->show_addrs;
+	n->root_mode = o->root_mode;
+	n->inline_frames = o->inline_frames;
+	n->srcline = o->srcline;
+	n->compat_inline = o->compat_inline;
 	kf_map64_init(&n->cache);
 	kf_buf_init(&n->tmp);
 	return kf_strtab_init(&n->texts) ? 0 : KF_ENOMEM;

@@ -54,9 +54,18 @@ struct kf_namer {
 	uint64_t mismatch_frames;        /* frames named as build-id mismatch */
 };
 
+/* How frames are named; the fields of struct kf_namer of the same names. */
+struct kf_namer_opts {
+	bool compat;                     /* --compat=perf */
+	unsigned suffixes;               /* KF_SUFFIX_* (kfold.h) */
+	bool show_addrs;
+	int root_mode;                   /* KF_ROOT_* (kfold.h) */
+	bool inline_frames, srcline, compat_inline;
+};
+
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
 		  struct kf_modules *modules, const struct kf_strtab *comms,
-		  bool compat, unsigned suffixes, bool show_addrs, int root_mode);
+		  const struct kf_namer_opts *o);
 void kf_namer_fini(struct kf_namer *n);
 
 /* The folded text of a frame: zero or more ';'-separated pieces ("" when

@@ -1,6 +1,8 @@
 /* util.c - arena, arrays, hash map, interner, text buffer. */
 #include "util.h"
 
+#include <stdatomic.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,15 @@ char *kf_strndup(const char *s, size_t n)
 }
 
 _Thread_local uint64_t kf_work;
+
+uint64_t kf_work_flush(struct kf_work_total *t, uint64_t start)
+{
+	uint64_t d = kf_work - start;
+
+	/* relaxed: the total orders nothing else; a reader synchronises
+	 * with the flushing threads by joining them */
+	return atomic_fetch_add_explicit(&t->n, d, memory_order_relaxed) + d;
+}
 
 /* ---- arena -------------------------------------------------------------- */
 

@@ -84,12 +84,28 @@ bool kf_grow(void **p, size_t *cap, size_t need, size_t elem);
 /* ---- work counter ------------------------------------------------------- */
 
 /* Steps of the loops whose trip count the input decides: hash probes,
- * tree descents, queue moves, chain entries, frames named.  Per thread;
- * the session reports what a load and an output added (kf_stats.work), so
- * tests can show that work grows linearly with the input without timing
- * anything. */
+ * tree descents, queue moves, chain entries, frames named.  KF_WORK adds
+ * to the calling thread's own counter (no sharing, no atomics on the hot
+ * path), so tests can show that work grows linearly with the input
+ * without timing anything.
+ *
+ * Work adds up across threads through a struct kf_work_total: a thread
+ * notes kf_work when it starts a piece of work and, when that piece is
+ * done (a worker at the end of its stage, before it is joined; the
+ * session at the end of each call of kfold.h), adds what it did with
+ * kf_work_flush, an atomic add.  A total read after every thread flushed
+ * (a stage's end is after its workers' flushes) counts all of it;
+ * kf_stats.work is the session's total as of its last call. */
 extern _Thread_local uint64_t kf_work;
 #define KF_WORK(n) ((void)(kf_work += (uint64_t)(n)))
+
+struct kf_work_total {
+	_Atomic uint64_t n;
+};
+
+/* Adds the calling thread's work since kf_work was `start` to t and
+ * returns t's new value. */
+uint64_t kf_work_flush(struct kf_work_total *t, uint64_t start);
 
 /* ---- hashing ------------------------------------------------------------ */
 

@@ -1,0 +1,331 @@
+/* callchain.c - assembles a sample's raw frames (callchain.h).
+ *
+ * The walk follows perf 6.1's thread__resolve_callchain_sample
+ * (tools/perf/util/machine.c); see docs/perf-compat.md for every rule.
+ */
+#include "callchain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "maps.h"
+#include "util.h"
+
+void kf_callchain_init(struct kf_callchain *cc, struct kf_tasks *tasks,
+		       struct kf_modules *modules, struct kf_dsos *dsos,
+		       const struct kf_env *env, bool compat_perf,
+		       struct kf_namer *name_unwound)
+{
+	memset(cc, 0, sizeof(*cc));
+	cc->tasks = tasks;
+	cc->modules = modules;
+	cc->dsos = dsos;
+	cc->env = env;
+	cc->compat_perf = compat_perf;
+	cc->name_unwound = name_unwound;
+}
+
+void kf_callchain_fini(struct kf_callchain *cc)
+{
+	kf_unwinder_free(cc->unwinder);
+	free(cc->frames);
+	free(cc->uframes);
+	memset(cc, 0, sizeof(*cc));
+}
+
+const struct kf_unwinder *kf_callchain_unwinder(const struct kf_callchain *cc)
+{
+	return cc->unwinder;
+}
+
+int kf_callchain_unwinding(struct kf_callchain *cc)
+{
+	int r;
+
+	if (cc->unwinder || cc->unwinder_unsupported)
+		return 0;
+	r = kf_unwinder_new(&cc->unwinder, cc->dsos, cc->modules, cc->env->arch);
+	if (r) {
+		kf_unwinder_free(cc->unwinder);
+		cc->unwinder = NULL;
+		if (r == KF_EUNSUPP)
+			cc->unwinder_unsupported = true;
+		return r;
+	}
+	kf_unwinder_set_compat(cc->unwinder, cc->compat_perf);
+	return 0;
+}
+
+static bool push_frame(struct kf_callchain *cc, size_t *n, const struct kf_frame *f)
+{
+	if (!KF_GROW(cc->frames, cc->cap_frames, *n + 1))
+		return false;
+	cc->frames[(*n)++] = *f;
+	return true;
+}
+
+/* After the first kernel symbol load perf widens the kernel map to the
+ * symbols it got (dso__load_kernel_sym: map__fixup_start/end). */
+struct find_module {
+	uint32_t module;
+	struct kf_map found;
+	bool ok;
+};
+
+static bool find_module(const struct kf_map *m, void *arg)
+{
+	struct find_module *f = arg;
+
+	if (m->module != f->module)
+		return true;
+	f->found = *m;
+	f->ok = true;
+	return false;
+}
+
+static void kernel_loaded(struct kf_callchain *cc, uint32_t kmod)
+{
+	const struct kf_symtab *t = kf_dso_symtab(cc->dsos, kmod);
+	struct find_module f = { kmod, { 0 }, false };
+
+	if (!t || !t->n)
+		return;
+	kf_maps_walk(&cc->tasks->kernel, find_module, &f);
+	if (f.ok) {
+		struct kf_map nm = f.found;
+
+		nm.start = t->v[0].start;
+		nm.end = t->v[t->n - 1].end;
+		if (nm.end > nm.start)
+			kf_maps_insert(&cc->tasks->kernel, &nm);
+	}
+}
+
+static void resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpumode,
+		    uint64_t ip, struct kf_frame *f)
+{
+	const struct kf_map *m = NULL;
+
+	memset(f, 0, sizeof(*f));
+	f->addr = ip;
+	if (cpumode == KF_MISC_KERNEL) {
+		f->flags |= KF_FRAME_KERNEL;
+		m = kf_maps_find(&cc->tasks->kernel, ip);
+		if (m && m->module == cc->tasks->kernel_module && !cc->dsos->kernel_loaded) {
+			uint32_t kmod = m->module;
+
+			kf_dso_status(cc->dsos, kmod);   /* loads kallsyms */
+			kernel_loaded(cc, kmod);
+			m = kf_maps_find(&cc->tasks->kernel, ip);
+		}
+	} else if (cpumode == KF_MISC_USER && th->maps) {
+		m = kf_maps_find(th->maps, ip);
+	}
+	if (!m) {
+		f->flags |= KF_FRAME_NOMAP;
+		return;
+	}
+	f->module = m->module;
+	if (!(f->flags & KF_FRAME_KERNEL) && !(m->flags & KF_MAP_IDENTITY))
+		f->addr = ip - m->start + m->pgoff;
+	kf_modules_at(cc->modules, m->module)->hit = true;
+}
+
+/* Walks the callchain leaf first, as perf does (ORDER_CALLEE).  Returns
+ * the number of frames in cc->frames, or -1 on ENOMEM. */
+static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,
+		       const struct kf_sample *smp, struct kf_chain *ch)
+{
+	unsigned cpumode = KF_MISC_USER;
+	size_t n = 0, entries = 0;
+	uint64_t i;
+	bool first = true;
+
+	for (i = 0; i < smp->n_chain && entries < KF_CHAIN_MAX_STACK; i++) {
+		uint64_t ip = kf_sample_chain(smp, i);
+		struct kf_frame f;
+
+		if (ip >= KF_CHAIN_CTX_MAX) {
+			if (ip == KF_CHAIN_CTX_KERNEL)
+				cpumode = KF_MISC_KERNEL;
+			else if (ip == KF_CHAIN_CTX_USER) {
+				cpumode = KF_MISC_USER;
+				ch->user_marker = true;
+			}
+			else if (ip == KF_CHAIN_CTX_HV)
+				cpumode = KF_MISC_HYPERVISOR;
+			else if (cc->compat_perf)
+				return 0;   /* perf discards the whole chain */
+			else
+				break;      /* the frames before it stand */
+			first = true;
+			continue;
+		}
+		entries++;
+		KF_WORK(1);
+		if (cpumode == KF_MISC_KERNEL)
+			ch->n_kernel++;
+		else if (cpumode == KF_MISC_USER)
+			ch->n_user++;
+		resolve(cc, th, cpumode, ip, &f);
+		/* the first entry of a context is an interrupted pc; the
+		 * others are return addresses */
+		if (!first)
+			f.flags |= KF_FRAME_RA;
+		first = false;
+		if (!push_frame(cc, &n, &f))
+			return -1;
+	}
+	if (!cc->compat_perf) {
+		/* a trailing 0 is the end marker of a user walk, not a frame */
+		while (n > 0 && (cc->frames[n - 1].flags & KF_FRAME_NOMAP) &&
+		       cc->frames[n - 1].addr == 0)
+			n--;
+	}
+	return (long)n;
+}
+
+/* --call-graph dwarf: the user part comes from unwinding the sampled
+ * registers and stack (thread__resolve_callchain_unwind); it follows the
+ * kernel part of the callchain.  perf 6.1's libunwind path stores a
+ * return address minus one (get_entries: "--ips[i]"), so in --compat=perf
+ * the frame is that address; kfold keeps the return address and looks it
+ * up at ra - 1, which names the same function. */
+
+/* the architecture a capture was recorded on; none recorded: x86_64 */
+static bool arch_is_x86_64(const char *arch)
+{
+	return !arch || strcmp(arch, "x86_64") == 0;
+}
+
+static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
+			const struct kf_sample *smp, const struct kf_attr *a,
+			size_t n, struct kf_chain *ch)
+{
+	size_t nu = 0, i, n0 = n;
+	uint32_t endmod;
+	enum kf_unwind_end end;
+
+	cc->counts.samples_dwarf++;
+	if (!cc->unwinder) {
+		cc->counts.uw_skipped[KF_UWS_ARCH]++;
+		return (long)n;
+	}
+	if (!th->maps)
+		return (long)n;   /* never: kf_tasks_findnew gives every thread
+				     an address space (an empty one is "pc
+				     outside any mapping" in the unwinder) */
+	if (!cc->uframes) {
+		cc->uframes = kf_calloc(KF_CHAIN_MAX_STACK, sizeof(*cc->uframes));
+		if (!cc->uframes)
+			return -1;
+	}
+	/* perf 6.1 on x86_64 unwinds x86_64 samples only ("unwind: target
+	 * platform=x86 is not supported", also arm64): no user frame at all */
+	if (cc->compat_perf &&
+	    (smp->regs_user_abi == 1 || !arch_is_x86_64(cc->env->arch))) {
+		cc->counts.uw_skipped[KF_UWS_COMPAT]++;
+		return (long)n;
+	}
+	end = kf_unwind(cc->unwinder, th->maps, smp, a->sample_regs_user, cc->uframes,
+			KF_CHAIN_MAX_STACK, &nu, &endmod);
+	KF_WORK(nu);
+	if (nu)
+		cc->counts.samples_unwound++;
+	for (i = 0; i < nu; i++) {
+		struct kf_frame f;
+		uint64_t pc = cc->uframes[i].pc;
+
+		if (!pc && i > 0 && cc->compat_perf) {
+			/* a zero return address: perf prints 0 - 1 */
+			memset(&f, 0, sizeof(f));
+			f.flags = KF_FRAME_NOMAP;
+			f.addr = UINT64_MAX;
+			if (!push_frame(cc, &n, &f))
+				return -1;
+			continue;
+		}
+		if (!pc)
+			continue;   /* perf skips zero entries */
+		if (i > 0 && cc->compat_perf)
+			pc--;
+		resolve(cc, th, KF_MISC_USER, pc, &f);
+		if (i > 0 && !cc->compat_perf)
+			f.flags |= KF_FRAME_RA;
+		if (cc->name_unwound) {
+			uint32_t id;
+
+			/* name it now: perf asks its addr2line children in
+			 * this order, and their answers depend on it */
+			f.flags |= KF_FRAME_UNWOUND;
+			if (kf_namer_frame_id(cc->name_unwound, &f, false, &id))
+				return -1;
+		}
+		if (cc->uframes[i].guessed) {
+			f.flags |= KF_FRAME_GUESSED;
+			cc->counts.frames_guessed++;
+		}
+		if (!push_frame(cc, &n, &f))
+			return -1;
+	}
+	/* the copy of the stack ran out: libunwind reads the return address
+	 * as 0, and perf prints that frame (0 - 1) as [unknown]; kfold marks
+	 * the place [truncated] */
+	if (end == KF_UW_STACK_END && nu < KF_CHAIN_MAX_STACK) {
+		struct kf_frame f;
+
+		memset(&f, 0, sizeof(f));
+		f.flags = KF_FRAME_NOMAP;
+		f.addr = UINT64_MAX;
+		if (!cc->compat_perf) {
+			f.flags |= KF_FRAME_TRUNCATED;
+			f.addr = 0;
+		}
+		if (!push_frame(cc, &n, &f))
+			return -1;
+	}
+	/* the unwound frames are the sample's user part */
+	ch->n_user += n - n0;
+	return (long)n;
+}
+
+int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
+		       const struct kf_attr *a, const struct kf_sample *smp,
+		       struct kf_chain *out)
+{
+	bool dwarf = (a->sample_type & KF_SAMPLE_REGS_USER) &&
+		     (a->sample_type & KF_SAMPLE_STACK_USER);
+	long n = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
+		n = walk_chain(cc, th, smp, out);
+		if (n >= 0 && dwarf)
+			n = unwind_user(cc, th, smp, a, (size_t)n, out);
+	} else {
+		if (smp->has_ip) {
+			struct kf_frame f;
+			unsigned cm = smp->misc & KF_MISC_CPUMODE_MASK;
+			size_t k = 0;
+
+			resolve(cc, th, cm == KF_MISC_KERNEL ? KF_MISC_KERNEL :
+				cm == KF_MISC_USER ? KF_MISC_USER : KF_MISC_HYPERVISOR,
+				smp->ip, &f);
+			if (!push_frame(cc, &k, &f))
+				return KF_ENOMEM;
+			n = (long)k;
+		}
+		if (dwarf) {
+			/* perf unwinds a sample's user stack only as part of
+			 * its callchain */
+			cc->counts.samples_dwarf++;
+			cc->counts.uw_skipped[KF_UWS_NO_CHAIN]++;
+		}
+	}
+	if (n < 0)
+		return KF_ENOMEM;
+	out->frames = cc->frames;
+	out->n = (size_t)n;
+	return 0;
+}

@@ -1,0 +1,131 @@
+/* callchain.h - one sample -> its raw frames (module, address, flags),
+ * leaf first.
+ *
+ * The stage that assembles a call chain: the sampled callchain walked as
+ * perf 6.1's thread__resolve_callchain_sample does (context markers, the
+ * --max-stack cut, each address looked up in the thread's or the kernel's
+ * mappings), and for `--call-graph dwarf` samples the user part replaced
+ * by what the unwinder finds in the copy of the user stack
+ * (thread__resolve_callchain_unwind); a sample without a callchain gives
+ * its ip alone.  docs/perf-compat.md has every rule.  Later chain sources
+ * (LBR stitching) belong here too.
+ *
+ * May use: util, capture (sample views, attrs), model (tasks, maps,
+ * modules, frames), symbols (the kernel's symbol table, to widen its map
+ * as perf does; the namer, only for --compat=perf --inline, see
+ * kf_callchain_init), callchain/unwind.  Names nothing itself.
+ *
+ * Ownership: struct kf_callchain owns its per-sample scratch (the frames
+ * of the last chain, the unwinder's output) and the unwinder; the tasks,
+ * modules, DSOs, namer and environment it is given are borrowed and must
+ * outlive it.  Nothing here is shared between two kf_callchain, so
+ * threads that each have their own can build chains side by side once
+ * the borrowed stages allow it (the lazy loads of dso.h and the module
+ * hit flags do not yet).
+ */
+#ifndef KF_CALLCHAIN_H
+#define KF_CALLCHAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dso.h"
+#include "module.h"
+#include "perfdata.h"
+#include "sample.h"
+#include "stacks.h"
+#include "symbolize.h"
+#include "tasks.h"
+#include "unwind.h"
+
+#define KF_CHAIN_MAX_STACK 127u   /* perf script's --max-stack default */
+
+/* callchain context markers (include/uapi/linux/perf_event.h) */
+#define KF_CHAIN_CTX_HV     ((uint64_t)-32)
+#define KF_CHAIN_CTX_KERNEL ((uint64_t)-128)
+#define KF_CHAIN_CTX_USER   ((uint64_t)-512)
+#define KF_CHAIN_CTX_MAX    ((uint64_t)-4095)
+
+/* Why a sample of a DWARF event (one with user registers and stack) was
+ * not handed to the unwinder at all (the unwinder counts the ends of the
+ * unwinds it did). */
+enum kf_uw_skip {
+	KF_UWS_ARCH,          /* no unwinder for the capture's architecture */
+	KF_UWS_COMPAT,        /* --compat=perf: perf 6.1 does not unwind it */
+	KF_UWS_NO_CHAIN,      /* the event samples no callchain: perf folds
+				 no stack of it either */
+	KF_UWS_N
+};
+
+/* What the chains built so far added up to. */
+struct kf_chain_counts {
+	uint64_t samples_dwarf;   /* samples of DWARF events */
+	uint64_t samples_unwound; /* ... whose user stack gave frames */
+	uint64_t frames_guessed;  /* unwound frames from a frame-pointer step */
+	uint64_t uw_skipped[KF_UWS_N]; /* DWARF samples not unwound, by why */
+};
+
+/* One sample's chain, borrowed from the kf_callchain until its next
+ * kf_callchain_build. */
+struct kf_chain {
+	const struct kf_frame *frames;  /* leaf first */
+	size_t n;
+	size_t n_kernel, n_user;  /* callchain entries walked per context
+				     (unwound frames count as user) */
+	bool user_marker;         /* the callchain had a PERF_CONTEXT_USER */
+};
+
+struct kf_callchain {
+	/* configuration (kf_callchain_init) */
+	struct kf_tasks *tasks;
+	struct kf_modules *modules;
+	struct kf_dsos *dsos;
+	struct kf_namer *name_unwound;
+	const struct kf_env *env;
+	bool compat_perf;
+
+	struct kf_unwinder *unwinder; /* NULL until kf_callchain_unwinding */
+	bool unwinder_unsupported;    /* its architecture has no unwinder */
+	struct kf_chain_counts counts;
+
+	/* per-sample scratch */
+	struct kf_frame *frames;
+	size_t cap_frames;
+	struct kf_uframe *uframes;    /* KF_CHAIN_MAX_STACK, on first use */
+};
+
+/* Sets up a stage over the given tasks (mappings), modules (hit flags),
+ * DSOs (the kernel's symbols) and environment (the architecture), all
+ * borrowed.  compat_perf: follow perf 6.1 where kfold's own mode differs
+ * (a bad context marker drops the whole chain, trailing zeros stay,
+ * unwound return addresses minus one, perf's unwinding rules).
+ * name_unwound: NULL, or the namer of --compat=perf --inline, which must
+ * name each unwound frame as it is made because perf asks its addr2line
+ * children in that order and their answers depend on it.  Never fails. */
+void kf_callchain_init(struct kf_callchain *cc, struct kf_tasks *tasks,
+		       struct kf_modules *modules, struct kf_dsos *dsos,
+		       const struct kf_env *env, bool compat_perf,
+		       struct kf_namer *name_unwound);
+/* Frees the scratch and the unwinder; a zeroed struct is fine. */
+void kf_callchain_fini(struct kf_callchain *cc);
+
+/* Makes the unwinder for DWARF events (call it when the first one is
+ * seen: in pipe mode the attrs arrive in the stream).  Returns 0 (also
+ * when it is already made or known impossible), KF_EUNSUPP the first time
+ * the capture's architecture turns out to have no unwinder (its samples
+ * then count as KF_UWS_ARCH), or KF_ENOMEM. */
+int kf_callchain_unwinding(struct kf_callchain *cc);
+
+/* Builds the chain of one sample of thread th, decoded with attr a:
+ * the callchain walked (and, with user registers and stack, the user part
+ * unwound), or without a callchain the sample's ip.  The frames are
+ * borrowed until the next call.  Returns 0 or KF_ENOMEM. */
+int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
+		       const struct kf_attr *a, const struct kf_sample *smp,
+		       struct kf_chain *out);
+
+/* The unwinder (NULL when none was made), for its per-module counts. */
+const struct kf_unwinder *kf_callchain_unwinder(const struct kf_callchain *cc);
+
+#endif
