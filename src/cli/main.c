@@ -183,12 +183,10 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 	c->o.log = log_cb;
 	c->o.log_payload = c;
 	r = kf_session_new(&s, &c->o);
-	/* KF_CLI_LOAD_HEADER: the header needs no sample, but today's library
-	 * loads only as a whole; with its open/run split, open only here
-	 * (issue 12: `kfold header` reads no samples). */
-	(void)load;
+	/* the header needs no sample: open only, run nothing */
 	if (r == 0)
-		r = kf_session_load_path(s, c->input);
+		r = load == KF_CLI_LOAD_HEADER ? kf_session_open_path(s, c->input) :
+						 kf_session_load_path(s, c->input);
 	if (r < 0) {
 		fprintf(stderr, "kfold: %s: %s\n", c->input, kf_session_errmsg(s));
 		/* `kfold -q report`: the command must be the first word */
@@ -217,7 +215,10 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 	} else if (kf_session_stats(s)->input_damaged) {
 		status = KF_CLI_DAMAGED;
 	}
-	if (c->stats)
+	if (c->stats && load == KF_CLI_LOAD_HEADER)
+		fputs("kfold: --stats: kfold header reads the header only, "
+		      "no record after it\n", stderr);
+	else if (c->stats)
 		kf_cli_print_stats(c, s);
 	kf_session_free(s);
 	return status;
