@@ -26,8 +26,14 @@
  * pgoff counts in) and absolute addresses for the kernel, kernel modules
  * and JIT maps, so a frame's address (maps.h) can be looked up directly.
  *
- * May use: util, fs, debuginfod, xz, module, symtab, libelf and libdw's
- * libdwelf (only here).  Never forks; opens files only through fs.h.
+ * The layer is one file per job (locate.c, elf.c, kallsyms.c, perfmap.c,
+ * dwarf.c, cfi.c, with dso.c the entry points; dso-int.h says which is
+ * which).  This header is its face for other folders; it names no
+ * libelf or libdw type.
+ *
+ * May use: util, fs, host, debuginfod, xz, module, symtab, libelf and
+ * libdw's libdwelf (only in this layer).  Never forks; opens files only
+ * through fs.h.
  */
 #ifndef KF_DSO_H
 #define KF_DSO_H
@@ -139,6 +145,12 @@ const char *kf_dso_file(struct kf_dsos *d, uint32_t module);
  * *used tells whether names came from it.  Borrowed. */
 const char *kf_dso_minidebuginfo(struct kf_dsos *d, uint32_t module, bool *used);
 
+/* A PT_LOAD segment of a module's file. */
+struct kf_dso_seg {
+	uint64_t offset, vaddr, filesz, memsz;
+	bool exec;               /* PF_X */
+};
+
 /* What unwinding needs from a module's files: the CFI of its .eh_frame
  * and of a .debug_frame (libdw's Dwarf_CFI, opaque here), where file
  * offsets land in the ELF's address space, and the file's bytes. */
@@ -154,9 +166,7 @@ struct kf_cfi {
 	bool has_eh_hdr;         /* .eh_frame_hdr is there (perf 6.1's
 				    libunwind finds FDEs only through it) */
 	uint64_t eh_hdr_addr;    /* its sh_addr */
-	struct {
-		uint64_t offset, vaddr, filesz, memsz;
-	} load[KF_CFI_MAX_LOADS];
+	struct kf_dso_seg load[KF_CFI_MAX_LOADS];
 	size_t n_load;
 	const uint8_t *image;    /* the whole file, for memory reads */
 	size_t image_len;
