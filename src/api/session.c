@@ -272,7 +272,7 @@ static void resolve(struct kf_session *s, struct kf_thread *th, unsigned cpumode
 		if (m && m->module == s->tasks.kernel_module && !s->dsos.kernel_loaded) {
 			uint32_t kmod = m->module;
 
-			kf_dso_status(&s->dsos, kmod);   /* loads kallsyms */
+			kf_dsos_load(&s->dsos, kmod, KF_DSO_LOAD_SYMS);   /* kallsyms */
 			kernel_loaded(s, kmod);
 			m = kf_maps_find(&s->tasks.kernel, ip);
 		}

@@ -3,22 +3,15 @@
  */
 #include "dso-int.h"
 
-const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module)
+void dso_load_cfi(struct dso_state *st)
 {
-	struct dso_state *st = dso_ensure(d, module);
-	struct kf_cfi *c;
-	Elf *run;
+	struct kf_cfi *c = &st->cfi;
+	Elf *run = st->run_file.elf;
 	GElf_Ehdr eh;
 
-	if (!st)
-		return NULL;
-	c = &st->cfi;
-	if (st->cfi_tried)
-		return c->eh || c->dbg ? c : NULL;
 	st->cfi_tried = true;
-	run = st->run_file.elf;
 	if (!run || !gelf_getehdr(run, &eh))
-		return NULL;
+		return;
 	c->elf = run;
 	c->is64 = gelf_getclass(run) == ELFCLASS64;
 	c->machine = eh.e_machine;
@@ -54,5 +47,11 @@ const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module)
 		c->image = (const uint8_t *)raw;
 		c->image_len = raw ? len : 0;
 	}
-	return c->eh || c->dbg ? c : NULL;
+}
+
+const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module)
+{
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_CFI);
+
+	return st && (st->cfi.eh || st->cfi.dbg) ? &st->cfi : NULL;
 }

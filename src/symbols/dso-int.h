@@ -115,8 +115,9 @@ struct dso_state {
 void dso_warnf(struct kf_dsos *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 struct dso_state *dso_state_of(struct kf_module *mod);
-/* The module's state, its symbols loaded (NULL for module 0). */
-struct dso_state *dso_ensure(struct kf_dsos *d, uint32_t module);
+/* A getter's view of a module: kf_dsos_load(d, module, what), then the
+ * state (NULL for module 0 or out of memory). */
+struct dso_state *dso_loaded(struct kf_dsos *d, uint32_t module, unsigned what);
 
 /* ---- locate.c: build-ids, candidates, ELF section helpers ---- */
 
@@ -166,6 +167,10 @@ void dso_locate_dinfod(struct kf_dsos *d, struct dso_state *st, struct dso_locat
 void dso_load_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st);
 void dso_load_kernel(struct kf_dsos *d);
 void dso_load_perf_map(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st);
+/* dwarf.c: the module's debug info (st->dw, st->dwidx), once. */
+void dso_load_dwarf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st);
+/* cfi.c: its unwinding data (st->cfi), once. */
+void dso_load_cfi(struct dso_state *st);
 /* dwarf.c: file offsets to link-time addresses, through the runtime
  * image's segments (read once). */
 void dso_read_loads(struct dso_state *st, Elf *fallback);

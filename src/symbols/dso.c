@@ -117,16 +117,14 @@ struct dso_state *dso_state_of(struct kf_module *mod)
 		mod->priv = kf_calloc(1, sizeof(struct dso_state));
 	return mod->priv;
 }
-/* ---- entry points ----------------------------------------------------------- */
+/* ---- the load step ---------------------------------------------------------- */
 
-struct dso_state *dso_ensure(struct kf_dsos *d, uint32_t module)
+/* The symbols of one module, by its kind; the kernel's and its modules'
+ * together, from one kallsyms file. */
+static struct dso_state *load_syms(struct kf_dsos *d, struct kf_module *mod)
 {
-	struct kf_module *mod = kf_modules_at(d->modules, module);
-	struct dso_state *st;
+	struct dso_state *st = dso_state_of(mod);
 
-	if (module == 0)
-		return NULL;
-	st = dso_state_of(mod);
 	if (!st || st->status != KF_DSO_UNTRIED)
 		return st;
 	/* everything but a KSYMBOL region needs a file */
@@ -164,23 +162,48 @@ struct dso_state *dso_ensure(struct kf_dsos *d, uint32_t module)
 	return st;
 }
 
+int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what)
+{
+	struct kf_module *mod;
+	struct dso_state *st;
+
+	if (module == 0)
+		return 0;            /* no module: nothing to load */
+	mod = kf_modules_at(d->modules, module);
+	st = load_syms(d, mod);
+	if (!st)
+		return KF_ENOMEM;
+	if ((what & KF_DSO_LOAD_DWARF) && !st->dw_tried)
+		dso_load_dwarf(d, mod, st);
+	if ((what & KF_DSO_LOAD_CFI) && !st->cfi_tried)
+		dso_load_cfi(st);
+	return 0;
+}
+
+struct dso_state *dso_loaded(struct kf_dsos *d, uint32_t module, unsigned what)
+{
+	if (module == 0 || kf_dsos_load(d, module, what) != 0)
+		return NULL;
+	return kf_modules_at(d->modules, module)->priv;
+}
+
 const struct kf_symtab *kf_dso_symtab(struct kf_dsos *d, uint32_t module)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 
 	return st && st->has_syms ? &st->syms : NULL;
 }
 
 const struct kf_symtab *kf_dso_static_plt(struct kf_dsos *d, uint32_t module)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 
 	return st && st->has_syms && st->has_splt ? &st->splt : NULL;
 }
 
 enum kf_dso_status kf_dso_status(struct kf_dsos *d, uint32_t module)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 
 	return st ? st->status : KF_DSO_NO_FILE;
 }
@@ -235,14 +258,14 @@ const char *kf_dso_status_text(struct kf_dsos *d, uint32_t module)
 
 const char *kf_dso_file(struct kf_dsos *d, uint32_t module)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 
 	return st ? st->file : NULL;
 }
 
 const char *kf_dso_minidebuginfo(struct kf_dsos *d, uint32_t module, bool *used)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 
 	*used = st && st->mdi_used;
 	if (!st)
@@ -265,7 +288,7 @@ static bool has_symtab(Elf *elf)
  * this machine, which kfold does not read. */
 bool kf_dso_a2l_file(struct kf_dsos *d, uint32_t module)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 
 	if (!st)
 		return false;
@@ -278,7 +301,7 @@ bool kf_dso_a2l_file(struct kf_dsos *d, uint32_t module)
 const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t off,
 				   uint64_t *start)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 	const char *name;
 	uint64_t va;
 	uint32_t idx;
@@ -306,7 +329,7 @@ const char *kf_dso_a2l_symtab_name(struct kf_dsos *d, uint32_t module, uint64_t 
 
 bool kf_dso_a2l_settled(struct kf_dsos *d, uint32_t module, uint64_t die, const char **name)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 	uint32_t idx;
 
 	if (!st || die == UINT64_MAX || !kf_map64_get(&st->a2l_fn, die, &idx))
@@ -317,7 +340,7 @@ bool kf_dso_a2l_settled(struct kf_dsos *d, uint32_t module, uint64_t die, const 
 
 void kf_dso_a2l_settle(struct kf_dsos *d, uint32_t module, uint64_t die, const char *name)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 
 	if (st && die != UINT64_MAX && st->a2l_fn_n < UINT32_MAX &&
 	    KF_GROW(st->a2l_fnames, st->a2l_fn_cap, st->a2l_fn_n + 1) &&

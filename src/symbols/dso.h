@@ -125,8 +125,24 @@ void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
 /* Frees every module's loaded state. */
 void kf_dsos_fini(struct kf_dsos *d);
 
-/* The symbols of a module, loaded on first use; NULL when there are
- * none (kf_dso_status says why). */
+/* The load step.  kf_dsos_load reads a module's files: its symbols
+ * always (for the kernel or a kernel module, kallsyms for all of them at
+ * once), and its debug info and unwinding data when `what` asks; each
+ * part at most once per module.  It is the only function of the layer
+ * that reads files.  The getters below that need a part call it for
+ * that part, so a module is still loaded by whoever asks first: the
+ * session calls it where the order of loads is decided (the kernel's,
+ * at its first sample), and everyone else may rely on the getters.
+ * 0, or KF_ENOMEM. */
+enum {
+	KF_DSO_LOAD_SYMS = 1,    /* symbol table, status, the files found */
+	KF_DSO_LOAD_DWARF = 2,   /* debug info (kf_dso_debuginfo) */
+	KF_DSO_LOAD_CFI = 4,     /* unwinding data (kf_dso_cfi) */
+};
+int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what);
+
+/* The symbols of a module (KF_DSO_LOAD_SYMS); NULL when there are none
+ * (kf_dso_status says why). */
 const struct kf_symtab *kf_dso_symtab(struct kf_dsos *d, uint32_t module);
 
 /* A static binary's .plt entries as kfold's own mode names them
@@ -172,13 +188,13 @@ struct kf_cfi {
 	size_t image_len;
 };
 
-/* The unwinding data of a module (loading its files on first use), or
+/* The unwinding data of a module (KF_DSO_LOAD_CFI), or
  * NULL when it has no CFI (kf_dso_status says whether a file was found
  * at all).  Valid until kf_dsos_fini. */
 const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module);
 
 /* The DWARF index of a module's debug info (its debug file, or the
- * binary), loading it on first use; NULL when there is none.  Valid
+ * binary; KF_DSO_LOAD_DWARF); NULL when there is none.  Valid
  * until kf_dsos_fini. */
 struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module);
 

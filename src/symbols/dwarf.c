@@ -366,10 +366,9 @@ given_unused:
  * build-id was recorded; load_elf may have fetched it already.  Only for
  * mapped files: a kernel's debuginfo is hundreds of megabytes, not
  * something to download because a kernel frame was named. */
-static Elf *dinfod_debuginfo(struct kf_dsos *d, uint32_t module,
+static Elf *dinfod_debuginfo(struct kf_dsos *d, struct kf_module *mod,
 			     struct dso_state *st)
 {
-	struct kf_module *mod = kf_modules_at(d->modules, module);
 	uint8_t bid[20];
 	size_t bid_len;
 
@@ -387,21 +386,15 @@ static Elf *dinfod_debuginfo(struct kf_dsos *d, uint32_t module,
 	return st->dinfod_dbg.elf;
 }
 
-struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
+void dso_load_dwarf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st)
 {
-	struct dso_state *st = dso_ensure(d, module);
-	struct kf_module *mod = kf_modules_at(d->modules, module);
 	Elf *e;
 
-	if (!st)
-		return NULL;
-	if (st->dw_tried)
-		return st->dw ? &st->dwidx : NULL;
 	st->dw_tried = true;
 	if (mod->kind == KF_MOD_KERNEL) {
 		if (!d->fs->no_files)
 			kernel_debuginfo(d, mod, st);
-		return st->dw ? &st->dwidx : NULL;
+		return;
 	}
 	/* the file the symbols came from (a debug file, or the binary),
 	 * else the runtime image, whichever has .debug_info */
@@ -412,9 +405,9 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 	if (e)
 		st->dw_dinfod = e == st->syms_file.elf ? st->syms_dinfod : st->run_dinfod;
 	else
-		e = dinfod_debuginfo(d, module, st);
+		e = dinfod_debuginfo(d, mod, st);
 	if (!e)
-		return NULL;
+		return;
 	dso_read_loads(st, e);
 	st->dw_file = e == st->syms_file.elf ? st->syms_file.path :
 		      e == st->run_file.elf ? st->run_file.path : st->dinfod_dbg.path;
@@ -425,7 +418,13 @@ struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
 		dwarf_end(st->dw);
 		st->dw = NULL;
 	}
-	return st->dw ? &st->dwidx : NULL;
+}
+
+struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module)
+{
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_DWARF);
+
+	return st && st->dw ? &st->dwidx : NULL;
 }
 
 const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *looked)
@@ -450,9 +449,9 @@ void kf_dso_debuginfod(struct kf_dsos *d, uint32_t module, bool *syms, bool *dwa
 
 bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr)
 {
-	struct dso_state *st = dso_ensure(d, module);
+	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_DWARF);
 
-	if (!st || !kf_dso_debuginfo(d, module))
+	if (!st || !st->dw)
 		return false;
 	if (kf_modules_at(d->modules, module)->kind == KF_MOD_KERNEL) {
 		*vaddr = off - st->kdelta;
