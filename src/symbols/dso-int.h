@@ -140,6 +140,10 @@ void dso_cand_close(struct cand *c);
 /* A file from debuginfod with that build-id (checked). */
 enum cand_result dso_dinfod_cand(struct kf_dsos *d, enum kf_dinfod_kind kind,
 				 const uint8_t *bid, size_t bid_len, struct cand *c);
+/* Whether this machine's own paths may be read where a capture recorded
+ * them (recorded paths, /usr/lib/debug, /boot): under --symfs (they are
+ * then the symfs's, which an option named), or with a host. */
+bool dso_sys_paths(const struct kf_dsos *d);
 /* Whether the running kernel is the recorded one (*verified: by
  * build-id). */
 bool dso_running_is_recorded(struct kf_dsos *d, bool *verified);
@@ -150,6 +154,7 @@ bool dso_running_is_recorded(struct kf_dsos *d, bool *verified);
 struct dso_located {
 	struct cand syms, run;
 	bool found, mismatch, bad;
+	bool no_host;            /* places of the host's were not looked at */
 	bool verified;           /* a build-id was recorded */
 	bool syms_dinfod, run_dinfod;
 	uint8_t bid[20];         /* recorded, or read from the file */

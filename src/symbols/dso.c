@@ -28,6 +28,7 @@ const char *kf_dso_status_str(enum kf_dso_status s)
 	case KF_DSO_CHANGED:    return "file changed since recording";
 	case KF_DSO_NOT_RECORDED: return "not the recorded file (its segments do not fit the recorded mappings)";
 	case KF_DSO_GIVEN:      return "symbols from the kallsyms file given (no build-id to check)";
+	case KF_DSO_NO_HOST:    return "not looked for: no host";
 	}
 	return "?";
 }
@@ -43,7 +44,8 @@ void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
 	d->env = env;
 	d->warn = warn;
 	d->warn_payload = payload;
-	kf_dinfod_init(&d->dinfod, o->compat_perf || fs->no_files);
+	kf_dinfod_init(&d->dinfod, o->compat_perf || fs->no_files ? NULL :
+		       kf_host_debuginfod_urls(o->host));
 	/* libelf's one-time setup; asking again is harmless */
 	elf_version(EV_CURRENT);
 }

@@ -17,10 +17,16 @@
  * build-id cache's copy, or /proc/kallsyms when the running kernel is the
  * recorded one); JIT regions from perf-PID.map.
  *
+ * Of the places above, the recorded paths (without --symfs),
+ * /usr/lib/debug, /boot, /proc/kallsyms, /tmp, this process's vdso and
+ * debuginfod are the host's: they are looked at only with a host
+ * (kf_dso_opts.host, host.h), and a module that could have been found
+ * only there gets KF_DSO_NO_HOST.
+ *
  * The kernel's DWARF (inline frames, source lines) comes from a vmlinux:
  * --vmlinux, or one found by the recorded build-id in the places
  * distributions and perf's build-id cache put it; its names stay
- * kallsyms' (see kernel_debuginfo in dso.c for why).
+ * kallsyms' (see kernel_debuginfo in dwarf.c for why).
  *
  * Symbol addresses are file offsets for ELF modules (what a mapping's
  * pgoff counts in) and absolute addresses for the kernel, kernel modules
@@ -70,6 +76,9 @@ enum kf_dso_status {
 	KF_DSO_NOT_RECORDED,  /* no build-id recorded, and the file's
 				 segments cannot have made the recorded
 				 mappings (kf_host_layout_fits) */
+	KF_DSO_NO_HOST,       /* no file given for it, and the places it
+				 could be are this machine's, which kfold
+				 may not ask (no host, kf_options.host) */
 };
 
 struct kf_dso_opts {
@@ -82,6 +91,8 @@ struct kf_dso_opts {
 	bool compat_perf;         /* follow perf where kfold would differ */
 	const char *const *debug_dirs; /* more roots like /usr/lib/debug */
 	size_t n_debug_dirs;
+	const struct kf_host *host;    /* what may be asked of this machine
+					  (host.h); NULL: nothing */
 };
 
 typedef void (*kf_dso_warn_fn)(void *payload, const char *msg);

@@ -59,6 +59,9 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
 				 d->o.debug_dirs[i - 3], hex, hex + 2);
 		}
+		/* the first three are this machine's paths (or the symfs's) */
+		if (i < 3 && !dso_sys_paths(d))
+			path[0] = '\0';
 		if (path[0] && dso_cand_open(d, symfs, path, bid, (size_t)bl, &st->alt) != CAND_OK)
 			memset(&st->alt, 0, sizeof(st->alt));
 	}
@@ -328,6 +331,9 @@ given_unused:
 				 d->o.debug_dirs[i - 6], hex, hex + 2);
 			break;
 		}
+		/* /usr/lib/debug and /boot: this machine's (or the symfs's) */
+		if (i < 4 && !dso_sys_paths(d))
+			path[0] = '\0';
 		if (!path[0])
 			continue;
 		switch (dso_cand_open(d, root, path, bid, bid_len, &c)) {

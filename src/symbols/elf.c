@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #include "demangle.h"
 #include "xz.h"
@@ -387,14 +386,13 @@ static int synth_static_plt(struct kf_symtab *t, Elf *syms, Elf *run, const char
 static bool load_own_vdso(struct kf_dsos *d, struct dso_state *st,
 			  const uint8_t *want, size_t want_len)
 {
-	const uint8_t *img = (const uint8_t *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	const uint8_t *img = kf_host_vdso(d->o.host);
 	GElf_Ehdr eh;
 	size_t size;
 	char *copy;
 	Elf *elf;
 	int nr;
 
-	(void)d;
 	if (!img || memcmp(img, ELFMAG, SELFMAG) != 0 || img[EI_CLASS] != ELFCLASS64)
 		return false;
 	{
@@ -561,6 +559,13 @@ void dso_load_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st
 		st->status = KF_DSO_OK;
 		return;
 	}
+	/* the vdso's other place is this process's own, the host's: where
+	 * one of the two blocks above would have looked at it, it was not
+	 * looked for */
+	if (mod->kind == KF_MOD_VDSO && !d->o.host &&
+	    (!loc.verified ? d->o.compat_perf || !symfs || !*symfs :
+	     !d->o.compat_perf && (!symfs || !*symfs)))
+		loc.no_host = true;
 	dso_locate_dinfod(d, st, &loc);
 	syms = loc.syms;
 	run = loc.run;
@@ -569,7 +574,8 @@ void dso_load_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st
 	if (syms.fd == -1 && run.fd == -1) {
 		st->status = loc.mismatch ? KF_DSO_MISMATCH :
 			     loc.bad ? KF_DSO_BAD_FILE :
-			     loc.found ? KF_DSO_NO_SYMBOLS : KF_DSO_MISSING;
+			     loc.found ? KF_DSO_NO_SYMBOLS :
+			     loc.no_host ? KF_DSO_NO_HOST : KF_DSO_MISSING;
 		if (loc.mismatch) {
 			dso_warnf(d, "%s: the file found has a different build-id than "
 			      "the recorded %s; its symbols are not used", name, loc.hex);

@@ -210,6 +210,7 @@ void dso_load_kernel(struct kf_dsos *d)
 	struct kf_module *kmod = NULL;
 	size_t m;
 	char hex[41], path[256];
+	enum kf_dso_status status = KF_DSO_UNTRUSTED;
 
 	d->kernel_loaded = true;
 	for (m = 1; m < d->modules->n; m++)
@@ -250,13 +251,21 @@ void dso_load_kernel(struct kf_dsos *d)
 		      "stay unnamed (give --kallsyms FILE)");
 		goto untrusted;
 	}
+	/* the rest is the running kernel's: the host's to tell */
+	if (!d->o.host) {
+		dso_warnf(d, "no kallsyms for the recorded kernel under --buildid-dir, "
+		      "and the running kernel's is not looked at without a host: "
+		      "kernel frames stay unnamed (give --kallsyms FILE)");
+		status = KF_DSO_NO_HOST;
+		goto untrusted;
+	}
 	/* /proc/kallsyms only if the running kernel is the recorded one */
 	if (bid_len) {
-		if (kf_host_kernel_bid(d->fs, run_bid, &run_len) && run_len == bid_len &&
-		    memcmp(run_bid, bid, bid_len) == 0) {
-			buf = kf_fs_read(d->fs, NULL, "/proc/kallsyms", KF_MAX_KALLSYMS, &len);
+		if (kf_host_kernel_bid(d->o.host, d->fs, run_bid, &run_len) &&
+		    run_len == bid_len && memcmp(run_bid, bid, bid_len) == 0) {
+			buf = kf_host_kallsyms(d->o.host, d->fs, KF_MAX_KALLSYMS, &len);
 			if (buf) {
-				load_kallsyms_text(d, buf, len, "/proc/kallsyms", KF_DSO_OK);
+				load_kallsyms_text(d, buf, len, KF_HOST_KALLSYMS, KF_DSO_OK);
 				free(buf);
 				return;
 			}
@@ -268,22 +277,18 @@ void dso_load_kernel(struct kf_dsos *d)
 	}
 	/* no build-id recorded: same release and _text where it was */
 	{
-		char *rel = kf_fs_read(d->fs, NULL, "/proc/sys/kernel/osrelease", 4096, &len);
-		bool same = false;
+		char *rel = kf_host_osrelease(d->o.host, d->fs);
+		bool same = rel && d->env->osrelease && strcmp(rel, d->env->osrelease) == 0;
 
-		if (rel && d->env->osrelease) {
-			rel[strcspn(rel, "\n")] = '\0';
-			same = strcmp(rel, d->env->osrelease) == 0;
-		}
 		free(rel);
 		if (same) {
-			buf = kf_fs_read(d->fs, NULL, "/proc/kallsyms", KF_MAX_KALLSYMS, &len);
+			buf = kf_host_kallsyms(d->o.host, d->fs, KF_MAX_KALLSYMS, &len);
 			if (buf) {
 				uint64_t a;
 
 				if (d->kref_name[0] && find_ref(buf, len, d->kref_name, &a) &&
 				    a == d->kref_addr) {
-					load_kallsyms_text(d, buf, len, "/proc/kallsyms",
+					load_kallsyms_text(d, buf, len, KF_HOST_KALLSYMS,
 							   KF_DSO_UNVERIFIED);
 					free(buf);
 					dso_warnf(d, "kernel symbols from /proc/kallsyms are unverified: "
@@ -306,6 +311,6 @@ untrusted:
 			continue;
 		st = dso_state_of(mod);
 		if (st)
-			st->status = KF_DSO_UNTRUSTED;
+			st->status = status;
 	}
 }

@@ -17,11 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
@@ -153,11 +150,11 @@ enum cand_result dso_cand_open(struct kf_dsos *d, const char *root, const char *
 	return CAND_OK;
 }
 
-static bool local_regular(const char *path)
+/* Whether this machine's paths may be read where a capture recorded
+ * them (under --symfs they are the symfs's, named by an option). */
+bool dso_sys_paths(const struct kf_dsos *d)
 {
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	return (d->o.symfs && *d->o.symfs) || kf_host_files(d->o.host);
 }
 
 /* Reads the .gnu_debuglink name of a file. */
@@ -346,7 +343,7 @@ static enum kf_host_verdict recording_host(struct kf_dsos *d)
 		cap.kbid_len = recorded_kernel_bid(d, cap.kbid);
 		cap.has_time = d->has_time && kf_host_clock_from_boot(d->clockid);
 		cap.time_ns = d->last_time;
-		kf_host_read(d->fs, d->clockid, &here, &buf);
+		kf_host_read(d->o.host, d->fs, d->clockid, &here, &buf);
 		d->host = kf_host_decide(&cap, &here, &d->host_why);
 		kf_host_free(&buf);
 		d->host_decided = true;
@@ -359,27 +356,10 @@ static enum kf_host_verdict recording_host(struct kf_dsos *d)
 static void file_now(struct kf_dsos *d, const struct kf_module *mod,
 		     struct kf_file_id *now)
 {
-	struct stat sb;
-
 	memset(now, 0, sizeof(*now));
-	if (!mod->has_dev || mod->name[0] != '/' || stat(mod->name, &sb) != 0)
+	if (!mod->has_dev || mod->name[0] != '/')
 		return;
-	now->known = true;
-	now->maj = major(sb.st_dev);
-	now->min = minor(sb.st_dev);
-	now->ino = sb.st_ino;
-	if (mod->ino_gen) {
-		int fd = kf_fs_open(d->fs, NULL, mod->name);
-		unsigned int gen;
-
-		if (fd >= 0) {
-			if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
-				now->has_gen = true;
-				now->gen = gen;
-			}
-			close(fd);
-		}
-	}
+	kf_host_file_id(d->o.host, d->fs, mod->name, mod->ino_gen != 0, now);
 }
 
 /* Is some file of the capture (other than `except`) still at its
@@ -422,7 +402,7 @@ bool dso_running_is_recorded(struct kf_dsos *d, bool *verified)
 
 	*verified = false;
 	if (wl) {
-		*verified = kf_host_kernel_bid(d->fs, got, &gl) && gl == wl &&
+		*verified = kf_host_kernel_bid(d->o.host, d->fs, got, &gl) && gl == wl &&
 			    memcmp(got, want, wl) == 0;
 		return *verified;
 	}
@@ -569,7 +549,11 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 	/* dso__load: with no recorded build-id, perf reads it from the file
 	 * (under symfs), but only if the recorded path exists locally */
 	if (!loc->bid_len) {
-		bool try = d->o.compat_perf ? local_regular(name) : true;
+		/* perf asks whether the path exists on this machine; with no
+		 * host it is taken to exist, as it did when it was mapped */
+		bool try = !dso_sys_paths(d) ? false :
+			   d->o.compat_perf && d->o.host ? kf_host_regular(d->o.host, name) :
+			   true;
 
 		if (try) {
 			struct cand c;
@@ -603,7 +587,7 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 	{
 		char link[256];
 
-		if (read_debuglink(d, symfs, name, link, sizeof(link))) {
+		if (dso_sys_paths(d) && read_debuglink(d, symfs, name, link, sizeof(link))) {
 			const char *slash = strrchr(name, '/');
 			int dl = slash ? (int)(slash - name) : 0;
 			const char *fmts[] = { "%.*s/%s", "%.*s/.debug/%s",
@@ -644,14 +628,14 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 	}
 	/* FEDORA and UBUNTU debuginfo layouts, then .build-id */
 	snprintf(path, sizeof(path), "/usr/lib/debug%s.debug", name);
-	if (consider(d, name, symfs, path, bid, loc->bid_len, syms, run, found,
-		     mismatch, bad))
+	if (dso_sys_paths(d) && consider(d, name, symfs, path, bid, loc->bid_len, syms, run,
+				     found, mismatch, bad))
 		return true;
 	snprintf(path, sizeof(path), "/usr/lib/debug%s", name);
-	if (consider(d, name, symfs, path, bid, loc->bid_len, syms, run, found,
-		     mismatch, bad))
+	if (dso_sys_paths(d) && consider(d, name, symfs, path, bid, loc->bid_len, syms, run,
+				     found, mismatch, bad))
 		return true;
-	if (loc->bid_len) {
+	if (loc->bid_len && dso_sys_paths(d)) {
 		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 			 hex, hex + 2);
 		if (consider(d, name, symfs, path, bid, loc->bid_len, syms, run, found,
@@ -675,8 +659,11 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 			return true;
 	}
 	/* the recorded path */
-	consider(d, NULL, symfs, name, bid, loc->bid_len, syms, run, found, mismatch,
-		 bad);
+	if (dso_sys_paths(d))
+		consider(d, NULL, symfs, name, bid, loc->bid_len, syms, run, found,
+			 mismatch, bad);
+	else
+		loc->no_host = true;
 	return true;
 }
 

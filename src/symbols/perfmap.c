@@ -27,8 +27,13 @@ void dso_load_perf_map(struct kf_dsos *d, struct kf_module *mod, struct dso_stat
 	size_t len;
 	char *buf;
 	const char *p, *end;
-	const char *dir = d->o.perf_map_dir ? d->o.perf_map_dir : "/tmp";
+	const char *dir = d->o.perf_map_dir ? d->o.perf_map_dir :
+			  kf_host_perf_map_dir(d->o.host);
 
+	if (!dir) {
+		st->status = KF_DSO_NO_HOST;
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/perf-%u.map", dir, mod->jit_pid);
 	/* /tmp is anyone's: another user may have put a symlink, a FIFO or
 	 * a file of their own there under the pid's name */
