@@ -6,7 +6,8 @@
  *   locate.c    which file holds a module's symbols: --symfs, the build-id
  *               cache, debug directories, .gnu_debuglink, debuginfod, and
  *               whether a file without a recorded build-id is the mapped
- *               one (no symbol is read there)
+ *               one; where a dwz file or a kernel's vmlinux may be (no
+ *               symbol is read there)
  *   elf.c       symbols from ELF files (.symtab, .dynsym, .plt,
  *               MiniDebugInfo, this process's vdso)
  *   kallsyms.c  the kernel's and its modules' symbols from kallsyms
@@ -165,6 +166,17 @@ struct dso_located {
  * refused before any candidate (st->status says why). */
 bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st,
 		    struct dso_located *loc);
+/* The i-th place (from 0) a dwz file may be: .gnu_debugaltlink's `name`
+ * and build-id `hex`, `from` the debug file's path (NULL: none to look
+ * next to).  False past the last; *path "" for a place that does not
+ * apply.  The path is under --symfs. */
+bool dso_dwz_place(const struct kf_dsos *d, int i, const char *name, const char *hex,
+		   const char *from, char *path, size_t n);
+/* The same for the kernel's vmlinux by its build-id and release (NULL:
+ * none recorded): the path (written to `path`; "" for a place that does
+ * not apply), or NULL past the last; *root the directory it is under. */
+const char *dso_vmlinux_place(const struct kf_dsos *d, size_t i, const char *rel,
+			      const char *hex, const char **root, char *path, size_t n);
 /* debuginfod, last: when no local file has a symbol table. */
 void dso_locate_dinfod(struct kf_dsos *d, struct dso_state *st, struct dso_located *loc);
 

@@ -1,6 +1,7 @@
 /* dwarf.c - a module's debug info: DWARF for inline frames and source
  * lines, dwz supplementary files, the kernel's vmlinux and its KASLR
- * offset, and file offsets as the link-time addresses DWARF uses.
+ * offset, and file offsets as the link-time addresses DWARF uses.  Where
+ * those files may be is locate.c's (dso_dwz_place, dso_vmlinux_place).
  */
 #include "dso-int.h"
 
@@ -12,14 +13,11 @@
 #include <elfutils/libdwelf.h>
 
 /* dwz moves DWARF that several files share into a supplementary file,
- * named with its build-id by .gnu_debugaltlink: Debian's -dbgsym
- * packages have /usr/lib/debug/.dwz/<triplet>/<package>.debug.  Looked
- * for at that name (relative names against the debug file's directory)
- * and by build-id under /usr/lib/debug, within --symfs; only a file with
- * that build-id is used. */
+ * named with its build-id by .gnu_debugaltlink (where it is looked for is
+ * locate.c's dso_dwz_place); only a file with that build-id is used. */
 static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 {
-	const char *symfs = d->o.symfs, *name, *dir_end;
+	const char *symfs = d->o.symfs, *name;
 	const void *bid;
 	ssize_t bl;
 	char path[4096], hex[41];
@@ -37,31 +35,9 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 		st->dw_unusable = true;
 		return;
 	}
-	for (i = 0; i < 3 + (int)d->o.n_debug_dirs && !st->alt.elf; i++) {
-		path[0] = '\0';
-		if (i == 0 && name[0] == '/') {
-			snprintf(path, sizeof(path), "%s", name);
-		} else if (i == 1 && name[0] != '/' && st->dw_file && !st->dw_dinfod &&
-			   (dir_end = strrchr(st->dw_file, '/')) != NULL) {
-			/* the debug file's path, less the symfs prefix */
-			const char *in = st->dw_file;
-			size_t rl = symfs && *symfs ? strlen(symfs) : 0;
-
-			if (rl && strncmp(in, symfs, rl) == 0)
-				in += rl;
-			if (dir_end >= in)
-				snprintf(path, sizeof(path), "%.*s/%s",
-					 (int)(dir_end - in), in, name);
-		} else if (i == 2) {
-			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-				 hex, hex + 2);
-		} else if (i > 2) {
-			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
-				 d->o.debug_dirs[i - 3], hex, hex + 2);
-		}
-		/* the first three are this machine's paths (or the symfs's) */
-		if (i < 3 && !dso_sys_paths(d))
-			path[0] = '\0';
+	for (i = 0; !st->alt.elf &&
+		    dso_dwz_place(d, i, name, hex, st->dw_dinfod ? NULL : st->dw_file, path,
+				  sizeof(path)); i++) {
 		if (path[0] && dso_cand_open(d, symfs, path, bid, (size_t)bl, &st->alt) != CAND_OK)
 			memset(&st->alt, 0, sizeof(st->alt));
 	}
@@ -224,6 +200,14 @@ static const char *kernel_image_use(struct kf_dsos *d, struct dso_state *st,
 	return NULL;
 }
 
+/* "; ROOT/PATH WHAT", for the hint of a kernel without DWARF. */
+static void place_note(char *out, size_t n, const char *root, const char *path,
+		       const char *what)
+{
+	snprintf(out, n, "; %s%s%s %s", root && *root ? root : "",
+		 root && *root && path[0] != '/' ? "/" : "", path, what);
+}
+
 /* The kernel's DWARF, for inline frames and source lines.  Its names
  * stay kallsyms': --no-inline then names kernel frames as before (and as
  * perf with kallsyms does), kallsyms also covers the modules, and frames
@@ -237,7 +221,7 @@ static const char *kernel_image_use(struct kf_dsos *d, struct dso_state *st,
 static void kernel_debuginfo(struct kf_dsos *d, struct kf_module *mod,
 			     struct dso_state *st)
 {
-	const char *rel = d->env->osrelease, *symfs = d->o.symfs;
+	const char *rel = d->env->osrelease, *root, *at;
 	uint8_t bid[20], got[20];
 	size_t bid_len = dso_recorded_bid(d, mod, bid), got_len, i;
 	char hex[41] = "", ghex[41], path[4096], why[256], other[512] = "";
@@ -296,64 +280,28 @@ given_unused:
 	/* a release from the capture becomes part of a path: no '/' */
 	if (rel && (!*rel || strchr(rel, '/')))
 		rel = NULL;
-	for (i = 0; i < 6 + d->o.n_debug_dirs; i++) {
-		const char *root = symfs;
-
-		path[0] = '\0';
-		switch (i) {
-		case 0:   /* Debian's linux-image-*-dbg, Fedora's kernel-debuginfo */
-			if (rel)
-				snprintf(path, sizeof(path), "/usr/lib/debug/boot/vmlinux-%s", rel);
-			break;
-		case 1:   /* Ubuntu's linux-image-*-dbgsym */
-			if (rel)
-				snprintf(path, sizeof(path),
-					 "/usr/lib/debug/lib/modules/%s/vmlinux", rel);
-			break;
-		case 2:
-			if (rel)
-				snprintf(path, sizeof(path), "/boot/vmlinux-%s", rel);
-			break;
-		case 3:
-			snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-				 hex, hex + 2);
-			break;
-		case 4:   /* perf's build-id cache: .build-id/xx/rest links to
-			     the file's directory, holding "elf" or "debug" */
-		case 5:
-			root = d->o.buildid_dir;
-			if (root && *root)
-				snprintf(path, sizeof(path), ".build-id/%.2s/%s/%s", hex,
-					 hex + 2, i == 4 ? "elf" : "debug");
-			break;
-		default:
-			snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
-				 d->o.debug_dirs[i - 6], hex, hex + 2);
-			break;
-		}
-		/* /usr/lib/debug and /boot: this machine's (or the symfs's) */
-		if (i < 4 && !dso_sys_paths(d))
-			path[0] = '\0';
-		if (!path[0])
+	for (i = 0; (at = dso_vmlinux_place(d, i, rel, hex, &root, path, sizeof(path))); i++) {
+		if (!at[0])
 			continue;
-		switch (dso_cand_open(d, root, path, bid, bid_len, &c)) {
+		switch (dso_cand_open(d, root, at, bid, bid_len, &c)) {
 		case CAND_OK:
 			break;
 		case CAND_MISMATCH:
 			if (!other[0])
-				snprintf(other, sizeof(other), "; %s%s%s has another build-id",
-					 root && *root ? root : "",
-					 root && *root && path[0] != '/' ? "/" : "", path);
+				place_note(other, sizeof(other), root, at,
+					   "has another build-id");
 			continue;
 		default:
 			continue;
 		}
 		if (!kernel_image_use(d, st, &c, why, sizeof(why)))
 			return;
-		if (!other[0])
-			snprintf(other, sizeof(other), "; %s%s%s has the build-id but %s",
-				 root && *root ? root : "",
-				 root && *root && path[0] != '/' ? "/" : "", path, why);
+		if (!other[0]) {
+			char what[300];
+
+			snprintf(what, sizeof(what), "has the build-id but %s", why);
+			place_note(other, sizeof(other), root, at, what);
+		}
 	}
 	{
 		size_t n = 512 + strlen(other);

@@ -7,8 +7,10 @@
  * each under --symfs when one is given; a file with another build-id than
  * the recorded one is never used; debuginfod last.  A file without a
  * recorded build-id is checked against the capture's device and inode
- * and its segments (host.h).  Nothing here reads a symbol: the archive
- * command can ask where a module's files are without loading them.
+ * and its segments (host.h).  The places a dwz file and a kernel's
+ * vmlinux may be are listed here too (dwarf.c opens them).  Nothing here
+ * reads a symbol: the archive command can ask where a module's files are
+ * without loading them.
  */
 #include "dso-int.h"
 
@@ -700,4 +702,88 @@ void dso_locate_dinfod(struct kf_dsos *d, struct dso_state *st, struct dso_locat
 		}
 		loc->mismatch |= r == CAND_MISMATCH;
 	}
+}
+
+/* dwz's supplementary file, named with its build-id by .gnu_debugaltlink:
+ * Debian's -dbgsym packages have /usr/lib/debug/.dwz/<triplet>/<package>.debug.
+ * Looked for at that name (a relative name against the debug file's
+ * directory), by build-id under /usr/lib/debug, then under each
+ * --debug-dir, all within --symfs. */
+bool dso_dwz_place(const struct kf_dsos *d, int i, const char *name, const char *hex,
+		   const char *from, char *path, size_t n)
+{
+	const char *symfs = d->o.symfs, *dir_end;
+
+	if (i < 0 || i >= 3 + (int)d->o.n_debug_dirs)
+		return false;
+	path[0] = '\0';
+	if (i == 0 && name[0] == '/') {
+		snprintf(path, n, "%s", name);
+	} else if (i == 1 && name[0] != '/' && from &&
+		   (dir_end = strrchr(from, '/')) != NULL) {
+		/* the debug file's path, less the symfs prefix */
+		const char *in = from;
+		size_t rl = symfs && *symfs ? strlen(symfs) : 0;
+
+		if (rl && strncmp(in, symfs, rl) == 0)
+			in += rl;
+		if (dir_end >= in)
+			snprintf(path, n, "%.*s/%s", (int)(dir_end - in), in, name);
+	} else if (i == 2) {
+		snprintf(path, n, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	} else if (i > 2) {
+		snprintf(path, n, "%s/.build-id/%.2s/%s.debug", d->o.debug_dirs[i - 3], hex,
+			 hex + 2);
+	}
+	/* the first three are this machine's paths (or the symfs's) */
+	if (i < 3 && !dso_sys_paths(d))
+		path[0] = '\0';
+	return true;
+}
+
+/* The places distributions install a kernel's debug image, then perf's
+ * build-id cache (.build-id/xx/rest links to the file's directory,
+ * holding "elf" or "debug"), then each --debug-dir. */
+const char *dso_vmlinux_place(const struct kf_dsos *d, size_t i, const char *rel,
+			      const char *hex, const char **root, char *path, size_t n)
+{
+	if (i >= 6 + d->o.n_debug_dirs)
+		return NULL;
+	/* a release from the capture becomes part of a path: no '/' */
+	if (rel && (!*rel || strchr(rel, '/')))
+		rel = NULL;
+	*root = d->o.symfs;
+	path[0] = '\0';
+	switch (i) {
+	case 0:   /* Debian's linux-image-*-dbg, Fedora's kernel-debuginfo */
+		if (rel)
+			snprintf(path, n, "/usr/lib/debug/boot/vmlinux-%s", rel);
+		break;
+	case 1:   /* Ubuntu's linux-image-*-dbgsym */
+		if (rel)
+			snprintf(path, n, "/usr/lib/debug/lib/modules/%s/vmlinux", rel);
+		break;
+	case 2:
+		if (rel)
+			snprintf(path, n, "/boot/vmlinux-%s", rel);
+		break;
+	case 3:
+		snprintf(path, n, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		break;
+	case 4:
+	case 5:
+		*root = d->o.buildid_dir;
+		if (*root && **root)
+			snprintf(path, n, ".build-id/%.2s/%s/%s", hex, hex + 2,
+				 i == 4 ? "elf" : "debug");
+		break;
+	default:
+		snprintf(path, n, "%s/.build-id/%.2s/%s.debug", d->o.debug_dirs[i - 6], hex,
+			 hex + 2);
+		break;
+	}
+	/* /usr/lib/debug and /boot: this machine's (or the symfs's) */
+	if (i < 4 && !dso_sys_paths(d))
+		path[0] = '\0';
+	return path;
 }
