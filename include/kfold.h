@@ -101,6 +101,22 @@ enum kf_context_frames {
 				      kernel frame */
 };
 
+/* What kfold may ask of the machine it runs on: its host name, kernel
+ * release and build-id, /proc/kallsyms, this process's vdso, the
+ * environment ($PERF_BUILDID_DIR, $HOME/.debug, $DEBUGINFOD_URLS), /tmp's
+ * perf maps, and its file system at the paths a capture recorded (and
+ * /usr/lib/debug, /boot, libdebuginfod's cache).  With no host (NULL,
+ * kf_options_init's default) kfold reads only its input and the files
+ * and directories the options name (symfs, kallsyms, buildid_dir,
+ * debug_dirs, vmlinux, perf_map_dir), so a run on an archive is
+ * hermetic; a module it could have found only on this machine says so
+ * in its status ("not looked for: no host").  The system host is this
+ * machine, as the kfold command uses it unless --no-host.  A host is
+ * read-only once open: sessions may share one; close it after them. */
+typedef struct kf_host kf_host;
+KF_API int kf_host_open_system(kf_host **out);
+KF_API void kf_host_close(kf_host *h);
+
 typedef struct kf_options {
 	enum kf_compat compat;
 	bool inline_frames;      /* expand each user frame, and each kernel
@@ -114,9 +130,11 @@ typedef struct kf_options {
 				    the event of the first sample */
 	const char *symfs;       /* root prepended to recorded paths */
 	const char *kallsyms;    /* kallsyms file for kernel symbols */
-	const char *buildid_dir; /* perf build-id cache; NULL = ~/.debug,
-				    "" = none */
-	const char *perf_map_dir;/* where perf-PID.map files are; NULL = /tmp */
+	const char *buildid_dir; /* perf build-id cache; NULL = the host's
+				    ($PERF_BUILDID_DIR, ~/.debug; none
+				    without a host), "" = none */
+	const char *perf_map_dir;/* where perf-PID.map files are; NULL = the
+				    host's /tmp (none without a host) */
 	unsigned suffixes;       /* KF_SUFFIX_* */
 	bool show_addrs;         /* put the address into unknown frames */
 	enum kf_root root;
@@ -149,6 +167,9 @@ typedef struct kf_options {
 	unsigned exclude;        /* samples whose verdict bit
 				    (1u << KF_VERDICT_*) is set are left out
 				    of folded output */
+	const kf_host *host;     /* the machine kfold may ask (kf_host);
+				    NULL = none.  Borrowed: it must outlive
+				    the session */
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion

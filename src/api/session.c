@@ -138,18 +138,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	} else if (s->o.buildid_dir) {
 		s->buildid_dir = dup_opt(s->o.buildid_dir);
 	} else {
-		const char *env = getenv("PERF_BUILDID_DIR");
-		const char *home = getenv("HOME");
-
-		if (env && *env) {
-			s->buildid_dir = dup_opt(env);
-		} else if (home && *home) {
-			size_t n = strlen(home) + 8;
-
-			s->buildid_dir = malloc(n);
-			if (s->buildid_dir)
-				snprintf(s->buildid_dir, n, "%s/.debug", home);
-		}
+		s->buildid_dir = kf_host_buildid_dir(s->o.host);
 	}
 	if (!kf_strtab_init(&s->strings) || !kf_strtab_init(&s->roots) ||
 	    kf_modules_init(&s->modules) || kf_stacks_init(&s->stacks))
@@ -689,6 +678,7 @@ static int setup_stages(struct kf_session *s)
 	dopts.compat_perf = s->o.compat == KF_COMPAT_PERF;
 	dopts.debug_dirs = (const char *const *)s->debug_dirs;
 	dopts.n_debug_dirs = s->o.n_debug_dirs;
+	dopts.host = s->o.host;
 	kf_dsos_init(&s->dsos, &dopts, &s->fs, &s->modules, kf_pd_env(s->pd),
 		     dso_warn, s);
 	/* the samples' clock: perf's default (sched_clock) unless the first

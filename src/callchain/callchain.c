@@ -115,7 +115,7 @@ static void resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpum
 		if (m && m->module == cc->tasks->kernel_module && !cc->dsos->kernel_loaded) {
 			uint32_t kmod = m->module;
 
-			kf_dso_status(cc->dsos, kmod);   /* loads kallsyms */
+			kf_dsos_load(cc->dsos, kmod, KF_DSO_LOAD_SYMS);   /* kallsyms */
 			kernel_loaded(cc, kmod);
 			m = kf_maps_find(&cc->tasks->kernel, ip);
 		}

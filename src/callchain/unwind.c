@@ -793,7 +793,7 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 				end = st == KF_DSO_MISMATCH || st == KF_DSO_CHANGED ||
 				      st == KF_DSO_NOT_RECORDED ?
 				      KF_UW_MISMATCH :
-				      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE ?
+				      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE || st == KF_DSO_NO_HOST ?
 				      KF_UW_NO_FILE : KF_UW_NO_CFI;
 			} else {
 				/* kfold's frame-pointer step found its words

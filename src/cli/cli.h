@@ -46,6 +46,7 @@ struct kf_cli {
 	const char *output;              /* -o; NULL = stdout */
 	bool quiet;
 	bool stats;
+	bool no_host;                    /* --no-host: hand the library no host */
 	unsigned aliases;                /* KF_CLI_ALIAS_* seen (cmd-fold.c) */
 };
 

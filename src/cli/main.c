@@ -175,6 +175,7 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 	       int (*write)(kf_session *s, FILE *out))
 {
 	kf_session *s = NULL;
+	kf_host *host = NULL;
 	FILE *out = stdout;
 	int r, status = KF_CLI_OK;
 
@@ -182,6 +183,13 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 		c->input = "perf.data";
 	c->o.log = log_cb;
 	c->o.log_payload = c;
+	/* the library asks this machine nothing unless it is handed the
+	 * host; the command hands it in unless --no-host */
+	if (!c->no_host && kf_host_open_system(&host) != 0) {
+		fputs("kfold: out of memory\n", stderr);
+		return KF_CLI_USAGE;
+	}
+	c->o.host = host;
 	r = kf_session_new(&s, &c->o);
 	/* the header needs no sample: open only, run nothing */
 	if (r == 0)
@@ -194,6 +202,7 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 			fprintf(stderr, "kfold: (a command is the first word: "
 				"kfold %s [OPTIONS])\n", c->input);
 		kf_session_free(s);
+		kf_host_close(host);
 		return KF_CLI_USAGE;
 	}
 	if (c->output) {
@@ -201,6 +210,7 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 		if (!out) {
 			fprintf(stderr, "kfold: %s: %s\n", c->output, strerror(errno));
 			kf_session_free(s);
+		kf_host_close(host);
 			return KF_CLI_USAGE;
 		}
 	}
@@ -221,6 +231,7 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 	else if (c->stats)
 		kf_cli_print_stats(c, s);
 	kf_session_free(s);
+	kf_host_close(host);
 	return status;
 }
 

@@ -69,7 +69,8 @@ const struct kf_cli_group kf_cli_io_group = { "input and output", io_opts, io_se
 
 /* --- find ----------------------------------------------------------- */
 
-enum { F_SYMFS, F_KALLSYMS, F_VMLINUX, F_BUILDID_DIR, F_DEBUG_DIR, F_PERF_MAP_DIR };
+enum { F_SYMFS, F_KALLSYMS, F_VMLINUX, F_BUILDID_DIR, F_DEBUG_DIR, F_PERF_MAP_DIR,
+       F_NO_HOST };
 
 static const struct kf_cli_opt find_opts[] = {
 	{ "symfs", F_SYMFS, required_argument, "--symfs DIR",
@@ -88,6 +89,9 @@ static const struct kf_cli_opt find_opts[] = {
 	  "/usr/lib/debug (repeatable; under --symfs if given)" },
 	{ "perf-map-dir", F_PERF_MAP_DIR, required_argument, "--perf-map-dir DIR",
 	  "where perf-PID.map JIT maps are (default /tmp)" },
+	{ "no-host", F_NO_HOST, no_argument, "--no-host",
+	  "ask nothing of this machine: read only the capture\n"
+	  "and what these options name" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
@@ -101,6 +105,7 @@ static int find_set(struct kf_cli *c, int key, const char *arg)
 	case F_VMLINUX: c->o.vmlinux = arg; break;
 	case F_BUILDID_DIR: c->o.buildid_dir = arg; break;
 	case F_PERF_MAP_DIR: c->o.perf_map_dir = arg; break;
+	case F_NO_HOST: c->no_host = true; break;
 	case F_DEBUG_DIR:
 		if (c->o.n_debug_dirs == max) {
 			fprintf(stderr, "kfold: at most %zu --debug-dir\n", max);

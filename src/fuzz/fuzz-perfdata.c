@@ -1,8 +1,8 @@
 /* fuzz-perfdata.c - the whole pipeline on one input held in memory: read,
  * order, track state, fold.  No file but the input is opened (no_files),
  * unless KFOLD_FUZZ_SYMFS names a symfs: then a third pass looks for the
- * recorded files there (only there: kfold opens nothing outside a symfs,
- * and asks no debuginfod server),
+ * recorded files there (only there: with no host, the library's default,
+ * kfold reads nothing of this machine's and asks no debuginfod server),
  * so that DWARF unwinding runs with real CFI on mutated registers and
  * stack copies (seed it with testdata/cases/dwarf-small/perf.data and
  * testdata/symfs). */
@@ -33,8 +33,8 @@ static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
 	o.no_files = symfs == NULL;
 	o.symfs = symfs;
 	o.buildid_dir = "";
-	o.kallsyms = "/nonexistent/kallsyms";   /* under the symfs: none */
-	o.perf_map_dir = "/nonexistent";
+	/* no host (kf_options_init's o.host = NULL): nothing of this
+	 * machine is read, no kallsyms, perf map or debuginfod server */
 	o.log = quiet;
 	o.compat = compat;
 	o.max_queue_bytes = 1 << 20;
@@ -66,9 +66,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		symfs = getenv("KFOLD_FUZZ_SYMFS");
 		if (symfs && !*symfs)
 			symfs = NULL;
-		/* "only there" holds for servers too: a user's
-		 * DEBUGINFOD_URLS would send mutated build-ids to them */
-		setenv("DEBUGINFOD_URLS", "", 1);
 		init = 1;
 	}
 	fold(data, size, KF_COMPAT_NONE, NULL, false);

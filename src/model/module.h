@@ -4,8 +4,8 @@
  * A module is what an MMAP record names, plus what the capture says about
  * it: the recorded build-id (BUILD_ID feature, HEADER_BUILD_ID, MMAP2
  * build-id form) and the device/inode of the MMAP2 record.  It does not
- * open files: finding and loading the file is dso.c's job, which keeps its
- * state behind `priv`.
+ * open files: finding and loading the file is the DSO layer's (dso.h),
+ * which keeps its state behind `priv`.
  *
  * Modules are identified by a uint32_t id, stable for the session; id 0 is
  * "no module" (an address outside every mapping).  Like perf's dsos, a
@@ -48,14 +48,14 @@ struct kf_module {
 	uint32_t maj, min;
 	uint64_t ino, ino_gen;
 	/* KF_MOD_FILE: the first distinct (pgoff, len, prot) of its mappings,
-	 * for dso.c's consistency checks when no build-id was recorded */
+	 * for locate.c's consistency checks when no build-id was recorded */
 	struct { uint64_t pgoff, len; uint32_t prot; } shape[KF_MODULE_SHAPES];
 	uint8_t n_shapes;
 	uint32_t jit_pid;    /* KF_MOD_JIT: the pid in perf-PID.map */
 	uint64_t ksym_addr;  /* KF_MOD_KSYM: where the KSYMBOL region is */
 	uint32_t ksym_len;
 	bool hit;            /* a sample frame resolved into it */
-	void *priv;          /* dso.c's state; NULL until first use */
+	void *priv;          /* the DSO layer's state; NULL until kf_dsos_load */
 };
 
 struct kf_modules {

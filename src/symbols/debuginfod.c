@@ -18,13 +18,11 @@ struct kf_dinfod_answer {
 	char *path;            /* malloc'd by libdebuginfod, or NULL */
 };
 
-void kf_dinfod_init(struct kf_dinfod *c, bool off)
+void kf_dinfod_init(struct kf_dinfod *c, const char *urls)
 {
-	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
-
 	memset(c, 0, sizeof(*c));
 	/* an empty (or blank) list is how users switch debuginfod off */
-	c->enabled = !off && urls && urls[strspn(urls, " \t\n")] != '\0';
+	c->enabled = urls && urls[strspn(urls, " \t\n")] != '\0';
 	if (c->enabled) {
 		c->urls = strdup(urls);
 		c->enabled = c->urls != NULL;

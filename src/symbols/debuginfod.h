@@ -4,8 +4,8 @@
  * server list ($DEBUGINFOD_URLS), the timeouts ($DEBUGINFOD_TIMEOUT,
  * $DEBUGINFOD_MAXTIME) and the on-disk cache ($DEBUGINFOD_CACHE_PATH,
  * else $XDG_CACHE_HOME/debuginfod_client or ~/.cache/debuginfod_client).
- * Active only when $DEBUGINFOD_URLS is set and not empty, as in every
- * other debuginfod client; then a build-id whose file is in the cache
+ * Active only when the host's $DEBUGINFOD_URLS is set and not empty, as
+ * in every other debuginfod client (the caller reads it, host.h); then a build-id whose file is in the cache
  * costs no network at all.
  *
  * One kf_dinfod per kf_dsos: its client is created on the first fetch,
@@ -49,9 +49,10 @@ struct kf_dinfod {
 	bool capped;           /* KF_DINFOD_MAX_ASKS reached: no more asked */
 };
 
-/* Reads $DEBUGINFOD_URLS; with `off` (--compat=perf, --no-files) stays
- * disabled whatever it says.  Nothing is connected or allocated yet. */
-void kf_dinfod_init(struct kf_dinfod *c, bool off);
+/* `urls`: the host's $DEBUGINFOD_URLS (host.h), NULL for none (no host,
+ * --compat=perf, --no-files): disabled then, and when it is empty.
+ * Nothing is connected or allocated yet. */
+void kf_dinfod_init(struct kf_dinfod *c, const char *urls);
 /* Ends the client and frees every remembered answer. */
 void kf_dinfod_fini(struct kf_dinfod *c);
 

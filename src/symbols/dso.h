@@ -17,17 +17,29 @@
  * build-id cache's copy, or /proc/kallsyms when the running kernel is the
  * recorded one); JIT regions from perf-PID.map.
  *
+ * Of the places above, the recorded paths (without --symfs),
+ * /usr/lib/debug, /boot, /proc/kallsyms, /tmp, this process's vdso and
+ * debuginfod are the host's: they are looked at only with a host
+ * (kf_dso_opts.host, host.h), and a module that could have been found
+ * only there gets KF_DSO_NO_HOST.
+ *
  * The kernel's DWARF (inline frames, source lines) comes from a vmlinux:
  * --vmlinux, or one found by the recorded build-id in the places
  * distributions and perf's build-id cache put it; its names stay
- * kallsyms' (see kernel_debuginfo in dso.c for why).
+ * kallsyms' (see kernel_debuginfo in dwarf.c for why).
  *
  * Symbol addresses are file offsets for ELF modules (what a mapping's
  * pgoff counts in) and absolute addresses for the kernel, kernel modules
  * and JIT maps, so a frame's address (maps.h) can be looked up directly.
  *
- * May use: util, fs, debuginfod, xz, module, symtab, libelf and libdw's
- * libdwelf (only here).  Never forks; opens files only through fs.h.
+ * The layer is one file per job (locate.c, elf.c, kallsyms.c, perfmap.c,
+ * dwarf.c, cfi.c, with dso.c the entry points; dso-int.h says which is
+ * which).  This header is its face for other folders; it names no
+ * libelf or libdw type.
+ *
+ * May use: util, fs, host, debuginfod, xz, module, symtab, libelf and
+ * libdw's libdwelf (only in this layer).  Never forks; opens files only
+ * through fs.h.
  */
 #ifndef KF_DSO_H
 #define KF_DSO_H
@@ -65,6 +77,9 @@ enum kf_dso_status {
 	KF_DSO_NOT_RECORDED,  /* no build-id recorded, and the file's
 				 segments cannot have made the recorded
 				 mappings (kf_host_layout_fits) */
+	KF_DSO_NO_HOST,       /* no file given for it, and the places it
+				 could be are this machine's, which kfold
+				 may not ask (no host, kf_options.host) */
 };
 
 struct kf_dso_opts {
@@ -77,6 +92,8 @@ struct kf_dso_opts {
 	bool compat_perf;         /* follow perf where kfold would differ */
 	const char *const *debug_dirs; /* more roots like /usr/lib/debug */
 	size_t n_debug_dirs;
+	const struct kf_host *host;    /* what may be asked of this machine
+					  (host.h); NULL: nothing */
 };
 
 typedef void (*kf_dso_warn_fn)(void *payload, const char *msg);
@@ -130,8 +147,24 @@ static inline void kf_dsos_kernel_ref(struct kf_dsos *d, const char *name,
 	d->kref_addr = addr;
 }
 
-/* The symbols of a module, loaded on first use; NULL when there are
- * none (kf_dso_status says why). */
+/* The load step.  kf_dsos_load reads a module's files: its symbols
+ * always (for the kernel or a kernel module, kallsyms for all of them at
+ * once), and its debug info and unwinding data when `what` asks; each
+ * part at most once per module.  It is the only function of the layer
+ * that reads files.  The getters below that need a part call it for
+ * that part, so a module is still loaded by whoever asks first: the
+ * session calls it where the order of loads is decided (the kernel's,
+ * at its first sample), and everyone else may rely on the getters.
+ * 0, or KF_ENOMEM. */
+enum {
+	KF_DSO_LOAD_SYMS = 1,    /* symbol table, status, the files found */
+	KF_DSO_LOAD_DWARF = 2,   /* debug info (kf_dso_debuginfo) */
+	KF_DSO_LOAD_CFI = 4,     /* unwinding data (kf_dso_cfi) */
+};
+int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what);
+
+/* The symbols of a module (KF_DSO_LOAD_SYMS); NULL when there are none
+ * (kf_dso_status says why). */
 const struct kf_symtab *kf_dso_symtab(struct kf_dsos *d, uint32_t module);
 
 /* A static binary's .plt entries as kfold's own mode names them
@@ -150,6 +183,12 @@ const char *kf_dso_file(struct kf_dsos *d, uint32_t module);
  * *used tells whether names came from it.  Borrowed. */
 const char *kf_dso_minidebuginfo(struct kf_dsos *d, uint32_t module, bool *used);
 
+/* A PT_LOAD segment of a module's file. */
+struct kf_dso_seg {
+	uint64_t offset, vaddr, filesz, memsz;
+	bool exec;               /* PF_X */
+};
+
 /* What unwinding needs from a module's files: the CFI of its .eh_frame
  * and of a .debug_frame (libdw's Dwarf_CFI, opaque here), where file
  * offsets land in the ELF's address space, and the file's bytes. */
@@ -165,21 +204,19 @@ struct kf_cfi {
 	bool has_eh_hdr;         /* .eh_frame_hdr is there (perf 6.1's
 				    libunwind finds FDEs only through it) */
 	uint64_t eh_hdr_addr;    /* its sh_addr */
-	struct {
-		uint64_t offset, vaddr, filesz, memsz;
-	} load[KF_CFI_MAX_LOADS];
+	struct kf_dso_seg load[KF_CFI_MAX_LOADS];
 	size_t n_load;
 	const uint8_t *image;    /* the whole file, for memory reads */
 	size_t image_len;
 };
 
-/* The unwinding data of a module (loading its files on first use), or
+/* The unwinding data of a module (KF_DSO_LOAD_CFI), or
  * NULL when it has no CFI (kf_dso_status says whether a file was found
  * at all).  Valid until kf_dsos_fini. */
 const struct kf_cfi *kf_dso_cfi(struct kf_dsos *d, uint32_t module);
 
 /* The DWARF index of a module's debug info (its debug file, or the
- * binary), loading it on first use; NULL when there is none.  Valid
+ * binary; KF_DSO_LOAD_DWARF); NULL when there is none.  Valid
  * until kf_dsos_fini. */
 struct kf_dwidx *kf_dso_debuginfo(struct kf_dsos *d, uint32_t module);
 

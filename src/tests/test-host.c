@@ -3,7 +3,12 @@
  * recording host (kf_host_decide), is the file at the recorded path the
  * mapped one (kf_host_file), and the cheap layout checks
  * (kf_host_layout_fits).  Pure functions: nothing here depends on the
- * machine the test runs on. */
+ * machine the test runs on.
+ *
+ * And the handle's contract (kfold.h's kf_host): with no host (NULL)
+ * every question is answered "not known" and no file is touched, whatever
+ * the environment says; the system host answers from this machine and
+ * the environment, as kfold always did. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +259,63 @@ static void test_layout(void)
 				  NULL));
 }
 
+static void test_handle(void)
+{
+	struct kf_fs fs = { .no_files = false };
+	struct kf_host_id id;
+	struct kf_host_buf buf;
+	struct kf_file_id fid;
+	kf_host *h = NULL;
+	uint8_t kbid[20];
+	size_t len = 99;
+	char *p;
+
+	/* no host: nothing, though the environment and the machine have it */
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
+	setenv("PERF_BUILDID_DIR", "/kf-test/cache", 1);
+	kf_host_read(NULL, &fs, -1, &id, &buf);
+	CHECK(!id.hostname && !id.osrelease && !id.kbid_len && !id.has_time);
+	kf_host_free(&buf);
+	CHECK(!kf_host_kernel_bid(NULL, &fs, kbid, &len));
+	CHECK_EQ(len, 0);
+	CHECK(!kf_host_osrelease(NULL, &fs));
+	CHECK(!kf_host_kallsyms(NULL, &fs, 1 << 20, &len));
+	CHECK(!kf_host_vdso(NULL));
+	CHECK(!kf_host_buildid_dir(NULL));
+	CHECK(!kf_host_perf_map_dir(NULL));
+	CHECK(!kf_host_debuginfod_urls(NULL));
+	CHECK(!kf_host_files(NULL));
+	kf_host_file_id(NULL, &fs, "/", true, &fid);
+	CHECK(!fid.known);
+	CHECK(!kf_host_regular(NULL, "/proc/self/exe"));
+	CHECK_EQ(fs.opens, 0);
+	kf_host_close(NULL);
+
+	/* the system host: this machine and its environment */
+	CHECK_EQ(kf_host_open_system(&h), 0);
+	CHECK(h != NULL);
+	CHECK(kf_host_files(h));
+	CHECK_STR(kf_host_perf_map_dir(h), "/tmp");
+	CHECK_STR(kf_host_debuginfod_urls(h), "http://127.0.0.1:1");
+	p = kf_host_buildid_dir(h);
+	CHECK_STR(p, "/kf-test/cache");
+	free(p);
+	unsetenv("PERF_BUILDID_DIR");
+	setenv("HOME", "/kf-test/home", 1);
+	p = kf_host_buildid_dir(h);
+	CHECK_STR(p, "/kf-test/home/.debug");
+	free(p);
+	CHECK(kf_host_regular(h, "/proc/self/exe"));
+	kf_host_file_id(h, &fs, "/", false, &fid);
+	CHECK(fid.known && fid.ino != 0);
+	kf_host_read(h, &fs, -1, &id, &buf);
+	CHECK(id.hostname != NULL && id.has_time);
+	kf_host_free(&buf);
+	unsetenv("DEBUGINFOD_URLS");
+	CHECK(!kf_host_debuginfod_urls(h));
+	kf_host_close(h);
+}
+
 int main(void)
 {
 	/* which capture clocks can be compared with this machine's uptime:
@@ -268,5 +330,6 @@ int main(void)
 	test_decide();
 	test_file();
 	test_layout();
+	test_handle();
 	return check_failures ? 1 : 0;
 }

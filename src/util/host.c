@@ -1,10 +1,32 @@
 /* host.c - the recording host's identity against this machine's. */
 #include "host.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/fs.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "util.h"
+
+int kf_host_open_system(kf_host **out)
+{
+	*out = kf_calloc(1, sizeof(**out));
+	if (!*out)
+		return KF_ENOMEM;
+	(*out)->system = true;
+	return 0;
+}
+
+void kf_host_close(kf_host *h)
+{
+	free(h);
+}
 
 enum kf_host_verdict kf_host_decide(const struct kf_host_id *cap,
 				    const struct kf_host_id *here,
@@ -167,13 +189,17 @@ bool kf_host_layout_fits(const struct kf_host_seg *seg, size_t n,
 	return false;
 }
 
-bool kf_host_kernel_bid(struct kf_fs *fs, uint8_t out[20], size_t *len)
+bool kf_host_kernel_bid(const struct kf_host *h, struct kf_fs *fs, uint8_t out[20],
+			size_t *len)
 {
 	size_t n;
-	char *notes = kf_fs_read(fs, NULL, "/sys/kernel/notes", 1 << 16, &n);
+	char *notes;
 	size_t pos = 0;
 
 	*len = 0;
+	if (!h)
+		return false;
+	notes = kf_fs_read(fs, NULL, "/sys/kernel/notes", 1 << 16, &n);
 	if (!notes)
 		return false;
 	/* ELF notes: namesz, descsz, type, name, desc (4-aligned) */
@@ -208,24 +234,22 @@ bool kf_host_clock_from_boot(int clockid)
 	       clockid == CLOCK_MONOTONIC_RAW || clockid == CLOCK_BOOTTIME;
 }
 
-void kf_host_read(struct kf_fs *fs, int clockid, struct kf_host_id *out,
-		  struct kf_host_buf *buf)
+void kf_host_read(const struct kf_host *h, struct kf_fs *fs, int clockid,
+		  struct kf_host_id *out, struct kf_host_buf *buf)
 {
 	struct timespec ts;
-	size_t n;
 
 	memset(out, 0, sizeof(*out));
 	memset(buf, 0, sizeof(*buf));
+	if (!h)
+		return;
 	if (gethostname(buf->hostname, sizeof(buf->hostname)) == 0) {
 		buf->hostname[sizeof(buf->hostname) - 1] = '\0';
 		out->hostname = buf->hostname;
 	}
-	buf->osrelease = kf_fs_read(fs, NULL, "/proc/sys/kernel/osrelease", 4096, &n);
-	if (buf->osrelease) {
-		buf->osrelease[strcspn(buf->osrelease, "\n")] = '\0';
-		out->osrelease = buf->osrelease;
-	}
-	kf_host_kernel_bid(fs, out->kbid, &out->kbid_len);
+	buf->osrelease = kf_host_osrelease(h, fs);
+	out->osrelease = buf->osrelease;
+	kf_host_kernel_bid(h, fs, out->kbid, &out->kbid_len);
 	if (kf_host_clock_from_boot(clockid) &&
 	    clock_gettime(clockid == -1 ? CLOCK_BOOTTIME : (clockid_t)clockid, &ts) == 0) {
 		out->has_time = true;
@@ -237,4 +261,97 @@ void kf_host_free(struct kf_host_buf *buf)
 {
 	free(buf->osrelease);
 	buf->osrelease = NULL;
+}
+
+char *kf_host_osrelease(const struct kf_host *h, struct kf_fs *fs)
+{
+	size_t n;
+	char *rel;
+
+	if (!h)
+		return NULL;
+	rel = kf_fs_read(fs, NULL, "/proc/sys/kernel/osrelease", 4096, &n);
+	if (rel)
+		rel[strcspn(rel, "\n")] = '\0';
+	return rel;
+}
+
+char *kf_host_kallsyms(const struct kf_host *h, struct kf_fs *fs, size_t max,
+		       size_t *len)
+{
+	return h ? kf_fs_read(fs, NULL, KF_HOST_KALLSYMS, max, len) : NULL;
+}
+
+const void *kf_host_vdso(const struct kf_host *h)
+{
+	return h ? (const void *)(uintptr_t)getauxval(AT_SYSINFO_EHDR) : NULL;
+}
+
+char *kf_host_buildid_dir(const struct kf_host *h)
+{
+	const char *env, *home;
+	char *dir;
+	size_t n;
+
+	if (!h)
+		return NULL;
+	env = getenv("PERF_BUILDID_DIR");
+	if (env && *env)
+		return strdup(env);
+	home = getenv("HOME");
+	if (!home || !*home)
+		return NULL;
+	n = strlen(home) + 8;
+	dir = malloc(n);
+	if (dir)
+		snprintf(dir, n, "%s/.debug", home);
+	return dir;
+}
+
+const char *kf_host_perf_map_dir(const struct kf_host *h)
+{
+	return h ? "/tmp" : NULL;
+}
+
+const char *kf_host_debuginfod_urls(const struct kf_host *h)
+{
+	return h ? getenv("DEBUGINFOD_URLS") : NULL;
+}
+
+bool kf_host_files(const struct kf_host *h)
+{
+	return h != NULL;
+}
+
+void kf_host_file_id(const struct kf_host *h, struct kf_fs *fs, const char *path,
+		     bool want_gen, struct kf_file_id *now)
+{
+	struct stat sb;
+
+	memset(now, 0, sizeof(*now));
+	if (!h || stat(path, &sb) != 0)
+		return;
+	now->known = true;
+	now->maj = major(sb.st_dev);
+	now->min = minor(sb.st_dev);
+	now->ino = sb.st_ino;
+	if (want_gen) {
+		int fd = kf_fs_open(fs, NULL, path);
+		unsigned int gen;
+
+		if (fd >= 0) {
+			if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
+				now->has_gen = true;
+				now->gen = gen;
+			}
+			close(fd);
+		}
+	}
+}
+
+bool kf_host_regular(const struct kf_host *h, const char *path)
+{
+	struct stat st;
+
+	return h && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }

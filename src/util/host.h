@@ -6,11 +6,20 @@
  * functions of what the capture says and what this machine says, so the
  * decision table (README, "A file with no recorded build-id") is tested
  * over a table of cases (src/tests/test-host.c) without depending on the
- * machine the tests run on.  kf_host_read is the one place that asks this
- * machine: its host name, kernel release and build-id (/sys/kernel/notes)
- * and its clocks.
+ * machine the tests run on.
  *
- * May use: util, fs.
+ * The handle (kfold.h's kf_host) is the one way the library asks the
+ * machine it runs on anything: its host name, kernel release and
+ * build-id (/sys/kernel/notes), its clocks, /proc/kallsyms, this
+ * process's vdso, the environment ($PERF_BUILDID_DIR, $HOME,
+ * $DEBUGINFOD_URLS), /tmp's perf maps, and its file system at the paths
+ * a capture recorded (with /usr/lib/debug and /boot: kf_host_files).  A
+ * NULL handle is no host, the library's default: every function below
+ * then answers "not known" (false, NULL, nothing read), so the caller's
+ * only files are its input and what its options name.  The handle is
+ * read-only once open: several sessions (and threads) may share one.
+ *
+ * May use: util, fs, kfold.h (the handle's type).
  */
 #ifndef KF_HOST_H
 #define KF_HOST_H
@@ -20,6 +29,13 @@
 #include <stdint.h>
 
 #include "fs.h"
+#include "kfold.h"
+
+/* kfold.h's kf_host.  There is one kind so far, this machine; a recorded
+ * host (an archive's copy of /proc/kallsyms, say) would be another. */
+struct kf_host {
+	bool system;             /* this machine (kf_host_open_system) */
+};
 
 /* One side's identity: the capture's (HOSTNAME, OSRELEASE, the
  * [kernel.kallsyms] build-id, the latest sample time) or this machine's
@@ -109,20 +125,49 @@ bool kf_host_layout_fits(const struct kf_host_seg *seg, size_t n,
 			 uint64_t file_size, uint64_t pgoff, uint64_t len,
 			 bool exec_known, bool exec, const char **why);
 
-/* This machine's identity (strings in *buf, which the caller frees with
- * kf_host_free).  clockid: the capture's clock (-1: perf's default clock,
- * read as CLOCK_BOOTTIME, the one of the boot clocks that never runs
- * behind it). */
+/* The host's identity (strings in *buf, which the caller frees with
+ * kf_host_free; all unknown without a host).  clockid: the capture's
+ * clock (-1: perf's default clock, read as CLOCK_BOOTTIME, the one of the
+ * boot clocks that never runs behind it). */
 struct kf_host_buf {
 	char hostname[256];
 	char *osrelease;
 };
-void kf_host_read(struct kf_fs *fs, int clockid, struct kf_host_id *out,
-		  struct kf_host_buf *buf);
+void kf_host_read(const struct kf_host *h, struct kf_fs *fs, int clockid,
+		  struct kf_host_id *out, struct kf_host_buf *buf);
 void kf_host_free(struct kf_host_buf *buf);
 
 /* The running kernel's build-id from /sys/kernel/notes. */
-bool kf_host_kernel_bid(struct kf_fs *fs, uint8_t out[20], size_t *len);
+bool kf_host_kernel_bid(const struct kf_host *h, struct kf_fs *fs, uint8_t out[20],
+			size_t *len);
+/* The running kernel's release (malloc'd, no newline), or NULL. */
+char *kf_host_osrelease(const struct kf_host *h, struct kf_fs *fs);
+/* The running kernel's /proc/kallsyms (at most max bytes, malloc'd and
+ * NUL-terminated, as kf_fs_read), or NULL. */
+char *kf_host_kallsyms(const struct kf_host *h, struct kf_fs *fs, size_t max,
+		       size_t *len);
+/* The name kf_host_kallsyms' text is reported under. */
+#define KF_HOST_KALLSYMS "/proc/kallsyms"
+/* This process's vdso image in memory (its ELF header first), or NULL. */
+const void *kf_host_vdso(const struct kf_host *h);
+/* perf's build-id cache on this host: $PERF_BUILDID_DIR, else
+ * $HOME/.debug (malloc'd), or NULL. */
+char *kf_host_buildid_dir(const struct kf_host *h);
+/* Where this host keeps perf-PID.map files ("/tmp"), or NULL. */
+const char *kf_host_perf_map_dir(const struct kf_host *h);
+/* $DEBUGINFOD_URLS, or NULL (libdebuginfod, once asked, reads its other
+ * variables itself). */
+const char *kf_host_debuginfod_urls(const struct kf_host *h);
+/* Whether this host's file system may be read at paths no option named:
+ * recorded paths without --symfs, /usr/lib/debug and /boot, a dwz file's
+ * recorded name, libdebuginfod's cache. */
+bool kf_host_files(const struct kf_host *h);
+/* The file at `path` on this host (now->known false: none, or no host);
+ * with want_gen also its inode generation (FS_IOC_GETVERSION). */
+void kf_host_file_id(const struct kf_host *h, struct kf_fs *fs, const char *path,
+		     bool want_gen, struct kf_file_id *now);
+/* Whether `path` is a regular file on this host. */
+bool kf_host_regular(const struct kf_host *h, const char *path);
 
 /* Whether a capture clock counts from boot (its times can be compared
  * with this machine's uptime): perf's default (-1), CLOCK_MONOTONIC,

@@ -1,0 +1,316 @@
+/* kallsyms.c - the kernel's and its modules' symbols from a kallsyms file.
+ *
+ * perf 6.1's __dso__load_kallsyms and maps__split_kallsyms: --kallsyms,
+ * the build-id cache's copy, or /proc/kallsyms when the running kernel is
+ * the recorded one; symbols are moved by the KASLR delta between the file
+ * and the capture's kernel map, and split among the kernel modules.
+ */
+#include "dso-int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool kallsyms_type_ok(char type)
+{
+	type = (char)toupper((unsigned char)type);
+	return type == 'T' || type == 'W' || type == 'D' || type == 'B';
+}
+
+struct ksym_line {
+	uint64_t addr;
+	char type;
+	const char *name;     /* up to end of line, "\t[mod]" included */
+	size_t len;
+};
+
+/* Parses one "addr type name[\t[module]]" line; perf's kallsyms__parse.
+ * Returns the start of the next line, or NULL at the end. */
+static const char *ksym_next(const char *p, const char *end, struct ksym_line *l,
+			     bool *ok)
+{
+	uint64_t v = 0;
+	const char *q = p;
+
+	*ok = false;
+	if (p >= end)
+		return NULL;
+	while (q < end && isxdigit((unsigned char)*q)) {
+		int c = *q;
+
+		v = v << 4 | (uint64_t)(isdigit(c) ? c - '0' : (tolower(c) - 'a' + 10));
+		q++;
+	}
+	if (q < end && *q == ' ' && q + 2 < end) {
+		l->addr = v;
+		l->type = q[1];
+		l->name = q + 3;
+		q += 3;
+		while (q < end && *q != '\n')
+			q++;
+		l->len = (size_t)(q - l->name);
+		if (l->len > KSYM_NAME_LEN)
+			l->len = KSYM_NAME_LEN;
+		*ok = q[-1] != '\r' || true;
+	}
+	while (q < end && *q != '\n')
+		q++;
+	return q < end ? q + 1 : end;
+}
+
+static bool find_ref(const char *buf, size_t len, const char *name,
+		     uint64_t *addr)
+{
+	const char *p = buf, *end = buf + len;
+	struct ksym_line l;
+	bool ok;
+	size_t n = strlen(name);
+
+	while ((p = ksym_next(p, end, &l, &ok))) {
+		if (!ok || l.len != n || memcmp(l.name, name, n) != 0)
+			continue;
+		if (l.type == 't' || l.type == 'T' || l.type == 'W') {
+			*addr = l.addr;
+			return true;
+		}
+		if (p == end)
+			break;
+	}
+	return false;
+}
+
+/* Splits kallsyms into the kernel's table and the kernel modules'
+ * (maps__split_kallsyms): module symbols go to the module whose name is
+ * the "[name]" after the tab, or are dropped; kernel symbols are moved
+ * by the KASLR delta between the file and the capture. */
+static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
+			       const char *source, enum kf_dso_status status)
+{
+	struct kf_symtab all;
+	const char *p = buf, *end = buf + len;
+	struct ksym_line l;
+	bool ok;
+	uint64_t delta = 0, faddr;
+	size_t i, m;
+
+	if (d->kref_name[0]) {
+		if (!find_ref(buf, len, d->kref_name, &faddr)) {
+			dso_warnf(d, "%s: no %s symbol: cannot relocate kernel symbols; "
+			      "kernel frames stay unnamed", source, d->kref_name);
+			return;
+		}
+		delta = faddr - d->kref_addr;
+	}
+	kf_symtab_init(&all);
+	while ((p = ksym_next(p, end, &l, &ok))) {
+		if (ok && kallsyms_type_ok(l.type) && l.name[0] != '$') {
+			bool kmod = memchr(l.name, '[', l.len) != NULL;
+			char b = (char)toupper((unsigned char)l.type);
+
+			kf_symtab_add(&all, l.addr, 0,
+				      b == 'W' ? KF_BIND_WEAK :
+				      isupper((unsigned char)l.type) ? KF_BIND_GLOBAL :
+				      KF_BIND_LOCAL, l.name, l.len);
+			if (!all.oom)
+				kf_symtab_set_kmodule(&all, all.n - 1, kmod);
+		}
+		if (p == end)
+			break;
+	}
+	kf_symtab_fixup(&all, true);
+
+	/* distribute */
+	for (m = 1; m < d->modules->n; m++) {
+		struct kf_module *mod = d->modules->v[m];
+		struct dso_state *st;
+
+		if (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE)
+			continue;
+		st = dso_state_of(mod);
+		if (!st)
+			continue;
+		kf_symtab_fini(&st->syms);
+		kf_symtab_init(&st->syms);
+		st->status = status;
+		free(st->file);
+		st->file = strdup(source);
+	}
+	for (i = 0; i < all.n; i++) {
+		const struct kf_sym *s = &all.v[i];
+		const char *name = all.names + s->name;
+		const char *tab = strchr(name, '\t');
+		struct kf_module *target = NULL;
+		size_t nlen = tab ? (size_t)(tab - name) : strlen(name);
+
+		if (tab) {
+			const char *modname = tab + 1;
+
+			for (m = 1; m < d->modules->n; m++) {
+				struct kf_module *mod = d->modules->v[m];
+
+				if (mod->kind == KF_MOD_KMODULE &&
+				    strcmp(mod->base, modname) == 0) {
+					target = mod;
+					break;
+				}
+			}
+			if (!target)
+				continue;   /* no map for that module: dropped */
+			{
+				struct dso_state *st = dso_state_of(target);
+
+				if (st) {
+					kf_symtab_add(&st->syms, s->start,
+						      s->end - s->start, s->binding,
+						      name, nlen);
+				}
+			}
+			continue;
+		}
+		if (strncmp(name, "__entry_SYSCALL_64_trampoline", 29) == 0)
+			continue;
+		for (m = 1; m < d->modules->n; m++)
+			if (d->modules->v[m]->kind == KF_MOD_KERNEL) {
+				target = d->modules->v[m];
+				break;
+			}
+		if (!target)
+			break;
+		{
+			struct dso_state *st = dso_state_of(target);
+
+			if (st)
+				kf_symtab_add(&st->syms, s->start - delta,
+					      s->end - s->start, s->binding, name,
+					      nlen);
+		}
+	}
+	for (m = 1; m < d->modules->n; m++) {
+		struct kf_module *mod = d->modules->v[m];
+		struct dso_state *st = mod->priv;
+
+		if (!st || (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE))
+			continue;
+		kf_symtab_sort(&st->syms);
+		st->has_syms = st->syms.n > 0;
+		if (!st->has_syms)
+			st->status = KF_DSO_NO_SYMBOLS;
+	}
+	kf_symtab_fini(&all);
+}
+
+void dso_load_kernel(struct kf_dsos *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	uint8_t bid[20], run_bid[20];
+	size_t bid_len = 0, run_len = 0;
+	struct kf_module *kmod = NULL;
+	size_t m;
+	char hex[41], path[256];
+	enum kf_dso_status status = KF_DSO_UNTRUSTED;
+
+	d->kernel_loaded = true;
+	for (m = 1; m < d->modules->n; m++)
+		if (d->modules->v[m]->kind == KF_MOD_KERNEL) {
+			kmod = d->modules->v[m];
+			break;
+		}
+	if (!kmod)
+		return;
+	bid_len = dso_recorded_bid(d, kmod, bid);
+	if (bid_len)
+		kf_bid_hex(bid, bid_len, hex);
+	if (d->o.kallsyms) {
+		buf = kf_fs_read(d->fs, NULL, d->o.kallsyms, KF_MAX_KALLSYMS, &len);
+		if (!buf) {
+			dso_warnf(d, "%s: %s", d->o.kallsyms, strerror(errno));
+			return;
+		}
+		load_kallsyms_text(d, buf, len, d->o.kallsyms, KF_DSO_GIVEN);
+		free(buf);
+		return;
+	}
+	if (bid_len && d->o.buildid_dir && *d->o.buildid_dir) {
+		snprintf(path, sizeof(path), "[kernel.kallsyms]/%s/kallsyms", hex);
+		buf = kf_fs_read(d->fs, d->o.buildid_dir, path, KF_MAX_KALLSYMS, &len);
+		if (buf) {
+			char src[4200];
+
+			snprintf(src, sizeof(src), "%s/%s", d->o.buildid_dir, path);
+			load_kallsyms_text(d, buf, len, src, KF_DSO_OK);
+			free(buf);
+			return;
+		}
+	}
+	if (d->o.symfs && *d->o.symfs) {
+		dso_warnf(d, "no kallsyms for the recorded kernel under --buildid-dir, "
+		      "and /proc/kallsyms is not used with --symfs: kernel frames "
+		      "stay unnamed (give --kallsyms FILE)");
+		goto untrusted;
+	}
+	/* the rest is the running kernel's: the host's to tell */
+	if (!d->o.host) {
+		dso_warnf(d, "no kallsyms for the recorded kernel under --buildid-dir, "
+		      "and the running kernel's is not looked at without a host: "
+		      "kernel frames stay unnamed (give --kallsyms FILE)");
+		status = KF_DSO_NO_HOST;
+		goto untrusted;
+	}
+	/* /proc/kallsyms only if the running kernel is the recorded one */
+	if (bid_len) {
+		if (kf_host_kernel_bid(d->o.host, d->fs, run_bid, &run_len) &&
+		    run_len == bid_len && memcmp(run_bid, bid, bid_len) == 0) {
+			buf = kf_host_kallsyms(d->o.host, d->fs, KF_MAX_KALLSYMS, &len);
+			if (buf) {
+				load_kallsyms_text(d, buf, len, KF_HOST_KALLSYMS, KF_DSO_OK);
+				free(buf);
+				return;
+			}
+		}
+		dso_warnf(d, "the running kernel is not the recorded one (build-id %s): "
+		      "kernel frames stay unnamed (give --kallsyms FILE or a "
+		      "--buildid-dir holding [kernel.kallsyms]/%s/kallsyms)", hex, hex);
+		goto untrusted;
+	}
+	/* no build-id recorded: same release and _text where it was */
+	{
+		char *rel = kf_host_osrelease(d->o.host, d->fs);
+		bool same = rel && d->env->osrelease && strcmp(rel, d->env->osrelease) == 0;
+
+		free(rel);
+		if (same) {
+			buf = kf_host_kallsyms(d->o.host, d->fs, KF_MAX_KALLSYMS, &len);
+			if (buf) {
+				uint64_t a;
+
+				if (d->kref_name[0] && find_ref(buf, len, d->kref_name, &a) &&
+				    a == d->kref_addr) {
+					load_kallsyms_text(d, buf, len, KF_HOST_KALLSYMS,
+							   KF_DSO_UNVERIFIED);
+					free(buf);
+					dso_warnf(d, "kernel symbols from /proc/kallsyms are unverified: "
+					      "the capture has no kernel build-id (same release, "
+					      "same %s address)", d->kref_name);
+					return;
+				}
+				free(buf);
+			}
+		}
+		dso_warnf(d, "no kernel build-id recorded and the running kernel does not "
+		      "match the capture: kernel frames stay unnamed (give --kallsyms FILE)");
+	}
+untrusted:
+	for (m = 1; m < d->modules->n; m++) {
+		struct kf_module *mod = d->modules->v[m];
+		struct dso_state *st;
+
+		if (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE)
+			continue;
+		st = dso_state_of(mod);
+		if (st)
+			st->status = status;
+	}
+}
