@@ -19,7 +19,7 @@
 #include "context.h"
 #include "cur.h"
 #include "dso.h"
-#include "emit-folded.h"
+#include "folded.h"
 #include "error.h"
 #include "fs.h"
 #include "maps.h"
@@ -147,11 +147,10 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 				snprintf(s->buildid_dir, n, "%s/.debug", home);
 		}
 	}
-	if (!kf_strtab_init(&s->strings) || !kf_strtab_init(&s->roots) ||
+	if (!kf_strtab_init(&s->strings) || kf_roots_init(&s->roots) ||
 	    kf_modules_init(&s->modules) || kf_stacks_init(&s->stacks))
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	kf_buf_init(&s->line);
-	kf_buf_init(&s->root);
 	s->fs.no_files = s->o.no_files;
 	return 0;
 }
@@ -175,9 +174,8 @@ void kf_session_free(kf_session *s)
 	kf_stacks_fini(&s->stacks);
 	kf_modules_fini(&s->modules);
 	kf_strtab_fini(&s->strings);
-	kf_strtab_fini(&s->roots);
+	kf_roots_fini(&s->roots);
 	kf_buf_fini(&s->line);
-	kf_buf_fini(&s->root);
 	free(s->frames);
 	kf_map64_fini(&s->rd_ids);
 	kf_map64_fini(&s->rd_slot);
@@ -506,30 +504,30 @@ static void header_rest(struct kf_session *s, int attr_idx,
 }
 
 /* What the context classifier needs to know about a sample besides its
- * frames, kept on its root frame (kernel-contexts.md sec. 5). */
+ * frames, kept on its root (kernel-contexts.md sec. 5). */
 static void ctx_root(struct kf_session *s, const struct kf_thread *th,
 		     const struct kf_attr *a, const struct kf_sample *smp,
-		     struct kf_frame *root)
+		     struct kf_stack_root *root)
 {
 	unsigned max = a->sample_max_stack ? a->sample_max_stack : PERF_MAX_STACK;
 
-	root->addr = (uint64_t)(uint32_t)th->pid << 32 | (uint32_t)th->tid;
-	root->flags |= (uint32_t)(smp->misc & KF_MISC_CPUMODE_MASK)
-		       << KF_FRAME_CTX_CPUMODE_SHIFT;
+	root->pid = th->pid;
+	root->tid = th->tid;
+	root->cpumode = (uint8_t)(smp->misc & KF_MISC_CPUMODE_MASK);
 	if (!(a->sample_type & KF_SAMPLE_CALLCHAIN)) {
-		root->flags |= KF_FRAME_CTX_NO_CHAIN;
+		root->ctx |= KF_ROOT_CTX_NO_CHAIN;
 	} else {
 		if (s->chain_user)
-			root->flags |= KF_FRAME_CTX_USER_PART;
+			root->ctx |= KF_ROOT_CTX_USER_PART;
 		/* the kernel stops at max_stack entries; a user marker
 		 * without entries means the chain ran out right there */
 		if (s->chain_kernel >= max || s->chain_kernel >= PERF_MAX_STACK ||
 		    (s->chain_user_marker && s->chain_user == 0))
-			root->flags |= KF_FRAME_CTX_TRUNCATED;
+			root->ctx |= KF_ROOT_CTX_TRUNCATED;
 	}
 	/* kthreadd is pid 2; kernel threads are its children */
 	if (th->pid == 2 || th->ppid == 2)
-		root->flags |= KF_FRAME_CTX_KTHREAD;
+		root->ctx |= KF_ROOT_CTX_KTHREAD;
 }
 
 /* Folds one delivered sample: `a` is the attr that laid the record out,
@@ -543,8 +541,9 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	const char *evname, *comm;
 	uint64_t weight;
 	long nframes = 0;
-	uint32_t node, rid;
+	uint32_t node, rid, comm_id;
 	struct kf_frame root;
+	struct kf_stack_root rd;
 	size_t i;
 
 	if (evidx >= 0 && (size_t)evidx >= s->n_attr_samples) {
@@ -585,17 +584,29 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		if (!(a->sample_type & KF_SAMPLE_CALLCHAIN))
 			return 0;
 		header_rest(s, evidx, &smp, evname);
-		kf_namer_root(&s->namer, comm, th->pid, th->tid, kf_buf_cstr(&s->line),
-			      &s->root);
-		if (s->root.len == 0)
-			return 0;   /* the header regex did not match */
-		/* the period and event stackcollapse reads from the line */
+		/* the comm and the period and event stackcollapse reads from
+		 * the line */
 		{
 			struct kf_buf full;
+			size_t clen;
 
 			kf_buf_init(&full);
 			kf_buf_puts(&full, comm);
 			kf_buf_puts(&full, kf_buf_cstr(&s->line));
+			clen = kf_collapse_header_comm(kf_buf_cstr(&full), full.len);
+			if (clen == 0) {
+				kf_buf_fini(&full);
+				return 0;   /* the header regex did not match */
+			}
+			/* the comm group may end inside the comm or run past it
+			 * into the numbers: then it is a string of its own */
+			if (clen == strlen(comm)) {
+				comm_id = th->comm;
+			} else if (full.oom ||
+				   !kf_strtab_intern(&s->strings, full.p, clen, &comm_id)) {
+				kf_buf_fini(&full);
+				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+			}
 			if (kf_collapse_header_event(kf_buf_cstr(&full), full.len, &ev,
 						     &evlen, &per, &perlen)) {
 				weight = 0;
@@ -639,7 +650,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 				return 0;
 			}
 		}
-		kf_namer_root(&s->namer, comm, th->pid, th->tid, NULL, &s->root);
+		comm_id = th->comm;
 		if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
 			nframes = walk_chain(s, th, &smp);
 			if (nframes >= 0 && (a->sample_type & KF_SAMPLE_REGS_USER) &&
@@ -667,13 +678,22 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		if (weight == 0)
 			weight = 1;
 	}
-	if (nframes < 0 || s->root.oom)
+	if (nframes < 0)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	if (s->o.count_samples)
 		weight = 1;
 	s->stats.samples_folded++;
 
-	if (!kf_strtab_intern(&s->roots, kf_buf_cstr(&s->root), s->root.len, &rid))
+	/* the root keeps the thread only where something tells threads
+	 * apart: --pid, --tid, the context classifier */
+	memset(&rd, 0, sizeof(rd));
+	rd.comm = comm_id;
+	rd.pid = s->o.root == KF_ROOT_PID || s->o.root == KF_ROOT_TID ? th->pid : -1;
+	rd.tid = s->o.root == KF_ROOT_TID ? th->tid : -1;
+	if (s->o.classify)
+		ctx_root(s, th, a, &smp, &rd);
+	rid = kf_roots_intern(&s->roots, &rd);
+	if (!rid)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	memset(&root, 0, sizeof(root));
 	root.flags = KF_FRAME_ROOT;
@@ -681,9 +701,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	    !((a->sample_type & KF_SAMPLE_REGS_USER) &&
 	      (a->sample_type & KF_SAMPLE_STACK_USER)))
 		root.flags |= KF_FRAME_FPCHAIN;
-	root.module = rid;
-	if (s->o.classify)
-		ctx_root(s, th, a, &smp, &root);
+	root.root = rid;
 	node = kf_stacks_child(&s->stacks, 0, &root);
 	for (i = (size_t)nframes; node && i-- > 0;)
 		node = kf_stacks_child(&s->stacks, node, &s->frames[i]);
@@ -960,15 +978,19 @@ static int setup_stages(struct kf_session *s)
 	    kf_attr_flag(kf_pd_attr(s->pd, 0), KF_ATTR_USE_CLOCKID))
 		s->dsos.clockid = kf_pd_attr(s->pd, 0)->clockid;
 	s->dsos_ready = true;
-	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings,
+	r = kf_namer_init(&s->namer, &s->dsos, &s->modules,
 			  s->o.compat == KF_COMPAT_PERF, s->o.suffixes,
-			  s->o.show_addrs, (int)s->o.root);
+			  s->o.show_addrs);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
 	s->namer.inline_frames = s->o.inline_frames && s->o.compat != KF_COMPAT_PERF;
 	s->namer.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
 	s->namer.compat_inline = s->o.inline_frames && s->o.compat == KF_COMPAT_PERF;
 	s->namer_ready = true;
+	s->fold.compat = s->o.compat == KF_COMPAT_PERF;
+	s->fold.root_mode = (int)s->o.root;
+	s->fold.suffixes = s->o.suffixes;
+	s->fold.show_addrs = s->o.show_addrs;
 	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
 			 KF_MAX_QUEUE_BYTES);
 	if (r)
@@ -1306,15 +1328,15 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	if (!s->namer_ready)
 		return 0;
 	if (rewrite) {
-		r = kf_ctx_rewrite(&s->stacks, &s->namer, &s->roots, s->rules, s->o.context,
-				   s->o.exclude, &rewritten);
+		r = kf_ctx_rewrite(&s->stacks, &s->namer, &s->roots, &s->strings, s->rules,
+				   s->o.context, s->o.exclude, &rewritten);
 		if (r)
 			return kf_fail(&s->err, r, "out of memory");
 		st = &rewritten;
 		if (kf_attr_is_soft_clock(kf_session_folded_attr(s)))
 			logf_(s, KF_LOG_WARN, "event %s %s", s->filter, kf_soft_clock_note);
 	}
-	r = kf_emit_folded(st, &s->namer, &s->roots, out, &lines);
+	r = kf_emit_folded(st, &s->namer, &s->fold, &s->roots, &s->strings, out, &lines);
 	if (rewrite)
 		kf_stacks_fini(&rewritten);
 	kf_session_note_unverified(s);

@@ -10,6 +10,7 @@
 #include "classify.h"
 #include "dso.h"
 #include "error.h"
+#include "folded.h"
 #include "fs.h"
 #include "module.h"
 #include "order.h"
@@ -51,7 +52,7 @@ struct kf_session {
 	struct kf_order *order;
 	bool ordered;
 	struct kf_strtab strings;     /* comms */
-	struct kf_strtab roots;       /* root frame texts */
+	struct kf_roots roots;        /* what the stacks' root frames refer to */
 	struct kf_modules modules;
 	struct kf_tasks tasks;
 	bool tasks_ready;
@@ -61,6 +62,7 @@ struct kf_session {
 	struct kf_stacks stacks;
 	struct kf_namer namer;
 	bool namer_ready;
+	struct kf_fold_style fold;    /* how folded text prints (folded.h) */
 	struct kf_unwinder *unwinder;
 	size_t n_events;              /* attrs whose per-event setup ran
 					 (events_arrived) */
@@ -103,7 +105,7 @@ struct kf_session {
 	/* scratch */
 	struct kf_frame *frames;
 	size_t cap_frames;
-	struct kf_buf line, root;
+	struct kf_buf line;
 	uint64_t warned_kernel_load;
 	bool warned_unverified;       /* kf_session_note_unverified said it */
 };

@@ -18,17 +18,15 @@
 #include "kfold.h"
 
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
-		  struct kf_modules *modules, const struct kf_strtab *comms,
-		  bool compat, unsigned suffixes, bool show_addrs, int root_mode)
+		  struct kf_modules *modules, bool compat, unsigned suffixes,
+		  bool show_addrs)
 {
 	memset(n, 0, sizeof(*n));
 	n->dsos = dsos;
 	n->modules = modules;
-	n->comms = comms;
 	n->compat = compat;
 	n->suffixes = suffixes;
 	n->show_addrs = show_addrs;
-	n->root_mode = root_mode;
 	kf_map64_init(&n->cache);
 	kf_buf_init(&n->tmp);
 	return kf_strtab_init(&n->texts) ? 0 : KF_ENOMEM;
@@ -41,13 +39,6 @@ void kf_namer_fini(struct kf_namer *n)
 	free(n->entries);
 	kf_buf_fini(&n->tmp);
 	memset(n, 0, sizeof(*n));
-}
-
-static bool is_ws(char c)
-{
-	/* perl's \s */
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-	       c == '\v';
 }
 
 /* ---- stackcollapse-perf.pl's per-name rules ------------------------------ */
@@ -617,7 +608,8 @@ int kf_namer_frame_id(struct kf_namer *n, const struct kf_frame *f, bool java,
 	uint32_t idx, id;
 
 	if (f->flags & (KF_FRAME_PSEUDO | KF_FRAME_TEXT)) {
-		*id_out = f->module;
+		/* a marker prints as context.h says, not as a name */
+		*id_out = (f->flags & KF_FRAME_TEXT) ? f->text : 0;
 		return 0;
 	}
 	if (kf_map64_get(&n->cache, key, &idx)) {
@@ -660,153 +652,4 @@ const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
 	if (kf_namer_frame_id(n, f, java, &id))
 		return NULL;
 	return kf_strtab_get(&n->texts, id);
-}
-
-/* ---- the root frame ---------------------------------------------------------- */
-
-/* The regex ^(\S.+?)\s+(\d+)[/]*(\d+)*\s+ on the header line: returns the length
- * of the comm group, or 0 if the line does not match (stackcollapse then
- * drops the sample). */
-static size_t header_comm_len(const char *s, size_t len)
-{
-	size_t e;
-
-	if (len < 2 || is_ws(s[0]) || s[0] == '\n')
-		return 0;
-	for (e = 2; e < len; e++) {
-		size_t p = e;
-
-		if (s[e - 1] == '\n')
-			return 0;   /* '.' does not match a newline */
-		if (!is_ws(s[p]))
-			continue;
-		while (p < len && is_ws(s[p]))
-			p++;
-		if (p >= len || !isdigit((unsigned char)s[p]))
-			continue;
-		while (p < len && isdigit((unsigned char)s[p]))
-			p++;
-		while (p < len && s[p] == '/')
-			p++;
-		while (p < len && isdigit((unsigned char)s[p]))
-			p++;
-		if (p < len && is_ws(s[p]))
-			return e;
-	}
-	return 0;
-}
-
-void kf_namer_root(struct kf_namer *n, const char *comm, int32_t pid,
-		   int32_t tid, const char *header_rest, struct kf_buf *out)
-{
-	size_t clen = strlen(comm), i;
-	const char *c = comm;
-
-	out->len = 0;
-	if (out->p)
-		out->p[0] = '\0';
-	if (n->compat && header_rest) {
-		struct kf_buf line;
-
-		kf_buf_init(&line);
-		kf_buf_puts(&line, comm);
-		kf_buf_puts(&line, header_rest);
-		clen = header_comm_len(kf_buf_cstr(&line), line.len);
-		if (clen == 0) {
-			kf_buf_fini(&line);
-			return;   /* empty root: the caller drops the sample */
-		}
-		/* the comm group may run past the comm into the numbers */
-		for (i = 0; i < clen; i++) {
-			char ch = line.p[i] == ' ' ? '_' : line.p[i];
-
-			kf_buf_put(out, &ch, 1);
-		}
-		kf_buf_fini(&line);
-	} else {
-		for (i = 0; i < clen; i++) {
-			char ch = c[i] == ' ' ? '_' : c[i];
-
-			if (!n->compat && (ch == ';' || ch == '\n'))
-				ch = ch == ';' ? ':' : '_';
-			kf_buf_put(out, &ch, 1);
-		}
-		if (out->len == 0 && !n->compat)
-			kf_buf_puts(out, "[unknown]");
-	}
-	if (n->root_mode == KF_ROOT_PID)
-		kf_buf_printf(out, "-%d", (int)pid);
-	else if (n->root_mode == KF_ROOT_TID)
-		kf_buf_printf(out, "-%d/%d", (int)pid, (int)tid);
-}
-
-size_t kf_namer_root_comm_len(const struct kf_namer *n, const char *root,
-			      int32_t pid, int32_t tid)
-{
-	size_t len = strlen(root), k;
-	char suffix[32];
-
-	if (n->root_mode == KF_ROOT_PID)
-		snprintf(suffix, sizeof(suffix), "-%d", (int)pid);
-	else if (n->root_mode == KF_ROOT_TID)
-		snprintf(suffix, sizeof(suffix), "-%d/%d", (int)pid, (int)tid);
-	else
-		return len;
-	k = strlen(suffix);
-	return len >= k && strcmp(root + len - k, suffix) == 0 ? len - k : len;
-}
-
-bool kf_collapse_header_event(const char *line, size_t len,
-			      const char **event, size_t *event_len,
-			      const char **period, size_t *period_len)
-{
-	size_t end = len, tok, p;
-
-	/* (\S+):\s*$ : the last token, which must end with ':' */
-	while (end > 0 && is_ws(line[end - 1]))
-		end--;
-	if (end < 2 || line[end - 1] != ':')
-		return false;
-	tok = end - 1;
-	while (tok > 0 && !is_ws(line[tok - 1]))
-		tok--;
-	if (tok == end - 1 || tok == 0)
-		return false;   /* empty (\S+), or no \s+ before it */
-	/* the leftmost ':' before the token whose tail is \s*(\d+)*\s+ */
-	for (p = 0; p < tok; p++) {
-		size_t q = p + 1, ds, de;
-
-		if (line[p] != ':')
-			continue;
-		while (q < tok && is_ws(line[q]))
-			q++;
-		ds = q;
-		while (q < tok && isdigit((unsigned char)line[q]))
-			q++;
-		de = q;
-		if (q == tok) {
-			/* all whitespace (and digits directly before the
-			 * token would need \s+ after them) */
-			if (de == ds && tok > p + 1) {
-				*period = NULL;
-				*period_len = 0;
-				*event = line + tok;
-				*event_len = end - 1 - tok;
-				return true;
-			}
-			continue;
-		}
-		if (!is_ws(line[q]))
-			continue;
-		while (q < tok && is_ws(line[q]))
-			q++;
-		if (q != tok)
-			continue;
-		*period = de > ds ? line + ds : NULL;
-		*period_len = de - ds;
-		*event = line + tok;
-		*event_len = end - 1 - tok;
-		return true;
-	}
-	return false;
 }

@@ -9,7 +9,6 @@
  *  - kfold's own: the same names with the documented corrections
  *    (return addresses looked up at ra - 1; module names never parsed
  *    out of a text line; files with the wrong build-id named as such).
- * The root frame (comm, or comm-PID[/TID]) is named here too.
  *
  * With inline_frames (kfold's own mode), a user or kernel frame whose
  * address has DWARF (the kernel's from its vmlinux) becomes its inline
@@ -34,7 +33,6 @@
 struct kf_namer {
 	struct kf_dsos *dsos;
 	struct kf_modules *modules;
-	const struct kf_strtab *comms;   /* where root frames' comm ids live */
 	bool compat;
 	unsigned suffixes;               /* KF_SUFFIX_* (kfold.h) */
 	bool inline_frames;              /* expand inline chains (DWARF) */
@@ -42,7 +40,6 @@ struct kf_namer {
 	bool compat_inline;              /* --compat=perf: perf's inline
 					    frames on KF_FRAME_UNWOUND frames */
 	bool show_addrs;
-	int root_mode;                   /* KF_ROOT_* (kfold.h) */
 	struct kf_strtab texts;          /* frame texts, interned */
 	struct kf_map64 cache;           /* frame hash -> index in entries */
 	struct kf_namer_entry {
@@ -55,8 +52,8 @@ struct kf_namer {
 };
 
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
-		  struct kf_modules *modules, const struct kf_strtab *comms,
-		  bool compat, unsigned suffixes, bool show_addrs, int root_mode);
+		  struct kf_modules *modules, bool compat, unsigned suffixes,
+		  bool show_addrs);
 void kf_namer_fini(struct kf_namer *n);
 
 /* The folded text of a frame: zero or more ';'-separated pieces ("" when
@@ -77,27 +74,7 @@ int kf_namer_frame_id(struct kf_namer *n, const struct kf_frame *f, bool java,
  * Borrowed from the module's symbol table: valid until kf_dsos_fini. */
 const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f);
 
-/* A pseudo-frame (KF_FRAME_PSEUDO) names as the text whose id in
- * n->texts is its `module`; intern the text with kf_strtab_intern. */
-
-/* The root frame's text (comm with spaces turned into '_', plus -PID or
- * -PID/TID).  `line` is the rest of the perf script header line in compat
- * mode (see session.c), used to reproduce how stackcollapse splits the
- * comm from the numbers.  Writes into out. */
-void kf_namer_root(struct kf_namer *n, const char *comm, int32_t pid,
-		   int32_t tid, const char *header_rest, struct kf_buf *out);
-
-/* The length of the comm part of a root text kf_namer_root made for
- * (pid, tid): without the "-PID" or "-PID/TID" that --pid and --tid
- * append. */
-size_t kf_namer_root_comm_len(const struct kf_namer *n, const char *root,
-			      int32_t pid, int32_t tid);
-
-/* stackcollapse-perf.pl's /:\s*(\d+)*\s+(\S+):\s*$/ on a header line:
- * returns true when it matches, with the event name (borrowed slice of
- * line) and the period digits (period_len 0 when absent). */
-bool kf_collapse_header_event(const char *line, size_t len,
-			      const char **event, size_t *event_len,
-			      const char **period, size_t *period_len);
+/* Pseudo-frames (KF_FRAME_PSEUDO) and root frames are not named here:
+ * context.h says how a marker prints, folded.h how a root does. */
 
 #endif

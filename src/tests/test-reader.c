@@ -15,7 +15,7 @@
 #include "pdbuild.h"
 #include "perfdata.h"
 #include "sample.h"
-#include "symbolize.h"
+#include "folded.h"
 #include "symtab.h"
 
 enum {

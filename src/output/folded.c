@@ -9,20 +9,23 @@
  * into a trie of single pieces (emit_pieces).  Only a root (a comm) with
  * ';' makes the output be sorted as whole strings.
  */
-#include "emit-folded.h"
+#include "folded.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "kfold.h"
 
 struct em {
 	const struct kf_stacks *st;
 	struct kf_namer *namer;
-	const struct kf_strtab *roots;
-	uint32_t *text;          /* per node: text id (roots: id in roots) */
+	const struct kf_fold_style *fs;
+	struct kf_strtab rtexts;  /* the roots' texts */
+	uint32_t *text;          /* per node: text id (roots: id in rtexts) */
 	uint32_t *first, *next;  /* child lists */
 	FILE *out;
 	struct kf_buf line;
@@ -33,7 +36,7 @@ struct em {
 static const char *text_of(const struct em *e, uint32_t node)
 {
 	if (e->st->nodes[node].parent == 0)
-		return kf_strtab_get(e->roots, e->text[node]);
+		return kf_strtab_get(&e->rtexts, e->text[node]);
 	return kf_strtab_get(&e->namer->texts, e->text[node]);
 }
 
@@ -288,7 +291,11 @@ static int piece_trie(struct em *e, struct kf_stacks *pt)
 		uint32_t cur;
 
 		if (!nd->parent) {
-			cur = kf_stacks_child(pt, 0, &nd->frame);
+			struct kf_frame f = nd->frame;
+
+			/* the copy carries its text id (a root's addr is 0) */
+			f.addr = e->text[i];
+			cur = kf_stacks_child(pt, 0, &f);
 		} else {
 			const char *t;
 			size_t len, a, b;
@@ -383,8 +390,7 @@ static int emit_pieces(struct em *e)
 			r = KF_ENOMEM;
 	}
 	for (i = 1; !r && i < pt.n; i++)
-		p.text[i] = pt.nodes[i].parent ? (uint32_t)pt.nodes[i].frame.addr :
-			    pt.nodes[i].frame.module;
+		p.text[i] = (uint32_t)pt.nodes[i].frame.addr;
 	if (!r)
 		r = level(&p, rootv, n_roots, true);
 	e->lines += p.lines;
@@ -398,10 +404,140 @@ static int emit_pieces(struct em *e)
 	return r;
 }
 
+/* ---- roots and perf script's header line ------------------------------------ */
+
+static bool is_ws(char c)
+{
+	/* perl's \s */
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+	       c == '\v';
+}
+
+size_t kf_collapse_header_comm(const char *s, size_t len)
+{
+	size_t e;
+
+	if (len < 2 || is_ws(s[0]) || s[0] == '\n')
+		return 0;
+	for (e = 2; e < len; e++) {
+		size_t p = e;
+
+		if (s[e - 1] == '\n')
+			return 0;   /* '.' does not match a newline */
+		if (!is_ws(s[p]))
+			continue;
+		while (p < len && is_ws(s[p]))
+			p++;
+		if (p >= len || !isdigit((unsigned char)s[p]))
+			continue;
+		while (p < len && isdigit((unsigned char)s[p]))
+			p++;
+		while (p < len && s[p] == '/')
+			p++;
+		while (p < len && isdigit((unsigned char)s[p]))
+			p++;
+		if (p < len && is_ws(s[p]))
+			return e;
+	}
+	return 0;
+}
+
+void kf_fold_root_comm(const struct kf_fold_style *fs, const struct kf_strtab *comms,
+		       const struct kf_stack_root *root, struct kf_buf *out)
+{
+	const char *c = kf_strtab_get(comms, root->comm);
+	size_t before = out->len;
+
+	/* --compat=perf: the comm is what stackcollapse's regex took from
+	 * the header line; only its spaces change */
+	for (; *c; c++) {
+		char ch = *c == ' ' ? '_' : *c;
+
+		if (!fs->compat && (ch == ';' || ch == '\n'))
+			ch = ch == ';' ? ':' : '_';
+		kf_buf_put(out, &ch, 1);
+	}
+	if (out->len == before && !fs->compat)
+		kf_buf_puts(out, "[unknown]");
+}
+
+void kf_fold_root(const struct kf_fold_style *fs, const struct kf_strtab *comms,
+		  const struct kf_stack_root *root, struct kf_buf *out)
+{
+	kf_fold_root_comm(fs, comms, root, out);
+	if (fs->root_mode == KF_ROOT_PID)
+		kf_buf_printf(out, "-%d", (int)root->pid);
+	else if (fs->root_mode == KF_ROOT_TID)
+		kf_buf_printf(out, "-%d/%d", (int)root->pid, (int)root->tid);
+}
+
+bool kf_fold_root_java(const struct kf_strtab *comms, const struct kf_stack_root *root)
+{
+	/* the root's text starts with the comm's first bytes as they are
+	 * (only spaces, ';' and newlines change) */
+	return strncmp(kf_strtab_get(comms, root->comm), "java", 4) == 0;
+}
+
+bool kf_collapse_header_event(const char *line, size_t len,
+			      const char **event, size_t *event_len,
+			      const char **period, size_t *period_len)
+{
+	size_t end = len, tok, p;
+
+	/* (\S+):\s*$ : the last token, which must end with ':' */
+	while (end > 0 && is_ws(line[end - 1]))
+		end--;
+	if (end < 2 || line[end - 1] != ':')
+		return false;
+	tok = end - 1;
+	while (tok > 0 && !is_ws(line[tok - 1]))
+		tok--;
+	if (tok == end - 1 || tok == 0)
+		return false;   /* empty (\S+), or no \s+ before it */
+	/* the leftmost ':' before the token whose tail is \s*(\d+)*\s+ */
+	for (p = 0; p < tok; p++) {
+		size_t q = p + 1, ds, de;
+
+		if (line[p] != ':')
+			continue;
+		while (q < tok && is_ws(line[q]))
+			q++;
+		ds = q;
+		while (q < tok && isdigit((unsigned char)line[q]))
+			q++;
+		de = q;
+		if (q == tok) {
+			/* all whitespace (and digits directly before the
+			 * token would need \s+ after them) */
+			if (de == ds && tok > p + 1) {
+				*period = NULL;
+				*period_len = 0;
+				*event = line + tok;
+				*event_len = end - 1 - tok;
+				return true;
+			}
+			continue;
+		}
+		if (!is_ws(line[q]))
+			continue;
+		while (q < tok && is_ws(line[q]))
+			q++;
+		if (q != tok)
+			continue;
+		*period = de > ds ? line + ds : NULL;
+		*period_len = de - ds;
+		*event = line + tok;
+		*event_len = end - 1 - tok;
+		return true;
+	}
+	return false;
+}
+
 /* ---- entry --------------------------------------------------------------------- */
 
 int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
-		   const struct kf_strtab *roots, FILE *out, uint64_t *lines)
+		   const struct kf_fold_style *fs, const struct kf_roots *roots,
+		   const struct kf_strtab *comms, FILE *out, uint64_t *lines)
 {
 	struct em e;
 	uint32_t *rootv = NULL, *stack = NULL;
@@ -412,9 +548,13 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 	memset(&e, 0, sizeof(e));
 	e.st = st;
 	e.namer = namer;
-	e.roots = roots;
+	e.fs = fs;
 	e.out = out;
 	kf_buf_init(&e.line);
+	if (!kf_strtab_init(&e.rtexts)) {
+		r = KF_ENOMEM;
+		goto out;
+	}
 	e.text = kf_calloc(st->n, sizeof(*e.text));
 	if (!e.text) {
 		r = KF_ENOMEM;
@@ -427,11 +567,17 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 	 * root's comm) */
 	for (i = 0; i < n_roots && !r; i++) {
 		uint32_t root = rootv[i];
-		const char *rt = kf_strtab_get(roots, st->nodes[root].frame.module);
-		bool java = strncmp(rt, "java", 4) == 0;
+		const struct kf_stack_root *rd = kf_roots_get(roots, st->nodes[root].frame.root);
+		bool java = kf_fold_root_java(comms, rd);
 
-		e.text[root] = st->nodes[root].frame.module;
-		if (strchr(rt, ';'))
+		e.line.len = 0;
+		kf_fold_root(fs, comms, rd, &e.line);
+		if (e.line.oom || !kf_strtab_intern(&e.rtexts, kf_buf_cstr(&e.line), e.line.len,
+						    &e.text[root])) {
+			r = KF_ENOMEM;
+			break;
+		}
+		if (strchr(kf_buf_cstr(&e.line), ';'))
 			separable = false;
 		sp = 0;
 		if (push(&stack, &sp, &cap_stack, root)) {
@@ -442,9 +588,18 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 			uint32_t nd = stack[--sp], c;
 
 			for (c = e.first[nd]; c; c = e.next[c]) {
+				const struct kf_frame *f = &st->nodes[c].frame;
+
 				KF_WORK(1);
-				r = kf_namer_frame_id(namer, &st->nodes[c].frame, java,
-						      &e.text[c]);
+				if (f->flags & KF_FRAME_PSEUDO) {
+					e.line.len = 0;
+					kf_ctx_marker_text(f, &e.line);
+					r = e.line.oom || !kf_strtab_intern(&namer->texts,
+						kf_buf_cstr(&e.line), e.line.len, &e.text[c]) ?
+					    KF_ENOMEM : 0;
+				} else {
+					r = kf_namer_frame_id(namer, f, java, &e.text[c]);
+				}
 				if (r)
 					break;
 				if (push(&stack, &sp, &cap_stack, c)) {
@@ -456,6 +611,9 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 	}
 	if (r)
 		goto out;
+	e.line.len = 0;   /* it held the roots' texts */
+	if (e.line.p)
+		e.line.p[0] = '\0';
 	/* frames with ';' are split into a trie of their own (which interns
 	 * the pieces); a root (a comm) with ';' is only handled by sorting
 	 * whole lines */
@@ -475,5 +633,6 @@ out:
 	free(rootv);
 	free(stack);
 	kf_buf_fini(&e.line);
+	kf_strtab_fini(&e.rtexts);
 	return r ? r : e.err;
 }
