@@ -186,25 +186,12 @@ void kf_ctx_marker_text(const struct kf_frame *f, struct kf_buf *out)
 struct rewrite {
 	const struct kf_stacks *in;
 	struct kf_stacks *out;
-	const struct kf_roots *roots;
-	const struct kf_strtab *comms;
-	bool java;               /* the current stack's root is a java comm */
 	uint32_t *memo;          /* per input node: the output node of the
 				    same path when no pseudo-frame comes
 				    before it (0: not made yet) */
-	struct kf_namer *namer;
 	enum kf_context_frames frames;
 	unsigned exclude;
-	struct kf_buf tmp;
 };
-
-static int pseudo_text(struct rewrite *rw, uint32_t *id)
-{
-	if (rw->tmp.oom ||
-	    !kf_strtab_intern(&rw->namer->texts, kf_buf_cstr(&rw->tmp), rw->tmp.len, id))
-		return KF_ENOMEM;
-	return 0;
-}
 
 bool kf_ctx_marker_like(const char *t, size_t n)
 {
@@ -238,58 +225,16 @@ bool kf_ctx_marker_like(const char *t, size_t n)
 	return false;
 }
 
-/* The frame the output gets for real frame f: f itself, or, when its
- * text (or one of its ';' pieces: an inline chain) reads like a marker,
- * that text with " (file)" or " (symbol)" before the piece's closing
- * bracket (kf_ctx_rewrite). */
-static int real_frame(struct rewrite *rw, const struct kf_frame *f,
-		      struct kf_frame *out)
+/* The frame the output gets for real frame f: a copy that the folded
+ * emitter keeps from reading like a marker (KF_FRAME_UNMARKED), when the
+ * output has markers. */
+static void real_frame(const struct rewrite *rw, const struct kf_frame *f,
+		       struct kf_frame *out)
 {
-	const char *t, *p, *e;
-	uint32_t id;
-	bool any = false;
-	int r;
-
 	*out = *f;
-	if (rw->frames == KF_CONTEXT_NONE ||
-	    (f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO | KF_FRAME_TEXT)))
-		return 0;
-	r = kf_namer_frame_id(rw->namer, f, rw->java, &id);
-	if (r)
-		return r;
-	t = kf_strtab_get(&rw->namer->texts, id);
-	for (p = t; !any; p = e + 1) {
-		e = strchr(p, ';');
-		if (!e)
-			e = p + strlen(p);
-		any = kf_ctx_marker_like(p, (size_t)(e - p));
-		if (!*e)
-			break;
-	}
-	if (!any)
-		return 0;
-	rw->tmp.len = 0;
-	for (p = t;; p = e + 1) {
-		e = strchr(p, ';');
-		if (!e)
-			e = p + strlen(p);
-		if (kf_ctx_marker_like(p, (size_t)(e - p))) {
-			kf_buf_put(&rw->tmp, p, (size_t)(e - p) - 1);
-			kf_buf_puts(&rw->tmp, kf_namer_symbol(rw->namer, f) ?
-				    " (symbol)]" : " (file)]");
-		} else {
-			kf_buf_put(&rw->tmp, p, (size_t)(e - p));
-		}
-		if (!*e)
-			break;
-		kf_buf_put(&rw->tmp, ";", 1);
-	}
-	if ((r = pseudo_text(rw, &id)))
-		return r;
-	out->addr = 0;
-	out->text = id;
-	out->flags = KF_FRAME_TEXT;
-	return 0;
+	if (rw->frames != KF_CONTEXT_NONE &&
+	    !(f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
+		out->flags |= KF_FRAME_UNMARKED;
 }
 
 static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
@@ -303,12 +248,10 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 	} ins[KF_CTX_MAX_NEST + 1];
 	size_t n_ins = 0, i, j;
 	uint32_t node;
-	int k, r;
+	int k;
 
 	if (rw->exclude & (1u << ctx->verdict))
 		return 0;
-	rw->java = strncmp(kf_strtab_get(rw->comms, kf_roots_get(rw->roots,
-			   rw->in->nodes[cs->path[0]].frame.root)->comm), "java", 4) == 0;
 	if (rw->frames == KF_CONTEXT_FRAMES) {
 		/* outermost first, so nested contexts nest */
 		for (k = ctx->n_nest - 1; k >= 0; k--) {
@@ -339,8 +282,7 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 		for (; i < first; i++) {
 			struct kf_frame f;
 
-			if ((r = real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f)))
-				return r;
+			real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f);
 			node = kf_stacks_child(rw->out, node, &f);
 			if (!node)
 				return KF_ENOMEM;
@@ -358,8 +300,7 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 		if (node) {
 			struct kf_frame f;
 
-			if ((r = real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f)))
-				return r;
+			real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f);
 			node = kf_stacks_child(rw->out, node, &f);
 		}
 	}
@@ -374,7 +315,7 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 }
 
 int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
-		   const struct kf_roots *roots, const struct kf_strtab *comms,
+		   const struct kf_roots *roots,
 		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
 		   unsigned exclude, struct kf_stacks *out)
 {
@@ -392,14 +333,9 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 		memset(out, 0, sizeof(*out));
 		return KF_ENOMEM;
 	}
-	rw.namer = namer;
-	rw.roots = roots;
-	rw.comms = comms;
 	rw.frames = frames;
 	rw.exclude = exclude;
-	kf_buf_init(&rw.tmp);
 	r = kf_ctx_walk(st, roots, namer, rules, rewrite_one, &rw);
-	kf_buf_fini(&rw.tmp);
 	free(rw.memo);
 	if (r) {
 		kf_stacks_fini(out);

@@ -78,15 +78,14 @@ void kf_ctx_marker_text(const struct kf_frame *f, struct kf_buf *out);
  * every context's entry frame, or "[verdict]" right before the outermost
  * kernel frame), without the stacks whose verdict bit (1u << verdict) is
  * in exclude.  Pseudo-frames carry a kind (kf_ctx_marker_text).  With
- * pseudo-frames, a real frame whose text reads like one (a file named
- * "syscall" without symbols: "[syscall]") becomes a KF_FRAME_TEXT frame
- * with " (file)" (no symbol) or " (symbol)" before its closing bracket,
- * so the two kinds never look alike.  st's root frames refer to `roots`,
- * their comms to `comms` (Java names are tidied by the root's comm); the
- * copies in out refer to the same roots.  Returns 0 or KF_ENOMEM (out is
- * then freed). */
+ * pseudo-frames, every real frame is copied with KF_FRAME_UNMARKED: the
+ * folded emitter then gives one whose text reads like a marker (a file
+ * named "syscall" without symbols: "[syscall]") " (file)" (no symbol) or
+ * " (symbol)" before its closing bracket, so the two kinds never look
+ * alike.  st's root frames refer to `roots`; the copies in out refer to
+ * the same roots.  Returns 0 or KF_ENOMEM (out is then freed). */
 int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
-		   const struct kf_roots *roots, const struct kf_strtab *comms,
+		   const struct kf_roots *roots,
 		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
 		   unsigned exclude, struct kf_stacks *out);
 

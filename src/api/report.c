@@ -271,15 +271,15 @@ static int stack_text(struct report *rp, const struct kf_ctx_stack *cs, uint32_t
 	kf_fold_root(&rp->s->fold, &rp->s->strings, root, &rp->text);
 	for (i = 1; i < cs->n_path; i++) {
 		uint32_t t;
-		int r = kf_namer_frame_id(&rp->s->namer, &st->nodes[cs->path[i]].frame,
-					  java, &t);
+		int r = kf_fold_text_id(&rp->s->texts, &st->nodes[cs->path[i]].frame,
+					java, &t);
 
 		if (r)
 			return r;
 		if (t == 0)
 			continue;
 		kf_buf_put(&rp->text, ";", 1);
-		kf_buf_puts(&rp->text, kf_strtab_get(&rp->s->namer.texts, t));
+		kf_buf_puts(&rp->text, kf_strtab_get(&rp->s->texts.texts, t));
 	}
 	if (rp->text.oom)
 		return KF_ENOMEM;

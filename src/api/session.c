@@ -163,8 +163,10 @@ void kf_session_free(kf_session *s)
 	free(s->rules);
 	free(s->uframes);
 	free(s->fp_breaks);
-	if (s->namer_ready)
+	if (s->namer_ready) {
+		kf_fold_texts_fini(&s->texts);
 		kf_namer_fini(&s->namer);
+	}
 	if (s->dsos_ready)
 		kf_dsos_fini(&s->dsos);
 	if (s->tasks_ready)
@@ -978,19 +980,23 @@ static int setup_stages(struct kf_session *s)
 	    kf_attr_flag(kf_pd_attr(s->pd, 0), KF_ATTR_USE_CLOCKID))
 		s->dsos.clockid = kf_pd_attr(s->pd, 0)->clockid;
 	s->dsos_ready = true;
-	r = kf_namer_init(&s->namer, &s->dsos, &s->modules,
-			  s->o.compat == KF_COMPAT_PERF, s->o.suffixes,
-			  s->o.show_addrs);
+	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, s->o.compat == KF_COMPAT_PERF,
+			  s->o.inline_frames && s->o.compat != KF_COMPAT_PERF,
+			  s->o.srcline && s->o.compat != KF_COMPAT_PERF,
+			  s->o.inline_frames && s->o.compat == KF_COMPAT_PERF);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
-	s->namer.inline_frames = s->o.inline_frames && s->o.compat != KF_COMPAT_PERF;
-	s->namer.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
-	s->namer.compat_inline = s->o.inline_frames && s->o.compat == KF_COMPAT_PERF;
-	s->namer_ready = true;
 	s->fold.compat = s->o.compat == KF_COMPAT_PERF;
 	s->fold.root_mode = (int)s->o.root;
 	s->fold.suffixes = s->o.suffixes;
 	s->fold.show_addrs = s->o.show_addrs;
+	s->fold.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
+	r = kf_fold_texts_init(&s->texts, &s->namer, &s->fold);
+	if (r) {
+		kf_namer_fini(&s->namer);
+		return kf_fail(&s->err, r, "out of memory");
+	}
+	s->namer_ready = true;
 	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
 			 KF_MAX_QUEUE_BYTES);
 	if (r)
@@ -1328,15 +1334,15 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	if (!s->namer_ready)
 		return 0;
 	if (rewrite) {
-		r = kf_ctx_rewrite(&s->stacks, &s->namer, &s->roots, &s->strings, s->rules,
-				   s->o.context, s->o.exclude, &rewritten);
+		r = kf_ctx_rewrite(&s->stacks, &s->namer, &s->roots, s->rules, s->o.context,
+				   s->o.exclude, &rewritten);
 		if (r)
 			return kf_fail(&s->err, r, "out of memory");
 		st = &rewritten;
 		if (kf_attr_is_soft_clock(kf_session_folded_attr(s)))
 			logf_(s, KF_LOG_WARN, "event %s %s", s->filter, kf_soft_clock_note);
 	}
-	r = kf_emit_folded(st, &s->namer, &s->fold, &s->roots, &s->strings, out, &lines);
+	r = kf_emit_folded(st, &s->texts, &s->roots, &s->strings, out, &lines);
 	if (rewrite)
 		kf_stacks_fini(&rewritten);
 	kf_session_note_unverified(s);
@@ -1692,9 +1698,9 @@ static void count_fp_breaks(kf_session *s)
 			uint32_t tid;
 			const char *name;
 
-			if (kf_namer_frame_id(&s->namer, f, false, &tid))
+			if (kf_fold_text_id(&s->texts, f, false, &tid))
 				continue;
-			name = kf_strtab_get(&s->namer.texts, tid);
+			name = kf_strtab_get(&s->texts.texts, tid);
 			if (is_outermost(name))
 				continue;
 			s->fp_broken += nd->samples;

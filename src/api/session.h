@@ -63,6 +63,7 @@ struct kf_session {
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_fold_style fold;    /* how folded text prints (folded.h) */
+	struct kf_fold_texts texts;   /* frame texts (with namer_ready) */
 	struct kf_unwinder *unwinder;
 	size_t n_events;              /* attrs whose per-event setup ran
 					 (events_arrived) */

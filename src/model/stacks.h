@@ -36,10 +36,10 @@
 #define KF_FRAME_PSEUDO 256u  /* not a code address: a marker such as
 				 "[softirq:NET_RX]"; `marker` is its kind
 				 (KF_MARKER_*), addr what the kind needs */
-#define KF_FRAME_TEXT (1u << 16) /* a real frame whose printed text the
-				 --context rewrite replaced (one that would
-				 read like a marker); `text` is that text's
-				 id in the namer's texts */
+#define KF_FRAME_UNMARKED (1u << 16) /* a real frame copied into a stack
+				 with context markers (the --context
+				 rewrite): its printed text must not read
+				 like a marker (folded.h) */
 
 /* Kinds of pseudo-frames (the --context rewrite makes them; context.h
  * says what addr holds for each and how each prints). */
@@ -57,7 +57,6 @@ struct kf_frame {
 		uint32_t module;  /* a code frame: module id (0 = none) */
 		uint32_t root;    /* KF_FRAME_ROOT: id in struct kf_roots */
 		uint32_t marker;  /* KF_FRAME_PSEUDO: enum kf_marker */
-		uint32_t text;    /* KF_FRAME_TEXT: see there */
 	};
 	uint32_t flags;       /* KF_FRAME_* */
 };

@@ -1,4 +1,10 @@
-/* emit-folded.c - sorted folded output without building every line.
+/* folded.c - folded text: structured frames -> stackcollapse text, and
+ * sorted folded output without building every line.
+ *
+ * The text of a frame is made from the namer's structured frames by
+ * stackcollapse-perf.pl's rules (its per-name tidying, and in
+ * --compat=perf its regexes over the line perf script would print),
+ * once per distinct raw frame (kf_fold_texts).
  *
  * Perl's `sort { $a cmp $b }` orders whole stack strings.  Walking the
  * trie gives the same order if, at each level, the children are ordered
@@ -14,6 +20,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +29,7 @@
 
 struct em {
 	const struct kf_stacks *st;
-	struct kf_namer *namer;
-	const struct kf_fold_style *fs;
+	struct kf_fold_texts *ft;     /* frame texts */
 	struct kf_strtab rtexts;  /* the roots' texts */
 	uint32_t *text;          /* per node: text id (roots: id in rtexts) */
 	uint32_t *first, *next;  /* child lists */
@@ -37,7 +43,7 @@ static const char *text_of(const struct em *e, uint32_t node)
 {
 	if (e->st->nodes[node].parent == 0)
 		return kf_strtab_get(&e->rtexts, e->text[node]);
-	return kf_strtab_get(&e->namer->texts, e->text[node]);
+	return kf_strtab_get(&e->ft->texts, e->text[node]);
 }
 
 /* ---- one level ------------------------------------------------------------ */
@@ -318,7 +324,7 @@ static int piece_trie(struct em *e, struct kf_stacks *pt)
 					;
 				if (b == a)
 					continue;
-				if (!kf_strtab_intern(&e->namer->texts, copy.p + a,
+				if (!kf_strtab_intern(&e->ft->texts, copy.p + a,
 						      b - a, &id)) {
 					r = KF_ENOMEM;
 					break;
@@ -402,6 +408,536 @@ static int emit_pieces(struct em *e)
 	free(rootv);
 	kf_stacks_fini(&pt);
 	return r;
+}
+
+/* ---- stackcollapse-perf.pl's per-name rules ------------------------------ */
+
+/* tidy_generic: ';' -> ':', drop everything from the first '(' that does
+ * not open "(anonymous namespace)" unless the name looks like a Go method
+ * ("pkg.(*T).M"), drop quotes.  The cut at '(' removes the argument list
+ * of a name perf printed with one; `cut_args` false skips it for a name
+ * that has none: demangled without parameters, a '(' there is part of the
+ * name ("KeyLess::operator()", "lang_start::<()>::{closure#0}"). */
+static void tidy(struct kf_buf *out, const char *s, size_t len, bool java,
+		 bool cut_args)
+{
+	size_t i, cut = len;
+	bool keep = !cut_args;	/* no cut: see above, or a Go method */
+
+	/* /\.\(.*\)\./ */
+	for (i = 0; i + 1 < len && !keep; i++) {
+		if (s[i] == '.' && s[i + 1] == '(') {
+			size_t j;
+
+			for (j = len; j-- > i + 2;) {
+				if (s[j] == '.' && s[j - 1] == ')') {
+					keep = true;
+					break;
+				}
+			}
+		}
+	}
+	if (!keep) {
+		for (i = 0; i < len; i++) {
+			static const char anon[] = "anonymous namespace)";
+
+			if (s[i] != '(')
+				continue;
+			if (len - i - 1 >= sizeof(anon) - 1 &&
+			    memcmp(s + i + 1, anon, sizeof(anon) - 1) == 0)
+				continue;
+			cut = i;
+			break;
+		}
+	}
+	i = 0;
+	/* $tidy_java: s/^L// if the name has a '/' (only for java comms) */
+	if (java && cut > 0 && s[0] == 'L' && memchr(s, '/', cut))
+		i = 1;
+	for (; i < cut; i++) {
+		char c = s[i];
+
+		if (c == '"' || c == '\'')
+			continue;
+		if (c == ';')
+			c = ':';
+		kf_buf_put(out, &c, 1);
+	}
+}
+
+static bool ends_with(const char *s, size_t n, const char *suf)
+{
+	size_t k = strlen(suf);
+
+	return n >= k && memcmp(s + n - k, suf, k) == 0;
+}
+
+static bool contains(const char *s, size_t n, const char *what)
+{
+	size_t k = strlen(what), i;
+
+	for (i = 0; i + k <= n; i++)
+		if (memcmp(s + i, what, k) == 0)
+			return true;
+	return false;
+}
+
+/* mod =~ m:/tmp/perf-\d+\.map: */
+static bool is_perf_map_name(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 10 <= n; i++) {
+		size_t j;
+
+		if (memcmp(s + i, "/tmp/perf-", 10) != 0)
+			continue;
+		j = i + 10;
+		if (j >= n || !isdigit((unsigned char)s[j]))
+			continue;
+		while (j < n && isdigit((unsigned char)s[j]))
+			j++;
+		if (j + 4 <= n && s[j + 1] == 'm' && s[j + 2] == 'a' &&
+		    s[j + 3] == 'p')
+			return true;   /* '.' in the regex matches any char */
+	}
+	return false;
+}
+
+/* Folds one `perf script` callchain line the way stackcollapse-perf.pl
+ * does.  rawline = "SYM (DSO)" (what follows the address), pc = the
+ * printed address. */
+static void collapse_line(const struct kf_fold_style *n, struct kf_buf *out,
+			  const char *pc, const char *line, size_t len, bool java)
+{
+	size_t i, split = SIZE_MAX, fstart, flen, mlen = 0, npieces = 0;
+	const char *mod, *raw;
+	size_t rawlen;
+
+	/* /^\s*(\w+)\s*(.+) \((.*)\)/: the name/module split is the last
+	 * " (" that has a ')' somewhere after it */
+	for (i = len; i-- > 1;) {
+		if (line[i - 1] == ' ' && line[i] == '(' &&
+		    memchr(line + i + 1, ')', len - i - 1)) {
+			split = i - 1;
+			break;
+		}
+	}
+	if (split == SIZE_MAX || split == 0)
+		return;   /* "Unrecognized line": nothing folded */
+	raw = line;
+	rawlen = split;
+	mod = line + split + 2;
+	{
+		const char *close = NULL;
+		size_t k;
+
+		for (k = len; k-- > split + 2;)
+			if (line[k] == ')') {
+				close = line + k;
+				break;
+			}
+		mlen = (size_t)(close - mod);
+	}
+	/* s/\+0x[\da-f]+$// */
+	{
+		size_t k = rawlen;
+
+		while (k > 0 && (isdigit((unsigned char)raw[k - 1]) ||
+				 (raw[k - 1] >= 'a' && raw[k - 1] <= 'f')))
+			k--;
+		if (k < rawlen && k >= 3 && memcmp(raw + k - 3, "+0x", 3) == 0)
+			rawlen = k - 3;
+	}
+	if (rawlen && raw[0] == '(')
+		return;   /* "skip process names" */
+
+	/* split /\->/; perl drops trailing empty fields */
+	{
+		size_t starts[64], lens[64], nf = 0, k, pos = 0;
+
+		for (;;) {
+			size_t e = pos;
+
+			while (e + 1 < rawlen && !(raw[e] == '-' && raw[e + 1] == '>'))
+				e++;
+			if (e + 1 >= rawlen)
+				e = rawlen;
+			if (nf < 64) {
+				starts[nf] = pos;
+				lens[nf] = e - pos;
+				nf++;
+			}
+			if (e >= rawlen)
+				break;
+			pos = e + 2;
+			if (pos > rawlen)
+				break;
+		}
+		while (nf > 0 && lens[nf - 1] == 0)
+			nf--;
+		for (k = 0; k < nf; k++) {
+			size_t before;
+
+			fstart = starts[k];
+			flen = lens[k];
+			if (npieces)
+				kf_buf_put(out, ";", 1);
+			before = out->len;
+			if (flen == 9 && memcmp(raw + fstart, "[unknown]", 9) == 0) {
+				struct kf_buf f;
+				const char *base = mod;
+				size_t j;
+
+				kf_buf_init(&f);
+				kf_buf_put(&f, "[", 1);
+				if (!(mlen == 9 && memcmp(mod, "[unknown]", 9) == 0)) {
+					for (j = 0; j < mlen; j++)
+						if (mod[j] == '/')
+							base = mod + j + 1;
+					kf_buf_put(&f, base, (size_t)(mod + mlen - base));
+				} else {
+					kf_buf_puts(&f, "unknown");
+				}
+				if (n->show_addrs) {
+					kf_buf_puts(&f, " <");
+					kf_buf_puts(&f, pc);
+					kf_buf_puts(&f, ">");
+				}
+				kf_buf_put(&f, "]", 1);
+				tidy(out, kf_buf_cstr(&f), f.len, java, true);
+				kf_buf_fini(&f);
+			} else {
+				tidy(out, raw + fstart, flen, java, true);
+			}
+			/* annotations */
+			{
+				const char *fs = out->p ? out->p + before : "";
+				size_t fl = out->len - before;
+
+				if (npieces > 0) {
+					if (!contains(fs, fl, "_[i]"))
+						kf_buf_puts(out, "_[i]");
+				} else if ((n->suffixes & KF_SUFFIX_KERNEL) &&
+					   ((mlen && mod[0] == '[') ||
+					    ends_with(mod, mlen, "vmlinux")) &&
+					   !contains(mod, mlen, "unknown")) {
+					kf_buf_puts(out, "_[k]");
+				} else if ((n->suffixes & KF_SUFFIX_JIT) &&
+					   is_perf_map_name(mod, mlen)) {
+					if (!contains(fs, fl, "_[j]"))
+						kf_buf_puts(out, "_[j]");
+				}
+			}
+			npieces++;
+		}
+	}
+}
+
+/* ---- one symbol frame's text ------------------------------------------------------ */
+
+/* --srcline's suffix: ":file:line" (';' in a path would split the frame) */
+static void put_srcline(struct kf_buf *out, const char *file, uint32_t line)
+{
+	const char *c;
+
+	kf_buf_put(out, ":", 1);
+	for (c = file; *c; c++)
+		kf_buf_put(out, *c == ';' ? ":" : c, 1);
+	kf_buf_printf(out, ":%d", (int)line);
+}
+
+/* An unnamed frame: [module], [unknown], or why the module's names cannot
+ * be trusted. */
+static void put_unnamed(const struct kf_fold_style *fs, const struct kf_namer *n,
+			const struct kf_symframe *sf, struct kf_buf *out)
+{
+	kf_buf_put(out, "[", 1);
+	if (sf->module) {
+		const char *c;
+
+		/* the module's own name: not cut at '(' like a symbol */
+		for (c = kf_modules_at(n->modules, sf->module)->base; *c; c++)
+			kf_buf_put(out, *c == ';' ? ":" : c, 1);
+		switch (sf->status) {
+		case KF_DSO_MISMATCH:
+			kf_buf_puts(out, " (build-id mismatch)");
+			break;
+		case KF_DSO_CHANGED:
+			kf_buf_puts(out, " (changed since recording)");
+			break;
+		case KF_DSO_NOT_RECORDED:
+			kf_buf_puts(out, " (not the recorded file)");
+			break;
+		default:
+			break;
+		}
+	} else {
+		kf_buf_puts(out, "unknown");
+	}
+	if (fs->show_addrs)
+		kf_buf_printf(out, " <%" PRIx64 ">", sf->addr);
+	kf_buf_put(out, "]", 1);
+}
+
+/* kfold's own text of one symbol frame. */
+static void fold_own(const struct kf_fold_style *fs, const struct kf_namer *n,
+		     const struct kf_symframe *sf, bool java, struct kf_buf *out)
+{
+	size_t before = out->len;
+	bool dwarf = sf->flags & KF_SYMF_DWARF;
+
+	if (sf->kind == KF_SYM_TRUNCATED) {
+		kf_buf_puts(out, "[truncated]");
+		return;
+	}
+	if (sf->name) {
+		const char *nm = kf_strtab_get(&n->strings, sf->name);
+
+		/* a perf map's names are free text (a JIT may write a
+		 * signature): cut like perf's; a demangled or DWARF name has
+		 * no argument list to cut */
+		tidy(out, nm, strlen(nm), java, sf->kind == KF_SYM_JIT && !dwarf);
+	}
+	if (out->len == before) {
+		if (dwarf)
+			kf_buf_puts(out, "[unknown]");   /* a link without a name */
+		else
+			put_unnamed(fs, n, sf, out);
+	}
+	if (dwarf && fs->srcline && (sf->flags & KF_SYMF_FILE))
+		put_srcline(out, kf_strtab_get(&n->strings, sf->file), sf->line);
+	if ((fs->suffixes & KF_SUFFIX_KERNEL) && sf->kind == KF_SYM_KERNEL)
+		kf_buf_puts(out, "_[k]");
+	else if ((fs->suffixes & KF_SUFFIX_JIT) && sf->kind == KF_SYM_JIT)
+		kf_buf_puts(out, "_[j]");
+}
+
+/* --compat=perf: the line perf script prints for the frame, folded. */
+static void fold_perf(const struct kf_fold_style *fs, const struct kf_namer *n,
+		      const struct kf_symframe *sf, bool java, struct kf_buf *out)
+{
+	const struct kf_module *mod = kf_modules_at(n->modules, sf->module);
+	struct kf_buf line;
+	char pc[32];
+
+	snprintf(pc, sizeof(pc), "%" PRIx64, sf->addr);
+	kf_buf_init(&line);
+	if (sf->flags & KF_SYMF_INLINED) {
+		kf_buf_puts(&line, kf_strtab_get(&n->strings, sf->name));
+		kf_buf_puts(&line, "+0x0 (inlined)");
+	} else {
+		if (sf->name) {
+			kf_buf_puts(&line, kf_strtab_get(&n->strings, sf->name));
+			kf_buf_printf(&line, "+0x%" PRIx64, sf->offset);
+		} else {
+			kf_buf_puts(&line, "[unknown]");
+		}
+		kf_buf_puts(&line, " (");
+		kf_buf_puts(&line, sf->module && mod->name[0] ? mod->name : "[unknown]");
+		kf_buf_puts(&line, ")");
+	}
+	collapse_line(fs, out, pc, kf_buf_cstr(&line), line.len, java);
+	if (line.oom)
+		out->oom = true;
+	kf_buf_fini(&line);
+}
+
+void kf_fold_symframe(const struct kf_fold_style *fs, const struct kf_namer *n,
+		      const struct kf_symframe *sf, bool java, struct kf_buf *out)
+{
+	if (fs->compat)
+		fold_perf(fs, n, sf, java, out);
+	else
+		fold_own(fs, n, sf, java, out);
+}
+
+/* ---- frame texts, cached ------------------------------------------------------------ */
+
+int kf_fold_texts_init(struct kf_fold_texts *ft, struct kf_namer *namer,
+		       const struct kf_fold_style *fs)
+{
+	memset(ft, 0, sizeof(*ft));
+	ft->namer = namer;
+	ft->fs = fs;
+	kf_buf_init(&ft->tmp);
+	kf_buf_init(&ft->tmp2);
+	return kf_strtab_init(&ft->texts) ? 0 : KF_ENOMEM;
+}
+
+void kf_fold_texts_fini(struct kf_fold_texts *ft)
+{
+	kf_strtab_fini(&ft->texts);
+	free(ft->text[0]);
+	free(ft->text[1]);
+	kf_buf_fini(&ft->tmp);
+	kf_buf_fini(&ft->tmp2);
+	memset(ft, 0, sizeof(*ft));
+}
+
+static int intern_tmp(struct kf_fold_texts *ft, struct kf_buf *b, uint32_t *id)
+{
+	if (b->oom || !kf_strtab_intern(&ft->texts, kf_buf_cstr(b), b->len, id))
+		return KF_ENOMEM;
+	return 0;
+}
+
+/* A frame of a stack with context markers whose text (or one of its ';'
+ * pieces: an inline chain) reads like a marker gets " (file)" (no
+ * symbol) or " (symbol)" before the piece's closing bracket, so the two
+ * kinds never look alike. */
+static int unmark(struct kf_fold_texts *ft, const struct kf_frame *f, uint32_t *id)
+{
+	const char *t, *p, *e;
+	bool any = false;
+	struct kf_buf *b = &ft->tmp2;
+
+	t = kf_strtab_get(&ft->texts, *id);
+	for (p = t; !any; p = e + 1) {
+		e = strchr(p, ';');
+		if (!e)
+			e = p + strlen(p);
+		any = kf_ctx_marker_like(p, (size_t)(e - p));
+		if (!*e)
+			break;
+	}
+	if (!any)
+		return 0;
+	b->len = 0;
+	for (p = t;; p = e + 1) {
+		e = strchr(p, ';');
+		if (!e)
+			e = p + strlen(p);
+		if (kf_ctx_marker_like(p, (size_t)(e - p))) {
+			kf_buf_put(b, p, (size_t)(e - p) - 1);
+			kf_buf_puts(b, kf_namer_symbol(ft->namer, f) ? " (symbol)]" : " (file)]");
+		} else {
+			kf_buf_put(b, p, (size_t)(e - p));
+		}
+		if (!*e)
+			break;
+		kf_buf_put(b, ";", 1);
+	}
+	return intern_tmp(ft, b, id);
+}
+
+int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool java,
+		    uint32_t *id)
+{
+	struct kf_frame f = *fin;
+	const struct kf_symframe *sf;
+	size_t n, i;
+	uint32_t entry;
+	int r;
+
+	f.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
+	if (f.flags & KF_FRAME_PSEUDO) {
+		ft->tmp.len = 0;
+		kf_ctx_marker_text(&f, &ft->tmp);
+		return intern_tmp(ft, &ft->tmp, id);
+	}
+	if (f.flags & KF_FRAME_ROOT)
+		return KF_EINVAL;
+	r = kf_namer_name(ft->namer, &f, &entry);
+	if (r)
+		return r;
+	if (entry >= ft->cap[java]) {
+		size_t old = ft->cap[java];
+
+		if (!KF_GROW(ft->text[java], ft->cap[java], (size_t)entry + 1))
+			return KF_ENOMEM;
+		memset(ft->text[java] + old, 0, (ft->cap[java] - old) * sizeof(uint32_t));
+	}
+	if (ft->text[java][entry]) {
+		*id = ft->text[java][entry] - 1;
+	} else {
+		sf = kf_namer_frames(ft->namer, entry, &n);
+		ft->tmp.len = 0;
+		for (i = 0; i < n; i++) {
+			if (i > 0)
+				kf_buf_put(&ft->tmp, ";", 1);
+			kf_fold_symframe(ft->fs, ft->namer, &sf[i], java, &ft->tmp);
+		}
+		if ((r = intern_tmp(ft, &ft->tmp, id)))
+			return r;
+		ft->text[java][entry] = *id + 1;
+	}
+	if (fin->flags & KF_FRAME_UNMARKED)
+		return unmark(ft, &f, id);
+	return 0;
+}
+
+int kf_fold_stack_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
+			 const struct kf_roots *roots, const struct kf_strtab *comms,
+			 uint32_t node, struct kf_fold_frame **v, size_t *nv, size_t *cap)
+{
+	size_t len = 0, k, at;
+	uint32_t x, root = 0;
+	bool java;
+
+	/* how many: the path's frames, each one or more symbol frames */
+	for (x = node; x; x = st->nodes[x].parent) {
+		const struct kf_frame *f = &st->nodes[x].frame;
+		uint32_t entry;
+		size_t c = 1;
+
+		KF_WORK(1);
+		if (!(f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO))) {
+			struct kf_frame g = *f;
+			int r;
+
+			g.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
+			if ((r = kf_namer_name(ft->namer, &g, &entry)))
+				return r;
+			kf_namer_frames(ft->namer, entry, &c);
+		}
+		len += c;
+		root = x;
+	}
+	if (!root)
+		return KF_EINVAL;
+	java = kf_fold_root_java(comms, kf_roots_get(roots, st->nodes[root].frame.root));
+	if (!kf_grow((void **)v, cap, len ? len : 1, sizeof(**v)))
+		return KF_ENOMEM;
+	at = len;
+	for (x = node; x; x = st->nodes[x].parent) {
+		const struct kf_frame *f = &st->nodes[x].frame;
+		const struct kf_symframe *sf = NULL;
+		struct kf_frame g = *f;
+		uint32_t entry;
+		size_t c = 1;
+		int r;
+
+		g.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
+		if (!(f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO))) {
+			if ((r = kf_namer_name(ft->namer, &g, &entry)))
+				return r;
+			sf = kf_namer_frames(ft->namer, entry, &c);
+		}
+		at -= c;
+		for (k = 0; k < c; k++) {
+			struct kf_fold_frame *o = &(*v)[at + k];
+
+			memset(o, 0, sizeof(*o));
+			o->node = x;
+			ft->tmp.len = 0;
+			if (sf) {
+				o->sf = sf[k];
+				kf_fold_symframe(ft->fs, ft->namer, &sf[k], java, &ft->tmp);
+			} else if (f->flags & KF_FRAME_ROOT) {
+				o->sf.kind = KF_SYM_ROOT;
+				kf_fold_root(ft->fs, comms, kf_roots_get(roots, f->root), &ft->tmp);
+			} else {
+				o->sf.kind = KF_SYM_MARKER;
+				o->sf.addr = f->addr;
+				kf_ctx_marker_text(f, &ft->tmp);
+			}
+			if ((r = intern_tmp(ft, &ft->tmp, &o->text)))
+				return r;
+		}
+	}
+	*nv = len;
+	return 0;
 }
 
 /* ---- roots and perf script's header line ------------------------------------ */
@@ -535,9 +1071,9 @@ bool kf_collapse_header_event(const char *line, size_t len,
 
 /* ---- entry --------------------------------------------------------------------- */
 
-int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
-		   const struct kf_fold_style *fs, const struct kf_roots *roots,
-		   const struct kf_strtab *comms, FILE *out, uint64_t *lines)
+int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
+		   const struct kf_roots *roots, const struct kf_strtab *comms,
+		   FILE *out, uint64_t *lines)
 {
 	struct em e;
 	uint32_t *rootv = NULL, *stack = NULL;
@@ -547,8 +1083,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 
 	memset(&e, 0, sizeof(e));
 	e.st = st;
-	e.namer = namer;
-	e.fs = fs;
+	e.ft = ft;
 	e.out = out;
 	kf_buf_init(&e.line);
 	if (!kf_strtab_init(&e.rtexts)) {
@@ -571,7 +1106,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 		bool java = kf_fold_root_java(comms, rd);
 
 		e.line.len = 0;
-		kf_fold_root(fs, comms, rd, &e.line);
+		kf_fold_root(ft->fs, comms, rd, &e.line);
 		if (e.line.oom || !kf_strtab_intern(&e.rtexts, kf_buf_cstr(&e.line), e.line.len,
 						    &e.text[root])) {
 			r = KF_ENOMEM;
@@ -591,15 +1126,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_namer *namer,
 				const struct kf_frame *f = &st->nodes[c].frame;
 
 				KF_WORK(1);
-				if (f->flags & KF_FRAME_PSEUDO) {
-					e.line.len = 0;
-					kf_ctx_marker_text(f, &e.line);
-					r = e.line.oom || !kf_strtab_intern(&namer->texts,
-						kf_buf_cstr(&e.line), e.line.len, &e.text[c]) ?
-					    KF_ENOMEM : 0;
-				} else {
-					r = kf_namer_frame_id(namer, f, java, &e.text[c]);
-				}
+				r = kf_fold_text_id(ft, f, java, &e.text[c]);
 				if (r)
 					break;
 				if (push(&stack, &sp, &cap_stack, c)) {
