@@ -1106,6 +1106,8 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		bool java = kf_fold_root_java(comms, rd);
 
 		e.line.len = 0;
+		if (e.line.p)
+			e.line.p[0] = '\0';
 		kf_fold_root(ft->fs, comms, rd, &e.line);
 		if (e.line.oom || !kf_strtab_intern(&e.rtexts, kf_buf_cstr(&e.line), e.line.len,
 						    &e.text[root])) {
