@@ -507,7 +507,7 @@ static bool is_perf_map_name(const char *s, size_t n)
 /* Folds one `perf script` callchain line the way stackcollapse-perf.pl
  * does.  rawline = "SYM (DSO)" (what follows the address), pc = the
  * printed address. */
-static void collapse_line(const struct kf_fold_style *n, struct kf_buf *out,
+static void collapse_line(const struct kf_fold_style *fs, struct kf_buf *out,
 			  const char *pc, const char *line, size_t len, bool java)
 {
 	size_t i, split = SIZE_MAX, fstart, flen, mlen = 0, npieces = 0;
@@ -599,7 +599,7 @@ static void collapse_line(const struct kf_fold_style *n, struct kf_buf *out,
 				} else {
 					kf_buf_puts(&f, "unknown");
 				}
-				if (n->show_addrs) {
+				if (fs->show_addrs) {
 					kf_buf_puts(&f, " <");
 					kf_buf_puts(&f, pc);
 					kf_buf_puts(&f, ">");
@@ -612,20 +612,20 @@ static void collapse_line(const struct kf_fold_style *n, struct kf_buf *out,
 			}
 			/* annotations */
 			{
-				const char *fs = out->p ? out->p + before : "";
+				const char *ft = out->p ? out->p + before : "";
 				size_t fl = out->len - before;
 
 				if (npieces > 0) {
-					if (!contains(fs, fl, "_[i]"))
+					if (!contains(ft, fl, "_[i]"))
 						kf_buf_puts(out, "_[i]");
-				} else if ((n->suffixes & KF_SUFFIX_KERNEL) &&
+				} else if ((fs->suffixes & KF_SUFFIX_KERNEL) &&
 					   ((mlen && mod[0] == '[') ||
 					    ends_with(mod, mlen, "vmlinux")) &&
 					   !contains(mod, mlen, "unknown")) {
 					kf_buf_puts(out, "_[k]");
-				} else if ((n->suffixes & KF_SUFFIX_JIT) &&
+				} else if ((fs->suffixes & KF_SUFFIX_JIT) &&
 					   is_perf_map_name(mod, mlen)) {
-					if (!contains(fs, fl, "_[j]"))
+					if (!contains(ft, fl, "_[j]"))
 						kf_buf_puts(out, "_[j]");
 				}
 			}
