@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "context.h"
 #include "folded.h"
 #include "kfold.h"
 #include "module.h"
@@ -180,6 +181,55 @@ static void test_frames(void)
 	kf_modules_fini(&mods);
 }
 
+/* A stack of a root and markers: kf_fold_stack_frames needs no names. */
+static void test_stack_frames(void)
+{
+	struct kf_fold_style own = { false, KF_ROOT_PID, 0, false, false };
+	struct kf_stack_root rd = { comm("prog"), 7, -1, 0, 0, 0 };
+	struct kf_roots roots;
+	struct kf_stacks st;
+	struct kf_namer n;
+	struct kf_fold_texts ft;
+	struct kf_fold_frame *v = NULL;
+	size_t nv = 0, cap = 0;
+	struct kf_frame f;
+	uint32_t node, id;
+
+	CHECK_EQ(kf_roots_init(&roots), 0);
+	CHECK_EQ(kf_stacks_init(&st), 0);
+	CHECK_EQ(kf_namer_init(&n, NULL, NULL, false, false, false, false), 0);
+	CHECK_EQ(kf_fold_texts_init(&ft, &n, &own), 0);
+	memset(&f, 0, sizeof(f));
+	f.flags = KF_FRAME_ROOT;
+	f.root = kf_roots_intern(&roots, &rd);
+	node = kf_stacks_child(&st, 0, &f);
+	memset(&f, 0, sizeof(f));
+	f.flags = KF_FRAME_PSEUDO;
+	f.marker = KF_MARKER_VERDICT;
+	f.addr = (uint64_t)KF_CTX_VERDICT_UNKNOWN << 8;
+	node = kf_stacks_child(&st, node, &f);
+	f.addr = (uint64_t)KF_CTX_VERDICT_IDLE << 8;
+	node = kf_stacks_child(&st, node, &f);
+	CHECK(node != 0);
+	CHECK_EQ(kf_fold_stack_frames(&ft, &st, &roots, &comms, node, &v, &nv, &cap), 0);
+	CHECK_EQ(nv, 3);
+	if (nv == 3) {
+		CHECK_EQ(v[0].sf.kind, KF_SYM_ROOT);
+		CHECK_STR(kf_strtab_get(&ft.texts, v[0].text), "prog-7");
+		CHECK_EQ(v[1].sf.kind, KF_SYM_MARKER);
+		CHECK_STR(kf_strtab_get(&ft.texts, v[1].text), "[unknown:no_rule]");
+		CHECK_STR(kf_strtab_get(&ft.texts, v[2].text), "[idle]");
+		CHECK_EQ(v[2].node, node);
+	}
+	CHECK_EQ(kf_fold_text_id(&ft, &f, false, &id), 0);
+	CHECK_STR(kf_strtab_get(&ft.texts, id), "[idle]");
+	free(v);
+	kf_fold_texts_fini(&ft);
+	kf_namer_fini(&n);
+	kf_stacks_fini(&st);
+	kf_roots_fini(&roots);
+}
+
 int main(void)
 {
 	if (!kf_strtab_init(&comms))
@@ -187,6 +237,7 @@ int main(void)
 	test_roots();
 	test_root_text();
 	test_frames();
+	test_stack_frames();
 	kf_strtab_fini(&comms);
 	if (check_failures)
 		fprintf(stderr, "%d checks failed\n", check_failures);
