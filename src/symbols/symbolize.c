@@ -40,6 +40,28 @@ void kf_namer_fini(struct kf_namer *n)
 	memset(n, 0, sizeof(*n));
 }
 
+const char *kf_symkind_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[KF_SYM_USER] = "user", [KF_SYM_KERNEL] = "kernel", [KF_SYM_JIT] = "jit",
+		[KF_SYM_MARKER] = "marker", [KF_SYM_ROOT] = "root",
+		[KF_SYM_TRUNCATED] = "truncated", [KF_SYM_UNKNOWN] = "unknown",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+}
+
+const char *kf_symwhy_name(unsigned why)
+{
+	static const char *const names[] = {
+		[KF_SYMWHY_NONE] = "", [KF_SYMWHY_NO_MAP] = "no_map",
+		[KF_SYMWHY_NO_SYMBOL] = "no_symbol", [KF_SYMWHY_NO_SYMBOLS] = "no_symbols",
+		[KF_SYMWHY_UNTRUSTED] = "untrusted",
+	};
+
+	return why < sizeof(names) / sizeof(names[0]) ? names[why] : "?";
+}
+
 /* the flags that change how a frame names */
 #define NAMING_FLAGS (~(uint32_t)KF_FRAME_UNMARKED)
 

@@ -107,6 +107,12 @@ struct kf_namer {
 	size_t n_symframes, cap_symframes;
 };
 
+/* Names for reports: "user", "kernel", "jit", "marker", "root",
+ * "truncated", "unknown"; "", "no_map", "no_symbol", "no_symbols",
+ * "untrusted".  "?" out of range. */
+const char *kf_symkind_name(unsigned kind);
+const char *kf_symwhy_name(unsigned why);
+
 /* compat: perf's naming; inline_frames, srcline: kfold's own mode's
  * DWARF names and lines; compat_inline: perf's addr2line inline lines
  * (compat only).  0 or KF_ENOMEM. */
