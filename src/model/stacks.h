@@ -89,7 +89,7 @@ struct kf_stack_root {
 };
 
 struct kf_roots {
-	struct kf_stack_root *v;       /* v[0] unused: id 0 is no root */
+	struct kf_stack_root *v; /* v[0] unused: id 0 is no root */
 	size_t n, cap;
 	uint32_t *slots;         /* hash of the root -> id */
 	size_t nslots;
