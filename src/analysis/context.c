@@ -38,9 +38,9 @@ static void shift_level(struct kf_ctx_level *l, size_t ncls, size_t off, size_t 
 	l->entry = l->entry >= ncls ? (uint32_t)nk : (uint32_t)(l->entry + off);
 }
 
-int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
-		const struct kf_ctx_rules *rules, kf_ctx_visit_fn fn,
-		void *payload)
+int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
+		struct kf_namer *namer, const struct kf_ctx_rules *rules,
+		kf_ctx_visit_fn fn, void *payload)
 {
 	struct walk w;
 	size_t node;
@@ -57,7 +57,7 @@ int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
 	}
 	for (node = 1; node < st->n && !r; node++) {
 		const struct kf_node *nd = &st->nodes[node];
-		const struct kf_frame *rootf;
+		const struct kf_stack_root *rootd;
 		struct kf_ctx_stack cs;
 		struct kf_ctx ctx;
 		size_t len = 0, i, nk = 0, off = 0, ncls;
@@ -80,7 +80,7 @@ int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
 		i = len;
 		for (x = (uint32_t)node; x; x = st->nodes[x].parent)
 			w.path[--i] = x;
-		rootf = &st->nodes[w.path[0]].frame;
+		rootd = kf_roots_get(roots, st->nodes[w.path[0]].frame.root);
 		for (i = 0; i < len; i++)
 			w.psyms[i] = node_sym(&w, w.path[i]);
 		while (nk + 1 < len &&
@@ -95,16 +95,16 @@ int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
 			       st->nodes[w.path[len - 2]].frame.addr)
 			off = 1;
 		ncls = nk - off;
-		cpumode = (rootf->flags >> KF_FRAME_CTX_CPUMODE_SHIFT) & 7u;
-		if (rootf->flags & KF_FRAME_CTX_USER_PART)
+		cpumode = rootd->cpumode;
+		if (rootd->ctx & KF_ROOT_CTX_USER_PART)
 			in |= KF_CTX_IN_USER_PART;
-		if (rootf->flags & KF_FRAME_CTX_TRUNCATED)
+		if (rootd->ctx & KF_ROOT_CTX_TRUNCATED)
 			in |= KF_CTX_IN_TRUNCATED;
-		if (rootf->flags & KF_FRAME_CTX_NO_CHAIN)
+		if (rootd->ctx & KF_ROOT_CTX_NO_CHAIN)
 			in |= KF_CTX_IN_NO_CHAIN;
-		if (rootf->flags & KF_FRAME_CTX_KTHREAD)
+		if (rootd->ctx & KF_ROOT_CTX_KTHREAD)
 			in |= KF_CTX_IN_KTHREAD;
-		if ((int32_t)(rootf->addr >> 32) == 0)
+		if (rootd->pid == 0)
 			in |= KF_CTX_IN_PID0;
 		kf_ctx_classify(rules, w.names + off, ncls, cpumode, in, &ctx);
 		/* without kernel symbols no rule can apply: say so rather
@@ -128,8 +128,8 @@ int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
 		cs.ctx = &ctx;
 		cs.weight = nd->weight;
 		cs.samples = nd->samples;
-		cs.pid = (int32_t)(rootf->addr >> 32);
-		cs.tid = (int32_t)(uint32_t)rootf->addr;
+		cs.pid = rootd->pid;
+		cs.tid = rootd->tid;
 		r = fn(payload, &cs);
 	}
 out:
@@ -158,29 +158,40 @@ void kf_ctx_label(const struct kf_ctx_level *l, bool with_name,
 	}
 }
 
+void kf_ctx_marker_text(const struct kf_frame *f, struct kf_buf *out)
+{
+	unsigned hi = (unsigned)(f->addr >> 8) & 0xffu, lo = (unsigned)f->addr & 0xffu;
+
+	if (f->marker == KF_MARKER_CONTEXT) {
+		struct kf_ctx_level l;
+
+		memset(&l, 0, sizeof(l));
+		l.cls = (uint8_t)hi;
+		l.sub = (uint8_t)lo;
+		kf_buf_put(out, "[", 1);
+		kf_ctx_label(&l, false, out);
+		kf_buf_put(out, "]", 1);
+	} else if (f->marker == KF_MARKER_VERDICT) {
+		/* "[unknown]" is the frame of an unmapped address: the
+		 * unknown verdict says why instead */
+		if (hi == KF_CTX_VERDICT_UNKNOWN)
+			kf_buf_printf(out, "[unknown:%s]", lo ? kf_ctx_why_name(lo) : "no_rule");
+		else
+			kf_buf_printf(out, "[%s]", kf_ctx_verdict_name(hi));
+	}
+}
+
 /* ---- the rewrite ---------------------------------------------------------------- */
 
 struct rewrite {
 	const struct kf_stacks *in;
 	struct kf_stacks *out;
-	const struct kf_strtab *roots;
-	bool java;               /* the current stack's root is a java comm */
 	uint32_t *memo;          /* per input node: the output node of the
 				    same path when no pseudo-frame comes
 				    before it (0: not made yet) */
-	struct kf_namer *namer;
 	enum kf_context_frames frames;
 	unsigned exclude;
-	struct kf_buf tmp;
 };
-
-static int pseudo_text(struct rewrite *rw, uint32_t *id)
-{
-	if (rw->tmp.oom ||
-	    !kf_strtab_intern(&rw->namer->texts, kf_buf_cstr(&rw->tmp), rw->tmp.len, id))
-		return KF_ENOMEM;
-	return 0;
-}
 
 bool kf_ctx_marker_like(const char *t, size_t n)
 {
@@ -214,58 +225,16 @@ bool kf_ctx_marker_like(const char *t, size_t n)
 	return false;
 }
 
-/* The frame the output gets for real frame f: f itself, or, when its
- * text (or one of its ';' pieces: an inline chain) reads like a marker,
- * that text with " (file)" or " (symbol)" before the piece's closing
- * bracket (kf_ctx_rewrite). */
-static int real_frame(struct rewrite *rw, const struct kf_frame *f,
-		      struct kf_frame *out)
+/* The frame the output gets for real frame f: a copy that the folded
+ * emitter keeps from reading like a marker (KF_FRAME_UNMARKED), when the
+ * output has markers. */
+static void real_frame(const struct rewrite *rw, const struct kf_frame *f,
+		       struct kf_frame *out)
 {
-	const char *t, *p, *e;
-	uint32_t id;
-	bool any = false;
-	int r;
-
 	*out = *f;
-	if (rw->frames == KF_CONTEXT_NONE ||
-	    (f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO | KF_FRAME_TEXT)))
-		return 0;
-	r = kf_namer_frame_id(rw->namer, f, rw->java, &id);
-	if (r)
-		return r;
-	t = kf_strtab_get(&rw->namer->texts, id);
-	for (p = t; !any; p = e + 1) {
-		e = strchr(p, ';');
-		if (!e)
-			e = p + strlen(p);
-		any = kf_ctx_marker_like(p, (size_t)(e - p));
-		if (!*e)
-			break;
-	}
-	if (!any)
-		return 0;
-	rw->tmp.len = 0;
-	for (p = t;; p = e + 1) {
-		e = strchr(p, ';');
-		if (!e)
-			e = p + strlen(p);
-		if (kf_ctx_marker_like(p, (size_t)(e - p))) {
-			kf_buf_put(&rw->tmp, p, (size_t)(e - p) - 1);
-			kf_buf_puts(&rw->tmp, kf_namer_symbol(rw->namer, f) ?
-				    " (symbol)]" : " (file)]");
-		} else {
-			kf_buf_put(&rw->tmp, p, (size_t)(e - p));
-		}
-		if (!*e)
-			break;
-		kf_buf_put(&rw->tmp, ";", 1);
-	}
-	if ((r = pseudo_text(rw, &id)))
-		return r;
-	out->addr = 0;
-	out->module = id;
-	out->flags = KF_FRAME_TEXT;
-	return 0;
+	if (rw->frames != KF_CONTEXT_NONE &&
+	    !(f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
+		out->flags |= KF_FRAME_UNMARKED;
 }
 
 static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
@@ -274,16 +243,15 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 	const struct kf_ctx *ctx = cs->ctx;
 	struct {
 		size_t pos;          /* before path[pos] */
-		uint32_t text;
+		uint32_t marker;     /* enum kf_marker */
+		uint64_t addr;       /* its payload */
 	} ins[KF_CTX_MAX_NEST + 1];
 	size_t n_ins = 0, i, j;
 	uint32_t node;
-	int k, r;
+	int k;
 
 	if (rw->exclude & (1u << ctx->verdict))
 		return 0;
-	rw->java = strncmp(kf_strtab_get(rw->roots, rw->in->nodes[cs->path[0]].frame.module),
-			   "java", 4) == 0;
 	if (rw->frames == KF_CONTEXT_FRAMES) {
 		/* outermost first, so nested contexts nest */
 		for (k = ctx->n_nest - 1; k >= 0; k--) {
@@ -291,27 +259,15 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 
 			if (l->entry >= cs->n_kernel)
 				continue;   /* no frame of its own */
-			rw->tmp.len = 0;
-			kf_buf_put(&rw->tmp, "[", 1);
-			kf_ctx_label(l, false, &rw->tmp);
-			kf_buf_put(&rw->tmp, "]", 1);
 			ins[n_ins].pos = cs->n_path - 1 - l->entry;
-			if ((r = pseudo_text(rw, &ins[n_ins].text)))
-				return r;
+			ins[n_ins].marker = KF_MARKER_CONTEXT;
+			ins[n_ins].addr = (uint64_t)l->cls << 8 | l->sub;
 			n_ins++;
 		}
 	} else if (rw->frames == KF_CONTEXT_VERDICT && cs->n_kernel > 0) {
-		rw->tmp.len = 0;
-		/* "[unknown]" is the frame of an unmapped address: the
-		 * unknown verdict says why instead */
-		if (ctx->verdict == KF_CTX_VERDICT_UNKNOWN)
-			kf_buf_printf(&rw->tmp, "[unknown:%s]", ctx->why ?
-				      kf_ctx_why_name(ctx->why) : "no_rule");
-		else
-			kf_buf_printf(&rw->tmp, "[%s]", kf_ctx_verdict_name(ctx->verdict));
 		ins[n_ins].pos = cs->n_path - cs->n_kernel;
-		if ((r = pseudo_text(rw, &ins[n_ins].text)))
-			return r;
+		ins[n_ins].marker = KF_MARKER_VERDICT;
+		ins[n_ins].addr = (uint64_t)ctx->verdict << 8 | ctx->why;
 		n_ins++;
 	}
 	/* ins[] is in path order: outer contexts have larger entries.  The
@@ -326,8 +282,7 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 		for (; i < first; i++) {
 			struct kf_frame f;
 
-			if ((r = real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f)))
-				return r;
+			real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f);
 			node = kf_stacks_child(rw->out, node, &f);
 			if (!node)
 				return KF_ENOMEM;
@@ -337,15 +292,15 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 	}
 	for (j = 0; node && i < cs->n_path; i++) {
 		for (; node && j < n_ins && ins[j].pos == i; j++) {
-			struct kf_frame f = { 0, ins[j].text, KF_FRAME_PSEUDO };
+			struct kf_frame f = { .addr = ins[j].addr, .marker = ins[j].marker,
+					      .flags = KF_FRAME_PSEUDO };
 
 			node = kf_stacks_child(rw->out, node, &f);
 		}
 		if (node) {
 			struct kf_frame f;
 
-			if ((r = real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f)))
-				return r;
+			real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f);
 			node = kf_stacks_child(rw->out, node, &f);
 		}
 	}
@@ -360,7 +315,7 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 }
 
 int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
-		   const struct kf_strtab *roots,
+		   const struct kf_roots *roots,
 		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
 		   unsigned exclude, struct kf_stacks *out)
 {
@@ -378,13 +333,9 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 		memset(out, 0, sizeof(*out));
 		return KF_ENOMEM;
 	}
-	rw.namer = namer;
-	rw.roots = roots;
 	rw.frames = frames;
 	rw.exclude = exclude;
-	kf_buf_init(&rw.tmp);
-	r = kf_ctx_walk(st, namer, rules, rewrite_one, &rw);
-	kf_buf_fini(&rw.tmp);
+	r = kf_ctx_walk(st, roots, namer, rules, rewrite_one, &rw);
 	free(rw.memo);
 	if (r) {
 		kf_stacks_fini(out);

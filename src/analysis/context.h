@@ -3,7 +3,7 @@
  * Walks the stack trie once, names the kernel frames at the leaf end of
  * each stack that has samples (kallsyms names, looked up as kfold's own
  * mode does) and classifies them with classify.h, using what the root
- * frame recorded about the sample (KF_FRAME_CTX_*).  Each distinct stack
+ * recorded about the sample (struct kf_stack_root, KF_ROOT_CTX_*).  Each distinct stack
  * is classified once, whatever its number of samples; a frame is named
  * once, whatever the number of stacks it is in.
  *
@@ -48,11 +48,11 @@ typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
 
 /* Calls fn for every node with samples, in node order.  Stops at the
  * first non-zero return of fn and returns it; KF_ENOMEM; else 0.  The
- * roots must carry KF_FRAME_CTX_* (the session sets them when asked to
- * classify). */
-int kf_ctx_walk(const struct kf_stacks *st, struct kf_namer *namer,
-		const struct kf_ctx_rules *rules, kf_ctx_visit_fn fn,
-		void *payload);
+ * roots (st's root frames refer to `roots`) must carry KF_ROOT_CTX_*,
+ * cpumode, pid and tid (the session sets them when asked to classify). */
+int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
+		struct kf_namer *namer, const struct kf_ctx_rules *rules,
+		kf_ctx_visit_fn fn, void *payload);
 
 /* A context as text: "class", "class:sub", or "syscall:NAME" (with_name;
  * "syscall" without).  "user" for a level of class USER. */
@@ -67,19 +67,25 @@ void kf_ctx_label(const struct kf_ctx_level *l, bool with_name,
  * is "[unknown:WHY]". */
 bool kf_ctx_marker_like(const char *text, size_t len);
 
+/* The text of a pseudo-frame the rewrite makes: "[class:sub]" ("[class]")
+ * for KF_MARKER_CONTEXT (addr = class << 8 | sub), "[verdict]" or
+ * "[unknown:WHY]" ("[unknown:no_rule]" without a reason) for
+ * KF_MARKER_VERDICT (addr = verdict << 8 | why).  Appends to out. */
+void kf_ctx_marker_text(const struct kf_frame *f, struct kf_buf *out);
+
 /* Builds *out (initialised here) from st: every stack with the
  * pseudo-frames `frames` asks for (kfold.h: "[class:sub]" right before
  * every context's entry frame, or "[verdict]" right before the outermost
  * kernel frame), without the stacks whose verdict bit (1u << verdict) is
- * in exclude.  Pseudo-frame texts are interned in namer->texts.  With
- * pseudo-frames, a real frame whose text reads like one (a file named
- * "syscall" without symbols: "[syscall]") becomes a KF_FRAME_TEXT frame
- * with " (file)" (no symbol) or " (symbol)" before its closing bracket,
- * so the two kinds never look alike.  `roots` holds the root frames'
- * texts (Java names are tidied by the root's comm).  Returns 0 or
- * KF_ENOMEM (out is then freed). */
+ * in exclude.  Pseudo-frames carry a kind (kf_ctx_marker_text).  With
+ * pseudo-frames, every real frame is copied with KF_FRAME_UNMARKED: the
+ * folded emitter then gives one whose text reads like a marker (a file
+ * named "syscall" without symbols: "[syscall]") " (file)" (no symbol) or
+ * " (symbol)" before its closing bracket, so the two kinds never look
+ * alike.  st's root frames refer to `roots`; the copies in out refer to
+ * the same roots.  Returns 0 or KF_ENOMEM (out is then freed). */
 int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
-		   const struct kf_strtab *roots,
+		   const struct kf_roots *roots,
 		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
 		   unsigned exclude, struct kf_stacks *out);
 

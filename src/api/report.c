@@ -154,12 +154,13 @@ static int thread_of(struct report *rp, const struct kf_ctx_stack *cs, uint32_t 
 	{
 		/* the comm as the stack's root names it (the first one seen:
 		 * an exec changes it) */
-		const char *root = kf_strtab_get(&rp->s->roots,
-				      rp->s->stacks.nodes[cs->path[0]].frame.module);
+		const struct kf_stack_root *root = kf_roots_get(&rp->s->roots,
+				rp->s->stacks.nodes[cs->path[0]].frame.root);
 
-		if (intern(&rp->labels, root, kf_namer_root_comm_len(&rp->s->namer, root,
-								      cs->pid, cs->tid),
-			   &rp->threads[i].comm))
+		rp->tmp.len = 0;
+		kf_fold_root_comm(&rp->s->fold, &rp->s->strings, root, &rp->tmp);
+		if (rp->tmp.oom || intern(&rp->labels, kf_buf_cstr(&rp->tmp), rp->tmp.len,
+					  &rp->threads[i].comm))
 			return KF_ENOMEM;
 	}
 	if (!kf_map64_put(&rp->thread_ix, key, i))
@@ -257,27 +258,28 @@ static int stack_gaps(struct report *rp, const struct kf_ctx_stack *cs)
 	return r;
 }
 
-/* The folded line of a stack, as emit-folded writes it. */
+/* The folded line of a stack, as folded.c writes it. */
 static int stack_text(struct report *rp, const struct kf_ctx_stack *cs, uint32_t *id)
 {
 	const struct kf_stacks *st = &rp->s->stacks;
-	const char *root = kf_strtab_get(&rp->s->roots, st->nodes[cs->path[0]].frame.module);
-	bool java = strncmp(root, "java", 4) == 0;
+	const struct kf_stack_root *root = kf_roots_get(&rp->s->roots,
+						  st->nodes[cs->path[0]].frame.root);
+	bool java = kf_fold_root_java(&rp->s->strings, root);
 	size_t i;
 
 	rp->text.len = 0;
-	kf_buf_puts(&rp->text, root);
+	kf_fold_root(&rp->s->fold, &rp->s->strings, root, &rp->text);
 	for (i = 1; i < cs->n_path; i++) {
 		uint32_t t;
-		int r = kf_namer_frame_id(&rp->s->namer, &st->nodes[cs->path[i]].frame,
-					  java, &t);
+		int r = kf_fold_text_id(&rp->s->texts, &st->nodes[cs->path[i]].frame,
+					java, &t);
 
 		if (r)
 			return r;
 		if (t == 0)
 			continue;
 		kf_buf_put(&rp->text, ";", 1);
-		kf_buf_puts(&rp->text, kf_strtab_get(&rp->s->namer.texts, t));
+		kf_buf_puts(&rp->text, kf_strtab_get(&rp->s->texts.texts, t));
 	}
 	if (rp->text.oom)
 		return KF_ENOMEM;
@@ -393,7 +395,7 @@ static int gather(struct kf_session *s, struct report *rp, bool lines)
 		return KF_EINVAL;
 	if (!s->namer_ready)
 		return 0;
-	r = kf_ctx_walk(&s->stacks, &s->namer, s->rules, visit, rp);
+	r = kf_ctx_walk(&s->stacks, &s->roots, &s->namer, s->rules, visit, rp);
 	return r;
 }
 

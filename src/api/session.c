@@ -22,8 +22,8 @@
 #include "context.h"
 #include "cur.h"
 #include "dso.h"
-#include "emit-folded.h"
 #include "error.h"
+#include "folded.h"
 #include "fs.h"
 #include "maps.h"
 #include "module.h"
@@ -140,11 +140,10 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	} else {
 		s->buildid_dir = kf_host_buildid_dir(s->o.host);
 	}
-	if (!kf_strtab_init(&s->strings) || !kf_strtab_init(&s->roots) ||
+	if (!kf_strtab_init(&s->strings) || kf_roots_init(&s->roots) ||
 	    kf_modules_init(&s->modules) || kf_stacks_init(&s->stacks))
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	kf_buf_init(&s->line);
-	kf_buf_init(&s->root);
 	s->fs.no_files = s->o.no_files;
 	return 0;
 }
@@ -156,8 +155,10 @@ void kf_session_free(kf_session *s)
 	kf_callchain_fini(&s->cc);
 	free(s->rules);
 	free(s->fp_breaks);
-	if (s->namer_ready)
+	if (s->namer_ready) {
+		kf_fold_texts_fini(&s->texts);
 		kf_namer_fini(&s->namer);
+	}
 	if (s->dsos_ready)
 		kf_dsos_fini(&s->dsos);
 	if (s->tasks_ready)
@@ -167,9 +168,8 @@ void kf_session_free(kf_session *s)
 	kf_stacks_fini(&s->stacks);
 	kf_modules_fini(&s->modules);
 	kf_strtab_fini(&s->strings);
-	kf_strtab_fini(&s->roots);
+	kf_roots_fini(&s->roots);
 	kf_buf_fini(&s->line);
-	kf_buf_fini(&s->root);
 	kf_map64_fini(&s->rd_ids);
 	kf_map64_fini(&s->rd_slot);
 	free(s->rd_last);
@@ -263,30 +263,30 @@ static void header_rest(struct kf_session *s, int attr_idx,
 }
 
 /* What the context classifier needs to know about a sample besides its
- * frames, kept on its root frame (kernel-contexts.md sec. 5). */
+ * frames, kept on its root (kernel-contexts.md sec. 5). */
 static void ctx_root(const struct kf_thread *th, const struct kf_attr *a,
 		     const struct kf_sample *smp, const struct kf_chain *ch,
-		     struct kf_frame *root)
+		     struct kf_stack_root *root)
 {
 	unsigned max = a->sample_max_stack ? a->sample_max_stack : KF_CHAIN_MAX_STACK;
 
-	root->addr = (uint64_t)(uint32_t)th->pid << 32 | (uint32_t)th->tid;
-	root->flags |= (uint32_t)(smp->misc & KF_MISC_CPUMODE_MASK)
-		       << KF_FRAME_CTX_CPUMODE_SHIFT;
+	root->pid = th->pid;
+	root->tid = th->tid;
+	root->cpumode = (uint8_t)(smp->misc & KF_MISC_CPUMODE_MASK);
 	if (!(a->sample_type & KF_SAMPLE_CALLCHAIN)) {
-		root->flags |= KF_FRAME_CTX_NO_CHAIN;
+		root->ctx |= KF_ROOT_CTX_NO_CHAIN;
 	} else {
 		if (ch->n_user)
-			root->flags |= KF_FRAME_CTX_USER_PART;
+			root->ctx |= KF_ROOT_CTX_USER_PART;
 		/* the kernel stops at max_stack entries; a user marker
 		 * without entries means the chain ran out right there */
 		if (ch->n_kernel >= max || ch->n_kernel >= KF_CHAIN_MAX_STACK ||
 		    (ch->user_marker && ch->n_user == 0))
-			root->flags |= KF_FRAME_CTX_TRUNCATED;
+			root->ctx |= KF_ROOT_CTX_TRUNCATED;
 	}
 	/* kthreadd is pid 2; kernel threads are its children */
 	if (th->pid == 2 || th->ppid == 2)
-		root->flags |= KF_FRAME_CTX_KTHREAD;
+		root->ctx |= KF_ROOT_CTX_KTHREAD;
 }
 
 /* Folds one delivered sample: `a` is the attr that laid the record out,
@@ -300,10 +300,11 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	const char *evname, *comm;
 	uint64_t weight;
 	struct kf_chain ch;
-	uint32_t node, rid;
-	struct kf_frame root;
-	size_t i;
+	uint32_t node, rid, comm_id;
 	int r = 0;
+	struct kf_frame root;
+	struct kf_stack_root rd;
+	size_t i;
 
 	if (evidx >= 0 && (size_t)evidx >= s->n_attr_samples) {
 		size_t n = (size_t)evidx + 1;
@@ -343,17 +344,29 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		if (!(a->sample_type & KF_SAMPLE_CALLCHAIN))
 			return 0;
 		header_rest(s, evidx, &smp, evname);
-		kf_namer_root(&s->namer, comm, th->pid, th->tid, kf_buf_cstr(&s->line),
-			      &s->root);
-		if (s->root.len == 0)
-			return 0;   /* the header regex did not match */
-		/* the period and event stackcollapse reads from the line */
+		/* the comm and the period and event stackcollapse reads from
+		 * the line */
 		{
 			struct kf_buf full;
+			size_t clen;
 
 			kf_buf_init(&full);
 			kf_buf_puts(&full, comm);
 			kf_buf_puts(&full, kf_buf_cstr(&s->line));
+			clen = kf_collapse_header_comm(kf_buf_cstr(&full), full.len);
+			if (clen == 0) {
+				kf_buf_fini(&full);
+				return 0;   /* the header regex did not match */
+			}
+			/* the comm group may end inside the comm or run past it
+			 * into the numbers: then it is a string of its own */
+			if (clen == strlen(comm)) {
+				comm_id = th->comm;
+			} else if (full.oom ||
+				   !kf_strtab_intern(&s->strings, full.p, clen, &comm_id)) {
+				kf_buf_fini(&full);
+				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+			}
 			if (kf_collapse_header_event(kf_buf_cstr(&full), full.len, &ev,
 						     &evlen, &per, &perlen)) {
 				weight = 0;
@@ -393,18 +406,27 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 				return 0;
 			}
 		}
-		kf_namer_root(&s->namer, comm, th->pid, th->tid, NULL, &s->root);
+		comm_id = th->comm;
 		r = kf_callchain_build(&s->cc, th, a, &smp, &ch);
 		if (weight == 0)
 			weight = 1;
 	}
-	if (r || s->root.oom)
+	if (r)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	if (s->o.count_samples)
 		weight = 1;
 	s->stats.samples_folded++;
 
-	if (!kf_strtab_intern(&s->roots, kf_buf_cstr(&s->root), s->root.len, &rid))
+	/* the root keeps the thread only where something tells threads
+	 * apart: --pid, --tid, the context classifier */
+	memset(&rd, 0, sizeof(rd));
+	rd.comm = comm_id;
+	rd.pid = s->o.root == KF_ROOT_PID || s->o.root == KF_ROOT_TID ? th->pid : -1;
+	rd.tid = s->o.root == KF_ROOT_TID ? th->tid : -1;
+	if (s->o.classify)
+		ctx_root(th, a, &smp, &ch, &rd);
+	rid = kf_roots_intern(&s->roots, &rd);
+	if (!rid)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	memset(&root, 0, sizeof(root));
 	root.flags = KF_FRAME_ROOT;
@@ -412,9 +434,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	    !((a->sample_type & KF_SAMPLE_REGS_USER) &&
 	      (a->sample_type & KF_SAMPLE_STACK_USER)))
 		root.flags |= KF_FRAME_FPCHAIN;
-	root.module = rid;
-	if (s->o.classify)
-		ctx_root(th, a, &smp, &ch, &root);
+	root.root = rid;
 	node = kf_stacks_child(&s->stacks, 0, &root);
 	for (i = ch.n; node && i-- > 0;)
 		node = kf_stacks_child(&s->stacks, node, &ch.frames[i]);
@@ -660,7 +680,6 @@ static int events_arrived(struct kf_session *s)
 static int setup_stages(struct kf_session *s)
 {
 	struct kf_dso_opts dopts;
-	struct kf_namer_opts nopts;
 	int r;
 
 	/* perf 6.1 keeps a process's mappings across exec */
@@ -688,17 +707,22 @@ static int setup_stages(struct kf_session *s)
 	    kf_attr_flag(kf_pd_attr(s->pd, 0), KF_ATTR_USE_CLOCKID))
 		s->dsos.clockid = kf_pd_attr(s->pd, 0)->clockid;
 	s->dsos_ready = true;
-	memset(&nopts, 0, sizeof(nopts));
-	nopts.compat = s->o.compat == KF_COMPAT_PERF;
-	nopts.suffixes = s->o.suffixes;
-	nopts.show_addrs = s->o.show_addrs;
-	nopts.root_mode = (int)s->o.root;
-	nopts.inline_frames = s->o.inline_frames && !nopts.compat;
-	nopts.srcline = s->o.srcline && !nopts.compat;
-	nopts.compat_inline = s->o.inline_frames && nopts.compat;
-	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, &s->strings, &nopts);
+	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, s->o.compat == KF_COMPAT_PERF,
+			  s->o.inline_frames && s->o.compat != KF_COMPAT_PERF,
+			  s->o.srcline && s->o.compat != KF_COMPAT_PERF,
+			  s->o.inline_frames && s->o.compat == KF_COMPAT_PERF);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
+	s->fold.compat = s->o.compat == KF_COMPAT_PERF;
+	s->fold.root_mode = (int)s->o.root;
+	s->fold.suffixes = s->o.suffixes;
+	s->fold.show_addrs = s->o.show_addrs;
+	s->fold.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
+	r = kf_fold_texts_init(&s->texts, &s->namer, &s->fold);
+	if (r) {
+		kf_namer_fini(&s->namer);
+		return kf_fail(&s->err, r, "out of memory");
+	}
 	s->namer_ready = true;
 	kf_callchain_init(&s->cc, &s->tasks, &s->modules, &s->dsos, kf_pd_env(s->pd),
 			  s->o.compat == KF_COMPAT_PERF,
@@ -1101,7 +1125,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 		if (kf_attr_is_soft_clock(kf_session_folded_attr(s)))
 			logf_(s, KF_LOG_WARN, "event %s %s", s->filter, kf_soft_clock_note);
 	}
-	r = kf_emit_folded(st, &s->namer, &s->roots, out, &lines);
+	r = kf_emit_folded(st, &s->texts, &s->roots, &s->strings, out, &lines);
 	if (rewrite)
 		kf_stacks_fini(&rewritten);
 	kf_session_note_unverified(s);
@@ -1534,9 +1558,9 @@ static void count_fp_breaks(kf_session *s)
 			uint32_t tid;
 			const char *name;
 
-			if (kf_namer_frame_id(&s->namer, f, false, &tid))
+			if (kf_fold_text_id(&s->texts, f, false, &tid))
 				continue;
-			name = kf_strtab_get(&s->namer.texts, tid);
+			name = kf_strtab_get(&s->texts.texts, tid);
 			if (is_outermost(name))
 				continue;
 			s->fp_broken += nd->samples;

@@ -11,6 +11,7 @@
 #include "classify.h"
 #include "dso.h"
 #include "error.h"
+#include "folded.h"
 #include "fs.h"
 #include "module.h"
 #include "order.h"
@@ -34,7 +35,7 @@ struct kf_session {
 	struct kf_order *order;
 	bool ordered;
 	struct kf_strtab strings;     /* comms */
-	struct kf_strtab roots;       /* root frame texts */
+	struct kf_roots roots;        /* what the stacks' root frames refer to */
 	struct kf_modules modules;
 	struct kf_tasks tasks;
 	bool tasks_ready;
@@ -45,6 +46,8 @@ struct kf_session {
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_callchain cc;        /* the samples' chains (scratch) */
+	struct kf_fold_style fold;    /* how folded text prints (folded.h) */
+	struct kf_fold_texts texts;   /* frame texts (with namer_ready) */
 	size_t n_events;              /* attrs whose per-event setup ran
 					 (events_arrived) */
 	bool dwarf_events;            /* some event records user registers
@@ -81,7 +84,7 @@ struct kf_session {
 	struct kf_ctx_rules *rules;
 
 	/* scratch */
-	struct kf_buf line, root;      /* the root frame's text */
+	struct kf_buf line;
 	uint64_t warned_kernel_load;
 	bool warned_unverified;       /* kf_session_note_unverified said it */
 };

@@ -259,7 +259,7 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 			/* name it now: perf asks its addr2line children in
 			 * this order, and their answers depend on it */
 			f.flags |= KF_FRAME_UNWOUND;
-			if (kf_namer_frame_id(cc->name_unwound, &f, false, &id))
+			if (kf_namer_name(cc->name_unwound, &f, &id))
 				return -1;
 		}
 		if (cc->uframes[i].guessed) {

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kfold.h"
+
 int kf_stacks_init(struct kf_stacks *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -115,4 +117,84 @@ uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 	s->nodes[s->n].samples = 0;
 	s->slots[j] = (uint32_t)s->n;
 	return (uint32_t)s->n++;
+}
+
+/* ---- roots ---------------------------------------------------------------- */
+
+int kf_roots_init(struct kf_roots *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!KF_GROW(r->v, r->cap, 1))
+		return KF_ENOMEM;
+	memset(&r->v[0], 0, sizeof(r->v[0]));
+	r->n = 1;
+	return 0;
+}
+
+void kf_roots_fini(struct kf_roots *r)
+{
+	free(r->v);
+	free(r->slots);
+	memset(r, 0, sizeof(*r));
+}
+
+static uint64_t root_hash(const struct kf_stack_root *x)
+{
+	uint64_t h = kf_hash64((uint64_t)x->comm << 32 | (uint32_t)x->pid);
+
+	return kf_hash64(h ^ ((uint64_t)(uint32_t)x->tid << 32 | (uint64_t)x->ctx << 8 |
+			      x->cpumode));
+}
+
+static bool same_root(const struct kf_stack_root *a, const struct kf_stack_root *b)
+{
+	return a->comm == b->comm && a->pid == b->pid && a->tid == b->tid &&
+	       a->ctx == b->ctx && a->cpumode == b->cpumode;
+}
+
+static bool roots_rehash(struct kf_roots *r, size_t nslots)
+{
+	uint32_t *slots = kf_calloc(nslots, sizeof(*slots));
+	size_t i;
+
+	if (!slots)
+		return false;
+	for (i = 1; i < r->n; i++) {
+		size_t j = root_hash(&r->v[i]) & (nslots - 1);
+
+		while (slots[j])
+			j = (j + 1) & (nslots - 1);
+		slots[j] = (uint32_t)i;
+	}
+	free(r->slots);
+	r->slots = slots;
+	r->nslots = nslots;
+	return true;
+}
+
+uint32_t kf_roots_intern(struct kf_roots *r, const struct kf_stack_root *root)
+{
+	size_t j;
+
+	if (r->n * 4 >= r->nslots * 3) {
+		size_t ns;
+
+		if (!kf_mul_ok(r->nslots ? r->nslots : 64, 2, &ns) ||
+		    !roots_rehash(r, ns))
+			return 0;
+	}
+	for (j = root_hash(root) & (r->nslots - 1); r->slots[j];
+	     j = (j + 1) & (r->nslots - 1)) {
+		uint32_t id = r->slots[j];
+
+		KF_WORK(1);
+		if (same_root(&r->v[id], root))
+			return id;
+	}
+	if (r->n >= UINT32_MAX - 1 || !KF_GROW(r->v, r->cap, r->n + 1))
+		return 0;
+	r->v[r->n] = *root;
+	r->v[r->n].pad = 0;
+	r->slots[j] = (uint32_t)r->n;
+	return (uint32_t)r->n++;
 }

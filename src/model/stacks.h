@@ -4,7 +4,8 @@
  * raw frames from the outermost to the leaf.  Each distinct prefix is one
  * node (parent, frame), so memory grows with the number of distinct
  * stacks, never with the number of samples.  Frames are raw (module and
- * address); naming them is a later stage's job.
+ * address); naming them is a later stage's job.  Root frames refer to
+ * a table of roots (struct kf_roots) and pseudo-frames carry a kind.
  *
  * May use: util.
  */
@@ -17,11 +18,12 @@
 
 #include "util.h"
 
-/* Frame flags */
+/* Frame flags.  The flags say which kind of frame a kf_frame is, and so
+ * which member of its union is meaningful. */
 #define KF_FRAME_KERNEL  1u   /* looked up in the kernel's maps */
 #define KF_FRAME_RA      2u   /* a return address: look up at addr - 1 */
-#define KF_FRAME_ROOT    4u   /* the root: module = comm string id,
-				 addr = pid << 32 | tid */
+#define KF_FRAME_ROOT    4u   /* the root: `root` is its id in the
+				 session's struct kf_roots; addr 0 */
 #define KF_FRAME_NOMAP   8u   /* no mapping contained the address */
 #define KF_FRAME_GUESSED 16u  /* found by a frame-pointer step where the
 				 module had no unwind information */
@@ -32,29 +34,78 @@
 #define KF_FRAME_UNWOUND 128u /* --compat=perf: found by unwinding the
 				 user stack (perf expands inlines there) */
 #define KF_FRAME_PSEUDO 256u  /* not a code address: a marker such as
-				 "[softirq:NET_RX]"; module = its text id
-				 in the namer's texts */
-#define KF_FRAME_TEXT (1u << 16) /* a real frame whose printed text the
-				 --context rewrite replaced (one that would
-				 read like a marker); module = that text's
-				 id in the namer's texts */
-/* On a root, what the kernel-context classifier needs to know about the
- * sample besides its frames (set only when classification is asked for;
- * then addr = pid << 32 | tid): */
-#define KF_FRAME_CTX_USER_PART 512u   /* a user part followed the kernel's */
-#define KF_FRAME_CTX_TRUNCATED 1024u  /* the chain was cut (max_stack, a
-					 user marker without entries) */
-#define KF_FRAME_CTX_NO_CHAIN  2048u  /* no callchain: the leaf only */
-#define KF_FRAME_CTX_KTHREAD   4096u  /* the task is a kernel thread */
-#define KF_FRAME_CTX_CPUMODE_SHIFT 13 /* header.misc & 7, 3 bits */
+				 "[softirq:NET_RX]"; `marker` is its kind
+				 (KF_MARKER_*), addr what the kind needs */
+#define KF_FRAME_UNMARKED (1u << 16) /* a real frame copied into a stack
+				 with context markers (the --context
+				 rewrite): its printed text must not read
+				 like a marker (folded.h) */
+
+/* Kinds of pseudo-frames (the --context rewrite makes them; context.h
+ * says what addr holds for each and how each prints). */
+enum kf_marker {
+	KF_MARKER_NONE,
+	KF_MARKER_CONTEXT,    /* a context's entry: addr = class << 8 | sub */
+	KF_MARKER_VERDICT     /* a stack's verdict: addr = verdict << 8 | why */
+};
 
 struct kf_frame {
 	uint64_t addr;        /* map-relative for mapped user frames (the
 				 mapping's file offset space), absolute
 				 otherwise */
-	uint32_t module;      /* module id (0 = none) */
+	union {
+		uint32_t module;  /* a code frame: module id (0 = none) */
+		uint32_t root;    /* KF_FRAME_ROOT: id in struct kf_roots */
+		uint32_t marker;  /* KF_FRAME_PSEUDO: enum kf_marker */
+	};
 	uint32_t flags;       /* KF_FRAME_* */
 };
+
+/* ---- roots ------------------------------------------------------------------
+ *
+ * What a stack is charged to: its thread's comm and, when the output
+ * tells them apart (--pid, --tid) or the kernel-context classifier needs
+ * them, its pid and tid; plus what the classifier needs to know about
+ * the sample besides its frames (set only when classification is asked
+ * for).  Each distinct root is stored once; a root frame holds its id.
+ * How a root prints ("comm", "comm-PID", "comm-PID/TID") is the folded
+ * emitter's business (folded.h). */
+#define KF_ROOT_CTX_USER_PART 1u   /* a user part followed the kernel's */
+#define KF_ROOT_CTX_TRUNCATED 2u   /* the chain was cut (max_stack, a user
+				      marker without entries) */
+#define KF_ROOT_CTX_NO_CHAIN  4u   /* no callchain: the leaf only */
+#define KF_ROOT_CTX_KTHREAD   8u   /* the task is a kernel thread */
+
+struct kf_stack_root {
+	uint32_t comm;        /* string id in the session's string table: the
+				 thread's comm (--compat=perf: the part of
+				 perf script's header line stackcollapse
+				 reads as the comm) */
+	int32_t pid, tid;     /* -1 when stacks are not told apart by them */
+	uint8_t ctx;          /* KF_ROOT_CTX_* */
+	uint8_t cpumode;      /* the sample's header.misc & 7 (0 unless
+				 classifying) */
+	uint16_t pad;         /* 0 */
+};
+
+struct kf_roots {
+	struct kf_stack_root *v; /* v[0] unused: id 0 is no root */
+	size_t n, cap;
+	uint32_t *slots;         /* hash of the root -> id */
+	size_t nslots;
+};
+
+int kf_roots_init(struct kf_roots *r);
+void kf_roots_fini(struct kf_roots *r);
+
+/* The id of root (added if new, compared field by field); 0 on ENOMEM. */
+uint32_t kf_roots_intern(struct kf_roots *r, const struct kf_stack_root *root);
+
+static inline const struct kf_stack_root *kf_roots_get(const struct kf_roots *r,
+						 uint32_t id)
+{
+	return &r->v[id];
+}
 
 struct kf_node {
 	struct kf_frame frame;

@@ -1,13 +1,12 @@
 /* symbolize.c - naming frames, in perf-compatible and corrected forms.
  *
- * The compatibility path rebuilds the text `perf script` prints for a
- * callchain entry (util/evsel_fprintf.c: sample__fprintf_callchain) and
- * folds it with the rules of FlameGraph's stackcollapse-perf.pl, because
- * `perf script | stackcollapse-perf.pl` is what users compare against.
+ * The compatibility path finds what `perf script` would print for a
+ * callchain entry (util/evsel_fprintf.c: sample__fprintf_callchain): the
+ * symbol and its offset, the module, perf's addr2line lines; folded.c
+ * makes the line and folds it by stackcollapse-perf.pl's rules.
  */
 #include "symbolize.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,291 +17,155 @@
 #include "kfold.h"
 
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
-		  struct kf_modules *modules, const struct kf_strtab *comms,
-		  const struct kf_namer_opts *o)
+		  struct kf_modules *modules, bool compat, bool inline_frames,
+		  bool srcline, bool compat_inline)
 {
 	memset(n, 0, sizeof(*n));
 	n->dsos = dsos;
 	n->modules = modules;
-	n->comms = comms;
-	n->compat = o->compat;
-	n->suffixes = o->suffixes;
-	n->show_addrs = o->show_addrs;
-	n->root_mode = o->root_mode;
-	n->inline_frames = o->inline_frames;
-	n->srcline = o->srcline;
-	n->compat_inline = o->compat_inline;
+	n->compat = compat;
+	n->inline_frames = inline_frames;
+	n->srcline = srcline;
+	n->compat_inline = compat_inline;
 	kf_map64_init(&n->cache);
-	kf_buf_init(&n->tmp);
-	return kf_strtab_init(&n->texts) ? 0 : KF_ENOMEM;
+	return kf_strtab_init(&n->strings) ? 0 : KF_ENOMEM;
 }
 
 void kf_namer_fini(struct kf_namer *n)
 {
-	kf_strtab_fini(&n->texts);
+	kf_strtab_fini(&n->strings);
 	kf_map64_fini(&n->cache);
 	free(n->entries);
-	kf_buf_fini(&n->tmp);
+	free(n->symframes);
 	memset(n, 0, sizeof(*n));
 }
 
-static bool is_ws(char c)
+const char *kf_symkind_name(unsigned kind)
 {
-	/* perl's \s */
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-	       c == '\v';
+	static const char *const names[] = {
+		[KF_SYM_USER] = "user", [KF_SYM_KERNEL] = "kernel", [KF_SYM_JIT] = "jit",
+		[KF_SYM_MARKER] = "marker", [KF_SYM_ROOT] = "root",
+		[KF_SYM_TRUNCATED] = "truncated", [KF_SYM_UNKNOWN] = "unknown",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }
 
-/* ---- stackcollapse-perf.pl's per-name rules ------------------------------ */
-
-/* tidy_generic: ';' -> ':', drop everything from the first '(' that does
- * not open "(anonymous namespace)" unless the name looks like a Go method
- * ("pkg.(*T).M"), drop quotes.  The cut at '(' removes the argument list
- * of a name perf printed with one; `cut_args` false skips it for a name
- * that has none: demangled without parameters, a '(' there is part of the
- * name ("KeyLess::operator()", "lang_start::<()>::{closure#0}"). */
-static void tidy(struct kf_buf *out, const char *s, size_t len, bool java,
-		 bool cut_args)
+const char *kf_symwhy_name(unsigned why)
 {
-	size_t i, cut = len;
-	bool keep = !cut_args;	/* no cut: see above, or a Go method */
+	static const char *const names[] = {
+		[KF_SYMWHY_NONE] = "", [KF_SYMWHY_NO_MAP] = "no_map",
+		[KF_SYMWHY_NO_SYMBOL] = "no_symbol", [KF_SYMWHY_NO_SYMBOLS] = "no_symbols",
+		[KF_SYMWHY_UNTRUSTED] = "untrusted",
+	};
 
-	/* /\.\(.*\)\./ */
-	for (i = 0; i + 1 < len && !keep; i++) {
-		if (s[i] == '.' && s[i + 1] == '(') {
-			size_t j;
-
-			for (j = len; j-- > i + 2;) {
-				if (s[j] == '.' && s[j - 1] == ')') {
-					keep = true;
-					break;
-				}
-			}
-		}
-	}
-	if (!keep) {
-		for (i = 0; i < len; i++) {
-			static const char anon[] = "anonymous namespace)";
-
-			if (s[i] != '(')
-				continue;
-			if (len - i - 1 >= sizeof(anon) - 1 &&
-			    memcmp(s + i + 1, anon, sizeof(anon) - 1) == 0)
-				continue;
-			cut = i;
-			break;
-		}
-	}
-	i = 0;
-	/* $tidy_java: s/^L// if the name has a '/' (only for java comms) */
-	if (java && cut > 0 && s[0] == 'L' && memchr(s, '/', cut))
-		i = 1;
-	for (; i < cut; i++) {
-		char c = s[i];
-
-		if (c == '"' || c == '\'')
-			continue;
-		if (c == ';')
-			c = ':';
-		kf_buf_put(out, &c, 1);
-	}
+	return why < sizeof(names) / sizeof(names[0]) ? names[why] : "?";
 }
 
-static bool ends_with(const char *s, size_t n, const char *suf)
-{
-	size_t k = strlen(suf);
+/* the flags that change how a frame names */
+#define NAMING_FLAGS (~(uint32_t)KF_FRAME_UNMARKED)
 
-	return n >= k && memcmp(s + n - k, suf, k) == 0;
-}
-
-static bool contains(const char *s, size_t n, const char *what)
-{
-	size_t k = strlen(what), i;
-
-	for (i = 0; i + k <= n; i++)
-		if (memcmp(s + i, what, k) == 0)
-			return true;
-	return false;
-}
-
-/* mod =~ m:/tmp/perf-\d+\.map: */
-static bool is_perf_map_name(const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i + 10 <= n; i++) {
-		size_t j;
-
-		if (memcmp(s + i, "/tmp/perf-", 10) != 0)
-			continue;
-		j = i + 10;
-		if (j >= n || !isdigit((unsigned char)s[j]))
-			continue;
-		while (j < n && isdigit((unsigned char)s[j]))
-			j++;
-		if (j + 4 <= n && s[j + 1] == 'm' && s[j + 2] == 'a' &&
-		    s[j + 3] == 'p')
-			return true;   /* '.' in the regex matches any char */
-	}
-	return false;
-}
-
-/* Folds one `perf script` callchain line the way stackcollapse-perf.pl
- * does.  rawline = "SYM (DSO)" (what follows the address), pc = the
- * printed address. */
-static void collapse_line(struct kf_namer *n, struct kf_buf *out,
-			  const char *pc, const char *line, size_t len, bool java)
-{
-	size_t i, split = SIZE_MAX, fstart, flen, mlen = 0, npieces = 0;
-	const char *mod, *raw;
-	size_t rawlen;
-
-	/* /^\s*(\w+)\s*(.+) \((.*)\)/: the name/module split is the last
-	 * " (" that has a ')' somewhere after it */
-	for (i = len; i-- > 1;) {
-		if (line[i - 1] == ' ' && line[i] == '(' &&
-		    memchr(line + i + 1, ')', len - i - 1)) {
-			split = i - 1;
-			break;
-		}
-	}
-	if (split == SIZE_MAX || split == 0)
-		return;   /* "Unrecognized line": nothing folded */
-	raw = line;
-	rawlen = split;
-	mod = line + split + 2;
-	{
-		const char *close = NULL;
-		size_t k;
-
-		for (k = len; k-- > split + 2;)
-			if (line[k] == ')') {
-				close = line + k;
-				break;
-			}
-		mlen = (size_t)(close - mod);
-	}
-	/* s/\+0x[\da-f]+$// */
-	{
-		size_t k = rawlen;
-
-		while (k > 0 && (isdigit((unsigned char)raw[k - 1]) ||
-				 (raw[k - 1] >= 'a' && raw[k - 1] <= 'f')))
-			k--;
-		if (k < rawlen && k >= 3 && memcmp(raw + k - 3, "+0x", 3) == 0)
-			rawlen = k - 3;
-	}
-	if (rawlen && raw[0] == '(')
-		return;   /* "skip process names" */
-
-	/* split /\->/; perl drops trailing empty fields */
-	{
-		size_t starts[64], lens[64], nf = 0, k, pos = 0;
-
-		for (;;) {
-			size_t e = pos;
-
-			while (e + 1 < rawlen && !(raw[e] == '-' && raw[e + 1] == '>'))
-				e++;
-			if (e + 1 >= rawlen)
-				e = rawlen;
-			if (nf < 64) {
-				starts[nf] = pos;
-				lens[nf] = e - pos;
-				nf++;
-			}
-			if (e >= rawlen)
-				break;
-			pos = e + 2;
-			if (pos > rawlen)
-				break;
-		}
-		while (nf > 0 && lens[nf - 1] == 0)
-			nf--;
-		for (k = 0; k < nf; k++) {
-			size_t before;
-
-			fstart = starts[k];
-			flen = lens[k];
-			if (npieces)
-				kf_buf_put(out, ";", 1);
-			before = out->len;
-			if (flen == 9 && memcmp(raw + fstart, "[unknown]", 9) == 0) {
-				struct kf_buf f;
-				const char *base = mod;
-				size_t j;
-
-				kf_buf_init(&f);
-				kf_buf_put(&f, "[", 1);
-				if (!(mlen == 9 && memcmp(mod, "[unknown]", 9) == 0)) {
-					for (j = 0; j < mlen; j++)
-						if (mod[j] == '/')
-							base = mod + j + 1;
-					kf_buf_put(&f, base, (size_t)(mod + mlen - base));
-				} else {
-					kf_buf_puts(&f, "unknown");
-				}
-				if (n->show_addrs) {
-					kf_buf_puts(&f, " <");
-					kf_buf_puts(&f, pc);
-					kf_buf_puts(&f, ">");
-				}
-				kf_buf_put(&f, "]", 1);
-				tidy(out, kf_buf_cstr(&f), f.len, java, true);
-				kf_buf_fini(&f);
-			} else {
-				tidy(out, raw + fstart, flen, java, true);
-			}
-			/* annotations */
-			{
-				const char *fs = out->p ? out->p + before : "";
-				size_t fl = out->len - before;
-
-				if (npieces > 0) {
-					if (!contains(fs, fl, "_[i]"))
-						kf_buf_puts(out, "_[i]");
-				} else if ((n->suffixes & KF_SUFFIX_KERNEL) &&
-					   ((mlen && mod[0] == '[') ||
-					    ends_with(mod, mlen, "vmlinux")) &&
-					   !contains(mod, mlen, "unknown")) {
-					kf_buf_puts(out, "_[k]");
-				} else if ((n->suffixes & KF_SUFFIX_JIT) &&
-					   is_perf_map_name(mod, mlen)) {
-					if (!contains(fs, fl, "_[j]"))
-						kf_buf_puts(out, "_[j]");
-				}
-			}
-			npieces++;
-		}
-	}
-}
-
-/* ---- naming ---------------------------------------------------------------- */
-
-static uint64_t frame_key(const struct kf_frame *f, bool java)
+static uint64_t frame_key(const struct kf_frame *f)
 {
 	uint64_t h = kf_hash64(f->addr) ^ kf_hash64(((uint64_t)f->module << 8) |
-						     f->flags | (java ? 0x80 : 0));
+						     (f->flags & NAMING_FLAGS));
 
 	return h == UINT64_MAX ? 0 : h;
 }
 
 #define KF_MAX_INLINE 32
 
-/* One inlined-frame line as perf script prints it ("NAME+0x0 (inlined)"),
- * folded.  perf demangles what addr2line printed. */
-static void inlined_line(struct kf_namer *n, const char *name, const char *pc,
-			 bool java, struct kf_buf *out)
+/* Appends one frame to the entry being made; false on ENOMEM. */
+static bool push(struct kf_namer *n, const struct kf_symframe *sf)
+{
+	if (n->n_symframes >= UINT32_MAX ||
+	    !KF_GROW(n->symframes, n->cap_symframes, n->n_symframes + 1))
+		return false;
+	n->symframes[n->n_symframes++] = *sf;
+	return true;
+}
+
+/* A string of the frames' (0 for NULL); false on ENOMEM. */
+static bool str_id(struct kf_namer *n, const char *s, uint32_t *id)
+{
+	*id = 0;
+	return !s || kf_strtab_intern(&n->strings, s, strlen(s), id);
+}
+
+/* The frame every name of f starts from: its module, kind and trust. */
+static void base_frame(struct kf_namer *n, const struct kf_frame *f, struct kf_symframe *sf)
+{
+	const struct kf_module *mod = kf_modules_at(n->modules, f->module);
+	bool has_map = f->module != 0 && !(f->flags & KF_FRAME_NOMAP);
+
+	memset(sf, 0, sizeof(*sf));
+	sf->addr = f->addr;
+	if (f->flags & KF_FRAME_TRUNCATED) {
+		sf->kind = KF_SYM_TRUNCATED;
+		sf->why = KF_SYMWHY_NO_MAP;
+		return;
+	}
+	if (!has_map) {
+		sf->kind = KF_SYM_UNKNOWN;
+		sf->why = KF_SYMWHY_NO_MAP;
+		return;
+	}
+	sf->module = f->module;
+	switch (mod->kind) {
+	case KF_MOD_KERNEL:
+	case KF_MOD_KMODULE:
+	case KF_MOD_KSYM:
+		sf->kind = KF_SYM_KERNEL;
+		break;
+	case KF_MOD_JIT:
+		sf->kind = KF_SYM_JIT;
+		break;
+	default:
+		sf->kind = KF_SYM_USER;
+		break;
+	}
+}
+
+/* The module's trust, once its symbols were asked for: whether a name
+ * may come from it at all, and its status for the frame. */
+static void trust(struct kf_namer *n, struct kf_symframe *sf)
+{
+	enum kf_dso_status st = kf_dso_status(n->dsos, sf->module);
+
+	sf->status = (uint8_t)st;
+	if (st == KF_DSO_OK)
+		sf->flags |= KF_SYMF_VERIFIED;
+}
+
+/* why a mapped frame got no name */
+static uint8_t why_unnamed(const struct kf_symframe *sf, bool had_table)
+{
+	switch (sf->status) {
+	case KF_DSO_MISMATCH:
+	case KF_DSO_CHANGED:
+	case KF_DSO_NOT_RECORDED:
+		return KF_SYMWHY_UNTRUSTED;
+	default:
+		return had_table ? KF_SYMWHY_NO_SYMBOL : KF_SYMWHY_NO_SYMBOLS;
+	}
+}
+
+/* ---- --compat=perf ------------------------------------------------------------ */
+
+/* One of perf's "NAME+0x0 (inlined)" lines: perf demangles what addr2line
+ * printed. */
+static bool inlined(struct kf_namer *n, const struct kf_symframe *base, const char *name,
+		    int depth)
 {
 	char *dem = kf_demangle(name);
-	struct kf_buf line;
+	struct kf_symframe sf = *base;
+	bool ok = str_id(n, dem ? dem : name, &sf.name);
 
-	kf_buf_init(&line);
-	kf_buf_puts(&line, dem ? dem : name);
-	kf_buf_puts(&line, "+0x0 (inlined)");
-	collapse_line(n, out, pc, kf_buf_cstr(&line), line.len, java);
-	kf_buf_fini(&line);
 	free(dem);
+	sf.flags |= KF_SYMF_INLINED;
+	sf.sym_start = sf.offset = 0;
+	sf.inline_depth = (uint16_t)depth;
+	return ok && push(n, &sf);
 }
 
 /* perf 6.1 replaces each frame of a DWARF-unwound chain that has a symbol
@@ -310,9 +173,9 @@ static void inlined_line(struct kf_namer *n, const char *name, const char *pc,
  * (machine.c: append_inlines, srcline.c): the inline chain from DWARF,
  * else the symbol addr2line picks from the symbol table, which may be
  * another alias than perf's own (a2l.h).  When addr2line says "??" the
- * frame stays as it was (false). */
-static bool compat_inlines(struct kf_namer *n, const struct kf_frame *f,
-			   const char *pc, bool java, struct kf_buf *out)
+ * frame stays as it was (0 frames pushed).  -1 on ENOMEM. */
+static int compat_inlines(struct kf_namer *n, const struct kf_frame *f,
+			  const struct kf_symframe *base)
 {
 	struct kf_inl chain[KF_MAX_INLINE];
 	struct kf_dwidx *ix;
@@ -321,7 +184,7 @@ static bool compat_inlines(struct kf_namer *n, const struct kf_frame *f,
 	int k = 0, i;
 
 	if (!kf_dso_a2l_file(n->dsos, f->module))
-		return false;
+		return 0;
 	ix = kf_dso_debuginfo(n->dsos, f->module);
 	if (ix && kf_dso_vaddr(n->dsos, f->module, f->addr, &va))
 		k = kf_inline_chain(ix, va, chain, KF_MAX_INLINE);
@@ -351,79 +214,52 @@ static bool compat_inlines(struct kf_namer *n, const struct kf_frame *f,
 							  sym && start == chain[i].first_lo ? sym : NULL);
 				}
 			}
-			if (i > 0)
-				kf_buf_put(out, ";", 1);
-			inlined_line(n, nm, pc, java, out);
+			if (!inlined(n, base, nm, i))
+				return -1;
 		}
-		return true;
+		return k;
 	}
 	name = kf_dso_a2l_symtab_name(n->dsos, f->module, f->addr, NULL);
 	if (!name)
-		return false;
-	inlined_line(n, name, pc, java, out);
-	return true;
+		return 0;
+	return inlined(n, base, name, 0) ? 1 : -1;
 }
 
-static void name_compat(struct kf_namer *n, const struct kf_frame *f, bool java,
-			struct kf_buf *out)
+static bool name_compat(struct kf_namer *n, const struct kf_frame *f)
 {
 	const struct kf_module *mod = kf_modules_at(n->modules, f->module);
 	const struct kf_symtab *t = NULL;
 	const struct kf_sym *s = NULL;
-	struct kf_buf line;
-	char pc[32];
-	bool has_map = f->module != 0 && !(f->flags & KF_FRAME_NOMAP);
+	struct kf_symframe sf;
 
-	if (has_map) {
+	base_frame(n, f, &sf);
+	if (sf.module) {
 		t = kf_dso_symtab(n->dsos, f->module);
 		if (t)
 			s = kf_symtab_find_perf(t, f->addr);
+		trust(n, &sf);
 	}
-	snprintf(pc, sizeof(pc), "%" PRIx64, f->addr);
 	if (s && (f->flags & KF_FRAME_UNWOUND) && n->compat_inline &&
-	    mod->kind == KF_MOD_FILE && compat_inlines(n, f, pc, java, out))
-		return;
-	kf_buf_init(&line);
-	if (s) {
-		uint64_t off = f->addr < s->end ? f->addr - s->start :
-			       f->addr - s->start;  /* perf subtracts map start
-						       too; folding strips it */
-		kf_buf_puts(&line, kf_sym_name(t, s));
-		kf_buf_printf(&line, "+0x%" PRIx64, off);
-	} else {
-		kf_buf_puts(&line, "[unknown]");
+	    mod->kind == KF_MOD_FILE) {
+		int k = compat_inlines(n, f, &sf);
+
+		if (k)
+			return k > 0;
 	}
-	kf_buf_puts(&line, " (");
-	kf_buf_puts(&line, has_map && mod->name[0] ? mod->name : "[unknown]");
-	kf_buf_puts(&line, ")");
-	collapse_line(n, out, pc, kf_buf_cstr(&line), line.len, java);
-	kf_buf_fini(&line);
+	if (s) {
+		/* perf prints the offset from the symbol's start even past
+		 * its end */
+		sf.sym_start = s->start;
+		sf.offset = f->addr - s->start;
+		if (!str_id(n, kf_sym_name(t, s), &sf.name))
+			return false;
+	} else {
+		sf.why = sf.module ? why_unnamed(&sf, t != NULL) : KF_SYMWHY_NO_MAP;
+	}
+	return push(n, &sf);
 }
 
-/* --srcline's suffix: ":file:line" (';' in a path would split the frame) */
-static void put_srcline(struct kf_buf *out, const struct kf_inl *l)
-{
-	const char *c;
-
-	if (!l->file)
-		return;
-	kf_buf_put(out, ":", 1);
-	for (c = l->file; *c; c++)
-		kf_buf_put(out, *c == ';' ? ":" : c, 1);
-	kf_buf_printf(out, ":%d", l->line);
-}
-
-/* The name of a DWARF chain's link: the demangled linkage name, else the
- * name with the scopes its DIEs give, else the bare name. */
-static void put_link_name(struct kf_buf *out, const struct kf_inl *l, bool java)
-{
-	char *dem = l->linkage ? kf_demangle(l->linkage) : NULL;
-	const char *nm = dem ? dem : l->qualified ? l->qualified : l->name;
-
-	if (nm)
-		tidy(out, nm, strlen(nm), java, false);
-	free(dem);
-}
+/* ---- kfold's own names ---------------------------------------------------------- */
 
 /* Whether the symbol elf_name is the DWARF function `name` or one of its
  * clones or parts: "compute_stats", "compute_stats.constprop.0",
@@ -443,54 +279,71 @@ static bool is_clone_of(const char *elf_name, const char *name)
  * range does (elf_off: at's offset in the symbol), less a C clone's
  * suffix; the inline callees are named from DWARF.  Without inline
  * expansion (--srcline alone): the symbol's name and the address's line.
- * `suffix` (--kernel's "_[k]") goes after each frame: every link of a
- * kernel frame's chain is kernel code. */
-static bool name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
-		       const char *elf_name, uint64_t elf_off, bool java,
-		       const char *suffix, struct kf_buf *out)
+ * -1 on ENOMEM. */
+static int name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
+		      const char *elf_name, const struct kf_symframe *base)
 {
 	struct kf_inl chain[KF_MAX_INLINE];
 	struct kf_dwidx *ix = kf_dso_debuginfo(n->dsos, f->module);
-	size_t start = out->len;
+	struct kf_symframe sf;
 	uint64_t va;
 	int k, i;
 
 	if (!ix || !kf_dso_vaddr(n->dsos, f->module, at, &va))
-		return false;
+		return 0;
 	k = kf_inline_chain(ix, va, chain, KF_MAX_INLINE);
 	if (k <= 0)
-		return false;
+		return 0;
 	if (!n->inline_frames) {
-		if (elf_name)
-			tidy(out, elf_name, strlen(elf_name), java, false);
-		else if (chain[0].name)
-			tidy(out, chain[0].name, strlen(chain[0].name), java, false);
-		if (out->len == start)
-			return false;
-		put_srcline(out, &chain[k - 1]);
-		kf_buf_puts(out, suffix);
-		return true;
+		const char *nm = elf_name ? elf_name : chain[0].name;
+
+		if (!nm || !*nm)
+			return 0;
+		sf = *base;
+		sf.flags |= KF_SYMF_DWARF;
+		if (!str_id(n, nm, &sf.name) || !str_id(n, chain[k - 1].file, &sf.file))
+			return -1;
+		if (chain[k - 1].file)
+			sf.flags |= KF_SYMF_FILE;
+		sf.line = (uint32_t)chain[k - 1].line;
+		return push(n, &sf) ? 1 : -1;
 	}
 	for (i = 0; i < k; i++) {
-		size_t before;
+		char *dem = NULL;
+		const char *nm;
 
-		if (i > 0)
-			kf_buf_put(out, ";", 1);
-		before = out->len;
-		if (i == 0 && elf_name && va - chain[0].lo == elf_off &&
-		    !(chain[0].name && is_clone_of(elf_name, chain[0].name)))
-			tidy(out, elf_name, strlen(elf_name), java, false);
-		else
-			put_link_name(out, &chain[i], java);
-		if (out->len == before && i == 0 && elf_name)
-			tidy(out, elf_name, strlen(elf_name), java, false);
-		if (out->len == before)
-			kf_buf_puts(out, "[unknown]");
-		if (n->srcline)
-			put_srcline(out, &chain[i]);
-		kf_buf_puts(out, suffix);
+		sf = *base;
+		sf.flags |= KF_SYMF_DWARF;
+		sf.inline_depth = (uint16_t)i;
+		if (i > 0) {
+			/* an inlined callee has no symbol of its own */
+			sf.sym_start = chain[i].lo;
+			sf.offset = va - chain[i].lo;
+		}
+		if (i == 0 && elf_name && va - chain[0].lo == base->offset &&
+		    !(chain[0].name && is_clone_of(elf_name, chain[0].name))) {
+			nm = elf_name;
+		} else {
+			/* the demangled linkage name, else the name with the
+			 * scopes its DIEs give, else the bare name */
+			dem = chain[i].linkage ? kf_demangle(chain[i].linkage) : NULL;
+			nm = dem ? dem : chain[i].qualified ? chain[i].qualified :
+			     chain[i].name;
+		}
+		if ((!nm || !*nm) && i == 0)
+			nm = elf_name;
+		if (!str_id(n, nm, &sf.name) || !str_id(n, chain[i].file, &sf.file)) {
+			free(dem);
+			return -1;
+		}
+		free(dem);
+		if (chain[i].file)
+			sf.flags |= KF_SYMF_FILE;
+		sf.line = (uint32_t)chain[i].line;
+		if (!push(n, &sf))
+			return -1;
 	}
-	return true;
+	return 1;
 }
 
 /* The symbol of a mapped frame in kfold's own mode, and the address it
@@ -534,282 +387,80 @@ const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f)
 	const struct kf_sym *s;
 	uint64_t at;
 
-	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO | KF_FRAME_TEXT |
+	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO |
 					   KF_FRAME_ROOT | KF_FRAME_TRUNCATED)))
 		return NULL;
 	s = frame_sym(n, f, &t, &at);
 	return s ? kf_sym_name(t, s) : NULL;
 }
 
-static void name_kfold(struct kf_namer *n, const struct kf_frame *f, bool java,
-		       struct kf_buf *out)
+static bool name_kfold(struct kf_namer *n, const struct kf_frame *f)
 {
 	const struct kf_module *mod = kf_modules_at(n->modules, f->module);
 	const struct kf_symtab *t = NULL;
 	const struct kf_sym *s = NULL;
-	bool has_map = f->module != 0 && !(f->flags & KF_FRAME_NOMAP);
-	bool kernel = has_map && (mod->kind == KF_MOD_KERNEL || mod->kind == KF_MOD_KMODULE ||
-				  mod->kind == KF_MOD_KSYM);
-	size_t before = out->len;
+	struct kf_symframe sf;
 	uint64_t at = f->addr;
 
-	if (f->flags & KF_FRAME_TRUNCATED) {
-		kf_buf_puts(out, "[truncated]");
-		return;
+	base_frame(n, f, &sf);
+	if (!sf.module)
+		return push(n, &sf);   /* truncated, or no mapping */
+	s = frame_sym(n, f, &t, &at);
+	trust(n, &sf);
+	if (s) {
+		sf.sym_start = s->start;
+		sf.offset = at - s->start;
 	}
-	if (has_map)
-		s = frame_sym(n, f, &t, &at);
 	/* DWARF: of the user's files, and of the kernel when its vmlinux
 	 * is found (kernel modules are not looked for yet) */
-	if ((n->inline_frames || n->srcline) && has_map &&
-	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL) &&
-	    name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, s ? at - s->start : 0, java,
-		       kernel && (n->suffixes & KF_SUFFIX_KERNEL) ? "_[k]" : "", out))
-		return;
+	if ((n->inline_frames || n->srcline) &&
+	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL)) {
+		int r = name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, &sf);
+
+		if (r)
+			return r > 0;
+	}
 	if (s) {
-		const char *name = kf_sym_name(t, s);
-
-		/* a perf map's names are free text (a JIT may write a
-		 * signature): cut like perf's */
-		tidy(out, name, strlen(name), java, mod->kind == KF_MOD_JIT);
+		if (!str_id(n, kf_sym_name(t, s), &sf.name))
+			return false;
+	} else {
+		sf.why = why_unnamed(&sf, t != NULL);
 	}
-	if (out->len == before) {
-		/* unnamed: [module], [unknown], or why the module's names
-		 * cannot be trusted */
-		kf_buf_put(out, "[", 1);
-		if (has_map) {
-			const char *c;
-
-			/* the module's own name: not cut at '(' like a symbol */
-			for (c = mod->base; *c; c++)
-				kf_buf_put(out, *c == ';' ? ":" : c, 1);
-			switch (kf_dso_status(n->dsos, f->module)) {
-			case KF_DSO_MISMATCH:
-				kf_buf_puts(out, " (build-id mismatch)");
-				n->mismatch_frames++;
-				break;
-			case KF_DSO_CHANGED:
-				kf_buf_puts(out, " (changed since recording)");
-				n->mismatch_frames++;
-				break;
-			case KF_DSO_NOT_RECORDED:
-				kf_buf_puts(out, " (not the recorded file)");
-				n->mismatch_frames++;
-				break;
-			default:
-				break;
-			}
-		} else {
-			kf_buf_puts(out, "unknown");
-		}
-		if (n->show_addrs)
-			kf_buf_printf(out, " <%" PRIx64 ">", f->addr);
-		kf_buf_put(out, "]", 1);
-	}
-	if ((n->suffixes & KF_SUFFIX_KERNEL) && kernel)
-		kf_buf_puts(out, "_[k]");
-	else if ((n->suffixes & KF_SUFFIX_JIT) && has_map &&
-		 mod->kind == KF_MOD_JIT)
-		kf_buf_puts(out, "_[j]");
+	return push(n, &sf);
 }
 
-int kf_namer_frame_id(struct kf_namer *n, const struct kf_frame *f, bool java,
-		      uint32_t *id_out)
+int kf_namer_name(struct kf_namer *n, const struct kf_frame *fin, uint32_t *entry)
 {
-	uint64_t key = frame_key(f, java);
-	uint32_t idx, id;
+	struct kf_frame f = *fin;
+	uint64_t key;
+	uint32_t idx;
+	size_t first = n->n_symframes;
+	bool ok;
 
-	if (f->flags & (KF_FRAME_PSEUDO | KF_FRAME_TEXT)) {
-		*id_out = f->module;
-		return 0;
-	}
+	f.flags &= NAMING_FLAGS;
+	key = frame_key(&f);
 	if (kf_map64_get(&n->cache, key, &idx)) {
 		const struct kf_frame *k = &n->entries[idx].frame;
 
-		if (k->addr == f->addr && k->module == f->module &&
-		    k->flags == (f->flags | (java ? 0x80000000u : 0))) {
-			*id_out = n->entries[idx].text;
+		if (k->addr == f.addr && k->module == f.module && k->flags == f.flags) {
+			*entry = idx;
 			return 0;
 		}
 	}
-	n->tmp.len = 0;
-	if (n->tmp.p)
-		n->tmp.p[0] = '\0';
-	if (n->compat)
-		name_compat(n, f, java, &n->tmp);
-	else
-		name_kfold(n, f, java, &n->tmp);
-	if (n->tmp.oom)
+	/* a hash collision gets an entry that is not found again: the
+	 * frame is named again next time, as without a cache */
+	if (n->n >= UINT32_MAX || !KF_GROW(n->entries, n->cap, n->n + 1))
 		return KF_ENOMEM;
-	if (!kf_strtab_intern(&n->texts, kf_buf_cstr(&n->tmp), n->tmp.len, &id))
+	ok = n->compat ? name_compat(n, &f) : name_kfold(n, &f);
+	if (!ok || n->n_symframes == first) {
+		n->n_symframes = first;
 		return KF_ENOMEM;
-	if (!kf_map64_get(&n->cache, key, &idx) && n->n < UINT32_MAX &&
-	    KF_GROW(n->entries, n->cap, n->n + 1)) {
-		n->entries[n->n].frame = *f;
-		n->entries[n->n].frame.flags |= java ? 0x80000000u : 0;
-		n->entries[n->n].text = id;
-		if (kf_map64_put(&n->cache, key, (uint32_t)n->n))
-			n->n++;
 	}
-	*id_out = id;
+	n->entries[n->n].frame = f;
+	n->entries[n->n].first = (uint32_t)first;
+	n->entries[n->n].count = (uint32_t)(n->n_symframes - first);
+	if (!kf_map64_get(&n->cache, key, &idx))
+		kf_map64_put(&n->cache, key, (uint32_t)n->n);
+	*entry = (uint32_t)n->n++;
 	return 0;
-}
-
-const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
-			   bool java)
-{
-	uint32_t id;
-
-	if (kf_namer_frame_id(n, f, java, &id))
-		return NULL;
-	return kf_strtab_get(&n->texts, id);
-}
-
-/* ---- the root frame ---------------------------------------------------------- */
-
-/* The regex ^(\S.+?)\s+(\d+)[/]*(\d+)*\s+ on the header line: returns the length
- * of the comm group, or 0 if the line does not match (stackcollapse then
- * drops the sample). */
-static size_t header_comm_len(const char *s, size_t len)
-{
-	size_t e;
-
-	if (len < 2 || is_ws(s[0]) || s[0] == '\n')
-		return 0;
-	for (e = 2; e < len; e++) {
-		size_t p = e;
-
-		if (s[e - 1] == '\n')
-			return 0;   /* '.' does not match a newline */
-		if (!is_ws(s[p]))
-			continue;
-		while (p < len && is_ws(s[p]))
-			p++;
-		if (p >= len || !isdigit((unsigned char)s[p]))
-			continue;
-		while (p < len && isdigit((unsigned char)s[p]))
-			p++;
-		while (p < len && s[p] == '/')
-			p++;
-		while (p < len && isdigit((unsigned char)s[p]))
-			p++;
-		if (p < len && is_ws(s[p]))
-			return e;
-	}
-	return 0;
-}
-
-void kf_namer_root(struct kf_namer *n, const char *comm, int32_t pid,
-		   int32_t tid, const char *header_rest, struct kf_buf *out)
-{
-	size_t clen = strlen(comm), i;
-	const char *c = comm;
-
-	out->len = 0;
-	if (out->p)
-		out->p[0] = '\0';
-	if (n->compat && header_rest) {
-		struct kf_buf line;
-
-		kf_buf_init(&line);
-		kf_buf_puts(&line, comm);
-		kf_buf_puts(&line, header_rest);
-		clen = header_comm_len(kf_buf_cstr(&line), line.len);
-		if (clen == 0) {
-			kf_buf_fini(&line);
-			return;   /* empty root: the caller drops the sample */
-		}
-		/* the comm group may run past the comm into the numbers */
-		for (i = 0; i < clen; i++) {
-			char ch = line.p[i] == ' ' ? '_' : line.p[i];
-
-			kf_buf_put(out, &ch, 1);
-		}
-		kf_buf_fini(&line);
-	} else {
-		for (i = 0; i < clen; i++) {
-			char ch = c[i] == ' ' ? '_' : c[i];
-
-			if (!n->compat && (ch == ';' || ch == '\n'))
-				ch = ch == ';' ? ':' : '_';
-			kf_buf_put(out, &ch, 1);
-		}
-		if (out->len == 0 && !n->compat)
-			kf_buf_puts(out, "[unknown]");
-	}
-	if (n->root_mode == KF_ROOT_PID)
-		kf_buf_printf(out, "-%d", (int)pid);
-	else if (n->root_mode == KF_ROOT_TID)
-		kf_buf_printf(out, "-%d/%d", (int)pid, (int)tid);
-}
-
-size_t kf_namer_root_comm_len(const struct kf_namer *n, const char *root,
-			      int32_t pid, int32_t tid)
-{
-	size_t len = strlen(root), k;
-	char suffix[32];
-
-	if (n->root_mode == KF_ROOT_PID)
-		snprintf(suffix, sizeof(suffix), "-%d", (int)pid);
-	else if (n->root_mode == KF_ROOT_TID)
-		snprintf(suffix, sizeof(suffix), "-%d/%d", (int)pid, (int)tid);
-	else
-		return len;
-	k = strlen(suffix);
-	return len >= k && strcmp(root + len - k, suffix) == 0 ? len - k : len;
-}
-
-bool kf_collapse_header_event(const char *line, size_t len,
-			      const char **event, size_t *event_len,
-			      const char **period, size_t *period_len)
-{
-	size_t end = len, tok, p;
-
-	/* (\S+):\s*$ : the last token, which must end with ':' */
-	while (end > 0 && is_ws(line[end - 1]))
-		end--;
-	if (end < 2 || line[end - 1] != ':')
-		return false;
-	tok = end - 1;
-	while (tok > 0 && !is_ws(line[tok - 1]))
-		tok--;
-	if (tok == end - 1 || tok == 0)
-		return false;   /* empty (\S+), or no \s+ before it */
-	/* the leftmost ':' before the token whose tail is \s*(\d+)*\s+ */
-	for (p = 0; p < tok; p++) {
-		size_t q = p + 1, ds, de;
-
-		if (line[p] != ':')
-			continue;
-		while (q < tok && is_ws(line[q]))
-			q++;
-		ds = q;
-		while (q < tok && isdigit((unsigned char)line[q]))
-			q++;
-		de = q;
-		if (q == tok) {
-			/* all whitespace (and digits directly before the
-			 * token would need \s+ after them) */
-			if (de == ds && tok > p + 1) {
-				*period = NULL;
-				*period_len = 0;
-				*event = line + tok;
-				*event_len = end - 1 - tok;
-				return true;
-			}
-			continue;
-		}
-		if (!is_ws(line[q]))
-			continue;
-		while (q < tok && is_ws(line[q]))
-			q++;
-		if (q != tok)
-			continue;
-		*period = de > ds ? line + ds : NULL;
-		*period_len = de - ds;
-		*event = line + tok;
-		*event_len = end - 1 - tok;
-		return true;
-	}
-	return false;
 }

@@ -1,29 +1,36 @@
-/* symbolize.h - raw frames -> the names folded stacks show.
+/* symbolize.h - raw frames -> structured symbol frames.
  *
- * Each distinct (module, address, flags) is named once and cached.  Two
- * modes:
- *  - perf compatibility: the frame is named exactly as `perf script`
- *    prints it ("ADDR sym+0xOFF (dso)", symbol looked up at the address
- *    as is) and that line is folded by stackcollapse-perf.pl's rules,
- *    quirks included;
- *  - kfold's own: the same names with the documented corrections
- *    (return addresses looked up at ra - 1; module names never parsed
- *    out of a text line; files with the wrong build-id named as such).
- * The root frame (comm, or comm-PID[/TID]) is named here too.
- *
- * With inline_frames (kfold's own mode), a user or kernel frame whose
- * address has DWARF (the kernel's from its vmlinux) becomes its inline
- * chain, outermost first, each link named from
- * DWARF (the linkage name demangled, else DW_AT_name); with srcline,
- * each of those links gets ":file:line" (the call site, or the address's
- * own line for the innermost).
+ * Each distinct raw frame (module, address, flags) is named once and
+ * cached; its names are an array of struct kf_symframe, outermost first
+ * (more than one when it is an inline chain).  This is naming policy
+ * only: which symbol a frame is in, and what a name is.  How a name is
+ * printed (stackcollapse's tidying, "_[k]", perf script's line and its
+ * regexes) is the folded emitter's business (folded.h).  Two modes:
+ *  - perf compatibility: the symbol perf 6.1 finds at the address as is
+ *    (kf_symtab_find_perf); with compat_inline, the DWARF-unwound frames
+ *    that perf hands to addr2line get what addr2line says (the inline
+ *    chain from DWARF, else addr2line's own symbol choice, a2l.h),
+ *    demangled as perf demangles it (KF_SYMF_INLINED);
+ *  - kfold's own: the documented corrections (return addresses looked up
+ *    at ra - 1, a static binary's .plt, a kernel entry at a function's
+ *    very start), the module's trust (its dso status: a file with the
+ *    wrong build-id gives no names), and with inline_frames (or srcline)
+ *    the inline chain from DWARF (the kernel's from its vmlinux), each
+ *    link named from DWARF (the linkage name demangled, else the name
+ *    with its scopes), the owning function keeping its ELF symbol's name
+ *    where that symbol starts where the function does; source file and
+ *    line per link (the call site, the address's own line for the
+ *    innermost; with srcline alone, one frame with the innermost line).
  *
  * May use: util, module, dso, symtab, stacks, inline, demangle.
+ * Owns its names (kf_namer.strings) and frames; the caller owns dsos and
+ * modules, which must outlive it.
  */
 #ifndef KF_SYMBOLIZE_H
 #define KF_SYMBOLIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dso.h"
@@ -31,82 +38,107 @@
 #include "stacks.h"
 #include "util.h"
 
+/* What a symbol frame is. */
+enum kf_symkind {
+	KF_SYM_USER,          /* code of a user-space module */
+	KF_SYM_KERNEL,        /* the kernel's or a kernel module's code */
+	KF_SYM_JIT,           /* JIT code named by a perf map */
+	KF_SYM_MARKER,        /* a context marker (pseudo-frame) */
+	KF_SYM_ROOT,          /* the stack's root: its thread */
+	KF_SYM_TRUNCATED,     /* where the copy of the user stack ran out */
+	KF_SYM_UNKNOWN        /* no mapping contained the address */
+};
+
+/* Why a code frame has no name (name == 0). */
+enum kf_symwhy {
+	KF_SYMWHY_NONE,
+	KF_SYMWHY_NO_MAP,     /* no mapping contained the address */
+	KF_SYMWHY_NO_SYMBOL,  /* the module's symbols have none there */
+	KF_SYMWHY_NO_SYMBOLS, /* no symbols for the module (dso status says
+				 why: missing, no table, bad file, ...) */
+	KF_SYMWHY_UNTRUSTED   /* the module's file is not the recorded one
+				 (build-id mismatch, changed, not recorded:
+				 status says which): its names are not used */
+};
+
+#define KF_SYMF_VERIFIED 1u   /* names from a file whose build-id matched */
+#define KF_SYMF_DWARF    2u   /* named from debug info (a chain's link) */
+#define KF_SYMF_INLINED  4u   /* --compat=perf: one of perf's "(inlined)"
+				 lines from addr2line */
+#define KF_SYMF_FILE     8u   /* file and line are known (file may still
+				 be "", id 0) */
+
+struct kf_symframe {
+	uint64_t addr;        /* the raw frame's address (kf_frame.addr) */
+	uint64_t sym_start;   /* where the symbol starts (same space as
+				 addr); 0 without a symbol */
+	uint64_t offset;      /* the looked-up address - sym_start (kfold's
+				 own mode: ra - 1 for a return address) */
+	uint32_t name;        /* id in kf_namer.strings; 0 = no name */
+	uint32_t module;      /* module id; 0 = none (no mapping) */
+	uint32_t file;        /* source file, id in kf_namer.strings; 0 =
+				 not known */
+	uint32_t line;        /* 0 = not known */
+	uint16_t inline_depth; /* 0: the function owning the code; k: the
+				 k-th inlined callee inside it */
+	uint8_t kind;         /* enum kf_symkind */
+	uint8_t why;          /* enum kf_symwhy (name == 0) */
+	uint8_t status;       /* the module's enum kf_dso_status (0 without
+				 a module) */
+	uint8_t flags;        /* KF_SYMF_* */
+};
+
 struct kf_namer {
 	struct kf_dsos *dsos;
 	struct kf_modules *modules;
-	const struct kf_strtab *comms;   /* where root frames' comm ids live */
 	bool compat;
-	unsigned suffixes;               /* KF_SUFFIX_* (kfold.h) */
 	bool inline_frames;              /* expand inline chains (DWARF) */
-	bool srcline;                    /* append :file:line from DWARF */
+	bool srcline;                    /* file and line from DWARF */
 	bool compat_inline;              /* --compat=perf: perf's inline
 					    frames on KF_FRAME_UNWOUND frames */
-	bool show_addrs;
-	int root_mode;                   /* KF_ROOT_* (kfold.h) */
-	struct kf_strtab texts;          /* frame texts, interned */
+	struct kf_strtab strings;        /* names and file names */
 	struct kf_map64 cache;           /* frame hash -> index in entries */
 	struct kf_namer_entry {
 		struct kf_frame frame;   /* to check for hash collisions */
-		uint32_t text;           /* text id */
+		uint32_t first, count;   /* its frames: symframes[first..] */
 	} *entries;
 	size_t n, cap;
-	struct kf_buf tmp;
-	uint64_t mismatch_frames;        /* frames named as build-id mismatch */
+	struct kf_symframe *symframes;
+	size_t n_symframes, cap_symframes;
 };
 
-/* How frames are named; the fields of struct kf_namer of the same names. */
-struct kf_namer_opts {
-	bool compat;                     /* --compat=perf */
-	unsigned suffixes;               /* KF_SUFFIX_* (kfold.h) */
-	bool show_addrs;
-	int root_mode;                   /* KF_ROOT_* (kfold.h) */
-	bool inline_frames, srcline, compat_inline;
-};
+/* Names for reports: "user", "kernel", "jit", "marker", "root",
+ * "truncated", "unknown"; "", "no_map", "no_symbol", "no_symbols",
+ * "untrusted".  "?" out of range. */
+const char *kf_symkind_name(unsigned kind);
+const char *kf_symwhy_name(unsigned why);
 
+/* compat: perf's naming; inline_frames, srcline: kfold's own mode's
+ * DWARF names and lines; compat_inline: perf's addr2line inline lines
+ * (compat only).  0 or KF_ENOMEM. */
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
-		  struct kf_modules *modules, const struct kf_strtab *comms,
-		  const struct kf_namer_opts *o);
+		  struct kf_modules *modules, bool compat, bool inline_frames,
+		  bool srcline, bool compat_inline);
 void kf_namer_fini(struct kf_namer *n);
 
-/* The folded text of a frame: zero or more ';'-separated pieces ("" when
- * the frame folds to nothing, as stackcollapse drops some lines).  `java`
- * says whether the stack's comm starts with "java" (stackcollapse tidies
- * Java names then).  Borrowed until the next call; NULL on ENOMEM. */
-const char *kf_namer_frame(struct kf_namer *n, const struct kf_frame *f,
-			   bool java);
+/* Names code frame f (not a root, marker or KF_FRAME_UNMARKED copy:
+ * those bits are not looked at) once: *entry is the index of its names
+ * in n->entries, stable for the namer's life.  0 or KF_ENOMEM. */
+int kf_namer_name(struct kf_namer *n, const struct kf_frame *f, uint32_t *entry);
 
-/* The same as an id into n->texts (0 = ""); 0 or KF_ENOMEM.  The text
- * stays at kf_strtab_get(&n->texts, id) once naming is over. */
-int kf_namer_frame_id(struct kf_namer *n, const struct kf_frame *f, bool java,
-		      uint32_t *id_out);
+/* The frames of an entry, outermost first; *count of them (>= 1). */
+static inline const struct kf_symframe *kf_namer_frames(const struct kf_namer *n,
+							 uint32_t entry, size_t *count)
+{
+	*count = n->entries[entry].count;
+	return n->symframes + n->entries[entry].first;
+}
+
 
 /* The symbol (ELF or kallsyms name, as the symbol table has it) a frame
  * falls in, looked up as kfold's own mode does (a return address at
  * ra - 1); NULL when there is none or the frame is not a mapped one.
  * Borrowed from the module's symbol table: valid until kf_dsos_fini. */
 const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f);
-
-/* A pseudo-frame (KF_FRAME_PSEUDO) names as the text whose id in
- * n->texts is its `module`; intern the text with kf_strtab_intern. */
-
-/* The root frame's text (comm with spaces turned into '_', plus -PID or
- * -PID/TID).  `line` is the rest of the perf script header line in compat
- * mode (see session.c), used to reproduce how stackcollapse splits the
- * comm from the numbers.  Writes into out. */
-void kf_namer_root(struct kf_namer *n, const char *comm, int32_t pid,
-		   int32_t tid, const char *header_rest, struct kf_buf *out);
-
-/* The length of the comm part of a root text kf_namer_root made for
- * (pid, tid): without the "-PID" or "-PID/TID" that --pid and --tid
- * append. */
-size_t kf_namer_root_comm_len(const struct kf_namer *n, const char *root,
-			      int32_t pid, int32_t tid);
-
-/* stackcollapse-perf.pl's /:\s*(\d+)*\s+(\S+):\s*$/ on a header line:
- * returns true when it matches, with the event name (borrowed slice of
- * line) and the period digits (period_len 0 when absent). */
-bool kf_collapse_header_event(const char *line, size_t len,
-			      const char **event, size_t *event_len,
-			      const char **period, size_t *period_len);
 
 #endif

@@ -45,7 +45,7 @@ for dir in "$src"/testdata/cases/*/; do
 		fail=1
 	fi
 	# with inline expansion (frames that are several folded frames, so
-	# emit-folded.c's piece trie): sorted as perl's sort sorts whole
+	# folded.c's piece trie): sorted as perl's sort sorts whole
 	# lines, each stack once, the same roots and total weight
 	"$kfold" "${common[@]}" --inline ${args[@]+"${args[@]}"} "$dir/perf.data" \
 		> "$tmp/$name.inl" 2>/dev/null || { echo "FAIL $name: kfold --inline exited $?"; fail=1; }

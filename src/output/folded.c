@@ -1,0 +1,1167 @@
+/* folded.c - folded text: structured frames -> stackcollapse text, and
+ * sorted folded output without building every line.
+ *
+ * The text of a frame is made from the namer's structured frames by
+ * stackcollapse-perf.pl's rules (its per-name tidying, and in
+ * --compat=perf its regexes over the line perf script would print),
+ * once per distinct raw frame (kf_fold_texts).
+ *
+ * Perl's `sort { $a cmp $b }` orders whole stack strings.  Walking the
+ * trie gives the same order if, at each level, the children are ordered
+ * by their text followed by a terminator: the end of the string for the
+ * line that ends at that frame, ';' for the lines that go deeper.  That
+ * holds as long as no frame text contains ';' itself; inline chains and
+ * perf-compatible names split at "->" do, so such frames are first split
+ * into a trie of single pieces (emit_pieces).  Only a root (a comm) with
+ * ';' makes the output be sorted as whole strings.
+ */
+#include "folded.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "kfold.h"
+
+struct em {
+	const struct kf_stacks *st;
+	struct kf_fold_texts *ft;     /* frame texts */
+	struct kf_strtab rtexts;  /* the roots' texts */
+	uint32_t *text;          /* per node: text id (roots: id in rtexts) */
+	uint32_t *first, *next;  /* child lists */
+	FILE *out;
+	struct kf_buf line;
+	uint64_t lines;
+	int err;
+};
+
+static const char *text_of(const struct em *e, uint32_t node)
+{
+	if (e->st->nodes[node].parent == 0)
+		return kf_strtab_get(&e->rtexts, e->text[node]);
+	return kf_strtab_get(&e->ft->texts, e->text[node]);
+}
+
+/* ---- one level ------------------------------------------------------------ */
+
+struct group {
+	uint32_t text_node;      /* a node whose text the group has */
+	kf_u128 weight;          /* of the lines ending at this group */
+	uint64_t samples;
+	uint32_t *kids;          /* children of the group's nodes, flattened */
+	size_t n_kids, cap_kids;
+};
+
+struct item {
+	const char *text;
+	uint32_t group;
+	int sub;                 /* 0: the line ending here, 1: deeper lines */
+};
+
+static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+	if (!kf_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return KF_ENOMEM;
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+/* Adds node's weight to g, and its children to g->kids; a child whose text
+ * is empty (stackcollapse drops that frame) is looked through. */
+static int absorb(struct em *e, struct group *g, uint32_t node)
+{
+	uint32_t c;
+	int r;
+
+	g->weight += kf_stacks_weight(e->st, node);
+	g->samples += e->st->nodes[node].samples;
+	for (c = e->first[node]; c; c = e->next[c]) {
+		if (e->text[c] == 0) {
+			r = absorb(e, g, c);
+		} else {
+			r = push(&g->kids, &g->n_kids, &g->cap_kids, c);
+		}
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int cmp_nodes(const void *a, const void *b, void *ctx)
+{
+	return strcmp(text_of(ctx, *(const uint32_t *)a),
+		      text_of(ctx, *(const uint32_t *)b));
+}
+
+/* text + terminator order: the end of a string sorts before anything,
+ * ';' where it would stand */
+static int cmp_items(const void *pa, const void *pb)
+{
+	const struct item *a = pa, *b = pb;
+	const unsigned char *x = (const unsigned char *)a->text;
+	const unsigned char *y = (const unsigned char *)b->text;
+	int cx, cy;
+
+	while (*x && *x == *y) {
+		x++;
+		y++;
+	}
+	cx = *x ? *x : a->sub ? ';' : -1;
+	cy = *y ? *y : b->sub ? ';' : -1;
+	if (cx != cy)
+		return cx < cy ? -1 : 1;
+	/* both strings ended: the own line first */
+	return a->sub - b->sub;
+}
+
+static int level(struct em *e, uint32_t *nodes, size_t n, bool root);
+
+/* A weight past 2^64 - 1 is printed as stackcollapse-perf.pl prints it:
+ * Perl adds in floating point once a sum leaves its unsigned integers,
+ * and prints that with 15 significant digits.  (Perl rounds after every
+ * addition; kfold rounds the exact sum once, which can differ in the last
+ * digit.) */
+static int emit_line(struct em *e, kf_u128 weight)
+{
+	int n;
+
+	if (weight >> 64)
+		n = fprintf(e->out, "%s %.15g\n", kf_buf_cstr(&e->line), (double)weight);
+	else
+		n = fprintf(e->out, "%s %" PRIu64 "\n", kf_buf_cstr(&e->line),
+			    (uint64_t)weight);
+	if (n < 0) {
+		e->err = KF_EIO;
+		return KF_EIO;
+	}
+	e->lines++;
+	return 0;
+}
+
+/* Emits, in order, every line below the frames in nodes (one level: all
+ * children of the previous group, or all roots). */
+static int level(struct em *e, uint32_t *nodes, size_t n, bool root)
+{
+	struct group *groups = NULL;
+	struct item *items = NULL;
+	size_t ng = 0, ni = 0, i, j;
+	int r = 0;
+
+	if (!n)
+		return 0;
+	qsort_r(nodes, n, sizeof(*nodes), cmp_nodes, e);
+	groups = kf_calloc(n ? n : 1, sizeof(*groups));
+	items = kf_calloc(n ? 2 * n : 1, sizeof(*items));
+	if (!groups || !items) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i = j) {
+		struct group *g = &groups[ng];
+
+		g->text_node = nodes[i];
+		for (j = i; j < n && strcmp(text_of(e, nodes[j]),
+					    text_of(e, nodes[i])) == 0; j++) {
+			r = absorb(e, g, nodes[j]);
+			if (r)
+				goto out;
+		}
+		if (g->samples)
+			items[ni++] = (struct item){ text_of(e, g->text_node),
+						     (uint32_t)ng, 0 };
+		if (g->n_kids)
+			items[ni++] = (struct item){ text_of(e, g->text_node),
+						     (uint32_t)ng, 1 };
+		ng++;
+	}
+	qsort(items, ni, sizeof(*items), cmp_items);
+	for (i = 0; i < ni && !r; i++) {
+		struct group *g = &groups[items[i].group];
+		size_t keep = e->line.len;
+
+		if (!root)
+			kf_buf_put(&e->line, ";", 1);
+		kf_buf_puts(&e->line, items[i].text);
+		if (e->line.oom) {
+			r = KF_ENOMEM;
+			break;
+		}
+		if (!items[i].sub)
+			r = emit_line(e, g->weight);
+		else
+			r = level(e, g->kids, g->n_kids, false);
+		e->line.len = keep;
+		e->line.p[keep] = '\0';
+	}
+out:
+	for (i = 0; i < ng; i++)
+		free(groups[i].kids);
+	free(groups);
+	free(items);
+	return r;
+}
+
+/* ---- fallback: whole lines, sorted --------------------------------------- */
+
+struct wline {
+	char *text;
+	kf_u128 weight;
+};
+
+static int cmp_wlines(const void *a, const void *b)
+{
+	return strcmp(((const struct wline *)a)->text, ((const struct wline *)b)->text);
+}
+
+static int sorted_lines(struct em *e)
+{
+	struct wline *v = NULL;
+	size_t n = 0, cap = 0, i, j;
+	uint32_t *path = NULL;
+	size_t cap_path = 0;
+	int r = 0;
+
+	for (i = 1; i < e->st->n; i++) {
+		size_t depth = 0, k;
+		uint32_t id;
+
+		if (!e->st->nodes[i].samples)
+			continue;
+		for (id = (uint32_t)i; id; id = e->st->nodes[id].parent) {
+			if (push(&path, &depth, &cap_path, id)) {
+				r = KF_ENOMEM;
+				goto out;
+			}
+		}
+		e->line.len = 0;
+		kf_buf_puts(&e->line, text_of(e, path[depth - 1]));
+		for (k = depth - 1; k-- > 0;) {
+			if (e->text[path[k]] == 0)
+				continue;
+			kf_buf_put(&e->line, ";", 1);
+			kf_buf_puts(&e->line, text_of(e, path[k]));
+		}
+		if (e->line.oom || !KF_GROW(v, cap, n + 1)) {
+			r = KF_ENOMEM;
+			goto out;
+		}
+		v[n].text = kf_strndup(kf_buf_cstr(&e->line), e->line.len);
+		v[n].weight = kf_stacks_weight(e->st, (uint32_t)i);
+		if (!v[n++].text) {
+			r = KF_ENOMEM;
+			goto out;
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_wlines);
+	for (i = 0; i < n && !r; i = j) {
+		kf_u128 w = v[i].weight;
+
+		for (j = i + 1; j < n && strcmp(v[j].text, v[i].text) == 0; j++)
+			w += v[j].weight;
+		e->line.len = 0;
+		kf_buf_puts(&e->line, v[i].text);
+		r = emit_line(e, w);
+	}
+out:
+	for (i = 0; i < n; i++)
+		free(v[i].text);
+	free(v);
+	free(path);
+	return r;
+}
+
+/* ---- frames that are several folded frames ------------------------------------ */
+
+/* A frame whose text holds ';' (an inline chain, or perf's "a->b" split)
+ * is several frames of the folded line, so sibling texts no longer sort
+ * as whole lines do.  Rebuild the trie with one node per ';'-separated
+ * piece, the pieces interned with the frame texts, and walk that one. */
+static int piece_trie(struct em *e, struct kf_stacks *pt)
+{
+	struct kf_buf copy;
+	uint32_t *map;
+	size_t i;
+	int r = 0;
+
+	map = kf_calloc(e->st->n, sizeof(*map));
+	if (!map)
+		return KF_ENOMEM;
+	kf_buf_init(&copy);
+	for (i = 1; i < e->st->n && !r; i++) {
+		const struct kf_node *nd = &e->st->nodes[i];
+		uint32_t cur;
+
+		if (!nd->parent) {
+			struct kf_frame f = nd->frame;
+
+			/* the copy carries its text id (a root's addr is 0) */
+			f.addr = e->text[i];
+			cur = kf_stacks_child(pt, 0, &f);
+		} else {
+			const char *t;
+			size_t len, a, b;
+
+			cur = map[nd->parent];
+			/* the text, copied: interning moves the buffer */
+			t = text_of(e, (uint32_t)i);
+			len = strlen(t);
+			copy.len = 0;
+			kf_buf_put(&copy, t, len);
+			if (copy.oom) {
+				r = KF_ENOMEM;
+				break;
+			}
+			for (a = 0; a < len && cur; a = b + 1) {
+				struct kf_frame f = { 0 };
+				uint32_t id;
+
+				for (b = a; b < len && copy.p[b] != ';'; b++)
+					;
+				if (b == a)
+					continue;
+				if (!kf_strtab_intern(&e->ft->texts, copy.p + a,
+						      b - a, &id)) {
+					r = KF_ENOMEM;
+					break;
+				}
+				f.addr = id;
+				cur = kf_stacks_child(pt, cur, &f);
+			}
+		}
+		if (!cur && !r)
+			r = KF_ENOMEM;
+		if (r)
+			break;
+		map[i] = cur;
+		if (!kf_stacks_add_weight(pt, cur, kf_stacks_weight(e->st, (uint32_t)i))) {
+			r = KF_ENOMEM;
+			break;
+		}
+		pt->nodes[cur].samples = pt->nodes[cur].samples > UINT32_MAX - nd->samples ?
+					 UINT32_MAX : pt->nodes[cur].samples + nd->samples;
+	}
+	free(map);
+	kf_buf_fini(&copy);
+	return r;
+}
+
+/* first/next child lists of e->st, and its roots */
+static int link_nodes(struct em *e, uint32_t **rootv, size_t *n_roots, size_t *cap_roots)
+{
+	size_t i;
+
+	e->first = kf_calloc(e->st->n, sizeof(*e->first));
+	e->next = kf_calloc(e->st->n, sizeof(*e->next));
+	if (!e->first || !e->next)
+		return KF_ENOMEM;
+	for (i = e->st->n; i-- > 1;) {
+		uint32_t p = e->st->nodes[i].parent;
+
+		if (p) {
+			e->next[i] = e->first[p];
+			e->first[p] = (uint32_t)i;
+		} else if (push(rootv, n_roots, cap_roots, (uint32_t)i)) {
+			return KF_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int emit_pieces(struct em *e)
+{
+	struct kf_stacks pt;
+	struct em p;
+	uint32_t *rootv = NULL;
+	size_t n_roots = 0, cap_roots = 0, i;
+	int r;
+
+	if (kf_stacks_init(&pt))
+		return KF_ENOMEM;
+	r = piece_trie(e, &pt);
+	p = *e;
+	p.st = &pt;
+	p.text = NULL;
+	p.first = p.next = NULL;
+	p.lines = 0;
+	if (!r)
+		r = link_nodes(&p, &rootv, &n_roots, &cap_roots);
+	if (!r) {
+		p.text = kf_calloc(pt.n, sizeof(*p.text));
+		if (!p.text)
+			r = KF_ENOMEM;
+	}
+	for (i = 1; !r && i < pt.n; i++)
+		p.text[i] = (uint32_t)pt.nodes[i].frame.addr;
+	if (!r)
+		r = level(&p, rootv, n_roots, true);
+	e->lines += p.lines;
+	e->err = p.err;
+	e->line = p.line;        /* the buffer may have grown */
+	free(p.text);
+	free(p.first);
+	free(p.next);
+	free(rootv);
+	kf_stacks_fini(&pt);
+	return r;
+}
+
+/* ---- stackcollapse-perf.pl's per-name rules ------------------------------ */
+
+/* tidy_generic: ';' -> ':', drop everything from the first '(' that does
+ * not open "(anonymous namespace)" unless the name looks like a Go method
+ * ("pkg.(*T).M"), drop quotes.  The cut at '(' removes the argument list
+ * of a name perf printed with one; `cut_args` false skips it for a name
+ * that has none: demangled without parameters, a '(' there is part of the
+ * name ("KeyLess::operator()", "lang_start::<()>::{closure#0}"). */
+static void tidy(struct kf_buf *out, const char *s, size_t len, bool java,
+		 bool cut_args)
+{
+	size_t i, cut = len;
+	bool keep = !cut_args;	/* no cut: see above, or a Go method */
+
+	/* /\.\(.*\)\./ */
+	for (i = 0; i + 1 < len && !keep; i++) {
+		if (s[i] == '.' && s[i + 1] == '(') {
+			size_t j;
+
+			for (j = len; j-- > i + 2;) {
+				if (s[j] == '.' && s[j - 1] == ')') {
+					keep = true;
+					break;
+				}
+			}
+		}
+	}
+	if (!keep) {
+		for (i = 0; i < len; i++) {
+			static const char anon[] = "anonymous namespace)";
+
+			if (s[i] != '(')
+				continue;
+			if (len - i - 1 >= sizeof(anon) - 1 &&
+			    memcmp(s + i + 1, anon, sizeof(anon) - 1) == 0)
+				continue;
+			cut = i;
+			break;
+		}
+	}
+	i = 0;
+	/* $tidy_java: s/^L// if the name has a '/' (only for java comms) */
+	if (java && cut > 0 && s[0] == 'L' && memchr(s, '/', cut))
+		i = 1;
+	for (; i < cut; i++) {
+		char c = s[i];
+
+		if (c == '"' || c == '\'')
+			continue;
+		if (c == ';')
+			c = ':';
+		kf_buf_put(out, &c, 1);
+	}
+}
+
+static bool ends_with(const char *s, size_t n, const char *suf)
+{
+	size_t k = strlen(suf);
+
+	return n >= k && memcmp(s + n - k, suf, k) == 0;
+}
+
+static bool contains(const char *s, size_t n, const char *what)
+{
+	size_t k = strlen(what), i;
+
+	for (i = 0; i + k <= n; i++)
+		if (memcmp(s + i, what, k) == 0)
+			return true;
+	return false;
+}
+
+/* mod =~ m:/tmp/perf-\d+\.map: */
+static bool is_perf_map_name(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 10 <= n; i++) {
+		size_t j;
+
+		if (memcmp(s + i, "/tmp/perf-", 10) != 0)
+			continue;
+		j = i + 10;
+		if (j >= n || !isdigit((unsigned char)s[j]))
+			continue;
+		while (j < n && isdigit((unsigned char)s[j]))
+			j++;
+		if (j + 4 <= n && s[j + 1] == 'm' && s[j + 2] == 'a' &&
+		    s[j + 3] == 'p')
+			return true;   /* '.' in the regex matches any char */
+	}
+	return false;
+}
+
+/* Folds one `perf script` callchain line the way stackcollapse-perf.pl
+ * does.  rawline = "SYM (DSO)" (what follows the address), pc = the
+ * printed address. */
+static void collapse_line(const struct kf_fold_style *fs, struct kf_buf *out,
+			  const char *pc, const char *line, size_t len, bool java)
+{
+	size_t i, split = SIZE_MAX, fstart, flen, mlen = 0, npieces = 0;
+	const char *mod, *raw;
+	size_t rawlen;
+
+	/* /^\s*(\w+)\s*(.+) \((.*)\)/: the name/module split is the last
+	 * " (" that has a ')' somewhere after it */
+	for (i = len; i-- > 1;) {
+		if (line[i - 1] == ' ' && line[i] == '(' &&
+		    memchr(line + i + 1, ')', len - i - 1)) {
+			split = i - 1;
+			break;
+		}
+	}
+	if (split == SIZE_MAX || split == 0)
+		return;   /* "Unrecognized line": nothing folded */
+	raw = line;
+	rawlen = split;
+	mod = line + split + 2;
+	{
+		const char *close = NULL;
+		size_t k;
+
+		for (k = len; k-- > split + 2;)
+			if (line[k] == ')') {
+				close = line + k;
+				break;
+			}
+		mlen = (size_t)(close - mod);
+	}
+	/* s/\+0x[\da-f]+$// */
+	{
+		size_t k = rawlen;
+
+		while (k > 0 && (isdigit((unsigned char)raw[k - 1]) ||
+				 (raw[k - 1] >= 'a' && raw[k - 1] <= 'f')))
+			k--;
+		if (k < rawlen && k >= 3 && memcmp(raw + k - 3, "+0x", 3) == 0)
+			rawlen = k - 3;
+	}
+	if (rawlen && raw[0] == '(')
+		return;   /* "skip process names" */
+
+	/* split /\->/; perl drops trailing empty fields */
+	{
+		size_t starts[64], lens[64], nf = 0, k, pos = 0;
+
+		for (;;) {
+			size_t e = pos;
+
+			while (e + 1 < rawlen && !(raw[e] == '-' && raw[e + 1] == '>'))
+				e++;
+			if (e + 1 >= rawlen)
+				e = rawlen;
+			if (nf < 64) {
+				starts[nf] = pos;
+				lens[nf] = e - pos;
+				nf++;
+			}
+			if (e >= rawlen)
+				break;
+			pos = e + 2;
+			if (pos > rawlen)
+				break;
+		}
+		while (nf > 0 && lens[nf - 1] == 0)
+			nf--;
+		for (k = 0; k < nf; k++) {
+			size_t before;
+
+			fstart = starts[k];
+			flen = lens[k];
+			if (npieces)
+				kf_buf_put(out, ";", 1);
+			before = out->len;
+			if (flen == 9 && memcmp(raw + fstart, "[unknown]", 9) == 0) {
+				struct kf_buf f;
+				const char *base = mod;
+				size_t j;
+
+				kf_buf_init(&f);
+				kf_buf_put(&f, "[", 1);
+				if (!(mlen == 9 && memcmp(mod, "[unknown]", 9) == 0)) {
+					for (j = 0; j < mlen; j++)
+						if (mod[j] == '/')
+							base = mod + j + 1;
+					kf_buf_put(&f, base, (size_t)(mod + mlen - base));
+				} else {
+					kf_buf_puts(&f, "unknown");
+				}
+				if (fs->show_addrs) {
+					kf_buf_puts(&f, " <");
+					kf_buf_puts(&f, pc);
+					kf_buf_puts(&f, ">");
+				}
+				kf_buf_put(&f, "]", 1);
+				tidy(out, kf_buf_cstr(&f), f.len, java, true);
+				kf_buf_fini(&f);
+			} else {
+				tidy(out, raw + fstart, flen, java, true);
+			}
+			/* annotations */
+			{
+				const char *ft = out->p ? out->p + before : "";
+				size_t fl = out->len - before;
+
+				if (npieces > 0) {
+					if (!contains(ft, fl, "_[i]"))
+						kf_buf_puts(out, "_[i]");
+				} else if ((fs->suffixes & KF_SUFFIX_KERNEL) &&
+					   ((mlen && mod[0] == '[') ||
+					    ends_with(mod, mlen, "vmlinux")) &&
+					   !contains(mod, mlen, "unknown")) {
+					kf_buf_puts(out, "_[k]");
+				} else if ((fs->suffixes & KF_SUFFIX_JIT) &&
+					   is_perf_map_name(mod, mlen)) {
+					if (!contains(ft, fl, "_[j]"))
+						kf_buf_puts(out, "_[j]");
+				}
+			}
+			npieces++;
+		}
+	}
+}
+
+/* ---- one symbol frame's text ------------------------------------------------------ */
+
+/* --srcline's suffix: ":file:line" (';' in a path would split the frame) */
+static void put_srcline(struct kf_buf *out, const char *file, uint32_t line)
+{
+	const char *c;
+
+	kf_buf_put(out, ":", 1);
+	for (c = file; *c; c++)
+		kf_buf_put(out, *c == ';' ? ":" : c, 1);
+	kf_buf_printf(out, ":%d", (int)line);
+}
+
+/* An unnamed frame: [module], [unknown], or why the module's names cannot
+ * be trusted. */
+static void put_unnamed(const struct kf_fold_style *fs, const struct kf_namer *n,
+			const struct kf_symframe *sf, struct kf_buf *out)
+{
+	kf_buf_put(out, "[", 1);
+	if (sf->module) {
+		const char *c;
+
+		/* the module's own name: not cut at '(' like a symbol */
+		for (c = kf_modules_at(n->modules, sf->module)->base; *c; c++)
+			kf_buf_put(out, *c == ';' ? ":" : c, 1);
+		switch (sf->status) {
+		case KF_DSO_MISMATCH:
+			kf_buf_puts(out, " (build-id mismatch)");
+			break;
+		case KF_DSO_CHANGED:
+			kf_buf_puts(out, " (changed since recording)");
+			break;
+		case KF_DSO_NOT_RECORDED:
+			kf_buf_puts(out, " (not the recorded file)");
+			break;
+		default:
+			break;
+		}
+	} else {
+		kf_buf_puts(out, "unknown");
+	}
+	if (fs->show_addrs)
+		kf_buf_printf(out, " <%" PRIx64 ">", sf->addr);
+	kf_buf_put(out, "]", 1);
+}
+
+/* kfold's own text of one symbol frame. */
+static void fold_own(const struct kf_fold_style *fs, const struct kf_namer *n,
+		     const struct kf_symframe *sf, bool java, struct kf_buf *out)
+{
+	size_t before = out->len;
+	bool dwarf = sf->flags & KF_SYMF_DWARF;
+
+	if (sf->kind == KF_SYM_TRUNCATED) {
+		kf_buf_puts(out, "[truncated]");
+		return;
+	}
+	if (sf->name) {
+		const char *nm = kf_strtab_get(&n->strings, sf->name);
+
+		/* a perf map's names are free text (a JIT may write a
+		 * signature): cut like perf's; a demangled or DWARF name has
+		 * no argument list to cut */
+		tidy(out, nm, strlen(nm), java, sf->kind == KF_SYM_JIT && !dwarf);
+	}
+	if (out->len == before) {
+		if (dwarf)
+			kf_buf_puts(out, "[unknown]");   /* a link without a name */
+		else
+			put_unnamed(fs, n, sf, out);
+	}
+	if (dwarf && fs->srcline && (sf->flags & KF_SYMF_FILE))
+		put_srcline(out, kf_strtab_get(&n->strings, sf->file), sf->line);
+	if ((fs->suffixes & KF_SUFFIX_KERNEL) && sf->kind == KF_SYM_KERNEL)
+		kf_buf_puts(out, "_[k]");
+	else if ((fs->suffixes & KF_SUFFIX_JIT) && sf->kind == KF_SYM_JIT)
+		kf_buf_puts(out, "_[j]");
+}
+
+/* --compat=perf: the line perf script prints for the frame, folded. */
+static void fold_perf(const struct kf_fold_style *fs, const struct kf_namer *n,
+		      const struct kf_symframe *sf, bool java, struct kf_buf *out)
+{
+	const struct kf_module *mod = kf_modules_at(n->modules, sf->module);
+	struct kf_buf line;
+	char pc[32];
+
+	snprintf(pc, sizeof(pc), "%" PRIx64, sf->addr);
+	kf_buf_init(&line);
+	if (sf->flags & KF_SYMF_INLINED) {
+		kf_buf_puts(&line, kf_strtab_get(&n->strings, sf->name));
+		kf_buf_puts(&line, "+0x0 (inlined)");
+	} else {
+		if (sf->name) {
+			kf_buf_puts(&line, kf_strtab_get(&n->strings, sf->name));
+			kf_buf_printf(&line, "+0x%" PRIx64, sf->offset);
+		} else {
+			kf_buf_puts(&line, "[unknown]");
+		}
+		kf_buf_puts(&line, " (");
+		kf_buf_puts(&line, sf->module && mod->name[0] ? mod->name : "[unknown]");
+		kf_buf_puts(&line, ")");
+	}
+	collapse_line(fs, out, pc, kf_buf_cstr(&line), line.len, java);
+	if (line.oom)
+		out->oom = true;
+	kf_buf_fini(&line);
+}
+
+void kf_fold_symframe(const struct kf_fold_style *fs, const struct kf_namer *n,
+		      const struct kf_symframe *sf, bool java, struct kf_buf *out)
+{
+	if (fs->compat)
+		fold_perf(fs, n, sf, java, out);
+	else
+		fold_own(fs, n, sf, java, out);
+}
+
+/* ---- frame texts, cached ------------------------------------------------------------ */
+
+int kf_fold_texts_init(struct kf_fold_texts *ft, struct kf_namer *namer,
+		       const struct kf_fold_style *fs)
+{
+	memset(ft, 0, sizeof(*ft));
+	ft->namer = namer;
+	ft->fs = fs;
+	kf_buf_init(&ft->tmp);
+	kf_buf_init(&ft->tmp2);
+	return kf_strtab_init(&ft->texts) ? 0 : KF_ENOMEM;
+}
+
+void kf_fold_texts_fini(struct kf_fold_texts *ft)
+{
+	kf_strtab_fini(&ft->texts);
+	free(ft->text[0]);
+	free(ft->text[1]);
+	kf_buf_fini(&ft->tmp);
+	kf_buf_fini(&ft->tmp2);
+	memset(ft, 0, sizeof(*ft));
+}
+
+static int intern_tmp(struct kf_fold_texts *ft, struct kf_buf *b, uint32_t *id)
+{
+	if (b->oom || !kf_strtab_intern(&ft->texts, kf_buf_cstr(b), b->len, id))
+		return KF_ENOMEM;
+	return 0;
+}
+
+/* A frame of a stack with context markers whose text (or one of its ';'
+ * pieces: an inline chain) reads like a marker gets " (file)" (no
+ * symbol) or " (symbol)" before the piece's closing bracket, so the two
+ * kinds never look alike. */
+static int unmark(struct kf_fold_texts *ft, const struct kf_frame *f, uint32_t *id)
+{
+	const char *t, *p, *e;
+	bool any = false;
+	struct kf_buf *b = &ft->tmp2;
+
+	t = kf_strtab_get(&ft->texts, *id);
+	for (p = t; !any; p = e + 1) {
+		e = strchr(p, ';');
+		if (!e)
+			e = p + strlen(p);
+		any = kf_ctx_marker_like(p, (size_t)(e - p));
+		if (!*e)
+			break;
+	}
+	if (!any)
+		return 0;
+	b->len = 0;
+	for (p = t;; p = e + 1) {
+		e = strchr(p, ';');
+		if (!e)
+			e = p + strlen(p);
+		if (kf_ctx_marker_like(p, (size_t)(e - p))) {
+			kf_buf_put(b, p, (size_t)(e - p) - 1);
+			kf_buf_puts(b, kf_namer_symbol(ft->namer, f) ? " (symbol)]" : " (file)]");
+		} else {
+			kf_buf_put(b, p, (size_t)(e - p));
+		}
+		if (!*e)
+			break;
+		kf_buf_put(b, ";", 1);
+	}
+	return intern_tmp(ft, b, id);
+}
+
+int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool java,
+		    uint32_t *id)
+{
+	struct kf_frame f = *fin;
+	const struct kf_symframe *sf;
+	size_t n, i;
+	uint32_t entry;
+	int r;
+
+	f.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
+	if (f.flags & KF_FRAME_PSEUDO) {
+		ft->tmp.len = 0;
+		kf_ctx_marker_text(&f, &ft->tmp);
+		return intern_tmp(ft, &ft->tmp, id);
+	}
+	if (f.flags & KF_FRAME_ROOT)
+		return KF_EINVAL;
+	r = kf_namer_name(ft->namer, &f, &entry);
+	if (r)
+		return r;
+	if (entry >= ft->cap[java]) {
+		size_t old = ft->cap[java];
+
+		if (!KF_GROW(ft->text[java], ft->cap[java], (size_t)entry + 1))
+			return KF_ENOMEM;
+		memset(ft->text[java] + old, 0, (ft->cap[java] - old) * sizeof(uint32_t));
+	}
+	if (ft->text[java][entry]) {
+		*id = ft->text[java][entry] - 1;
+	} else {
+		sf = kf_namer_frames(ft->namer, entry, &n);
+		ft->tmp.len = 0;
+		for (i = 0; i < n; i++) {
+			if (i > 0)
+				kf_buf_put(&ft->tmp, ";", 1);
+			kf_fold_symframe(ft->fs, ft->namer, &sf[i], java, &ft->tmp);
+		}
+		if ((r = intern_tmp(ft, &ft->tmp, id)))
+			return r;
+		ft->text[java][entry] = *id + 1;
+	}
+	if (fin->flags & KF_FRAME_UNMARKED)
+		return unmark(ft, &f, id);
+	return 0;
+}
+
+int kf_fold_stack_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
+			 const struct kf_roots *roots, const struct kf_strtab *comms,
+			 uint32_t node, struct kf_fold_frame **v, size_t *nv, size_t *cap)
+{
+	size_t len = 0, k, at;
+	uint32_t x, root = 0;
+	bool java;
+
+	/* how many: the path's frames, each one or more symbol frames */
+	for (x = node; x; x = st->nodes[x].parent) {
+		const struct kf_frame *f = &st->nodes[x].frame;
+		uint32_t entry;
+		size_t c = 1;
+
+		KF_WORK(1);
+		if (!(f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO))) {
+			struct kf_frame g = *f;
+			int r;
+
+			g.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
+			if ((r = kf_namer_name(ft->namer, &g, &entry)))
+				return r;
+			kf_namer_frames(ft->namer, entry, &c);
+		}
+		len += c;
+		root = x;
+	}
+	if (!root)
+		return KF_EINVAL;
+	java = kf_fold_root_java(comms, kf_roots_get(roots, st->nodes[root].frame.root));
+	if (!kf_grow((void **)v, cap, len ? len : 1, sizeof(**v)))
+		return KF_ENOMEM;
+	at = len;
+	for (x = node; x; x = st->nodes[x].parent) {
+		const struct kf_frame *f = &st->nodes[x].frame;
+		const struct kf_symframe *sf = NULL;
+		struct kf_frame g = *f;
+		uint32_t entry;
+		size_t c = 1;
+		int r;
+
+		g.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
+		if (!(f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO))) {
+			if ((r = kf_namer_name(ft->namer, &g, &entry)))
+				return r;
+			sf = kf_namer_frames(ft->namer, entry, &c);
+		}
+		at -= c;
+		for (k = 0; k < c; k++) {
+			struct kf_fold_frame *o = &(*v)[at + k];
+
+			memset(o, 0, sizeof(*o));
+			o->node = x;
+			ft->tmp.len = 0;
+			if (sf) {
+				o->sf = sf[k];
+				kf_fold_symframe(ft->fs, ft->namer, &sf[k], java, &ft->tmp);
+			} else if (f->flags & KF_FRAME_ROOT) {
+				o->sf.kind = KF_SYM_ROOT;
+				kf_fold_root(ft->fs, comms, kf_roots_get(roots, f->root), &ft->tmp);
+			} else {
+				o->sf.kind = KF_SYM_MARKER;
+				o->sf.addr = f->addr;
+				kf_ctx_marker_text(f, &ft->tmp);
+			}
+			if ((r = intern_tmp(ft, &ft->tmp, &o->text)))
+				return r;
+		}
+	}
+	*nv = len;
+	return 0;
+}
+
+/* ---- roots and perf script's header line ------------------------------------ */
+
+static bool is_ws(char c)
+{
+	/* perl's \s */
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+	       c == '\v';
+}
+
+size_t kf_collapse_header_comm(const char *s, size_t len)
+{
+	size_t e;
+
+	if (len < 2 || is_ws(s[0]) || s[0] == '\n')
+		return 0;
+	for (e = 2; e < len; e++) {
+		size_t p = e;
+
+		if (s[e - 1] == '\n')
+			return 0;   /* '.' does not match a newline */
+		if (!is_ws(s[p]))
+			continue;
+		while (p < len && is_ws(s[p]))
+			p++;
+		if (p >= len || !isdigit((unsigned char)s[p]))
+			continue;
+		while (p < len && isdigit((unsigned char)s[p]))
+			p++;
+		while (p < len && s[p] == '/')
+			p++;
+		while (p < len && isdigit((unsigned char)s[p]))
+			p++;
+		if (p < len && is_ws(s[p]))
+			return e;
+	}
+	return 0;
+}
+
+void kf_fold_root_comm(const struct kf_fold_style *fs, const struct kf_strtab *comms,
+		       const struct kf_stack_root *root, struct kf_buf *out)
+{
+	const char *c = kf_strtab_get(comms, root->comm);
+	size_t before = out->len;
+
+	/* --compat=perf: the comm is what stackcollapse's regex took from
+	 * the header line; only its spaces change */
+	for (; *c; c++) {
+		char ch = *c == ' ' ? '_' : *c;
+
+		if (!fs->compat && (ch == ';' || ch == '\n'))
+			ch = ch == ';' ? ':' : '_';
+		kf_buf_put(out, &ch, 1);
+	}
+	if (out->len == before && !fs->compat)
+		kf_buf_puts(out, "[unknown]");
+}
+
+void kf_fold_root(const struct kf_fold_style *fs, const struct kf_strtab *comms,
+		  const struct kf_stack_root *root, struct kf_buf *out)
+{
+	kf_fold_root_comm(fs, comms, root, out);
+	if (fs->root_mode == KF_ROOT_PID)
+		kf_buf_printf(out, "-%d", (int)root->pid);
+	else if (fs->root_mode == KF_ROOT_TID)
+		kf_buf_printf(out, "-%d/%d", (int)root->pid, (int)root->tid);
+}
+
+bool kf_fold_root_java(const struct kf_strtab *comms, const struct kf_stack_root *root)
+{
+	/* the root's text starts with the comm's first bytes as they are
+	 * (only spaces, ';' and newlines change) */
+	return strncmp(kf_strtab_get(comms, root->comm), "java", 4) == 0;
+}
+
+bool kf_collapse_header_event(const char *line, size_t len,
+			      const char **event, size_t *event_len,
+			      const char **period, size_t *period_len)
+{
+	size_t end = len, tok, p;
+
+	/* (\S+):\s*$ : the last token, which must end with ':' */
+	while (end > 0 && is_ws(line[end - 1]))
+		end--;
+	if (end < 2 || line[end - 1] != ':')
+		return false;
+	tok = end - 1;
+	while (tok > 0 && !is_ws(line[tok - 1]))
+		tok--;
+	if (tok == end - 1 || tok == 0)
+		return false;   /* empty (\S+), or no \s+ before it */
+	/* the leftmost ':' before the token whose tail is \s*(\d+)*\s+ */
+	for (p = 0; p < tok; p++) {
+		size_t q = p + 1, ds, de;
+
+		if (line[p] != ':')
+			continue;
+		while (q < tok && is_ws(line[q]))
+			q++;
+		ds = q;
+		while (q < tok && isdigit((unsigned char)line[q]))
+			q++;
+		de = q;
+		if (q == tok) {
+			/* all whitespace (and digits directly before the
+			 * token would need \s+ after them) */
+			if (de == ds && tok > p + 1) {
+				*period = NULL;
+				*period_len = 0;
+				*event = line + tok;
+				*event_len = end - 1 - tok;
+				return true;
+			}
+			continue;
+		}
+		if (!is_ws(line[q]))
+			continue;
+		while (q < tok && is_ws(line[q]))
+			q++;
+		if (q != tok)
+			continue;
+		*period = de > ds ? line + ds : NULL;
+		*period_len = de - ds;
+		*event = line + tok;
+		*event_len = end - 1 - tok;
+		return true;
+	}
+	return false;
+}
+
+/* ---- entry --------------------------------------------------------------------- */
+
+int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
+		   const struct kf_roots *roots, const struct kf_strtab *comms,
+		   FILE *out, uint64_t *lines)
+{
+	struct em e;
+	uint32_t *rootv = NULL, *stack = NULL;
+	size_t n_roots = 0, cap_roots = 0, sp = 0, cap_stack = 0, i;
+	bool separable = true, pieces = false;
+	int r = 0;
+
+	memset(&e, 0, sizeof(e));
+	e.st = st;
+	e.ft = ft;
+	e.out = out;
+	kf_buf_init(&e.line);
+	if (!kf_strtab_init(&e.rtexts)) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	e.text = kf_calloc(st->n, sizeof(*e.text));
+	if (!e.text) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	r = link_nodes(&e, &rootv, &n_roots, &cap_roots);
+	if (r)
+		goto out;
+	/* name every frame, each under its root (Java tidying depends on the
+	 * root's comm) */
+	for (i = 0; i < n_roots && !r; i++) {
+		uint32_t root = rootv[i];
+		const struct kf_stack_root *rd = kf_roots_get(roots, st->nodes[root].frame.root);
+		bool java = kf_fold_root_java(comms, rd);
+
+		e.line.len = 0;
+		if (e.line.p)
+			e.line.p[0] = '\0';
+		kf_fold_root(ft->fs, comms, rd, &e.line);
+		if (e.line.oom || !kf_strtab_intern(&e.rtexts, kf_buf_cstr(&e.line), e.line.len,
+						    &e.text[root])) {
+			r = KF_ENOMEM;
+			break;
+		}
+		if (strchr(kf_buf_cstr(&e.line), ';'))
+			separable = false;
+		sp = 0;
+		if (push(&stack, &sp, &cap_stack, root)) {
+			r = KF_ENOMEM;
+			break;
+		}
+		while (sp && !r) {
+			uint32_t nd = stack[--sp], c;
+
+			for (c = e.first[nd]; c; c = e.next[c]) {
+				const struct kf_frame *f = &st->nodes[c].frame;
+
+				KF_WORK(1);
+				r = kf_fold_text_id(ft, f, java, &e.text[c]);
+				if (r)
+					break;
+				if (push(&stack, &sp, &cap_stack, c)) {
+					r = KF_ENOMEM;
+					break;
+				}
+			}
+		}
+	}
+	if (r)
+		goto out;
+	e.line.len = 0;   /* it held the roots' texts */
+	if (e.line.p)
+		e.line.p[0] = '\0';
+	/* frames with ';' are split into a trie of their own (which interns
+	 * the pieces); a root (a comm) with ';' is only handled by sorting
+	 * whole lines */
+	for (i = 1; i < st->n && !pieces; i++)
+		if (st->nodes[i].parent && strchr(text_of(&e, (uint32_t)i), ';'))
+			pieces = true;
+	r = !separable ? sorted_lines(&e) : pieces ? emit_pieces(&e) :
+	    level(&e, rootv, n_roots, true);
+	if (!r && fflush(out) != 0)
+		r = KF_EIO;
+out:
+	if (lines)
+		*lines = e.lines;
+	free(e.text);
+	free(e.first);
+	free(e.next);
+	free(rootv);
+	free(stack);
+	kf_buf_fini(&e.line);
+	kf_strtab_fini(&e.rtexts);
+	return r ? r : e.err;
+}
