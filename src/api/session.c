@@ -164,6 +164,10 @@ void kf_session_free(kf_session *s)
 	free(s->rules);
 	free(s->uframes);
 	free(s->fp_breaks);
+	free(s->fp_order);
+	free(s->hit);
+	free(s->hit_bid);
+	free(s->stops);
 	if (s->namer_ready)
 		kf_namer_fini(&s->namer);
 	if (s->dsos_ready)
@@ -1360,50 +1364,115 @@ void kf_session_note_unverified(struct kf_session *s)
 	logf_(s, KF_LOG_WARN, "%s (--stats lists them)", buf);
 }
 
-static struct kf_module *hit_module(const kf_session *s, size_t i)
+/* The first entry of the capture's build-id table for a file name, by a
+ * hash of the names (the table may be as long as the module list). */
+static int bid_entry(const struct kf_env *e, const struct kf_map64 *by_name,
+		     bool all_in_map, const char *name)
 {
-	size_t k, seen = 0;
+	uint32_t v;
+	size_t k;
 
-	for (k = 1; k < s->modules.n; k++) {
-		if (!s->modules.v[k]->hit)
-			continue;
-		if (seen++ == i)
-			return s->modules.v[k];
+	KF_WORK(1);
+	if (kf_map64_get(by_name, kf_hash_bytes(name, strlen(name), 0), &v)) {
+		if (strcmp(e->buildids[v].filename, name) == 0)
+			return (int)v;
+	} else if (all_in_map) {
+		return -1;
 	}
-	return NULL;
+	/* a hash shared by two names, or a name the map could not take */
+	for (k = 0; k < e->n_buildids; k++) {
+		KF_WORK(1);
+		if (strcmp(e->buildids[k].filename, name) == 0)
+			return (int)k;
+	}
+	return -1;
+}
+
+static int list_hit_modules(kf_session *s)
+{
+	const struct kf_env *e = kf_pd_env(s->pd);
+	struct kf_map64 by_name;
+	bool all_in_map = true;
+	size_t k, n = 0;
+
+	if (s->hit_listed)
+		return 0;
+	for (k = 1; k < s->modules.n; k++) {
+		KF_WORK(1);
+		n += s->modules.v[k]->hit;
+	}
+	s->hit = kf_calloc(n ? n : 1, sizeof(*s->hit));
+	s->hit_bid = kf_calloc(n ? n : 1, sizeof(*s->hit_bid));
+	if (!s->hit || !s->hit_bid) {
+		free(s->hit);
+		free(s->hit_bid);
+		s->hit = s->hit_bid = NULL;
+		return KF_ENOMEM;
+	}
+	kf_map64_init(&by_name);
+	for (k = 0; k < e->n_buildids; k++) {
+		const char *f = e->buildids[k].filename;
+		uint64_t h = kf_hash_bytes(f, strlen(f), 0);
+		uint32_t v;
+
+		KF_WORK(1);
+		/* the first entry of a name is the one used */
+		if (!kf_map64_get(&by_name, h, &v) &&
+		    !kf_map64_put(&by_name, h, (uint32_t)k))
+			all_in_map = false;
+	}
+	for (k = 1, n = 0; k < s->modules.n; k++) {
+		const struct kf_module *mod = s->modules.v[k];
+
+		KF_WORK(1);
+		if (!mod->hit)
+			continue;
+		s->hit[n] = (uint32_t)k;
+		if (!mod->bid_len && e->n_buildids)
+			s->hit_bid[n] = (uint32_t)(bid_entry(e, &by_name, all_in_map,
+							     mod->name) + 1);
+		n++;
+	}
+	kf_map64_fini(&by_name);
+	s->n_hit = n;
+	s->hit_listed = true;
+	return 0;
 }
 
 size_t kf_session_n_modules(const kf_session *s)
 {
 	size_t k, n = 0;
 
-	for (k = 1; k < s->modules.n; k++)
+	if (s->hit_listed)
+		return s->n_hit;
+	for (k = 1; k < s->modules.n; k++) {
+		KF_WORK(1);
 		n += s->modules.v[k]->hit;
+	}
 	return n;
 }
 
 int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 {
-	struct kf_module *mod = hit_module(s, i);
+	struct kf_module *mod;
 	enum kf_dso_status st;
 
 	memset(out, 0, sizeof(*out));
-	if (!mod || !s->dsos_ready)
+	if (!s->dsos_ready || !s->pd)
 		return KF_EINVAL;
+	if (list_hit_modules(s))
+		return KF_ENOMEM;
+	if (i >= s->n_hit)
+		return KF_EINVAL;
+	mod = kf_modules_at(&s->modules, s->hit[i]);
 	out->name = mod->name;
 	if (mod->bid_len) {
 		kf_bid_hex(mod->bid, mod->bid_len, out->build_id);
-	} else {
-		size_t k;
+	} else if (s->hit_bid[i]) {
+		const struct kf_buildid_entry *e =
+			&kf_pd_env(s->pd)->buildids[s->hit_bid[i] - 1];
 
-		for (k = 0; k < kf_pd_env(s->pd)->n_buildids; k++) {
-			const struct kf_buildid_entry *e = &kf_pd_env(s->pd)->buildids[k];
-
-			if (strcmp(e->filename, mod->name) == 0) {
-				kf_bid_hex(e->id, e->len, out->build_id);
-				break;
-			}
-		}
+		kf_bid_hex(e->id, e->len, out->build_id);
 	}
 	st = kf_dso_status(&s->dsos, mod->id);
 	out->status = kf_dso_status_text(&s->dsos, mod->id);
@@ -1497,13 +1566,7 @@ int kf_session_write_header(kf_session *s, FILE *out)
 
 /* ---- why unwinds stopped -------------------------------------------------------- */
 
-struct stop {
-	uint32_t module;
-	enum kf_unwind_end end;
-	uint64_t n;
-};
-
-static size_t collect_stops(const kf_session *s, struct stop *out, size_t max)
+static size_t collect_stops(const kf_session *s, struct kf_uw_stop *out, size_t max)
 {
 	size_t k = 0, m;
 	int e;
@@ -1514,8 +1577,8 @@ static size_t collect_stops(const kf_session *s, struct stop *out, size_t max)
 		if (!s->uw_skipped[e])
 			continue;
 		if (out && k < max)
-			out[k] = (struct stop){ 0, (enum kf_unwind_end)(KF_UW_N_REASONS + e),
-						s->uw_skipped[e] };
+			out[k] = (struct kf_uw_stop){ 0, (enum kf_unwind_end)(KF_UW_N_REASONS + e),
+						      s->uw_skipped[e] };
 		k++;
 	}
 	if (!s->unwinder)
@@ -1525,10 +1588,11 @@ static size_t collect_stops(const kf_session *s, struct stop *out, size_t max)
 			uint64_t c = kf_unwinder_count(s->unwinder, (uint32_t)m,
 						       (enum kf_unwind_end)e);
 
+			KF_WORK(1);
 			if (!c)
 				continue;
 			if (out && k < max)
-				out[k] = (struct stop){ (uint32_t)m, (enum kf_unwind_end)e, c };
+				out[k] = (struct kf_uw_stop){ (uint32_t)m, (enum kf_unwind_end)e, c };
 			k++;
 		}
 	}
@@ -1537,12 +1601,12 @@ static size_t collect_stops(const kf_session *s, struct stop *out, size_t max)
 
 size_t kf_session_n_unwind_stops(const kf_session *s)
 {
-	return collect_stops(s, NULL, 0);
+	return s->stops_ranked ? s->n_stops : collect_stops(s, NULL, 0);
 }
 
 static int cmp_stops(const void *a, const void *b)
 {
-	const struct stop *x = a, *y = b;
+	const struct kf_uw_stop *x = a, *y = b;
 
 	if (x->n != y->n)
 		return x->n > y->n ? -1 : 1;
@@ -1551,25 +1615,41 @@ static int cmp_stops(const void *a, const void *b)
 	return (int)x->end - (int)y->end;
 }
 
+/* The pairs, most samples first, once: the counts are final after the
+ * load. */
+static int rank_stops(kf_session *s)
+{
+	size_t n;
+
+	if (s->stops_ranked)
+		return 0;
+	n = collect_stops(s, NULL, 0);
+	s->stops = kf_calloc(n ? n : 1, sizeof(*s->stops));
+	if (!s->stops)
+		return KF_ENOMEM;
+	collect_stops(s, s->stops, n);
+	KF_WORK(n);
+	qsort(s->stops, n, sizeof(*s->stops), cmp_stops);
+	s->n_stops = n;
+	s->stops_ranked = true;
+	return 0;
+}
+
 int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out)
 {
-	size_t n = collect_stops(s, NULL, 0);
-	struct stop *v;
+	const struct kf_uw_stop *v;
 
 	memset(out, 0, sizeof(*out));
-	if (i >= n)
-		return KF_EINVAL;
-	v = kf_calloc(n, sizeof(*v));
-	if (!v)
+	if (rank_stops(s))
 		return KF_ENOMEM;
-	collect_stops(s, v, n);
-	qsort(v, n, sizeof(*v), cmp_stops);
+	if (i >= s->n_stops)
+		return KF_EINVAL;
+	v = s->stops;
 	out->module = v[i].module ? kf_modules_at(&s->modules, v[i].module)->name : "";
 	out->samples = v[i].n;
 	if ((int)v[i].end >= KF_UW_N_REASONS) {
 		out->reason = uw_skips[v[i].end - KF_UW_N_REASONS].reason;
 		out->hint = uw_skips[v[i].end - KF_UW_N_REASONS].hint;
-		free(v);
 		return 0;
 	}
 	out->reason = kf_unwind_end_str(v[i].end);
@@ -1606,7 +1686,6 @@ int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out)
 		out->hint = "";
 		break;
 	}
-	free(v);
 	return 0;
 }
 
@@ -1637,6 +1716,38 @@ static bool is_outermost(const char *name)
 	return false;
 }
 
+/* most samples first, then by module id */
+static int cmp_fp_breaks(const void *a, const void *b, void *arg)
+{
+	const uint64_t *per = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (per[x] != per[y])
+		return per[x] > per[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* The modules with breaks in the order kf_session_fp_break gives them,
+ * once. */
+static void rank_fp_breaks(kf_session *s)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < s->modules.n; k++) {
+		KF_WORK(1);
+		n += s->fp_breaks[k] != 0;
+	}
+	s->fp_order = kf_calloc(n ? n : 1, sizeof(*s->fp_order));
+	if (!s->fp_order)
+		return;
+	for (k = 0, n = 0; k < s->modules.n; k++)
+		if (s->fp_breaks[k])
+			s->fp_order[n++] = (uint32_t)k;
+	KF_WORK(n);
+	qsort_r(s->fp_order, n, sizeof(*s->fp_order), cmp_fp_breaks, s->fp_breaks);
+	s->n_fp_order = n;
+}
+
 static void count_fp_breaks(kf_session *s)
 {
 	size_t i;
@@ -1652,10 +1763,12 @@ static void count_fp_breaks(kf_session *s)
 		uint32_t id = (uint32_t)i, outer = 0, next = 0;
 		const struct kf_node *root;
 
+		KF_WORK(1);
 		if (!nd->samples || !nd->parent)
 			continue;
 		/* the frame next to the root is the outermost one */
 		while (s->stacks.nodes[id].parent) {
+			KF_WORK(1);
 			next = outer;
 			outer = id;
 			id = s->stacks.nodes[id].parent;
@@ -1685,6 +1798,7 @@ static void count_fp_breaks(kf_session *s)
 				s->fp_breaks[f->module] += nd->samples;
 		}
 	}
+	rank_fp_breaks(s);
 }
 
 void kf_session_fp_chains(kf_session *s, uint64_t *samples, uint64_t *broken)
@@ -1696,40 +1810,19 @@ void kf_session_fp_chains(kf_session *s, uint64_t *samples, uint64_t *broken)
 
 size_t kf_session_n_fp_breaks(kf_session *s)
 {
-	size_t k, n = 0;
-
 	count_fp_breaks(s);
-	if (!s->fp_breaks)
-		return 0;
-	for (k = 0; k < s->modules.n; k++)
-		n += s->fp_breaks[k] != 0;
-	return n;
+	return s->n_fp_order;
 }
 
 int kf_session_fp_break(kf_session *s, size_t i, kf_fp_break *out)
 {
-	size_t k, n = kf_session_n_fp_breaks(s), j;
-	uint32_t *order;
+	uint32_t m;
 
 	memset(out, 0, sizeof(*out));
-	if (i >= n)
+	if (i >= kf_session_n_fp_breaks(s))
 		return KF_EINVAL;
-	order = kf_calloc(n, sizeof(*order));
-	if (!order)
-		return KF_ENOMEM;
-	for (k = 0, j = 0; k < s->modules.n; k++)
-		if (s->fp_breaks[k])
-			order[j++] = (uint32_t)k;
-	/* most samples first (n is small: the modules that broke chains) */
-	for (k = 1; k < n; k++)
-		for (j = k; j > 0 && s->fp_breaks[order[j]] > s->fp_breaks[order[j - 1]]; j--) {
-			uint32_t t = order[j];
-
-			order[j] = order[j - 1];
-			order[j - 1] = t;
-		}
-	out->module = order[i] ? kf_modules_at(&s->modules, order[i])->name : "[unknown]";
-	out->samples = s->fp_breaks[order[i]];
-	free(order);
+	m = s->fp_order[i];
+	out->module = m ? kf_modules_at(&s->modules, m)->name : "[unknown]";
+	out->samples = s->fp_breaks[m];
 	return 0;
 }

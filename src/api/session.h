@@ -40,6 +40,14 @@ enum kf_uw_skip {
 	KF_UWS_N
 };
 
+/* One (module, reason) pair of the ends of unwinds: end is a
+ * kf_unwind_end, or KF_UW_N_REASONS + a kf_uw_skip. */
+struct kf_uw_stop {
+	uint32_t module;
+	enum kf_unwind_end end;
+	uint64_t n;
+};
+
 struct kf_session {
 	kf_options o;
 	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
@@ -71,6 +79,20 @@ struct kf_session {
 	bool fp_done;                 /* fp chain breaks counted */
 	uint64_t fp_samples, fp_broken;
 	uint64_t *fp_breaks;          /* samples per module */
+	uint32_t *fp_order;           /* the modules with breaks, most
+					 samples first */
+	size_t n_fp_order;
+
+	/* what the indexed getters return, listed once after the load (the
+	 * first call) instead of recomputed per index */
+	bool hit_listed;
+	uint32_t *hit;                /* ids of the modules frames fell into */
+	uint32_t *hit_bid;            /* for each: 1 + its entry in the
+					 build-id table, 0: none (or its own) */
+	size_t n_hit;
+	bool stops_ranked;
+	struct kf_uw_stop *stops;     /* most samples first */
+	size_t n_stops;
 	struct kf_uframe *uframes;
 	bool loaded;
 	uint64_t work0;               /* kf_work when the load began */
