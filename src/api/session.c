@@ -152,6 +152,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	kf_buf_init(&s->line);
 	kf_buf_init(&s->root);
+	kf_buf_init(&s->advice);
 	s->fs.no_files = s->o.no_files;
 	return 0;
 }
@@ -163,11 +164,10 @@ void kf_session_free(kf_session *s)
 	kf_unwinder_free(s->unwinder);
 	free(s->rules);
 	free(s->uframes);
-	free(s->fp_breaks);
-	free(s->fp_order);
+	kf_diag_fp_fini(&s->fp);
 	free(s->hit);
 	free(s->hit_bid);
-	free(s->stops);
+	kf_diag_stops_fini(&s->stops);
 	if (s->namer_ready)
 		kf_namer_fini(&s->namer);
 	if (s->dsos_ready)
@@ -182,6 +182,7 @@ void kf_session_free(kf_session *s)
 	kf_strtab_fini(&s->roots);
 	kf_buf_fini(&s->line);
 	kf_buf_fini(&s->root);
+	kf_buf_fini(&s->advice);
 	free(s->frames);
 	kf_map64_fini(&s->rd_ids);
 	kf_map64_fini(&s->rd_slot);
@@ -1088,19 +1089,6 @@ static int check_selection(struct kf_session *s)
 
 /* Samples recorded with --call-graph dwarf whose user stack was never
  * given to the unwinder lose every user frame: say so, with why. */
-static const struct {
-	const char *reason, *hint;
-} uw_skips[KF_UWS_N] = {
-	[KF_UWS_ARCH] = { "not unwound: no unwinder for the capture's architecture",
-		"kfold unwinds x86_64, i386 and aarch64 user stacks" },
-	[KF_UWS_COMPAT] = { "not unwound: perf 6.1 does not unwind it",
-		"perf 6.1 on x86_64 unwinds x86_64 user stacks only, and so does "
-		"--compat=perf; kfold's default mode unwinds these" },
-	[KF_UWS_NO_CHAIN] = { "not unwound: the event samples no callchain",
-		"perf unwinds a user stack only as part of a callchain: record "
-		"with --call-graph dwarf" },
-};
-
 static void warn_not_unwound(struct kf_session *s)
 {
 	int k;
@@ -1110,8 +1098,10 @@ static void warn_not_unwound(struct kf_session *s)
 			logf_(s, KF_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples "
 			      "recorded with --call-graph dwarf were not unwound "
 			      "(no user frames): %s; %s", s->uw_skipped[k],
-			      s->stats.samples_dwarf, uw_skips[k].reason +
-			      strlen("not unwound: "), uw_skips[k].hint);
+			      s->stats.samples_dwarf,
+			      kf_diag_skip_reason((enum kf_uw_skip)k) +
+			      strlen("not unwound: "),
+			      kf_diag_skip_hint((enum kf_uw_skip)k));
 	}
 }
 
@@ -1489,6 +1479,31 @@ int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 	return 0;
 }
 
+const char *kf_session_debuginfo_advice(kf_session *s, size_t i)
+{
+	kf_module_info mi;
+	bool dinfod;
+
+	if (kf_session_module(s, i, &mi) != 0 || mi.debuginfo || !mi.debuginfo_wanted)
+		return NULL;
+	if (mi.debuginfo_hint)
+		return mi.debuginfo_hint;
+	if (!mi.named)
+		return NULL;
+	/* a server is asked only for a recorded build-id, and not in
+	 * compat mode; say so when none is configured */
+	dinfod = mi.build_id[0] && s->o.compat != KF_COMPAT_PERF && !s->dsos.dinfod.enabled;
+	kf_buf_fini(&s->advice);
+	kf_buf_init(&s->advice);
+	kf_diag_debuginfo_advice(&s->advice, mi.name, mi.build_id, dinfod);
+	return s->advice.oom ? NULL : kf_buf_cstr(&s->advice);
+}
+
+const char *kf_fp_break_hint(void)
+{
+	return kf_diag_fp_hint_stats;
+}
+
 /* ---- the capture's header ------------------------------------------------------ */
 
 static void header_time(FILE *out, const char *what, uint64_t t)
@@ -1566,73 +1581,10 @@ int kf_session_write_header(kf_session *s, FILE *out)
 
 /* ---- why unwinds stopped -------------------------------------------------------- */
 
-static size_t collect_stops(const kf_session *s, struct kf_uw_stop *out, size_t max)
-{
-	size_t k = 0, m;
-	int e;
-
-	/* the samples never given to the unwinder first (end past the
-	 * unwinder's reasons) */
-	for (e = 0; e < KF_UWS_N; e++) {
-		if (!s->uw_skipped[e])
-			continue;
-		if (out && k < max)
-			out[k] = (struct kf_uw_stop){ 0, (enum kf_unwind_end)(KF_UW_N_REASONS + e),
-						      s->uw_skipped[e] };
-		k++;
-	}
-	if (!s->unwinder)
-		return k;
-	for (m = 0; m < s->modules.n; m++) {
-		for (e = 0; e < KF_UW_N_REASONS; e++) {
-			uint64_t c = kf_unwinder_count(s->unwinder, (uint32_t)m,
-						       (enum kf_unwind_end)e);
-
-			KF_WORK(1);
-			if (!c)
-				continue;
-			if (out && k < max)
-				out[k] = (struct kf_uw_stop){ (uint32_t)m, (enum kf_unwind_end)e, c };
-			k++;
-		}
-	}
-	return k;
-}
-
 size_t kf_session_n_unwind_stops(const kf_session *s)
 {
-	return s->stops_ranked ? s->n_stops : collect_stops(s, NULL, 0);
-}
-
-static int cmp_stops(const void *a, const void *b)
-{
-	const struct kf_uw_stop *x = a, *y = b;
-
-	if (x->n != y->n)
-		return x->n > y->n ? -1 : 1;
-	if (x->module != y->module)
-		return x->module < y->module ? -1 : 1;
-	return (int)x->end - (int)y->end;
-}
-
-/* The pairs, most samples first, once: the counts are final after the
- * load. */
-static int rank_stops(kf_session *s)
-{
-	size_t n;
-
-	if (s->stops_ranked)
-		return 0;
-	n = collect_stops(s, NULL, 0);
-	s->stops = kf_calloc(n ? n : 1, sizeof(*s->stops));
-	if (!s->stops)
-		return KF_ENOMEM;
-	collect_stops(s, s->stops, n);
-	KF_WORK(n);
-	qsort(s->stops, n, sizeof(*s->stops), cmp_stops);
-	s->n_stops = n;
-	s->stops_ranked = true;
-	return 0;
+	return s->stops.ranked ? s->stops.n :
+	       kf_diag_count_stops(s->uw_skipped, s->unwinder, s->modules.n);
 }
 
 int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out)
@@ -1640,178 +1592,36 @@ int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out)
 	const struct kf_uw_stop *v;
 
 	memset(out, 0, sizeof(*out));
-	if (rank_stops(s))
+	if (kf_diag_rank_stops(&s->stops, s->uw_skipped, s->unwinder, s->modules.n))
 		return KF_ENOMEM;
-	if (i >= s->n_stops)
+	if (i >= s->stops.n)
 		return KF_EINVAL;
-	v = s->stops;
-	out->module = v[i].module ? kf_modules_at(&s->modules, v[i].module)->name : "";
-	out->samples = v[i].n;
-	if ((int)v[i].end >= KF_UW_N_REASONS) {
-		out->reason = uw_skips[v[i].end - KF_UW_N_REASONS].reason;
-		out->hint = uw_skips[v[i].end - KF_UW_N_REASONS].hint;
-		return 0;
-	}
-	out->reason = kf_unwind_end_str(v[i].end);
-	switch (v[i].end) {
-	case KF_UW_STACK_END:
-		out->hint = "record with a larger stack copy: --call-graph dwarf,SIZE "
-			    "(up to 65528)";
-		break;
-	case KF_UW_NO_CFI:
-		out->hint = "the code has no .eh_frame entry: install the module's "
-			    "debug file (with .debug_frame) or rebuild with "
-			    "-fasynchronous-unwind-tables";
-		break;
-	case KF_UW_NO_FILE:
-		out->hint = "the module's file was not found: give --symfs or a "
-			    "--buildid-dir holding it (perf archive)";
-		break;
-	case KF_UW_MISMATCH:
-		out->hint = "the file found is not the one recorded: give the "
-			    "recorded build through --symfs or --buildid-dir";
-		break;
-	case KF_UW_NO_MAP:
-		out->hint = "no mapping holds the pc: the capture may have lost "
-			    "MMAP records (see lost events)";
-		break;
-	case KF_UW_JIT:
-		out->hint = "JIT code has no unwind information; a runtime with "
-			    "frame pointers or perf's jitdump would help";
-		break;
-	case KF_UW_DEPTH:
-		out->hint = "the stack is deeper than 127 frames";
-		break;
-	default:
-		out->hint = "";
-		break;
-	}
+	v = &s->stops.v[i];
+	out->module = v->module ? kf_modules_at(&s->modules, v->module)->name : "";
+	out->samples = v->n;
+	kf_diag_stop_text(v->end, &out->reason, &out->hint);
 	return 0;
 }
 
 /* ---- frame-pointer chains that broke ------------------------------------------- */
 
-/* Functions a complete user stack starts in (the outermost frame a
- * frame-pointer walk can reach: glibc's own start code has no frame
- * pointer, so __libc_start_call_main is often the last one seen). */
-static const char *const outermost_fns[] = {
-	"_start", "__libc_start_main", "__libc_start_call_main",
-	"__libc_start_main_impl", "_dl_start_user", "_dl_start", "clone",
-	"clone3", "__clone", "__clone3", "__clone_internal", "start_thread",
-	"thread_start",
-};
-
-static bool is_outermost(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(outermost_fns) / sizeof(outermost_fns[0]); i++) {
-		size_t n = strlen(outermost_fns[i]);
-
-		/* versioned names: __libc_start_main@@GLIBC_2.34 */
-		if (strncmp(name, outermost_fns[i], n) == 0 &&
-		    (name[n] == '\0' || name[n] == '@'))
-			return true;
-	}
-	return false;
-}
-
-/* most samples first, then by module id */
-static int cmp_fp_breaks(const void *a, const void *b, void *arg)
-{
-	const uint64_t *per = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	if (per[x] != per[y])
-		return per[x] > per[y] ? -1 : 1;
-	return (x > y) - (x < y);
-}
-
-/* The modules with breaks in the order kf_session_fp_break gives them,
- * once. */
-static void rank_fp_breaks(kf_session *s)
-{
-	size_t k, n = 0;
-
-	for (k = 0; k < s->modules.n; k++) {
-		KF_WORK(1);
-		n += s->fp_breaks[k] != 0;
-	}
-	s->fp_order = kf_calloc(n ? n : 1, sizeof(*s->fp_order));
-	if (!s->fp_order)
-		return;
-	for (k = 0, n = 0; k < s->modules.n; k++)
-		if (s->fp_breaks[k])
-			s->fp_order[n++] = (uint32_t)k;
-	KF_WORK(n);
-	qsort_r(s->fp_order, n, sizeof(*s->fp_order), cmp_fp_breaks, s->fp_breaks);
-	s->n_fp_order = n;
-}
-
 static void count_fp_breaks(kf_session *s)
 {
-	size_t i;
-
-	if (s->fp_done || !s->namer_ready)
-		return;
-	s->fp_done = true;
-	s->fp_breaks = kf_calloc(s->modules.n ? s->modules.n : 1, sizeof(*s->fp_breaks));
-	if (!s->fp_breaks)
-		return;
-	for (i = 1; i < s->stacks.n; i++) {
-		const struct kf_node *nd = &s->stacks.nodes[i];
-		uint32_t id = (uint32_t)i, outer = 0, next = 0;
-		const struct kf_node *root;
-
-		KF_WORK(1);
-		if (!nd->samples || !nd->parent)
-			continue;
-		/* the frame next to the root is the outermost one */
-		while (s->stacks.nodes[id].parent) {
-			KF_WORK(1);
-			next = outer;
-			outer = id;
-			id = s->stacks.nodes[id].parent;
-		}
-		root = &s->stacks.nodes[id];
-		if (!(root->frame.flags & KF_FRAME_FPCHAIN) ||
-		    (s->stacks.nodes[outer].frame.flags & KF_FRAME_KERNEL))
-			continue;
-		s->fp_samples += nd->samples;
-		{
-			const struct kf_frame *f = &s->stacks.nodes[outer].frame;
-			uint32_t tid;
-			const char *name;
-
-			if (kf_namer_frame_id(&s->namer, f, false, &tid))
-				continue;
-			name = kf_strtab_get(&s->namer.texts, tid);
-			if (is_outermost(name))
-				continue;
-			s->fp_broken += nd->samples;
-			/* garbage at the end of the chain: the frame inside it
-			 * is the one whose function kept no frame pointer */
-			if ((f->flags & KF_FRAME_NOMAP) && next &&
-			    !(s->stacks.nodes[next].frame.flags & KF_FRAME_KERNEL))
-				f = &s->stacks.nodes[next].frame;
-			if (f->module < s->modules.n)
-				s->fp_breaks[f->module] += nd->samples;
-		}
-	}
-	rank_fp_breaks(s);
+	if (s->namer_ready)
+		kf_diag_count_fp(&s->fp, &s->stacks, &s->namer, s->modules.n);
 }
 
 void kf_session_fp_chains(kf_session *s, uint64_t *samples, uint64_t *broken)
 {
 	count_fp_breaks(s);
-	*samples = s->fp_samples;
-	*broken = s->fp_broken;
+	*samples = s->fp.samples;
+	*broken = s->fp.broken;
 }
 
 size_t kf_session_n_fp_breaks(kf_session *s)
 {
 	count_fp_breaks(s);
-	return s->n_fp_order;
+	return s->fp.n;
 }
 
 int kf_session_fp_break(kf_session *s, size_t i, kf_fp_break *out)
@@ -1821,8 +1631,8 @@ int kf_session_fp_break(kf_session *s, size_t i, kf_fp_break *out)
 	memset(out, 0, sizeof(*out));
 	if (i >= kf_session_n_fp_breaks(s))
 		return KF_EINVAL;
-	m = s->fp_order[i];
+	m = s->fp.order[i];
 	out->module = m ? kf_modules_at(&s->modules, m)->name : "[unknown]";
-	out->samples = s->fp_breaks[m];
+	out->samples = s->fp.per_module[m];
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include "kfold.h"
 
 #include "classify.h"
+#include "diagnose.h"
 #include "dso.h"
 #include "error.h"
 #include "fs.h"
@@ -29,24 +30,6 @@
 #define CTX_USER   ((uint64_t)-512)
 #define CTX_MAX    ((uint64_t)-4095)
 
-/* Why a sample of a DWARF event (one with user registers and stack) was
- * not handed to the unwinder at all (the unwinder counts the ends of the
- * unwinds it did). */
-enum kf_uw_skip {
-	KF_UWS_ARCH,          /* no unwinder for the capture's architecture */
-	KF_UWS_COMPAT,        /* --compat=perf: perf 6.1 does not unwind it */
-	KF_UWS_NO_CHAIN,      /* the event samples no callchain: perf folds
-				 no stack of it either */
-	KF_UWS_N
-};
-
-/* One (module, reason) pair of the ends of unwinds: end is a
- * kf_unwind_end, or KF_UW_N_REASONS + a kf_uw_skip. */
-struct kf_uw_stop {
-	uint32_t module;
-	enum kf_unwind_end end;
-	uint64_t n;
-};
 
 struct kf_session {
 	kf_options o;
@@ -76,12 +59,7 @@ struct kf_session {
 					 and stack (--call-graph dwarf) */
 	bool unwinder_unsupported;    /* its architecture has no unwinder */
 	uint64_t uw_skipped[KF_UWS_N]; /* DWARF samples not unwound, by why */
-	bool fp_done;                 /* fp chain breaks counted */
-	uint64_t fp_samples, fp_broken;
-	uint64_t *fp_breaks;          /* samples per module */
-	uint32_t *fp_order;           /* the modules with breaks, most
-					 samples first */
-	size_t n_fp_order;
+	struct kf_fp_diag fp;         /* fp chain breaks, counted once */
 
 	/* what the indexed getters return, listed once after the load (the
 	 * first call) instead of recomputed per index */
@@ -90,9 +68,8 @@ struct kf_session {
 	uint32_t *hit_bid;            /* for each: 1 + its entry in the
 					 build-id table, 0: none (or its own) */
 	size_t n_hit;
-	bool stops_ranked;
-	struct kf_uw_stop *stops;     /* most samples first */
-	size_t n_stops;
+	struct kf_uw_stops stops;     /* where unwinds ended, ranked */
+	struct kf_buf advice;         /* kf_session_debuginfo_advice's text */
 	struct kf_uframe *uframes;
 	bool loaded;
 	uint64_t work0;               /* kf_work when the load began */

@@ -44,6 +44,17 @@ enum kf_unwind_end {
 	KF_UW_N_REASONS
 };
 
+/* Why a sample of a DWARF event (one with user registers and stack) was
+ * not handed to the unwinder at all (the unwinder counts the ends of the
+ * unwinds it did). */
+enum kf_uw_skip {
+	KF_UWS_ARCH,          /* no unwinder for the capture's architecture */
+	KF_UWS_COMPAT,        /* --compat=perf: perf 6.1 does not unwind it */
+	KF_UWS_NO_CHAIN,      /* the event samples no callchain: perf folds
+				 no stack of it either */
+	KF_UWS_N
+};
+
 /* Text for a reason ("stack copy exhausted", ...). */
 const char *kf_unwind_end_str(enum kf_unwind_end e);
 

@@ -256,6 +256,8 @@ static uint64_t stats_getters(kf_session *s)
 		kf_module_info mi;
 
 		CHECK(kf_session_module(s, i, &mi) == 0);
+		/* no files: no symbols, nothing to advise */
+		CHECK(kf_session_debuginfo_advice(s, i) == NULL);
 	}
 	kf_session_fp_chains(s, &fps, &fpb);
 	n = kf_session_n_fp_breaks(s);
