@@ -22,6 +22,7 @@
 #include "emit-folded.h"
 #include "error.h"
 #include "fs.h"
+#include "header.h"
 #include "maps.h"
 #include "module.h"
 #include "order.h"
@@ -1506,76 +1507,32 @@ const char *kf_fp_break_hint(void)
 
 /* ---- the capture's header ------------------------------------------------------ */
 
-static void header_time(FILE *out, const char *what, uint64_t t)
-{
-	fprintf(out, "# %s : %" PRIu64 ".%06" PRIu64 "\n", what,
-		t / 1000000000u, t % 1000000000u / 1000u);
-}
-
 int kf_session_write_header(kf_session *s, FILE *out)
 {
-	const struct kf_env *e;
-	size_t i;
+	struct kf_header_event *ev;
+	struct kf_header_facts h;
+	size_t i, n;
+	int r, err;
 
 	if (!s->pd)
 		return kf_fail(&s->err, KF_EINVAL, "no capture loaded");
-	e = kf_pd_env(s->pd);
-	/* the order and wording of perf's print_* functions (util/header.c) */
-	if (e->hostname)
-		fprintf(out, "# hostname : %s\n", e->hostname);
-	if (e->osrelease)
-		fprintf(out, "# os release : %s\n", e->osrelease);
-	if (e->version)
-		fprintf(out, "# perf version : %s\n", e->version);
-	if (e->arch)
-		fprintf(out, "# arch : %s\n", e->arch);
-	if (e->features[0] >> KF_FEAT_NRCPUS & 1) {
-		fprintf(out, "# nrcpus online : %u\n", e->nr_cpus_online);
-		fprintf(out, "# nrcpus avail : %u\n", e->nr_cpus_avail);
-	}
-	if (e->cpudesc)
-		fprintf(out, "# cpudesc : %s\n", e->cpudesc);
-	if (e->cpuid)
-		fprintf(out, "# cpuid : %s\n", e->cpuid);
-	if (e->features[0] >> KF_FEAT_TOTAL_MEM & 1)
-		fprintf(out, "# total memory : %" PRIu64 " kB\n", e->total_mem_kb);
-	if (e->cmdline) {
-		fprintf(out, "# cmdline : ");
-		for (i = 0; i < e->n_cmdline; i++) {
-			const char *a = e->cmdline[i];
-
-			for (; *a; a++) {
-				if (*a == '\'')
-					fputs("\\\'", out);
-				else
-					fputc(*a, out);
-			}
-			fputc(' ', out);
-		}
-		fputc('\n', out);
-	}
-	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
+	n = kf_pd_n_attrs(s->pd);
+	ev = kf_calloc(n ? n : 1, sizeof(*ev));
+	if (!ev)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
 		const struct kf_attr *a = kf_pd_attr(s->pd, i);
 
-		fprintf(out, "# event : name = %s, type = %u, config = %#" PRIx64
-			", sample_type = %#" PRIx64 ", sample_%s = %" PRIu64 "\n",
-			kf_pd_event_name(s->pd, i), a->type, a->config,
-			a->sample_type, kf_attr_flag(a, KF_ATTR_FREQ) ? "freq" :
-			"period", a->sample_period);
+		ev[i] = (struct kf_header_event){ kf_pd_event_name(s->pd, i), a->type,
+			a->config, a->sample_type, a->sample_period,
+			kf_attr_flag(a, KF_ATTR_FREQ) };
 	}
-	if (e->features[0] >> KF_FEAT_SAMPLE_TIME & 1) {
-		header_time(out, "time of first sample", e->first_sample_time);
-		header_time(out, "time of last sample", e->last_sample_time);
-	}
-	if (e->features[0] >> KF_FEAT_CLOCKID & 1)
-		fprintf(out, "# clockid frequency: %" PRIu64 " MHz\n",
-			e->clockid_res_ns * 1000);
-	if (e->has_compressed)
-		fprintf(out, "# compressed : %s, level = %u, ratio = %u\n",
-			e->comp_type == 1 ? "Zstd" : "Unknown", e->comp_level,
-			e->comp_ratio);
-	if (fflush(out) != 0)
-		return kf_fail(&s->err, KF_EIO, "writing the header: %s", strerror(errno));
+	h = (struct kf_header_facts){ kf_pd_env(s->pd), ev, n };
+	r = kf_header_write(&h, out);
+	err = errno;
+	free(ev);
+	if (r)
+		return kf_fail(&s->err, KF_EIO, "writing the header: %s", strerror(err));
 	return 0;
 }
 
