@@ -378,6 +378,16 @@ KF_API size_t kf_session_n_modules(const kf_session *s);
  * kf_session_free.  Returns 0 or KF_EINVAL. */
 KF_API int kf_session_module(kf_session *s, size_t i, kf_module_info *out);
 
+/* What would give module i the debug info (inline frames, source lines)
+ * it lacks, in the words of `kfold --stats` (which prints it after "no
+ * debug info: no inline frames or lines; "): kf_module_info's
+ * debuginfo_hint, or, for a module with symbols, the debug file to
+ * install and where it could come from.  NULL when there is nothing to
+ * say: its debug info was found or not looked for, or it has no symbols
+ * either, or i >= kf_session_n_modules.  Borrowed until the next call or
+ * kf_session_free. */
+KF_API const char *kf_session_debuginfo_advice(kf_session *s, size_t i);
+
 /* Why the unwinding of `--call-graph dwarf` samples stopped, per module
  * and reason, with what would fix it. */
 typedef struct kf_unwind_stop {
@@ -403,6 +413,9 @@ KF_API void kf_session_fp_chains(kf_session *s, uint64_t *samples,
 KF_API size_t kf_session_n_fp_breaks(kf_session *s);
 /* Break i, most samples first; 0 or KF_EINVAL. */
 KF_API int kf_session_fp_break(kf_session *s, size_t i, kf_fp_break *out);
+/* What would keep such chains whole, as `kfold --stats` says it (in
+ * parentheses, before the list of breaks).  Static text. */
+KF_API const char *kf_fp_break_hint(void);
 
 /* Number of (module, reason) pairs seen; after a load. */
 KF_API size_t kf_session_n_unwind_stops(const kf_session *s);

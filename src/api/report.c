@@ -5,7 +5,9 @@
  * distinct folded line and context, the stack; per module, the samples
  * whose frames it left unnamed or without source lines.  Both outputs are
  * made from that.  Memory grows with the number of distinct stacks and
- * threads, never with the number of samples.
+ * threads, never with the number of samples.  What the diagnostics say
+ * (why a module stayed unnamed, what would give it lines, the unwinding
+ * hints) is diagnose.h's.
  *
  * The JSON schema is docs/kfold-report.schema.json; a change to what is
  * written here changes that file and, if a consumer could notice,
@@ -410,44 +412,11 @@ static const char *module_name(struct report *rp, uint32_t module)
 static void unnamed_reason(struct report *rp, uint32_t module, const char **why,
 			   const char **hint)
 {
-	const struct kf_module *m;
+	const struct kf_module *m = module ? kf_modules_at(&rp->s->modules, module) : NULL;
+	enum kf_dso_status st = module ? kf_dso_status(&rp->s->dsos, module) : KF_DSO_UNTRIED;
+	bool syms = module && kf_dso_symtab(&rp->s->dsos, module) != NULL;
 
-	if (!module) {
-		*why = "the address is in no mapping the capture recorded";
-		*hint = "JIT code without /tmp/perf-PID.map, or a chain that "
-			"broke into garbage (see unwinding)";
-		return;
-	}
-	m = kf_modules_at(&rp->s->modules, module);
-	switch (kf_dso_status(&rp->s->dsos, module)) {
-	case KF_DSO_MISMATCH:
-		*why = "the file found has another build-id than the recorded one";
-		*hint = "give --symfs, --buildid-dir or a perf archive holding the "
-			"recorded build";
-		return;
-	case KF_DSO_CHANGED:
-		*why = "the file changed since recording";
-		*hint = "give the recorded file with --symfs";
-		return;
-	case KF_DSO_NOT_RECORDED:
-		*why = "the file at the recorded path is not the recorded one (its "
-		       "segments do not fit the recorded mappings)";
-		*hint = "give the recorded file with --symfs";
-		return;
-	default:
-		break;
-	}
-	if (!kf_dso_symtab(&rp->s->dsos, module)) {
-		*why = "no symbols: the file was not found or has none";
-		*hint = m->kind == KF_MOD_KERNEL ? "give --kallsyms of the recorded "
-			"kernel" : m->kind == KF_MOD_JIT ? "keep /tmp/perf-PID.map "
-			"(--perf-map-dir)" : "give --symfs or --buildid-dir holding "
-			"the file, or install its debug file";
-		return;
-	}
-	*why = "addresses outside every symbol of the file";
-	*hint = "stripped code without symbols (install the debug file), or "
-		"wrong frames from a broken chain";
+	kf_diag_unnamed(module, m ? m->kind : KF_MOD_NONE, st, syms, why, hint);
 }
 
 static double pct(uint64_t part, uint64_t whole)
@@ -866,11 +835,7 @@ static int cmp_gaps_nolines(const void *pa, const void *pb)
 
 static const char *nolines_hint(struct report *rp, uint32_t module)
 {
-	const char *h = kf_dso_debuginfo_hint(&rp->s->dsos, module);
-
-	return h ? h : "install its debug file (Debian: the -dbgsym or -dbg "
-		"package), give --debug-dir, --symfs or --buildid-dir holding it, "
-		"or set DEBUGINFOD_URLS";
+	return kf_diag_nolines_hint(kf_dso_debuginfo_hint(&rp->s->dsos, module));
 }
 
 static json_t *diagnostics_json(struct report *rp)
@@ -897,9 +862,7 @@ static json_t *diagnostics_json(struct report *rp)
 	}
 	put(rp, uw, "frame_pointer", json_pack("{s:o,s:o,s:o,s:s}",
 		"samples", jint(fps), "broken", jint(fpb), "broke_in", arr,
-		"hint", "a chain that stops before the program's entry went through "
-		"code built without frame pointers: rebuild it with "
-		"-fno-omit-frame-pointer or record with --call-graph dwarf"));
+		"hint", kf_diag_fp_hint));
 	arr = json_array();
 	n = kf_session_n_unwind_stops(s);
 	for (i = 0; i < n; i++) {
@@ -918,9 +881,7 @@ static json_t *diagnostics_json(struct report *rp)
 	put(rp, uw, "kernel", json_pack("{s:o,s:o,s:s}",
 		"truncated", jbucket(&rp->kernel_cut),
 		"unwinder_stopped", jbucket(&rp->kernel_stopped),
-		"hint", "a cut kernel chain hit perf_event_max_stack or "
-		"--max-stack (raise it); a stopped one met code the kernel's "
-		"unwinder has no data for (a retpoline thunk, BPF, asm)"));
+		"hint", kf_diag_kernel_hint));
 	put(rp, d, "unwinding", uw);
 
 	/* symbolization: samples with an unnamed frame, by module */
@@ -1239,8 +1200,7 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 			"stop before the program's entry", fpb, fps);
 		if (kf_session_fp_break(s, 0, &b) == 0)
 			fprintf(out, ", most in %s (%" PRIu64 ")", b.module, b.samples);
-		fputs("; rebuild with -fno-omit-frame-pointer or record with "
-		      "--call-graph dwarf\n", out);
+		fprintf(out, "; %s\n", kf_diag_fp_hint_explain);
 	}
 	/* DWARF unwinding: the ends that lost frames (they come with a hint;
 	 * reaching the outermost frame does not) */

@@ -25,6 +25,7 @@
 #include "error.h"
 #include "folded.h"
 #include "fs.h"
+#include "header.h"
 #include "maps.h"
 #include "module.h"
 #include "order.h"
@@ -144,6 +145,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	    kf_modules_init(&s->modules) || kf_stacks_init(&s->stacks))
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	kf_buf_init(&s->line);
+	kf_buf_init(&s->advice);
 	s->fs.no_files = s->o.no_files;
 	return 0;
 }
@@ -154,7 +156,10 @@ void kf_session_free(kf_session *s)
 		return;
 	kf_callchain_fini(&s->cc);
 	free(s->rules);
-	free(s->fp_breaks);
+	kf_diag_fp_fini(&s->fp);
+	free(s->hit);
+	free(s->hit_bid);
+	kf_diag_stops_fini(&s->stops);
 	if (s->namer_ready) {
 		kf_fold_texts_fini(&s->texts);
 		kf_namer_fini(&s->namer);
@@ -170,6 +175,7 @@ void kf_session_free(kf_session *s)
 	kf_strtab_fini(&s->strings);
 	kf_roots_fini(&s->roots);
 	kf_buf_fini(&s->line);
+	kf_buf_fini(&s->advice);
 	kf_map64_fini(&s->rd_ids);
 	kf_map64_fini(&s->rd_slot);
 	free(s->rd_last);
@@ -835,19 +841,6 @@ static int check_selection(struct kf_session *s)
 
 /* Samples recorded with --call-graph dwarf whose user stack was never
  * given to the unwinder lose every user frame: say so, with why. */
-static const struct {
-	const char *reason, *hint;
-} uw_skips[KF_UWS_N] = {
-	[KF_UWS_ARCH] = { "not unwound: no unwinder for the capture's architecture",
-		"kfold unwinds x86_64, i386 and aarch64 user stacks" },
-	[KF_UWS_COMPAT] = { "not unwound: perf 6.1 does not unwind it",
-		"perf 6.1 on x86_64 unwinds x86_64 user stacks only, and so does "
-		"--compat=perf; kfold's default mode unwinds these" },
-	[KF_UWS_NO_CHAIN] = { "not unwound: the event samples no callchain",
-		"perf unwinds a user stack only as part of a callchain: record "
-		"with --call-graph dwarf" },
-};
-
 /* The callchain stage counts what its chains needed; the stats say it. */
 static void chain_counts(struct kf_session *s)
 {
@@ -865,8 +858,10 @@ static void warn_not_unwound(struct kf_session *s)
 			logf_(s, KF_LOG_WARN, "%" PRIu64 " of %" PRIu64 " samples "
 			      "recorded with --call-graph dwarf were not unwound "
 			      "(no user frames): %s; %s", s->cc.counts.uw_skipped[k],
-			      s->stats.samples_dwarf, uw_skips[k].reason +
-			      strlen("not unwound: "), uw_skips[k].hint);
+			      s->stats.samples_dwarf,
+			      kf_diag_skip_reason((enum kf_uw_skip)k) +
+			      strlen("not unwound: "),
+			      kf_diag_skip_hint((enum kf_uw_skip)k));
 	}
 }
 
@@ -1171,50 +1166,115 @@ void kf_session_note_unverified(struct kf_session *s)
 	logf_(s, KF_LOG_WARN, "%s (--stats lists them)", buf);
 }
 
-static struct kf_module *hit_module(const kf_session *s, size_t i)
+/* The first entry of the capture's build-id table for a file name, by a
+ * hash of the names (the table may be as long as the module list). */
+static int bid_entry(const struct kf_env *e, const struct kf_map64 *by_name,
+		     bool all_in_map, const char *name)
 {
-	size_t k, seen = 0;
+	uint32_t v;
+	size_t k;
 
-	for (k = 1; k < s->modules.n; k++) {
-		if (!s->modules.v[k]->hit)
-			continue;
-		if (seen++ == i)
-			return s->modules.v[k];
+	KF_WORK(1);
+	if (kf_map64_get(by_name, kf_hash_bytes(name, strlen(name), 0), &v)) {
+		if (strcmp(e->buildids[v].filename, name) == 0)
+			return (int)v;
+	} else if (all_in_map) {
+		return -1;
 	}
-	return NULL;
+	/* a hash shared by two names, or a name the map could not take */
+	for (k = 0; k < e->n_buildids; k++) {
+		KF_WORK(1);
+		if (strcmp(e->buildids[k].filename, name) == 0)
+			return (int)k;
+	}
+	return -1;
+}
+
+static int list_hit_modules(kf_session *s)
+{
+	const struct kf_env *e = kf_pd_env(s->pd);
+	struct kf_map64 by_name;
+	bool all_in_map = true;
+	size_t k, n = 0;
+
+	if (s->hit_listed)
+		return 0;
+	for (k = 1; k < s->modules.n; k++) {
+		KF_WORK(1);
+		n += s->modules.v[k]->hit;
+	}
+	s->hit = kf_calloc(n ? n : 1, sizeof(*s->hit));
+	s->hit_bid = kf_calloc(n ? n : 1, sizeof(*s->hit_bid));
+	if (!s->hit || !s->hit_bid) {
+		free(s->hit);
+		free(s->hit_bid);
+		s->hit = s->hit_bid = NULL;
+		return KF_ENOMEM;
+	}
+	kf_map64_init(&by_name);
+	for (k = 0; k < e->n_buildids; k++) {
+		const char *f = e->buildids[k].filename;
+		uint64_t h = kf_hash_bytes(f, strlen(f), 0);
+		uint32_t v;
+
+		KF_WORK(1);
+		/* the first entry of a name is the one used */
+		if (!kf_map64_get(&by_name, h, &v) &&
+		    !kf_map64_put(&by_name, h, (uint32_t)k))
+			all_in_map = false;
+	}
+	for (k = 1, n = 0; k < s->modules.n; k++) {
+		const struct kf_module *mod = s->modules.v[k];
+
+		KF_WORK(1);
+		if (!mod->hit)
+			continue;
+		s->hit[n] = (uint32_t)k;
+		if (!mod->bid_len && e->n_buildids)
+			s->hit_bid[n] = (uint32_t)(bid_entry(e, &by_name, all_in_map,
+							     mod->name) + 1);
+		n++;
+	}
+	kf_map64_fini(&by_name);
+	s->n_hit = n;
+	s->hit_listed = true;
+	return 0;
 }
 
 size_t kf_session_n_modules(const kf_session *s)
 {
 	size_t k, n = 0;
 
-	for (k = 1; k < s->modules.n; k++)
+	if (s->hit_listed)
+		return s->n_hit;
+	for (k = 1; k < s->modules.n; k++) {
+		KF_WORK(1);
 		n += s->modules.v[k]->hit;
+	}
 	return n;
 }
 
 int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 {
-	struct kf_module *mod = hit_module(s, i);
+	struct kf_module *mod;
 	enum kf_dso_status st;
 
 	memset(out, 0, sizeof(*out));
-	if (!mod || !s->dsos_ready)
+	if (!s->dsos_ready || !s->pd)
 		return KF_EINVAL;
+	if (list_hit_modules(s))
+		return KF_ENOMEM;
+	if (i >= s->n_hit)
+		return KF_EINVAL;
+	mod = kf_modules_at(&s->modules, s->hit[i]);
 	out->name = mod->name;
 	if (mod->bid_len) {
 		kf_bid_hex(mod->bid, mod->bid_len, out->build_id);
-	} else {
-		size_t k;
+	} else if (s->hit_bid[i]) {
+		const struct kf_buildid_entry *e =
+			&kf_pd_env(s->pd)->buildids[s->hit_bid[i] - 1];
 
-		for (k = 0; k < kf_pd_env(s->pd)->n_buildids; k++) {
-			const struct kf_buildid_entry *e = &kf_pd_env(s->pd)->buildids[k];
-
-			if (strcmp(e->filename, mod->name) == 0) {
-				kf_bid_hex(e->id, e->len, out->build_id);
-				break;
-			}
-		}
+		kf_bid_hex(e->id, e->len, out->build_id);
 	}
 	st = kf_dso_status(&s->dsos, mod->id);
 	out->status = kf_dso_status_text(&s->dsos, mod->id);
@@ -1231,78 +1291,59 @@ int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 	return 0;
 }
 
-/* ---- the capture's header ------------------------------------------------------ */
-
-static void header_time(FILE *out, const char *what, uint64_t t)
+const char *kf_session_debuginfo_advice(kf_session *s, size_t i)
 {
-	fprintf(out, "# %s : %" PRIu64 ".%06" PRIu64 "\n", what,
-		t / 1000000000u, t % 1000000000u / 1000u);
+	kf_module_info mi;
+	bool dinfod;
+
+	if (kf_session_module(s, i, &mi) != 0 || mi.debuginfo || !mi.debuginfo_wanted)
+		return NULL;
+	if (mi.debuginfo_hint)
+		return mi.debuginfo_hint;
+	if (!mi.named)
+		return NULL;
+	/* a server is asked only for a recorded build-id, and not in
+	 * compat mode; say so when none is configured */
+	dinfod = mi.build_id[0] && s->o.compat != KF_COMPAT_PERF && !s->dsos.dinfod.enabled;
+	kf_buf_fini(&s->advice);
+	kf_buf_init(&s->advice);
+	kf_diag_debuginfo_advice(&s->advice, mi.name, mi.build_id, dinfod);
+	return s->advice.oom ? NULL : kf_buf_cstr(&s->advice);
 }
+
+const char *kf_fp_break_hint(void)
+{
+	return kf_diag_fp_hint_stats;
+}
+
+/* ---- the capture's header ------------------------------------------------------ */
 
 int kf_session_write_header(kf_session *s, FILE *out)
 {
-	const struct kf_env *e;
-	size_t i;
+	struct kf_header_event *ev;
+	struct kf_header_facts h;
+	size_t i, n;
+	int r, err;
 
 	if (!s->opened)
 		return kf_fail(&s->err, KF_EINVAL, "no capture opened");
-	e = kf_pd_env(s->pd);
-	/* the order and wording of perf's print_* functions (util/header.c) */
-	if (e->hostname)
-		fprintf(out, "# hostname : %s\n", e->hostname);
-	if (e->osrelease)
-		fprintf(out, "# os release : %s\n", e->osrelease);
-	if (e->version)
-		fprintf(out, "# perf version : %s\n", e->version);
-	if (e->arch)
-		fprintf(out, "# arch : %s\n", e->arch);
-	if (e->features[0] >> KF_FEAT_NRCPUS & 1) {
-		fprintf(out, "# nrcpus online : %u\n", e->nr_cpus_online);
-		fprintf(out, "# nrcpus avail : %u\n", e->nr_cpus_avail);
-	}
-	if (e->cpudesc)
-		fprintf(out, "# cpudesc : %s\n", e->cpudesc);
-	if (e->cpuid)
-		fprintf(out, "# cpuid : %s\n", e->cpuid);
-	if (e->features[0] >> KF_FEAT_TOTAL_MEM & 1)
-		fprintf(out, "# total memory : %" PRIu64 " kB\n", e->total_mem_kb);
-	if (e->cmdline) {
-		fprintf(out, "# cmdline : ");
-		for (i = 0; i < e->n_cmdline; i++) {
-			const char *a = e->cmdline[i];
-
-			for (; *a; a++) {
-				if (*a == '\'')
-					fputs("\\\'", out);
-				else
-					fputc(*a, out);
-			}
-			fputc(' ', out);
-		}
-		fputc('\n', out);
-	}
-	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
+	n = kf_pd_n_attrs(s->pd);
+	ev = kf_calloc(n ? n : 1, sizeof(*ev));
+	if (!ev)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
 		const struct kf_attr *a = kf_pd_attr(s->pd, i);
 
-		fprintf(out, "# event : name = %s, type = %u, config = %#" PRIx64
-			", sample_type = %#" PRIx64 ", sample_%s = %" PRIu64 "\n",
-			kf_pd_event_name(s->pd, i), a->type, a->config,
-			a->sample_type, kf_attr_flag(a, KF_ATTR_FREQ) ? "freq" :
-			"period", a->sample_period);
+		ev[i] = (struct kf_header_event){ kf_pd_event_name(s->pd, i), a->type,
+			a->config, a->sample_type, a->sample_period,
+			kf_attr_flag(a, KF_ATTR_FREQ) };
 	}
-	if (e->features[0] >> KF_FEAT_SAMPLE_TIME & 1) {
-		header_time(out, "time of first sample", e->first_sample_time);
-		header_time(out, "time of last sample", e->last_sample_time);
-	}
-	if (e->features[0] >> KF_FEAT_CLOCKID & 1)
-		fprintf(out, "# clockid frequency: %" PRIu64 " MHz\n",
-			e->clockid_res_ns * 1000);
-	if (e->has_compressed)
-		fprintf(out, "# compressed : %s, level = %u, ratio = %u\n",
-			e->comp_type == 1 ? "Zstd" : "Unknown", e->comp_level,
-			e->comp_ratio);
-	if (fflush(out) != 0)
-		return kf_fail(&s->err, KF_EIO, "writing the header: %s", strerror(errno));
+	h = (struct kf_header_facts){ kf_pd_env(s->pd), ev, n };
+	r = kf_header_write(&h, out);
+	err = errno;
+	free(ev);
+	if (r)
+		return kf_fail(&s->err, KF_EIO, "writing the header: %s", strerror(err));
 	return 0;
 }
 
@@ -1385,239 +1426,68 @@ int kf_session_buildid(const kf_session *s, size_t i, kf_buildid_info *out)
 
 /* ---- why unwinds stopped -------------------------------------------------------- */
 
-struct stop {
-	uint32_t module;
-	enum kf_unwind_end end;
-	uint64_t n;
-};
-
-static size_t collect_stops(const kf_session *s, struct stop *out, size_t max)
-{
-	size_t k = 0, m;
-	int e;
-
-	/* the samples never given to the unwinder first (end past the
-	 * unwinder's reasons) */
-	for (e = 0; e < KF_UWS_N; e++) {
-		if (!s->cc.counts.uw_skipped[e])
-			continue;
-		if (out && k < max)
-			out[k] = (struct stop){ 0, (enum kf_unwind_end)(KF_UW_N_REASONS + e),
-						s->cc.counts.uw_skipped[e] };
-		k++;
-	}
-	if (!kf_callchain_unwinder(&s->cc))
-		return k;
-	for (m = 0; m < s->modules.n; m++) {
-		for (e = 0; e < KF_UW_N_REASONS; e++) {
-			uint64_t c = kf_unwinder_count(kf_callchain_unwinder(&s->cc), (uint32_t)m,
-						       (enum kf_unwind_end)e);
-
-			if (!c)
-				continue;
-			if (out && k < max)
-				out[k] = (struct stop){ (uint32_t)m, (enum kf_unwind_end)e, c };
-			k++;
-		}
-	}
-	return k;
-}
-
 size_t kf_session_n_unwind_stops(const kf_session *s)
 {
-	return collect_stops(s, NULL, 0);
-}
-
-static int cmp_stops(const void *a, const void *b)
-{
-	const struct stop *x = a, *y = b;
-
-	if (x->n != y->n)
-		return x->n > y->n ? -1 : 1;
-	if (x->module != y->module)
-		return x->module < y->module ? -1 : 1;
-	return (int)x->end - (int)y->end;
+	return s->stops.ranked ? s->stops.n :
+	       kf_diag_count_stops(s->cc.counts.uw_skipped, kf_callchain_unwinder(&s->cc), s->modules.n);
 }
 
 int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out)
 {
-	size_t n = collect_stops(s, NULL, 0);
-	struct stop *v;
+	const struct kf_uw_stop *v;
 
 	memset(out, 0, sizeof(*out));
-	if (i >= n)
-		return KF_EINVAL;
-	v = kf_calloc(n, sizeof(*v));
-	if (!v)
+	if (kf_diag_rank_stops(&s->stops, s->cc.counts.uw_skipped, kf_callchain_unwinder(&s->cc), s->modules.n))
 		return KF_ENOMEM;
-	collect_stops(s, v, n);
-	qsort(v, n, sizeof(*v), cmp_stops);
-	out->module = v[i].module ? kf_modules_at(&s->modules, v[i].module)->name : "";
-	out->samples = v[i].n;
-	if ((int)v[i].end >= KF_UW_N_REASONS) {
-		out->reason = uw_skips[v[i].end - KF_UW_N_REASONS].reason;
-		out->hint = uw_skips[v[i].end - KF_UW_N_REASONS].hint;
-		free(v);
-		return 0;
-	}
-	out->reason = kf_unwind_end_str(v[i].end);
-	switch (v[i].end) {
-	case KF_UW_STACK_END:
-		out->hint = "record with a larger stack copy: --call-graph dwarf,SIZE "
-			    "(up to 65528)";
-		break;
-	case KF_UW_NO_CFI:
-		out->hint = "the code has no .eh_frame entry: install the module's "
-			    "debug file (with .debug_frame) or rebuild with "
-			    "-fasynchronous-unwind-tables";
-		break;
-	case KF_UW_NO_FILE:
-		out->hint = "the module's file was not found: give --symfs or a "
-			    "--buildid-dir holding it (perf archive)";
-		break;
-	case KF_UW_MISMATCH:
-		out->hint = "the file found is not the one recorded: give the "
-			    "recorded build through --symfs or --buildid-dir";
-		break;
-	case KF_UW_NO_MAP:
-		out->hint = "no mapping holds the pc: the capture may have lost "
-			    "MMAP records (see lost events)";
-		break;
-	case KF_UW_JIT:
-		out->hint = "JIT code has no unwind information; a runtime with "
-			    "frame pointers or perf's jitdump would help";
-		break;
-	case KF_UW_DEPTH:
-		out->hint = "the stack is deeper than 127 frames";
-		break;
-	default:
-		out->hint = "";
-		break;
-	}
-	free(v);
+	if (i >= s->stops.n)
+		return KF_EINVAL;
+	v = &s->stops.v[i];
+	out->module = v->module ? kf_modules_at(&s->modules, v->module)->name : "";
+	out->samples = v->n;
+	kf_diag_stop_text(v->end, &out->reason, &out->hint);
 	return 0;
 }
 
 /* ---- frame-pointer chains that broke ------------------------------------------- */
 
-/* Functions a complete user stack starts in (the outermost frame a
- * frame-pointer walk can reach: glibc's own start code has no frame
- * pointer, so __libc_start_call_main is often the last one seen). */
-static const char *const outermost_fns[] = {
-	"_start", "__libc_start_main", "__libc_start_call_main",
-	"__libc_start_main_impl", "_dl_start_user", "_dl_start", "clone",
-	"clone3", "__clone", "__clone3", "__clone_internal", "start_thread",
-	"thread_start",
-};
-
-static bool is_outermost(const char *name)
+static const char *fp_frame_text(void *ctx, const struct kf_frame *f)
 {
-	size_t i;
+	struct kf_session *s = ctx;
+	uint32_t tid;
 
-	for (i = 0; i < sizeof(outermost_fns) / sizeof(outermost_fns[0]); i++) {
-		size_t n = strlen(outermost_fns[i]);
-
-		/* versioned names: __libc_start_main@@GLIBC_2.34 */
-		if (strncmp(name, outermost_fns[i], n) == 0 &&
-		    (name[n] == '\0' || name[n] == '@'))
-			return true;
-	}
-	return false;
+	if (kf_fold_text_id(&s->texts, f, false, &tid))
+		return NULL;
+	return kf_strtab_get(&s->texts.texts, tid);
 }
 
 static void count_fp_breaks(kf_session *s)
 {
-	size_t i;
-
-	if (s->fp_done || !s->namer_ready)
-		return;
-	s->fp_done = true;
-	s->fp_breaks = kf_calloc(s->modules.n ? s->modules.n : 1, sizeof(*s->fp_breaks));
-	if (!s->fp_breaks)
-		return;
-	for (i = 1; i < s->stacks.n; i++) {
-		const struct kf_node *nd = &s->stacks.nodes[i];
-		uint32_t id = (uint32_t)i, outer = 0, next = 0;
-		const struct kf_node *root;
-
-		if (!nd->samples || !nd->parent)
-			continue;
-		/* the frame next to the root is the outermost one */
-		while (s->stacks.nodes[id].parent) {
-			next = outer;
-			outer = id;
-			id = s->stacks.nodes[id].parent;
-		}
-		root = &s->stacks.nodes[id];
-		if (!(root->frame.flags & KF_FRAME_FPCHAIN) ||
-		    (s->stacks.nodes[outer].frame.flags & KF_FRAME_KERNEL))
-			continue;
-		s->fp_samples += nd->samples;
-		{
-			const struct kf_frame *f = &s->stacks.nodes[outer].frame;
-			uint32_t tid;
-			const char *name;
-
-			if (kf_fold_text_id(&s->texts, f, false, &tid))
-				continue;
-			name = kf_strtab_get(&s->texts.texts, tid);
-			if (is_outermost(name))
-				continue;
-			s->fp_broken += nd->samples;
-			/* garbage at the end of the chain: the frame inside it
-			 * is the one whose function kept no frame pointer */
-			if ((f->flags & KF_FRAME_NOMAP) && next &&
-			    !(s->stacks.nodes[next].frame.flags & KF_FRAME_KERNEL))
-				f = &s->stacks.nodes[next].frame;
-			if (f->module < s->modules.n)
-				s->fp_breaks[f->module] += nd->samples;
-		}
-	}
+	if (s->namer_ready)
+		kf_diag_count_fp(&s->fp, &s->stacks, fp_frame_text, s, s->modules.n);
 }
 
 void kf_session_fp_chains(kf_session *s, uint64_t *samples, uint64_t *broken)
 {
 	count_fp_breaks(s);
-	*samples = s->fp_samples;
-	*broken = s->fp_broken;
+	*samples = s->fp.samples;
+	*broken = s->fp.broken;
 }
 
 size_t kf_session_n_fp_breaks(kf_session *s)
 {
-	size_t k, n = 0;
-
 	count_fp_breaks(s);
-	if (!s->fp_breaks)
-		return 0;
-	for (k = 0; k < s->modules.n; k++)
-		n += s->fp_breaks[k] != 0;
-	return n;
+	return s->fp.n;
 }
 
 int kf_session_fp_break(kf_session *s, size_t i, kf_fp_break *out)
 {
-	size_t k, n = kf_session_n_fp_breaks(s), j;
-	uint32_t *order;
+	uint32_t m;
 
 	memset(out, 0, sizeof(*out));
-	if (i >= n)
+	if (i >= kf_session_n_fp_breaks(s))
 		return KF_EINVAL;
-	order = kf_calloc(n, sizeof(*order));
-	if (!order)
-		return KF_ENOMEM;
-	for (k = 0, j = 0; k < s->modules.n; k++)
-		if (s->fp_breaks[k])
-			order[j++] = (uint32_t)k;
-	/* most samples first (n is small: the modules that broke chains) */
-	for (k = 1; k < n; k++)
-		for (j = k; j > 0 && s->fp_breaks[order[j]] > s->fp_breaks[order[j - 1]]; j--) {
-			uint32_t t = order[j];
-
-			order[j] = order[j - 1];
-			order[j - 1] = t;
-		}
-	out->module = order[i] ? kf_modules_at(&s->modules, order[i])->name : "[unknown]";
-	out->samples = s->fp_breaks[order[i]];
-	free(order);
+	m = s->fp.order[i];
+	out->module = m ? kf_modules_at(&s->modules, m)->name : "[unknown]";
+	out->samples = s->fp.per_module[m];
 	return 0;
 }

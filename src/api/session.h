@@ -9,6 +9,7 @@
 
 #include "callchain.h"
 #include "classify.h"
+#include "diagnose.h"
 #include "dso.h"
 #include "error.h"
 #include "folded.h"
@@ -52,13 +53,21 @@ struct kf_session {
 					 (events_arrived) */
 	bool dwarf_events;            /* some event records user registers
 					 and stack (--call-graph dwarf) */
-	bool fp_done;                 /* fp chain breaks counted */
-	uint64_t fp_samples, fp_broken;
-	uint64_t *fp_breaks;          /* samples per module */
+	struct kf_fp_diag fp;         /* fp chain breaks, counted once */
 	bool opened;                  /* kf_session_open_* succeeded */
 	bool ran;                     /* kf_session_run was called */
 	struct kf_rec first;          /* the first record after the metadata, */
 	int first_r;                  /* read at open: kf_pd_next's result */
+
+	/* what the indexed getters return, listed once after the load (the
+	 * first call) instead of recomputed per index */
+	bool hit_listed;
+	uint32_t *hit;                /* ids of the modules frames fell into */
+	uint32_t *hit_bid;            /* for each: 1 + its entry in the
+					 build-id table, 0: none (or its own) */
+	size_t n_hit;
+	struct kf_uw_stops stops;     /* where unwinds ended, ranked */
+	struct kf_buf advice;         /* kf_session_debuginfo_advice's text */
 	uint64_t first_time, last_time; /* of the samples with a time (for
 					   captures without the header's) */
 

@@ -28,11 +28,11 @@ static void print_counts(const kf_stats *st)
 void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 {
 	size_t i, n = kf_session_n_modules(s);
-	const char *dinfod = getenv("DEBUGINFOD_URLS");
 
 	print_counts(kf_session_stats(s));
 	for (i = 0; i < n; i++) {
 		kf_module_info mi;
+		const char *adv;
 
 		if (kf_session_module(s, i, &mi) != 0)
 			continue;
@@ -47,20 +47,9 @@ void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 			fprintf(stderr, "kfold:   debug info (inline frames, lines) "
 				"from %s%s\n", mi.debuginfo_debuginfod ?
 				"debuginfod, cached at " : "", mi.debuginfo);
-		else if (mi.debuginfo_wanted && mi.debuginfo_hint)
+		else if ((adv = kf_session_debuginfo_advice(s, i)))
 			fprintf(stderr, "kfold:   no debug info: no inline frames or "
-				"lines; %s\n", mi.debuginfo_hint);
-		else if (mi.debuginfo_wanted && mi.named)
-			fprintf(stderr, "kfold:   no debug info: no inline frames or "
-				"lines; install the debug file for %s%s%s (Debian: "
-				"its -dbgsym or -dbg package) or give --symfs or "
-				"--buildid-dir holding it%s\n", mi.name,
-				mi.build_id[0] ? ", build-id " : "", mi.build_id,
-				/* a server is asked only for a recorded
-				 * build-id, and not in compat mode */
-				mi.build_id[0] && c->o.compat != KF_COMPAT_PERF &&
-				!(dinfod && *dinfod) ? ", or set DEBUGINFOD_URLS "
-				"to a debuginfod server that has it" : "");
+				"lines; %s\n", adv);
 	}
 	{
 		uint64_t fps, fpb;
@@ -69,9 +58,8 @@ void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 		if (fpb)
 			fprintf(stderr, "kfold: frame-pointer stacks: %" PRIu64
 				" samples, %" PRIu64 " stop before the program's "
-				"entry; the chain broke in (built without frame "
-				"pointers? record with --call-graph dwarf):\n",
-				fps, fpb);
+				"entry; the chain broke in (%s):\n",
+				fps, fpb, kf_fp_break_hint());
 		n = kf_session_n_fp_breaks(s);
 		for (i = 0; i < n; i++) {
 			kf_fp_break b;

@@ -2,10 +2,13 @@
  *
  * For each family of crafted captures (many processes, threads, mappings
  * overlapping each other, comm changes, distinct deep stacks, kernel
- * chains, samples out of time order), the capture is built at size n and
- * 4n, read, folded, written as a JSON report and as --context stacks, and
- * the steps the library counted (kf_stats.work: hash probes, tree steps,
- * queue moves, chain entries, frames named) are compared.  Linear work
+ * chains, samples out of time order, many distinct modules hit), the
+ * capture is built at size n and 4n, read, folded, walked by the getters
+ * `kfold --stats` loops over (modules, frame-pointer breaks, unwind
+ * stops), written as a JSON report and as --context stacks, and the steps
+ * the library counted (kf_stats.work, and kf_work around the getter loops:
+ * hash probes, tree steps, queue moves, chain entries, frames named, list
+ * entries) are compared.  Linear work
  * gives a ratio of 4; the treaps and the ordering heap add a logarithmic
  * factor (at most 4 * log(4n) / log(n), about 4.7 here).  Anything
  * quadratic gives 16.  Counting, not timing: the result does not depend
@@ -18,6 +21,7 @@
 #include "check.h"
 #include "kfold.h"
 #include "pdbuild.h"
+#include "util.h"
 
 enum { ST_IP = 1, ST_TID = 2, ST_TIME = 4, ST_CALLCHAIN = 32, ST_PERIOD = 256 };
 static const uint64_t ST = ST_IP | ST_TID | ST_TIME | ST_CALLCHAIN | ST_PERIOD;
@@ -131,11 +135,16 @@ static size_t user_chain(uint64_t *c, size_t depth)
 	return n;
 }
 
-enum family { PROCS, THREADS, MAPPINGS, COMMS, STACKS, KERNEL, DISORDER, NFAMILIES };
+enum family { PROCS, THREADS, MAPPINGS, COMMS, STACKS, KERNEL, DISORDER, MODULES,
+	      NFAMILIES };
 static const char *const family_names[] = {
 	"processes", "threads", "mappings overlapping each other", "comm changes",
 	"distinct deep stacks", "kernel chains", "samples out of time order",
+	"distinct modules hit",
 };
+
+/* where MODULES maps its files: past /bin/prog, one page each */
+#define MBASE 0x10000000ull
 
 static void build(enum family f, size_t n, struct pdb *img)
 {
@@ -213,6 +222,21 @@ static void build(enum family f, size_t n, struct pdb *img)
 		for (i = 0; i < n; i++)
 			sample(&d, 2, 1, 1, 10 * n + 1000 - i, c, user_chain(c, 8));
 		break;
+	case MODULES:
+		/* every module hit by one sample whose frame-pointer chain
+		 * breaks in it (no frame is named: no files), so the module
+		 * list and the breaks are n long */
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "/lib/m%zu.so", i);
+			mmap2(&d, 1, MBASE + i * 0x1000, 0x1000, name, t++);
+		}
+		for (i = 0; i < n; i++) {
+			size_t m = user_chain(c, 4);
+
+			c[m++] = MBASE + i * 0x1000 + rnd() % 0x1000;
+			sample(&d, 2, 1, 1, t++, c, m);
+		}
+		break;
 	default:
 		break;
 	}
@@ -220,7 +244,38 @@ static void build(enum family f, size_t n, struct pdb *img)
 	pdb_free(&d);
 }
 
-static uint64_t work(const struct pdb *img, size_t *stacks)
+/* What `kfold --stats` asks after the output, counted by kf_work (these
+ * getters are no output: kf_stats.work does not include them). */
+static uint64_t stats_getters(kf_session *s)
+{
+	uint64_t w0 = kf_work, fps, fpb;
+	size_t i, n;
+
+	n = kf_session_n_modules(s);
+	for (i = 0; i < n; i++) {
+		kf_module_info mi;
+
+		CHECK(kf_session_module(s, i, &mi) == 0);
+		/* no files: no symbols, nothing to advise */
+		CHECK(kf_session_debuginfo_advice(s, i) == NULL);
+	}
+	kf_session_fp_chains(s, &fps, &fpb);
+	n = kf_session_n_fp_breaks(s);
+	for (i = 0; i < n; i++) {
+		kf_fp_break b;
+
+		CHECK(kf_session_fp_break(s, i, &b) == 0);
+	}
+	n = kf_session_n_unwind_stops(s);
+	for (i = 0; i < n; i++) {
+		kf_unwind_stop us;
+
+		CHECK(kf_session_unwind_stop(s, i, &us) == 0);
+	}
+	return kf_work - w0;
+}
+
+static uint64_t work(const struct pdb *img, size_t *stacks, uint64_t *getters)
 {
 	FILE *null = fopen("/dev/null", "w");
 	uint64_t w = 0;
@@ -247,6 +302,7 @@ static uint64_t work(const struct pdb *img, size_t *stacks)
 			CHECK(kf_session_write_json(s, null) == 0);
 		} else {
 			*stacks = kf_session_stats(s)->stacks;
+			*getters = stats_getters(s);
 		}
 		w += kf_session_stats(s)->work;
 		kf_session_free(s);
@@ -263,19 +319,25 @@ int main(void)
 	for (f = 0; f < NFAMILIES; f++) {
 		struct pdb small = { 0 }, big = { 0 };
 		size_t st_small, st_big;
-		uint64_t ws, wb;
-		double ratio;
+		uint64_t ws, wb, gs, gb;
+		double ratio, gratio;
 
 		build((enum family)f, n, &small);
 		build((enum family)f, 4 * n, &big);
-		ws = work(&small, &st_small);
-		wb = work(&big, &st_big);
+		ws = work(&small, &st_small, &gs);
+		wb = work(&big, &st_big, &gb);
 		ratio = (double)wb / (double)ws;
+		gratio = gs ? (double)gb / (double)gs : 0;
 		printf("%-32s n=%zu: %llu steps (%zu stacks); 4n: %llu steps (%zu stacks); "
-		       "ratio %.2f\n", family_names[f], n, (unsigned long long)ws, st_small,
-		       (unsigned long long)wb, st_big, ratio);
+		       "ratio %.2f; --stats getters %llu, %llu steps, ratio %.2f\n",
+		       family_names[f], n, (unsigned long long)ws, st_small,
+		       (unsigned long long)wb, st_big, ratio, (unsigned long long)gs,
+		       (unsigned long long)gb, gratio);
 		CHECK(ws > n);
 		CHECK(ratio < 5.0);
+		/* each getter loop walks a list the input decides the length of */
+		CHECK(gs > 0 || f != MODULES);
+		CHECK(gs == 0 || gratio < 5.0);
 		pdb_free(&small);
 		pdb_free(&big);
 	}
