@@ -424,6 +424,85 @@ KF_API size_t kf_session_n_unwind_stops(const kf_session *s);
  * Returns 0 or KF_EINVAL. */
 KF_API int kf_session_unwind_stop(kf_session *s, size_t i, kf_unwind_stop *out);
 
+/* ---- The stacks as data -------------------------------------------------
+ *
+ * After kf_session_run, every distinct stack the folded event's samples
+ * made, with its frames as structured data: what a front end other than
+ * folded text (an annotator, a flame graph, a profile format) starts
+ * from.  One entry per distinct chain of raw frames, in the order the
+ * samples first made them; two stacks may print as the same folded line
+ * (frames of one function at different addresses).  The weights are the
+ * folded event's (kf_options.event): a session folds one event.
+ *
+ * Shown by src/tests/test-api.c, which rebuilds the folded output from
+ * these frames alone.  Names are decided when first asked for.  Under --compat=perf, perf's
+ * addr2line emulation answers by the order of questions, so for perf's
+ * exact names call kf_session_write_folded first. */
+
+enum kf_frame_kind {
+	KF_KIND_ROOT = 0,        /* the process or thread the stack is charged to */
+	KF_KIND_USER = 1,        /* a user-space function */
+	KF_KIND_KERNEL = 2,      /* the kernel or a kernel module */
+	KF_KIND_JIT = 3,         /* named from a perf-PID.map */
+	KF_KIND_MARKER = 4,      /* a --context marker ([softirq:NET_RX]);
+				    not in these stacks: folded output adds
+				    them where the contexts were entered */
+	KF_KIND_TRUNCATED = 5,   /* the copy of the user stack ran out here */
+	KF_KIND_UNKNOWN = 6,     /* no name; `why` says why */
+};
+
+enum kf_frame_why {
+	KF_WHY_NONE = 0,
+	KF_WHY_NO_MAP = 1,       /* no mapping held the address */
+	KF_WHY_NO_SYMBOL = 2,    /* the module's symbols hold no symbol there */
+	KF_WHY_NO_SYMBOLS = 3,   /* no symbols for the module (its status says why) */
+	KF_WHY_UNTRUSTED = 4,    /* its file is not the recorded one (build-id) */
+};
+
+#define KF_NO_MODULE ((size_t)-1)
+
+typedef struct kf_frame_info {
+	enum kf_frame_kind kind;
+	enum kf_frame_why why;    /* for KF_KIND_UNKNOWN */
+	const char *name;         /* function (demangled), the root's comm;
+				     "" when unknown */
+	const char *text;         /* what folded output prints for it ("" when
+				     stackcollapse drops it; several ';'
+				     pieces in --compat=perf where perf's
+				     line splits) */
+	size_t module;            /* index for kf_session_module, or
+				     KF_NO_MODULE (roots, markers, no map) */
+	bool verified;            /* named from a file whose build-id matched */
+	uint64_t addr;            /* the frame's address: in the module's file
+				     offsets for mapped user frames, absolute
+				     for the kernel */
+	uint64_t sym_start;       /* where its symbol starts (0: no symbol) */
+	uint64_t offset;          /* looked-up address - sym_start */
+	const char *file;         /* source file (DWARF), or NULL */
+	unsigned line;            /* 0: not known */
+	unsigned inline_depth;    /* 0: the function that owns the code; k:
+				     the k-th function inlined into it */
+	int32_t pid, tid;         /* a root's, -1 when stacks are not told
+				     apart by them (--pid, --tid, contexts) */
+} kf_frame_info;
+
+typedef struct kf_stack_info {
+	const kf_frame_info *frames; /* root first, leaf last; borrowed until
+				     the next kf_session_stack call */
+	size_t n_frames;
+	uint64_t samples;         /* samples of this stack (saturates) */
+	uint64_t weight;          /* their summed weight (period, or 1 per
+				     sample with count_samples), modulo 2^64 */
+	uint64_t weight_high;     /* the bits above 2^64 of that sum */
+} kf_stack_info;
+
+/* Number of distinct stacks; 0 before kf_session_run. */
+KF_API size_t kf_session_n_stacks(kf_session *s);
+
+/* Stack i (i < kf_session_n_stacks).  Strings are borrowed until
+ * kf_session_free.  0, KF_EINVAL or KF_ENOMEM. */
+KF_API int kf_session_stack(kf_session *s, size_t i, kf_stack_info *out);
+
 /* The message of the last failure ("" if none).  Borrowed. */
 KF_API const char *kf_session_errmsg(const kf_session *s);
 

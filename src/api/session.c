@@ -157,6 +157,7 @@ void kf_session_free(kf_session *s)
 	kf_callchain_fini(&s->cc);
 	free(s->rules);
 	kf_diag_fp_fini(&s->fp);
+	kf_session_walk_fini(s);
 	free(s->hit);
 	free(s->hit_bid);
 	kf_diag_stops_fini(&s->stops);
@@ -1190,7 +1191,7 @@ static int bid_entry(const struct kf_env *e, const struct kf_map64 *by_name,
 	return -1;
 }
 
-static int list_hit_modules(kf_session *s)
+int kf_session_list_hit(kf_session *s)
 {
 	const struct kf_env *e = kf_pd_env(s->pd);
 	struct kf_map64 by_name;
@@ -1262,7 +1263,7 @@ int kf_session_module(kf_session *s, size_t i, kf_module_info *out)
 	memset(out, 0, sizeof(*out));
 	if (!s->dsos_ready || !s->pd)
 		return KF_EINVAL;
-	if (list_hit_modules(s))
+	if (kf_session_list_hit(s))
 		return KF_ENOMEM;
 	if (i >= s->n_hit)
 		return KF_EINVAL;

@@ -96,6 +96,18 @@ struct kf_session {
 	struct kf_buf line;
 	uint64_t warned_kernel_load;
 	bool warned_unverified;       /* kf_session_note_unverified said it */
+
+	/* the stacks as data (walk.c) */
+	struct kf_walk {
+		bool listed;
+		uint32_t *nodes;          /* trie nodes with samples, in id order */
+		size_t n;
+		size_t *hit_of;           /* module id -> index of kf_session_module */
+		struct kf_fold_frame *ff; /* one stack's folded frames */
+		size_t ff_cap;
+		kf_frame_info *fi;        /* ... and their public form */
+		size_t fi_cap;
+	} walk;
 };
 
 /* The attr of the event being folded (the first whose name matches), or
@@ -112,6 +124,13 @@ bool kf_attr_is_soft_clock(const struct kf_attr *a);
 void kf_session_note_unverified(struct kf_session *s);
 /* Its text, without the pointer to --stats; false when there is none. */
 bool kf_session_unverified_text(const struct kf_session *s, char *buf, size_t len);
+
+/* Lists the modules frames fell into (kf_session_module's order) once:
+ * s->hit[0 .. s->n_hit).  0 or KF_ENOMEM. */
+int kf_session_list_hit(struct kf_session *s);
+
+/* Frees what walk.c keeps. */
+void kf_session_walk_fini(struct kf_session *s);
 
 /* What to say of such an event, after "event NAME ". */
 extern const char kf_soft_clock_note[];
