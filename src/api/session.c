@@ -146,6 +146,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	kf_buf_init(&s->line);
 	kf_buf_init(&s->advice);
+	kf_counters_init(&s->counters);
 	s->fs.no_files = s->o.no_files;
 	return 0;
 }
@@ -177,9 +178,7 @@ void kf_session_free(kf_session *s)
 	kf_roots_fini(&s->roots);
 	kf_buf_fini(&s->line);
 	kf_buf_fini(&s->advice);
-	kf_map64_fini(&s->rd_ids);
-	kf_map64_fini(&s->rd_slot);
-	free(s->rd_last);
+	kf_counters_fini(&s->counters);
 	free(s->filter);
 	free(s->attr_samples);
 	free(s->symfs);
@@ -455,33 +454,6 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 /* The slot of the last counter value seen for a group value's id (perf
  * 6.1's perf_sample_id.period, one per id of the header), or, when the
  * event counts per thread, for (id, tid).  -1 on ENOMEM. */
-static long read_slot(struct kf_session *s, uint64_t id, bool per_thread,
-		      uint32_t tid)
-{
-	uint32_t idx, slot;
-	uint64_t key;
-
-	/* ids are those of the header (at most KF_MAX_IDS < 2^32), so the
-	 * key never is the map's reserved ~0 */
-	if (!kf_map64_get(&s->rd_ids, id, &idx)) {
-		idx = (uint32_t)s->rd_ids.n;
-		if (!kf_map64_put(&s->rd_ids, id, idx))
-			return -1;
-	}
-	key = (uint64_t)idx << 33 | (per_thread ? 1ull << 32 | tid : 0);
-	if (!kf_map64_get(&s->rd_slot, key, &slot)) {
-		if (s->rd_n >= UINT32_MAX ||
-		    !KF_GROW(s->rd_last, s->rd_cap, s->rd_n + 1))
-			return -1;
-		slot = (uint32_t)s->rd_n;
-		s->rd_last[slot] = 0;
-		if (!kf_map64_put(&s->rd_slot, key, slot))
-			return -1;
-		s->rd_n++;
-	}
-	return (long)slot;
-}
-
 /* PERF_SAMPLE_READ (perf 6.1's evlist__deliver_sample and
  * deliver_sample_value, tools/perf/util/session.c): each counter value of
  * the record is delivered as a sample of the event its id names, weighted
@@ -508,7 +480,6 @@ static int deliver_read(struct kf_session *s, const struct kf_attr *a,
 		uint64_t value, id;
 		const struct kf_attr *va;
 		bool per_thread;
-		long slot;
 		int ev, r;
 
 		KF_WORK(1);
@@ -523,11 +494,9 @@ static int deliver_read(struct kf_session *s, const struct kf_attr *a,
 			     (va->sample_type & KF_SAMPLE_READ) &&
 			     (va->sample_type & KF_SAMPLE_TID) &&
 			     kf_attr_flag(va, KF_ATTR_INHERIT);
-		slot = read_slot(s, id, per_thread, smp->tid);
-		if (slot < 0)
+		if (kf_counters_update(&s->counters, id, per_thread, smp->tid, value,
+				       &smp->period))
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-		smp->period = value - s->rd_last[slot];
-		s->rd_last[slot] = value;
 		if (!smp->period)
 			continue;
 		r = fold_sample(s, a, ev, smp);

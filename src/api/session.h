@@ -9,6 +9,7 @@
 
 #include "callchain.h"
 #include "classify.h"
+#include "counters.h"
 #include "diagnose.h"
 #include "dso.h"
 #include "error.h"
@@ -73,10 +74,7 @@ struct kf_session {
 
 	/* PERF_SAMPLE_READ: the last counter value per id (per id and
 	 * thread for inherited counters), see deliver_read */
-	struct kf_map64 rd_ids;       /* id -> its index */
-	struct kf_map64 rd_slot;      /* index << 33 | thread key -> slot */
-	uint64_t *rd_last;
-	size_t rd_n, rd_cap;
+	struct kf_counters counters;
 	uint64_t warned_read_no_id, warned_read_empty;
 
 	/* event selection */
