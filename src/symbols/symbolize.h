@@ -6,8 +6,9 @@
  * only: which symbol a frame is in, and what a name is.  How a name is
  * printed (stackcollapse's tidying, "_[k]", perf script's line and its
  * regexes) is the folded emitter's business (folded.h).  Two modes:
- *  - perf compatibility: the symbol perf 6.1 finds at the address as is
- *    (kf_symtab_find_perf); with compat_inline, the DWARF-unwound frames
+ *  - perf compatibility (the policy's perf_names): the symbol perf 6.1
+ *    finds at the address as is (kf_symtab_find_perf); with a2l_inline
+ *    (addr2line_emulation and inline frames on), the DWARF-unwound frames
  *    that perf hands to addr2line get what addr2line says (the inline
  *    chain from DWARF, else addr2line's own symbol choice, a2l.h),
  *    demangled as perf demangles it (KF_SYMF_INLINED);
