@@ -189,10 +189,10 @@ static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,
 /* --call-graph dwarf: the user part comes from unwinding the sampled
  * registers and stack (thread__resolve_callchain_unwind); it follows the
  * kernel part of the callchain.  perf 6.1's libunwind path stores a
- * return address minus one (get_entries: "--ips[i]"), so with
- * unwind_store_ra_minus_one
- * the frame is that address; kfold keeps the return address and looks it
- * up at ra - 1, which names the same function. */
+ * return address minus one (get_entries: "--ips[i]"), so with the
+ * policy's unwind_store_ra_minus_one the frame is that address; kfold
+ * keeps the return address and looks it up at ra - 1, which names the
+ * same function. */
 
 /* the architecture a capture was recorded on; none recorded: x86_64 */
 static bool arch_is_x86_64(const char *arch)

@@ -93,15 +93,16 @@ struct kf_policy {
 					   process's mappings of it */
 
 	/* ---- naming (symbolize.c, output/folded.c) ---- */
-	bool perf_names;                /* 1, 7, 13 [C4, E7]: frames named as
-					   perf script names them: the
-					   address as is, perf's tree
+	bool perf_names;                /* 1, 7, 13, 21 [C4, E7]: frames
+					   named as perf script names them:
+					   the address as is, perf's tree
 					   replayed (kf_symtab_find_perf),
-					   no DWARF names of kfold's */
+					   no static .plt names, no DWARF
+					   names of kfold's */
 	bool addr2line_emulation;       /* [D3]: with --inline, DWARF-unwound
 					   frames expanded through what perf's
 					   `addr2line -i -f` child prints */
-	bool perf_script_line_text;     /* 5, 6, 14 [F2, S2]: a frame folds
+	bool perf_script_line_text;     /* 3, 5, 6, 14 [F2, S2]: a frame folds
 					   as stackcollapse's regexes read
 					   perf script's line for it, and
 					   a comm keeps ';' and newlines */
