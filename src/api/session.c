@@ -90,6 +90,9 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	if (!s)
 		return KF_ENOMEM;
 	s->o = opts ? *opts : defaults;
+	/* the one place the compat mode is looked at: the stages see the
+	 * behaviours it stands for (an unknown mode is refused below) */
+	s->pol = s->o.compat == KF_COMPAT_PERF ? kf_policy_perf() : kf_policy_kfold();
 	s->symfs = dup_opt(s->o.symfs);
 	s->kallsyms = dup_opt(s->o.kallsyms);
 	s->vmlinux = dup_opt(s->o.vmlinux);
@@ -114,7 +117,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	if (s->o.context != KF_CONTEXT_NONE || s->o.exclude)
 		s->o.classify = true;
 	if (s->o.classify) {
-		if (s->o.compat == KF_COMPAT_PERF)
+		if (s->pol->perf_output)
 			return kf_fail(&s->err, KF_EINVAL, "kernel contexts (--context, "
 				       "--exclude, JSON, --explain) are not part of "
 				       "--compat=perf");
@@ -130,7 +133,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	/* the build-id cache: --symfs moves it to SYMFS/.debug in perf 6.1
 	 * even over --buildid-dir (symbol__config_symfs); kfold does the
 	 * same unless --buildid-dir was given, and in --compat=perf always */
-	if (s->symfs && (!s->o.buildid_dir || s->o.compat == KF_COMPAT_PERF)) {
+	if (s->symfs && (!s->o.buildid_dir || s->pol->symfs_moves_buildid_dir)) {
 		size_t n = strlen(s->symfs) + 8;
 
 		s->buildid_dir = malloc(n);
@@ -144,7 +147,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	if (!kf_strtab_init(&s->strings) || kf_roots_init(&s->roots) ||
 	    kf_modules_init(&s->modules) || kf_stacks_init(&s->stacks))
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	kf_buf_init(&s->line);
+	kf_perf_header_init(&s->perfhdr);
 	kf_buf_init(&s->advice);
 	kf_counters_init(&s->counters);
 	s->fs.no_files = s->o.no_files;
@@ -176,7 +179,7 @@ void kf_session_free(kf_session *s)
 	kf_modules_fini(&s->modules);
 	kf_strtab_fini(&s->strings);
 	kf_roots_fini(&s->roots);
-	kf_buf_fini(&s->line);
+	kf_perf_header_fini(&s->perfhdr);
 	kf_buf_fini(&s->advice);
 	kf_counters_fini(&s->counters);
 	free(s->filter);
@@ -220,52 +223,6 @@ static bool event_matches(const char *name, const char *want)
 	/* "cpu-clock" picks "cpu-clock:u" too: modifiers may be left out */
 	n = strlen(want);
 	return strncmp(name, want, n) == 0 && name[n] == ':' && !strchr(want, ':');
-}
-
-/* perf script's header line after the comm (docs/perf-compat.md F1, F3):
- * " %5d [%03d] %12s: %10lu %*s: " with cpu and time only when the event
- * type's first non-dummy event samples them. */
-static void header_rest(struct kf_session *s, int attr_idx,
-			const struct kf_sample *smp, const char *evname)
-{
-	const struct kf_attr *a = kf_pd_attr(s->pd, (size_t)attr_idx);
-	const struct kf_attr *first = a;
-	uint32_t otype = a->type < 6 ? a->type : 6;
-	size_t i;
-
-	for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
-		const struct kf_attr *b = kf_pd_attr(s->pd, i);
-		uint32_t bt = b->type < 6 ? b->type : 6;
-
-		if (bt != otype || (b->type == 1 && b->config == 9))
-			continue;
-		first = b;
-		break;
-	}
-	/* perf script takes the width at the first sample it prints, from
-	 * the events known then (in pipe mode, their attrs and names arrive
-	 * in the stream, before the first sample) */
-	if (!s->name_width) {
-		for (i = 0; i < kf_pd_n_attrs(s->pd); i++) {
-			int w = (int)strlen(kf_pd_event_name(s->pd, i));
-
-			if (w > s->name_width)
-				s->name_width = w;
-		}
-	}
-	s->line.len = 0;
-	kf_buf_printf(&s->line, " %5d ", smp->has_tid ? (int)smp->tid : -1);
-	if (first->sample_type & KF_SAMPLE_CPU)
-		kf_buf_printf(&s->line, "[%03d] ", smp->has_cpu ? (int)smp->cpu : -1);
-	if (first->sample_type & KF_SAMPLE_TIME) {
-		char t[48];
-
-		snprintf(t, sizeof(t), "%" PRIu64 ".%06" PRIu64,
-			 smp->time / 1000000000u, smp->time % 1000000000u / 1000u);
-		kf_buf_printf(&s->line, "%12s: ", t);
-	}
-	kf_buf_printf(&s->line, "%10" PRIu64 " ", smp->period);
-	kf_buf_printf(&s->line, "%*s: ", s->name_width, evname);
 }
 
 /* What the context classifier needs to know about a sample besides its
@@ -341,57 +298,34 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	comm = kf_thread_comm(&s->tasks, th);
 	weight = smp.period;
 
-	if (s->o.compat == KF_COMPAT_PERF) {
-		const char *ev, *per;
-		size_t evlen, perlen;
+	/* without a callchain perf script prints one line per sample,
+	 * which stackcollapse-perf.pl does not fold */
+	if (s->pol->drop_chainless_samples && !(a->sample_type & KF_SAMPLE_CALLCHAIN))
+		return 0;
+	if (s->pol->perf_script_header) {
+		struct kf_perf_header_read hr;
 
-		/* without a callchain perf script prints one line per
-		 * sample, which stackcollapse-perf.pl does not fold */
-		if (!(a->sample_type & KF_SAMPLE_CALLCHAIN))
-			return 0;
-		header_rest(s, evidx, &smp, evname);
 		/* the comm and the period and event stackcollapse reads from
 		 * the line */
-		{
-			struct kf_buf full;
-			size_t clen;
-
-			kf_buf_init(&full);
-			kf_buf_puts(&full, comm);
-			kf_buf_puts(&full, kf_buf_cstr(&s->line));
-			clen = kf_collapse_header_comm(kf_buf_cstr(&full), full.len);
-			if (clen == 0) {
-				kf_buf_fini(&full);
-				return 0;   /* the header regex did not match */
+		if (kf_perf_header_read(&s->perfhdr, s->pd, evidx, &smp, evname, comm, &hr))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		if (!hr.matched)
+			return 0;   /* the header regex did not match */
+		/* the comm group may end inside the comm or run past it
+		 * into the numbers: then it is a string of its own */
+		if (hr.comm_len == strlen(comm))
+			comm_id = th->comm;
+		else if (!kf_strtab_intern(&s->strings, hr.comm, hr.comm_len, &comm_id))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		weight = hr.period;
+		if (hr.has_event && !s->event) {
+			if (!s->filter_set) {
+				s->filter = kf_strndup(hr.event, hr.event_len);
+				s->filter_set = true;
+			} else if (!s->filter || strlen(s->filter) != hr.event_len ||
+				   memcmp(s->filter, hr.event, hr.event_len) != 0) {
+				return 0;
 			}
-			/* the comm group may end inside the comm or run past it
-			 * into the numbers: then it is a string of its own */
-			if (clen == strlen(comm)) {
-				comm_id = th->comm;
-			} else if (full.oom ||
-				   !kf_strtab_intern(&s->strings, full.p, clen, &comm_id)) {
-				kf_buf_fini(&full);
-				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-			}
-			if (kf_collapse_header_event(kf_buf_cstr(&full), full.len, &ev,
-						     &evlen, &per, &perlen)) {
-				weight = 0;
-				for (i = 0; i < perlen; i++)
-					weight = weight * 10 + (uint64_t)(per[i] - '0');
-				if (!s->event) {
-					if (!s->filter_set) {
-						s->filter = kf_strndup(ev, evlen);
-						s->filter_set = true;
-					} else if (!s->filter || strlen(s->filter) != evlen ||
-						   memcmp(s->filter, ev, evlen) != 0) {
-						kf_buf_fini(&full);
-						return 0;
-					}
-				}
-			} else {
-				weight = 0;
-			}
-			kf_buf_fini(&full);
 		}
 		if (weight == 0)
 			weight = 1;
@@ -399,7 +333,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		 * on the callchain lines ("ip sym", no "(dso)"), which
 		 * stackcollapse-perf.pl does not recognize: it folds the comm
 		 * alone (docs/perf-compat.md F9) */
-		if (a->type == 2)
+		if (s->pol->tracepoint_comm_only && a->type == 2)
 			memset(&ch, 0, sizeof(ch));
 		else
 			r = kf_callchain_build(&s->cc, th, a, &smp, &ch);
@@ -490,7 +424,7 @@ static int deliver_read(struct kf_session *s, const struct kf_attr *a,
 			continue;
 		}
 		va = kf_pd_attr(s->pd, (size_t)ev);
-		per_thread = s->o.compat != KF_COMPAT_PERF && smp->has_tid &&
+		per_thread = !s->pol->read_values_per_id && smp->has_tid &&
 			     (va->sample_type & KF_SAMPLE_READ) &&
 			     (va->sample_type & KF_SAMPLE_TID) &&
 			     kf_attr_flag(va, KF_ATTR_INHERIT);
@@ -527,7 +461,7 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 	}
 	/* perf script filters guest samples (perf_guest is off) */
 	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
-	    s->o.compat == KF_COMPAT_PERF)
+	    s->pol->drop_guest_samples)
 		return 0;
 	if (smp.has_time && smp.time) {
 		if (!s->first_time || smp.time < s->first_time)
@@ -670,7 +604,7 @@ static int setup_stages(struct kf_session *s)
 	dopts.kallsyms = s->kallsyms;
 	dopts.vmlinux = s->vmlinux;
 	dopts.perf_map_dir = s->perf_map_dir;
-	dopts.compat_perf = s->o.compat == KF_COMPAT_PERF;
+	dopts.pol = s->pol;
 	dopts.debug_dirs = (const char *const *)s->debug_dirs;
 	dopts.n_debug_dirs = s->o.n_debug_dirs;
 	dopts.host = s->o.host;
@@ -683,17 +617,18 @@ static int setup_stages(struct kf_session *s)
 	    kf_attr_flag(kf_pd_attr(s->pd, 0), KF_ATTR_USE_CLOCKID))
 		s->dsos.clockid = kf_pd_attr(s->pd, 0)->clockid;
 	s->dsos_ready = true;
-	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, s->o.compat == KF_COMPAT_PERF,
-			  s->o.inline_frames && s->o.compat != KF_COMPAT_PERF,
-			  s->o.srcline && s->o.compat != KF_COMPAT_PERF,
-			  s->o.inline_frames && s->o.compat == KF_COMPAT_PERF);
+	r = kf_namer_init(&s->namer, &s->dsos, &s->modules, s->pol,
+			  s->o.inline_frames, s->o.srcline);
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
-	s->fold.compat = s->o.compat == KF_COMPAT_PERF;
-	s->fold.root_mode = (int)s->o.root;
-	s->fold.suffixes = s->o.suffixes;
-	s->fold.show_addrs = s->o.show_addrs;
-	s->fold.srcline = s->o.srcline && s->o.compat != KF_COMPAT_PERF;
+	s->fold = (struct kf_fold_style){
+		.pol = s->pol,
+		.root_mode = (int)s->o.root,
+		.suffixes = s->o.suffixes,
+		.show_addrs = s->o.show_addrs,
+		/* the namer gives lines only in kfold's own naming */
+		.srcline = s->namer.srcline,
+	};
 	r = kf_fold_texts_init(&s->texts, &s->namer, &s->fold);
 	if (r) {
 		kf_namer_fini(&s->namer);
@@ -701,8 +636,7 @@ static int setup_stages(struct kf_session *s)
 	}
 	s->namer_ready = true;
 	kf_callchain_init(&s->cc, &s->tasks, &s->modules, &s->dsos, kf_pd_env(s->pd),
-			  s->o.compat == KF_COMPAT_PERF,
-			  s->namer.compat_inline ? &s->namer : NULL);
+			  s->pol, s->namer.a2l_inline ? &s->namer : NULL);
 	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
 			 KF_MAX_QUEUE_BYTES);
 	if (r)
@@ -1274,7 +1208,7 @@ const char *kf_session_debuginfo_advice(kf_session *s, size_t i)
 		return NULL;
 	/* a server is asked only for a recorded build-id, and not in
 	 * compat mode; say so when none is configured */
-	dinfod = mi.build_id[0] && s->o.compat != KF_COMPAT_PERF && !s->dsos.dinfod.enabled;
+	dinfod = mi.build_id[0] && !s->pol->no_debuginfod && !s->dsos.dinfod.enabled;
 	kf_buf_fini(&s->advice);
 	kf_buf_init(&s->advice);
 	kf_diag_debuginfo_advice(&s->advice, mi.name, mi.build_id, dinfod);

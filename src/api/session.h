@@ -18,6 +18,8 @@
 #include "module.h"
 #include "order.h"
 #include "perfdata.h"
+#include "perfhdr.h"
+#include "policy.h"
 #include "stacks.h"
 #include "symbolize.h"
 #include "tasks.h"
@@ -27,6 +29,8 @@
 #define KF_VERSION "0.1.0"
 struct kf_session {
 	kf_options o;
+	const struct kf_policy *pol;  /* from o.compat, chosen once in
+					 kf_session_new; every stage gets it */
 	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
 	char **debug_dirs;       /* copies of o.debug_dirs */
 	struct kf_error err;
@@ -48,6 +52,8 @@ struct kf_session {
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_callchain cc;        /* the samples' chains (scratch) */
+	struct kf_perf_header perfhdr; /* perf_script_header: the header
+					  line of each sample (scratch) */
 	struct kf_fold_style fold;    /* how folded text prints (folded.h) */
 	struct kf_fold_texts texts;   /* frame texts (with namer_ready) */
 	size_t n_events;              /* attrs whose per-event setup ran
@@ -83,15 +89,9 @@ struct kf_session {
 	uint64_t *attr_samples;       /* samples read per attr (decoded) */
 	size_t n_attr_samples;
 
-	/* compat header fields (perf script's default output): the widest
-	 * event name, computed at the first sample as perf script does */
-	int name_width;
-
 	/* kernel contexts (opts.classify) */
 	struct kf_ctx_rules *rules;
 
-	/* scratch */
-	struct kf_buf line;
 	uint64_t warned_kernel_load;
 	bool warned_unverified;       /* kf_session_note_unverified said it */
 

@@ -14,7 +14,7 @@
 
 void kf_callchain_init(struct kf_callchain *cc, struct kf_tasks *tasks,
 		       struct kf_modules *modules, struct kf_dsos *dsos,
-		       const struct kf_env *env, bool compat_perf,
+		       const struct kf_env *env, const struct kf_policy *pol,
 		       struct kf_namer *name_unwound)
 {
 	memset(cc, 0, sizeof(*cc));
@@ -22,7 +22,7 @@ void kf_callchain_init(struct kf_callchain *cc, struct kf_tasks *tasks,
 	cc->modules = modules;
 	cc->dsos = dsos;
 	cc->env = env;
-	cc->compat_perf = compat_perf;
+	cc->pol = pol;
 	cc->name_unwound = name_unwound;
 }
 
@@ -45,7 +45,8 @@ int kf_callchain_unwinding(struct kf_callchain *cc)
 
 	if (cc->unwinder || cc->unwinder_unsupported)
 		return 0;
-	r = kf_unwinder_new(&cc->unwinder, cc->dsos, cc->modules, cc->env->arch);
+	r = kf_unwinder_new(&cc->unwinder, cc->dsos, cc->modules, cc->env->arch,
+			     cc->pol);
 	if (r) {
 		kf_unwinder_free(cc->unwinder);
 		cc->unwinder = NULL;
@@ -53,7 +54,6 @@ int kf_callchain_unwinding(struct kf_callchain *cc)
 			cc->unwinder_unsupported = true;
 		return r;
 	}
-	kf_unwinder_set_compat(cc->unwinder, cc->compat_perf);
 	return 0;
 }
 
@@ -155,7 +155,7 @@ static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,
 			}
 			else if (ip == KF_CHAIN_CTX_HV)
 				cpumode = KF_MISC_HYPERVISOR;
-			else if (cc->compat_perf)
+			else if (cc->pol->discard_chain_on_unknown_marker)
 				return 0;   /* perf discards the whole chain */
 			else
 				break;      /* the frames before it stand */
@@ -177,7 +177,7 @@ static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,
 		if (!push_frame(cc, &n, &f))
 			return -1;
 	}
-	if (!cc->compat_perf) {
+	if (!cc->pol->keep_trailing_zero_frame) {
 		/* a trailing 0 is the end marker of a user walk, not a frame */
 		while (n > 0 && (cc->frames[n - 1].flags & KF_FRAME_NOMAP) &&
 		       cc->frames[n - 1].addr == 0)
@@ -189,9 +189,10 @@ static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,
 /* --call-graph dwarf: the user part comes from unwinding the sampled
  * registers and stack (thread__resolve_callchain_unwind); it follows the
  * kernel part of the callchain.  perf 6.1's libunwind path stores a
- * return address minus one (get_entries: "--ips[i]"), so in --compat=perf
- * the frame is that address; kfold keeps the return address and looks it
- * up at ra - 1, which names the same function. */
+ * return address minus one (get_entries: "--ips[i]"), so with the
+ * policy's unwind_store_ra_minus_one the frame is that address; kfold
+ * keeps the return address and looks it up at ra - 1, which names the
+ * same function. */
 
 /* the architecture a capture was recorded on; none recorded: x86_64 */
 static bool arch_is_x86_64(const char *arch)
@@ -223,7 +224,7 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 	}
 	/* perf 6.1 on x86_64 unwinds x86_64 samples only ("unwind: target
 	 * platform=x86 is not supported", also arm64): no user frame at all */
-	if (cc->compat_perf &&
+	if (cc->pol->unwind_x86_64_only &&
 	    (smp->regs_user_abi == 1 || !arch_is_x86_64(cc->env->arch))) {
 		cc->counts.uw_skipped[KF_UWS_COMPAT]++;
 		return (long)n;
@@ -237,7 +238,7 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 		struct kf_frame f;
 		uint64_t pc = cc->uframes[i].pc;
 
-		if (!pc && i > 0 && cc->compat_perf) {
+		if (!pc && i > 0 && cc->pol->unwind_zero_ra_frame) {
 			/* a zero return address: perf prints 0 - 1 */
 			memset(&f, 0, sizeof(f));
 			f.flags = KF_FRAME_NOMAP;
@@ -248,10 +249,10 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 		}
 		if (!pc)
 			continue;   /* perf skips zero entries */
-		if (i > 0 && cc->compat_perf)
+		if (i > 0 && cc->pol->unwind_store_ra_minus_one)
 			pc--;
 		resolve(cc, th, KF_MISC_USER, pc, &f);
-		if (i > 0 && !cc->compat_perf)
+		if (i > 0 && !cc->pol->unwind_store_ra_minus_one)
 			f.flags |= KF_FRAME_RA;
 		if (cc->name_unwound) {
 			uint32_t id;
@@ -278,7 +279,7 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 		memset(&f, 0, sizeof(f));
 		f.flags = KF_FRAME_NOMAP;
 		f.addr = UINT64_MAX;
-		if (!cc->compat_perf) {
+		if (!cc->pol->stack_end_unknown_frame) {
 			f.flags |= KF_FRAME_TRUNCATED;
 			f.addr = 0;
 		}

@@ -33,6 +33,7 @@
 #include "dso.h"
 #include "module.h"
 #include "perfdata.h"
+#include "policy.h"
 #include "sample.h"
 #include "stacks.h"
 #include "symbolize.h"
@@ -83,7 +84,7 @@ struct kf_callchain {
 	struct kf_dsos *dsos;
 	struct kf_namer *name_unwound;
 	const struct kf_env *env;
-	bool compat_perf;
+	const struct kf_policy *pol;
 
 	struct kf_unwinder *unwinder; /* NULL until kf_callchain_unwinding */
 	bool unwinder_unsupported;    /* its architecture has no unwinder */
@@ -97,15 +98,15 @@ struct kf_callchain {
 
 /* Sets up a stage over the given tasks (mappings), modules (hit flags),
  * DSOs (the kernel's symbols) and environment (the architecture), all
- * borrowed.  compat_perf: follow perf 6.1 where kfold's own mode differs
- * (a bad context marker drops the whole chain, trailing zeros stay,
- * unwound return addresses minus one, perf's unwinding rules).
+ * borrowed.  pol (borrowed, static): the chain rules where perf 6.1 and
+ * kfold differ (what a bad context marker drops, trailing zeros, unwound
+ * return addresses minus one, the unwinder's rules).
  * name_unwound: NULL, or the namer of --compat=perf --inline, which must
  * name each unwound frame as it is made because perf asks its addr2line
  * children in that order and their answers depend on it.  Never fails. */
 void kf_callchain_init(struct kf_callchain *cc, struct kf_tasks *tasks,
 		       struct kf_modules *modules, struct kf_dsos *dsos,
-		       const struct kf_env *env, bool compat_perf,
+		       const struct kf_env *env, const struct kf_policy *pol,
 		       struct kf_namer *name_unwound);
 /* Frees the scratch and the unwinder; a zeroed struct is fine. */
 void kf_callchain_fini(struct kf_callchain *cc);

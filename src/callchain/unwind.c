@@ -76,7 +76,7 @@ struct kf_unwinder {
 	size_t n_fv, cap_fv;
 	uint64_t *counts;            /* [module * N + reason] */
 	size_t cap_counts;           /* in modules */
-	bool compat_perf;            /* unwind as perf 6.1 does */
+	const struct kf_policy *pol; /* where to unwind as perf 6.1 does */
 };
 
 const char *kf_unwind_end_str(enum kf_unwind_end e)
@@ -98,7 +98,8 @@ const char *kf_unwind_end_str(enum kf_unwind_end e)
 }
 
 int kf_unwinder_new(struct kf_unwinder **out, struct kf_dsos *dsos,
-		    struct kf_modules *modules, const char *arch)
+		    struct kf_modules *modules, const char *arch,
+		    const struct kf_policy *pol)
 {
 	struct kf_unwinder *u = kf_calloc(1, sizeof(*u));
 
@@ -107,6 +108,7 @@ int kf_unwinder_new(struct kf_unwinder **out, struct kf_dsos *dsos,
 		return KF_ENOMEM;
 	u->dsos = dsos;
 	u->modules = modules;
+	u->pol = pol;
 	kf_map64_init(&u->frames);
 	if (!arch || strcmp(arch, "x86_64") == 0) {
 		u->arch64 = &arch_x86_64;
@@ -121,11 +123,6 @@ int kf_unwinder_new(struct kf_unwinder **out, struct kf_dsos *dsos,
 		return KF_EUNSUPP;
 	}
 	return 0;
-}
-
-void kf_unwinder_set_compat(struct kf_unwinder *u, bool compat_perf)
-{
-	u->compat_perf = compat_perf;
 }
 
 void kf_unwinder_free(struct kf_unwinder *u)
@@ -182,7 +179,8 @@ struct uw {
 	uint64_t dyn;                /* valid bytes in the copy */
 	bool swap;
 	bool past_stack;             /* a read went beyond the copy */
-	uint32_t low_mod;            /* compat: the module low_start is of */
+	uint32_t low_mod;            /* cfi_lowest_load_address: the module
+					low_start is of */
 	uint64_t low_start;          /* its lowest mapping in the process */
 	bool low_valid;
 };
@@ -213,7 +211,7 @@ static bool read_mem(struct uw *w, uint64_t addr, unsigned size, uint64_t *out)
 	/* perf 6.1's access_mem refuses the copy's last word as well
 	 * (addr + 8 >= end), and then finds no file behind the stack */
 	if (addr >= w->sp0 && addr - w->sp0 <= w->dyn &&
-	    w->dyn - (addr - w->sp0) >= size + (w->u->compat_perf ? 1u : 0u)) {
+	    w->dyn - (addr - w->sp0) >= size + (w->u->pol->stack_last_word_unread ? 1u : 0u)) {
 		*out = load_word(w->stack + (addr - w->sp0), size, w->swap);
 		return true;
 	}
@@ -235,7 +233,7 @@ static bool read_mem(struct uw *w, uint64_t addr, unsigned size, uint64_t *out)
 	return true;
 }
 
-/* A word as perf 6.1 reads it in --compat=perf: read_mem, and 0 for a
+/* A word as perf 6.1 reads it (libunwind_fp_step): read_mem, and 0 for a
  * place just past the copy (perf finds the [stack] map there, which has no
  * file to read, and its access_mem then reports success with 0) */
 static bool perf_word(struct uw *w, uint64_t addr, uint64_t *out)
@@ -462,7 +460,7 @@ static Dwarf_Frame *frame_at(struct kf_unwinder *u, uint32_t module,
 		f = NULL;
 		/* perf 6.1 on x86 is built without libunwind's
 		 * .debug_frame support: .eh_frame only */
-		if (!u->compat_perf && c->dbg &&
+		if (!u->pol->cfi_eh_frame_only && c->dbg &&
 		    dwarf_cfi_addrframe(c->dbg, vaddr, &f) != 0)
 			f = NULL;
 	}
@@ -491,7 +489,7 @@ static bool fp_step(struct uw *w, uint64_t *ra)
 	if (a == &arch_aarch64 || !(w->valid >> a->fp & 1))
 		return false;
 	fp = w->regs[a->fp];
-	if (w->u->compat_perf) {
+	if (w->u->pol->libunwind_fp_step) {
 		/* libunwind's x86_64 unw_step: the frame pointer must lie
 		 * at most 16 KiB above the CFA; whatever [fp + 8] holds is
 		 * the return address, code or not.  perf 6.1's access_mem
@@ -525,7 +523,7 @@ static bool fp_step(struct uw *w, uint64_t *ra)
 	/* libunwind (perf 6.1) moves its CFA up by two words from the
 	 * frame's stack pointer instead: wrong for any frame with locals,
 	 * and the CFI-based frames after it read garbage */
-	w->regs[a->sp] = w->u->compat_perf ? w->regs[a->sp] + 2 * a->word :
+	w->regs[a->sp] = w->u->pol->libunwind_fp_step ? w->regs[a->sp] + 2 * a->word :
 			 fp + 2 * a->word;
 	w->valid = 1ull << a->fp | 1ull << a->sp;
 	*ra = r;
@@ -689,7 +687,7 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 	 * kernel copied no byte of the stack (a fault on the stack's own
 	 * page, an exec under way): thread__resolve_callchain_unwind */
 	if (!w.a || !s->regs_user_abi || !s->n_regs_user || !s->stack_size ||
-	    (u->compat_perf && !s->stack_dyn)) {
+	    (u->pol->unwind_empty_copy_no_frames && !s->stack_dyn)) {
 		count(u, 0, KF_UW_NO_REGS);
 		return KF_UW_NO_REGS;
 	}
@@ -728,7 +726,7 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		const struct kf_module *md;
 		const struct kf_cfi *c;
 		Dwarf_Frame *f;
-		uint64_t lookup = first ? pc : pc - 1, off, vaddr, cfa = 0, ra = 0;
+		uint64_t lookup = first ? pc : pc - 1, off, vaddr = 0, cfa = 0, ra = 0;
 		uint64_t nregs[MAX_DWREGS], nvalid = 0;
 		bool is_value, guessed = false, have_vaddr;
 		Dwarf_Op *ops, opsmem[3];
@@ -751,7 +749,7 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			/* no CFI for JIT code; runtimes that keep frame
 			 * pointers (V8, Java with PreserveFramePointer) can
 			 * be followed as code without CFI is.  perf stops. */
-			if (!u->compat_perf &&
+			if (!u->pol->unwind_stops_at_jit &&
 			    ((first && leaf_step(&w, pc, &ra)) || fp_step(&w, &ra))) {
 				guessed = true;
 				goto step;
@@ -762,7 +760,7 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		c = kf_dso_cfi(u->dsos, mod);
 		off = (m->flags & KF_MAP_IDENTITY) ? lookup : lookup - m->start + m->pgoff;
 		have_vaddr = c && off_to_vaddr(c, off, &vaddr);
-		if (have_vaddr && u->compat_perf && c->eh &&
+		if (have_vaddr && u->pol->cfi_lowest_load_address && c->eh &&
 		    !perf_cfi_addr(&w, m, c, lookup, &vaddr)) {
 			end = KF_UW_NO_CFI;
 			break;
@@ -775,9 +773,11 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			/* perf's libunwind falls back to frame pointers only
 			 * where a file's .eh_frame has no entry for the pc;
 			 * without .eh_frame (or file) it stops */
-			if ((first && !u->compat_perf && leaf_step(&w, pc, &ra)) ||
-			    (u->compat_perf && c && c->eh && plt_step(&w, pc, &ra)) ||
-			    ((!u->compat_perf || (c && c->eh)) && fp_step(&w, &ra))) {
+			if ((first && !u->pol->no_leaf_ra_guess && leaf_step(&w, pc, &ra)) ||
+			    (u->pol->libunwind_plt_step && c && c->eh &&
+			     plt_step(&w, pc, &ra)) ||
+			    ((!u->pol->fp_step_needs_eh_frame || (c && c->eh)) &&
+			     fp_step(&w, &ra))) {
 				guessed = true;
 				goto step;
 			}
@@ -798,8 +798,8 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			} else {
 				/* kfold's frame-pointer step found its words
 				 * past the copy (perf's reads them as 0, as
-				 * fp_step does in --compat=perf) */
-				end = !u->compat_perf && w.past_stack ?
+				 * fp_step does with libunwind_fp_step) */
+				end = !u->pol->libunwind_fp_step && w.past_stack ?
 				      KF_UW_STACK_END : KF_UW_NO_CFI;
 			}
 			break;
@@ -869,7 +869,7 @@ step:
 		if (ra == 0) {
 			/* libunwind steps to a zero pc all the same, and perf
 			 * prints that frame (0 - 1) before the walk stops */
-			if (u->compat_perf && *n < max) {
+			if (u->pol->unwind_zero_ra_frame && *n < max) {
 				out[*n].pc = 0;
 				out[*n].guessed = guessed;
 				(*n)++;

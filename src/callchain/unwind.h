@@ -15,7 +15,7 @@
  * (module, address), so repeated return addresses cost a hash lookup.
  * Nothing is opened or allocated per sample once the caches are warm.
  *
- * May use: util, maps, module, dso, sample, libdw (only here).
+ * May use: util (policy.h among it), maps, module, dso, sample, libdw (only here).
  */
 #ifndef KF_UNWIND_H
 #define KF_UNWIND_H
@@ -26,6 +26,7 @@
 #include "dso.h"
 #include "maps.h"
 #include "module.h"
+#include "policy.h"
 #include "sample.h"
 
 /* Why an unwind stopped. */
@@ -56,14 +57,15 @@ struct kf_uframe {
 struct kf_unwinder;
 
 /* abi: what the capture says about the registers: "x86_64", "i386"
- * (the 32-bit user ABI of an x86_64 capture), "aarch64".  Returns 0 or
- * KF_ENOMEM / KF_EUNSUPP. */
+ * (the 32-bit user ABI of an x86_64 capture), "aarch64".  pol (borrowed,
+ * static): where to unwind as perf 6.1 (libunwind) does, e.g. CFI from
+ * .eh_frame only (cfi_eh_frame_only), no return address taken from [sp]
+ * of a sampled frame without CFI (no_leaf_ra_guess), libunwind's
+ * frame-pointer step (libunwind_fp_step).  Returns 0 or KF_ENOMEM /
+ * KF_EUNSUPP. */
 int kf_unwinder_new(struct kf_unwinder **out, struct kf_dsos *dsos,
-		    struct kf_modules *modules, const char *arch);
-/* With compat_perf, unwind as perf 6.1 (libunwind) does: CFI from
- * .eh_frame only, and no return address taken from [sp] of a sampled
- * frame without CFI (only frame-pointer steps). */
-void kf_unwinder_set_compat(struct kf_unwinder *u, bool compat_perf);
+		    struct kf_modules *modules, const char *arch,
+		    const struct kf_policy *pol);
 void kf_unwinder_free(struct kf_unwinder *u);
 
 /* Unwinds the user part of sample s in address space maps (regs_mask is

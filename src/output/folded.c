@@ -713,7 +713,8 @@ static void fold_own(const struct kf_fold_style *fs, const struct kf_namer *n,
 		kf_buf_puts(out, "_[j]");
 }
 
-/* --compat=perf: the line perf script prints for the frame, folded. */
+/* perf_script_line_text: the line perf script prints for the frame,
+ * folded. */
 static void fold_perf(const struct kf_fold_style *fs, const struct kf_namer *n,
 		      const struct kf_symframe *sf, bool java, struct kf_buf *out)
 {
@@ -746,7 +747,7 @@ static void fold_perf(const struct kf_fold_style *fs, const struct kf_namer *n,
 void kf_fold_symframe(const struct kf_fold_style *fs, const struct kf_namer *n,
 		      const struct kf_symframe *sf, bool java, struct kf_buf *out)
 {
-	if (fs->compat)
+	if (fs->pol->perf_script_line_text)
 		fold_perf(fs, n, sf, java, out);
 	else
 		fold_own(fs, n, sf, java, out);
@@ -984,16 +985,16 @@ void kf_fold_root_comm(const struct kf_fold_style *fs, const struct kf_strtab *c
 	const char *c = kf_strtab_get(comms, root->comm);
 	size_t before = out->len;
 
-	/* --compat=perf: the comm is what stackcollapse's regex took from
-	 * the header line; only its spaces change */
+	/* perf_script_line_text: the comm is what stackcollapse's regex
+	 * took from the header line; only its spaces change */
 	for (; *c; c++) {
 		char ch = *c == ' ' ? '_' : *c;
 
-		if (!fs->compat && (ch == ';' || ch == '\n'))
+		if (!fs->pol->perf_script_line_text && (ch == ';' || ch == '\n'))
 			ch = ch == ';' ? ':' : '_';
 		kf_buf_put(out, &ch, 1);
 	}
-	if (out->len == before && !fs->compat)
+	if (out->len == before && !fs->pol->perf_script_line_text)
 		kf_buf_puts(out, "[unknown]");
 }
 

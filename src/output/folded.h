@@ -32,13 +32,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "policy.h"
 #include "stacks.h"
 #include "symbolize.h"
 #include "util.h"
 
 /* How frames print: the options of folded text, set once. */
 struct kf_fold_style {
-	bool compat;            /* --compat=perf: stackcollapse-perf.pl's rules */
+	const struct kf_policy *pol; /* perf_script_line_text: perf script's
+					lines through stackcollapse-perf.pl's
+					rules (borrowed, static) */
 	int root_mode;          /* KF_ROOT_* (kfold.h) */
 	unsigned suffixes;      /* KF_SUFFIX_* (kfold.h) */
 	bool show_addrs;        /* --addrs */

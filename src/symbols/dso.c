@@ -44,7 +44,7 @@ void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
 	d->env = env;
 	d->warn = warn;
 	d->warn_payload = payload;
-	kf_dinfod_init(&d->dinfod, o->compat_perf || fs->no_files ? NULL :
+	kf_dinfod_init(&d->dinfod, o->pol->no_debuginfod || fs->no_files ? NULL :
 		       kf_host_debuginfod_urls(o->host));
 	/* libelf's one-time setup; asking again is harmless */
 	elf_version(EV_CURRENT);

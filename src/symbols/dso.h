@@ -12,7 +12,8 @@
  * and makes a static binary (no .dynsym) the runtime view; when still no
  * file gives a symbol table (or, for kf_dso_debuginfo, DWARF) and a
  * build-id was recorded, debuginfod is asked last (debuginfod.h).  Not
- * with compat_perf: Debian's perf 6.1 reads neither.  The kernel
+ * with the policy's no_minidebuginfo, no_debuginfod: perf 6.1 reads
+ * neither.  The kernel
  * and its modules take their symbols from a kallsyms file (--kallsyms, the
  * build-id cache's copy, or /proc/kallsyms when the running kernel is the
  * recorded one); JIT regions from perf-PID.map.
@@ -53,6 +54,7 @@
 #include "host.h"
 #include "module.h"
 #include "perfdata.h"
+#include "policy.h"
 #include "inline.h"
 #include "symtab.h"
 
@@ -89,7 +91,8 @@ struct kf_dso_opts {
 	const char *vmlinux;      /* the kernel's image with DWARF; NULL =
 				     look for it by build-id */
 	const char *perf_map_dir; /* where perf-PID.map files are */
-	bool compat_perf;         /* follow perf where kfold would differ */
+	const struct kf_policy *pol; /* where to follow perf (policy.h):
+					borrowed, static; never NULL */
 	const char *const *debug_dirs; /* more roots like /usr/lib/debug */
 	size_t n_debug_dirs;
 	const struct kf_host *host;    /* what may be asked of this machine
@@ -108,7 +111,7 @@ struct kf_dsos {
 	char kref_name[64];
 	uint64_t kref_addr;
 	bool kernel_loaded;
-	struct kf_dinfod dinfod;      /* off in compat_perf and no_files */
+	struct kf_dinfod dinfod;      /* off in no_debuginfod and no_files */
 	bool dinfod_warned;           /* a failed fetch was reported */
 	bool dinfod_cap_warned;       /* KF_DINFOD_MAX_ASKS was reported */
 	kf_dso_warn_fn warn;

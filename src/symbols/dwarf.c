@@ -31,7 +31,7 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 	 * dwz file on this machine, and without it reads no DWARF from the
 	 * file at all (--compat=perf then falls back to the symbol table,
 	 * as addr2line does).  kfold does not read outside the symfs. */
-	if (d->o.compat_perf && symfs && *symfs) {
+	if (d->o.pol->a2l_dwz_host_only && symfs && *symfs) {
 		st->dw_unusable = true;
 		return;
 	}

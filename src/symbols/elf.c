@@ -455,7 +455,7 @@ static int load_minidebuginfo(struct kf_dsos *d, struct kf_module *mod,
 	scn = dso_section(run, ".gnu_debugdata", &sh, NULL);
 	if (!scn)
 		return 0;
-	if (d->o.compat_perf) {
+	if (d->o.pol->no_minidebuginfo) {
 		/* perf 6.1 has no reader for it: its frames stay unnamed */
 		st->mdi_note = ".gnu_debugdata (MiniDebugInfo) not read: "
 			       "--compat=perf, perf 6.1 does not read it";
@@ -541,7 +541,7 @@ void dso_load_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st
 	    !loc.verified) {
 		bool same_kernel = false;
 
-		if ((d->o.compat_perf ||
+		if ((d->o.pol->vdso_own_unchecked ||
 		     ((!symfs || !*symfs) && dso_running_is_recorded(d, &same_kernel))) &&
 		    load_own_vdso(d, st, NULL, 0)) {
 			st->status = same_kernel ? KF_DSO_OK : KF_DSO_UNVERIFIED;
@@ -554,7 +554,7 @@ void dso_load_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st
 	 * stay unnamed. */
 	if (loc.syms.fd == -1 && loc.run.fd == -1 && mod->kind == KF_MOD_VDSO &&
 	    loc.verified &&
-	    !d->o.compat_perf && (!symfs || !*symfs) &&
+	    !d->o.pol->vdso_own_unchecked && (!symfs || !*symfs) &&
 	    load_own_vdso(d, st, loc.bid, loc.bid_len)) {
 		st->status = KF_DSO_OK;
 		return;
@@ -563,8 +563,8 @@ void dso_load_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st
 	 * one of the two blocks above would have looked at it, it was not
 	 * looked for */
 	if (mod->kind == KF_MOD_VDSO && !d->o.host &&
-	    (!loc.verified ? d->o.compat_perf || !symfs || !*symfs :
-	     !d->o.compat_perf && (!symfs || !*symfs)))
+	    (!loc.verified ? d->o.pol->vdso_own_unchecked || !symfs || !*symfs :
+	     !d->o.pol->vdso_own_unchecked && (!symfs || !*symfs)))
 		loc.no_host = true;
 	dso_locate_dinfod(d, st, &loc);
 	syms = loc.syms;
@@ -624,7 +624,7 @@ void dso_load_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st
 	if (st->status == KF_DSO_UNVERIFIED && mod->kind == KF_MOD_FILE &&
 	    !st->inode_checked) {
 		if (!st->unverified_why)
-			st->unverified_why = d->o.compat_perf ?
+			st->unverified_why = d->o.pol->no_file_checks ?
 				"--compat=perf: perf checks nothing" :
 				"nothing to check it against";
 		if (!d->n_unverified++)

@@ -238,7 +238,7 @@ static bool consider(struct kf_dsos *d, const char *owner, const char *root,
 	 * file, whose sections are NOBITS: it has a .symtab of its own).
 	 * perf 6.1 reads none: it skips such a file. */
 	if (run->fd < 0 && (c.has_dynsym || (c.has_mdi && !c.has_symtab &&
-					      !d->o.compat_perf))) {
+					      !d->o.pol->no_minidebuginfo))) {
 		if (used) {
 			/* the same file serves both: share it */
 			run->fd = -2;
@@ -506,7 +506,7 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 	 * file is on the recorded device with another inode or generation (a
 	 * rebuilt binary).  Anywhere else it is used unverified, after the
 	 * cheap layout checks.  perf checks nothing and uses the file. */
-	if (!loc->bid_len && !d->o.compat_perf && mod->kind == KF_MOD_FILE &&
+	if (!loc->bid_len && !d->o.pol->no_file_checks && mod->kind == KF_MOD_FILE &&
 	    !d->fs->no_files) {
 		struct kf_file_id rec = { .known = mod->has_dev, .maj = mod->maj,
 					  .min = mod->min, .ino = mod->ino,
@@ -554,7 +554,7 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 		/* perf asks whether the path exists on this machine; with no
 		 * host it is taken to exist, as it did when it was mapped */
 		bool try = !dso_sys_paths(d) ? false :
-			   d->o.compat_perf && d->o.host ? kf_host_regular(d->o.host, name) :
+			   d->o.pol->path_must_exist_on_host && d->o.host ? kf_host_regular(d->o.host, name) :
 			   true;
 
 		if (try) {
@@ -564,7 +564,7 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 				const char *misfit = NULL;
 				uint64_t at = 0;
 
-				if (!d->o.compat_perf && mod->kind == KF_MOD_FILE)
+				if (!d->o.pol->no_file_checks && mod->kind == KF_MOD_FILE)
 					misfit = layout_misfit(mod, c.elf, c.fd, &at);
 				if (misfit) {
 					st->status = KF_DSO_NOT_RECORDED;

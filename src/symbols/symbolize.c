@@ -17,16 +17,18 @@
 #include "kfold.h"
 
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
-		  struct kf_modules *modules, bool compat, bool inline_frames,
-		  bool srcline, bool compat_inline)
+		  struct kf_modules *modules, const struct kf_policy *pol,
+		  bool inline_frames, bool srcline)
 {
 	memset(n, 0, sizeof(*n));
 	n->dsos = dsos;
 	n->modules = modules;
-	n->compat = compat;
-	n->inline_frames = inline_frames;
-	n->srcline = srcline;
-	n->compat_inline = compat_inline;
+	n->pol = pol;
+	/* perf's naming has no DWARF names of kfold's: its inline frames
+	 * are addr2line's, and only where addr2line_emulation says */
+	n->inline_frames = inline_frames && !pol->perf_names;
+	n->srcline = srcline && !pol->perf_names;
+	n->a2l_inline = inline_frames && pol->addr2line_emulation;
 	kf_map64_init(&n->cache);
 	return kf_strtab_init(&n->strings) ? 0 : KF_ENOMEM;
 }
@@ -239,7 +241,7 @@ static bool name_compat(struct kf_namer *n, const struct kf_frame *f)
 			s = kf_symtab_find_perf(t, f->addr);
 		trust(n, &sf);
 	}
-	if (s && (f->flags & KF_FRAME_UNWOUND) && n->compat_inline &&
+	if (s && (f->flags & KF_FRAME_UNWOUND) && n->a2l_inline &&
 	    mod->kind == KF_MOD_FILE) {
 		int k = compat_inlines(n, f, &sf);
 
@@ -451,7 +453,7 @@ int kf_namer_name(struct kf_namer *n, const struct kf_frame *fin, uint32_t *entr
 	 * frame is named again next time, as without a cache */
 	if (n->n >= UINT32_MAX || !KF_GROW(n->entries, n->cap, n->n + 1))
 		return KF_ENOMEM;
-	ok = n->compat ? name_compat(n, &f) : name_kfold(n, &f);
+	ok = n->pol->perf_names ? name_compat(n, &f) : name_kfold(n, &f);
 	if (!ok || n->n_symframes == first) {
 		n->n_symframes = first;
 		return KF_ENOMEM;

@@ -6,8 +6,9 @@
  * only: which symbol a frame is in, and what a name is.  How a name is
  * printed (stackcollapse's tidying, "_[k]", perf script's line and its
  * regexes) is the folded emitter's business (folded.h).  Two modes:
- *  - perf compatibility: the symbol perf 6.1 finds at the address as is
- *    (kf_symtab_find_perf); with compat_inline, the DWARF-unwound frames
+ *  - perf compatibility (the policy's perf_names): the symbol perf 6.1
+ *    finds at the address as is (kf_symtab_find_perf); with a2l_inline
+ *    (addr2line_emulation and inline frames on), the DWARF-unwound frames
  *    that perf hands to addr2line get what addr2line says (the inline
  *    chain from DWARF, else addr2line's own symbol choice, a2l.h),
  *    demangled as perf demangles it (KF_SYMF_INLINED);
@@ -35,6 +36,7 @@
 
 #include "dso.h"
 #include "module.h"
+#include "policy.h"
 #include "stacks.h"
 #include "util.h"
 
@@ -91,11 +93,12 @@ struct kf_symframe {
 struct kf_namer {
 	struct kf_dsos *dsos;
 	struct kf_modules *modules;
-	bool compat;
+	const struct kf_policy *pol;     /* perf_names: perf's naming */
 	bool inline_frames;              /* expand inline chains (DWARF) */
 	bool srcline;                    /* file and line from DWARF */
-	bool compat_inline;              /* --compat=perf: perf's inline
-					    frames on KF_FRAME_UNWOUND frames */
+	bool a2l_inline;                 /* addr2line_emulation with inline
+					    frames: perf's inline frames on
+					    KF_FRAME_UNWOUND frames */
 	struct kf_strtab strings;        /* names and file names */
 	struct kf_map64 cache;           /* frame hash -> index in entries */
 	struct kf_namer_entry {
@@ -113,12 +116,13 @@ struct kf_namer {
 const char *kf_symkind_name(unsigned kind);
 const char *kf_symwhy_name(unsigned why);
 
-/* compat: perf's naming; inline_frames, srcline: kfold's own mode's
- * DWARF names and lines; compat_inline: perf's addr2line inline lines
- * (compat only).  0 or KF_ENOMEM. */
+/* pol (borrowed, static): perf_names, perf's naming; with
+ * addr2line_emulation, inline_frames means perf's addr2line inline lines
+ * on unwound frames.  Else inline_frames, srcline: kfold's own DWARF
+ * names and lines (perf_names has neither).  0 or KF_ENOMEM. */
 int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
-		  struct kf_modules *modules, bool compat, bool inline_frames,
-		  bool srcline, bool compat_inline);
+		  struct kf_modules *modules, const struct kf_policy *pol,
+		  bool inline_frames, bool srcline);
 void kf_namer_fini(struct kf_namer *n);
 
 /* Names code frame f (not a root, marker or KF_FRAME_UNMARKED copy:

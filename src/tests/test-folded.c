@@ -196,10 +196,10 @@ static const char *root_text(const struct kf_fold_style *fs, const char *c,
 
 static void test_root_text(void)
 {
-	struct kf_fold_style own = { false, KF_ROOT_COMM, 0, false, false };
-	struct kf_fold_style pid = { false, KF_ROOT_PID, 0, false, false };
-	struct kf_fold_style tid = { false, KF_ROOT_TID, 0, false, false };
-	struct kf_fold_style perf = { true, KF_ROOT_COMM, 0, false, false };
+	struct kf_fold_style own = { kf_policy_kfold(), KF_ROOT_COMM, 0, false, false };
+	struct kf_fold_style pid = { kf_policy_kfold(), KF_ROOT_PID, 0, false, false };
+	struct kf_fold_style tid = { kf_policy_kfold(), KF_ROOT_TID, 0, false, false };
+	struct kf_fold_style perf = { kf_policy_perf(), KF_ROOT_COMM, 0, false, false };
 	struct kf_stack_root j = { comm("java-main"), -1, -1, 0, 0, 0 };
 	struct kf_buf b;
 
@@ -245,10 +245,10 @@ static uint32_t str(struct kf_namer *n, const char *s)
 
 static void test_frames(void)
 {
-	struct kf_fold_style own = { false, KF_ROOT_COMM, KF_SUFFIX_KERNEL | KF_SUFFIX_JIT,
+	struct kf_fold_style own = { kf_policy_kfold(), KF_ROOT_COMM, KF_SUFFIX_KERNEL | KF_SUFFIX_JIT,
 				     false, true };
-	struct kf_fold_style addrs = { false, KF_ROOT_COMM, 0, true, false };
-	struct kf_fold_style perf = { true, KF_ROOT_COMM, KF_SUFFIX_KERNEL, false, false };
+	struct kf_fold_style addrs = { kf_policy_kfold(), KF_ROOT_COMM, 0, true, false };
+	struct kf_fold_style perf = { kf_policy_perf(), KF_ROOT_COMM, KF_SUFFIX_KERNEL, false, false };
 	struct kf_modules mods;
 	struct kf_namer n;
 	struct kf_symframe sf;
@@ -260,7 +260,7 @@ static void test_frames(void)
 	kern = kf_modules_get(&mods, KF_MOD_KERNEL, "[kernel.kallsyms]", 17, NULL, NULL);
 	CHECK(lib && kern);
 	/* the namer's strings and modules are all the text rules read */
-	CHECK_EQ(kf_namer_init(&n, NULL, &mods, false, false, false, false), 0);
+	CHECK_EQ(kf_namer_init(&n, NULL, &mods, kf_policy_kfold(), false, false), 0);
 	kf_buf_init(&b);
 
 	memset(&sf, 0, sizeof(sf));
@@ -322,7 +322,7 @@ static void test_frames(void)
 /* A stack of a root and markers: kf_fold_stack_frames needs no names. */
 static void test_stack_frames(void)
 {
-	struct kf_fold_style own = { false, KF_ROOT_PID, 0, false, false };
+	struct kf_fold_style own = { kf_policy_kfold(), KF_ROOT_PID, 0, false, false };
 	struct kf_stack_root rd = { comm("prog"), 7, -1, 0, 0, 0 };
 	struct kf_roots roots;
 	struct kf_stacks st;
@@ -335,7 +335,7 @@ static void test_stack_frames(void)
 
 	CHECK_EQ(kf_roots_init(&roots), 0);
 	CHECK_EQ(kf_stacks_init(&st), 0);
-	CHECK_EQ(kf_namer_init(&n, NULL, NULL, false, false, false, false), 0);
+	CHECK_EQ(kf_namer_init(&n, NULL, NULL, kf_policy_kfold(), false, false), 0);
 	CHECK_EQ(kf_fold_texts_init(&ft, &n, &own), 0);
 	memset(&f, 0, sizeof(f));
 	f.flags = KF_FRAME_ROOT;
