@@ -127,7 +127,7 @@ static void base_frame(struct kf_namer *n, const struct kf_frame *f, struct kf_s
 	}
 }
 
-/* The module's trust, once its symbols were asked for: whether a name
+/* The module's trust, from its loaded symbols: whether a name
  * may come from it at all, and its status for the frame. */
 static void trust(struct kf_namer *n, struct kf_symframe *sf)
 {
