@@ -240,8 +240,10 @@ KF_API int kf_session_open_fd(kf_session *s, int fd, const char *name);
 KF_API int kf_session_open_mem(kf_session *s, const void *buf, size_t len);
 
 /* Processes the opened capture's records: orders them, follows the
- * tasks, walks or unwinds each sample's call chain into the stacks.
- * Once per session, after a successful open.  Returns 0 also when the
+ * tasks, walks or unwinds each sample's call chain into the stacks,
+ * then loads the symbol files (and debug info, when inline frames or
+ * source lines are on) of every module a frame fell into, so that every
+ * output and getter after it only reads.  Once per session, after a successful open.  Returns 0 also when the
  * input was damaged after a readable start: kf_session_stats() says so
  * and the stacks of the readable part are kept.  Fails with KF_EIO or
  * KF_ENOMEM, KF_EINVAL when not opened or run before (or --event names
@@ -370,8 +372,8 @@ typedef struct kf_module_info {
 	bool minidebuginfo_used; /* some names came from it */
 } kf_module_info;
 
-/* Number of modules frames fell into; call after kf_session_write_folded
- * (which decides where names come from). */
+/* Number of modules frames fell into; call after kf_session_run (whose
+ * last step loads their symbol files). */
 KF_API size_t kf_session_n_modules(const kf_session *s);
 
 /* Module i (i < kf_session_n_modules); strings borrowed until

@@ -250,7 +250,8 @@ static int stack_gaps(struct report *rp, const struct kf_ctx_stack *cs)
 			continue;
 		if (!cs->syms[i])
 			r = charge(rp, seen_u, &nu, mod, false, cs);
-		if (!r && mod && !kf_dso_debuginfo_file(&rp->s->dsos, mod, &looked) && looked)
+		if (!r && mod && !kf_dso_debuginfo_file(&rp->s->dsos, mod, &looked) && looked &&
+		    kf_namer_asked_debuginfo(&rp->s->namer, mod))
 			r = charge(rp, seen_l, &nl, mod, true, cs);
 	}
 	if (nu)

@@ -933,6 +933,8 @@ int kf_session_open_mem(kf_session *s, const void *buf, size_t len)
 	return r ? r : after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err), w0);
 }
 
+static int list_hit_modules(kf_session *s);
+
 int kf_session_run(kf_session *s)
 {
 	uint64_t w0 = kf_work;
@@ -945,6 +947,17 @@ int kf_session_run(kf_session *s)
 	s->ran = true;
 	r = run(s);
 	chain_counts(s);
+	/* the prepare step (dso.h): every hit module's files, loaded here,
+	 * after the samples and before any output, so that everything after
+	 * (names, reports, kf_session_module) only reads */
+	if (r == 0 && s->namer_ready) {
+		r = list_hit_modules(s);
+		if (r == 0)
+			r = kf_dsos_prepare(&s->dsos, s->hit, s->n_hit, kf_namer_wants,
+					    &s->namer);
+		if (r)
+			r = kf_fail(&s->err, r, "out of memory");
+	}
 	s->stats.work = kf_work_flush(&s->work, w0);
 	return r;
 }

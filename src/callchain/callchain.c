@@ -260,6 +260,13 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 			/* name it now: perf asks its addr2line children in
 			 * this order, and their answers depend on it */
 			f.flags |= KF_FRAME_UNWOUND;
+			/* the load step for what naming it reads: its
+			 * symbols, then what they tell it needs */
+			if (f.module &&
+			    (kf_dsos_load(cc->dsos, f.module, KF_DSO_LOAD_SYMS) ||
+			     kf_dsos_load(cc->dsos, f.module,
+					  kf_namer_needs(cc->name_unwound, &f))))
+				return -1;
 			if (kf_namer_name(cc->name_unwound, &f, &id))
 				return -1;
 		}

@@ -15,13 +15,19 @@
  * as perf does; the namer, only for --compat=perf --inline, see
  * kf_callchain_init), callchain/unwind.  Names nothing itself.
  *
+ * It is one of the load steps of dso.h: it loads the kernel's symbols
+ * (kallsyms) at the first kernel frame, the unwinder the unwinding data
+ * of each module it steps into or reads, and for --compat=perf --inline
+ * what naming an unwound frame reads (kf_namer_needs) before naming it;
+ * everything else is loaded after the run (kf_dsos_prepare).
+ *
  * Ownership: struct kf_callchain owns its per-sample scratch (the frames
  * of the last chain, the unwinder's output) and the unwinder; the tasks,
  * modules, DSOs, namer and environment it is given are borrowed and must
  * outlive it.  Nothing here is shared between two kf_callchain, so
  * threads that each have their own can build chains side by side once
- * the borrowed stages allow it (the lazy loads of dso.h and the module
- * hit flags do not yet).
+ * the borrowed stages allow it (the loads of dso.h, which change the
+ * DSO layer's state, and the module hit flags do not yet).
  */
 #ifndef KF_CALLCHAIN_H
 #define KF_CALLCHAIN_H

@@ -223,6 +223,8 @@ static bool read_mem(struct uw *w, uint64_t addr, unsigned size, uint64_t *out)
 	m = kf_maps_find(w->maps, addr);
 	if (!m || (m->flags & KF_MAP_IDENTITY))
 		return false;
+	/* the load step for a module the unwinder reads: its file */
+	(void)kf_dsos_load(w->u->dsos, m->module, KF_DSO_LOAD_CFI);  /* ENOMEM: no CFI */
 	c = kf_dso_cfi(w->u->dsos, m->module);
 	if (!c || !c->image)
 		return false;
@@ -757,6 +759,9 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			end = KF_UW_JIT;
 			break;
 		}
+		/* the load step for a module the unwinder steps into: its
+		 * unwinding data (and symbols, for at_entry) */
+		(void)kf_dsos_load(u->dsos, mod, KF_DSO_LOAD_CFI);  /* ENOMEM: no CFI */
 		c = kf_dso_cfi(u->dsos, mod);
 		off = (m->flags & KF_MAP_IDENTITY) ? lookup : lookup - m->start + m->pgoff;
 		have_vaddr = c && off_to_vaddr(c, off, &vaddr);

@@ -14,6 +14,9 @@
  * by every process that maps it; the rules found for a pc are cached per
  * (module, address), so repeated return addresses cost a hash lookup.
  * Nothing is opened or allocated per sample once the caches are warm.
+ * It is one of dso.h's load steps: it loads a module's unwinding data
+ * (kf_dsos_load, KF_DSO_LOAD_CFI) when it steps into the module or reads
+ * its bytes, before any getter reads it.
  *
  * May use: util (policy.h among it), maps, module, dso, sample, libdw (only here).
  */

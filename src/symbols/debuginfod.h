@@ -33,7 +33,10 @@ struct kf_dinfod_answer;
 /* The most (build-id, kind) pairs asked for in one run: the build-ids
  * come from the capture, which may name any number of them (a crafted
  * one, millions), and each may cost a server round trip and a download.
- * A real capture's mapped files are far fewer. */
+ * A real capture's mapped files are far fewer.  Which ones are asked
+ * when the cap is reached follows the load steps (dso.h): the modules
+ * the unwinder steps into, in sample order, then every other hit module
+ * by module id (kf_dsos_prepare), whatever output is written. */
 #define KF_DINFOD_MAX_ASKS 256
 
 struct kf_dinfod {

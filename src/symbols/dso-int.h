@@ -116,8 +116,8 @@ struct dso_state {
 void dso_warnf(struct kf_dsos *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 struct dso_state *dso_state_of(struct kf_module *mod);
-/* A getter's view of a module: kf_dsos_load(d, module, what), then the
- * state (NULL for module 0 or out of memory). */
+/* A getter's view of a module: its state once the parts `what` were
+ * loaded (kf_dsos_load), else NULL (and an assert in debug builds). */
 struct dso_state *dso_loaded(struct kf_dsos *d, uint32_t module, unsigned what);
 
 /* ---- locate.c: build-ids, candidates, ELF section helpers ---- */

@@ -8,6 +8,7 @@
  */
 #include "dso-int.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,21 +173,79 @@ int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what)
 	if (module == 0)
 		return 0;            /* no module: nothing to load */
 	mod = kf_modules_at(d->modules, module);
-	st = load_syms(d, mod);
-	if (!st)
-		return KF_ENOMEM;
-	if ((what & KF_DSO_LOAD_DWARF) && !st->dw_tried)
+	st = mod->priv;
+	if (!st || st->status == KF_DSO_UNTRIED) {
+		st = load_syms(d, mod);
+		if (!st) {
+			d->load_failed = true;
+			return KF_ENOMEM;
+		}
+		d->n_loads++;
+	}
+	if ((what & KF_DSO_LOAD_DWARF) && !st->dw_tried) {
 		dso_load_dwarf(d, mod, st);
-	if ((what & KF_DSO_LOAD_CFI) && !st->cfi_tried)
+		d->n_loads++;
+	}
+	if ((what & KF_DSO_LOAD_CFI) && !st->cfi_tried) {
 		dso_load_cfi(st);
+		d->n_loads++;
+	}
 	return 0;
+}
+
+int kf_dsos_prepare(struct kf_dsos *d, const uint32_t *modules, size_t n,
+		    kf_dso_want_fn want, void *ctx)
+{
+	size_t i;
+	int r;
+
+	/* one module after the other, in the order given (module ids: the
+	 * debuginfod cap, KF_DINFOD_MAX_ASKS, then falls on the same
+	 * modules whatever output is written); each module's load touches
+	 * only its own state and the layer's shared caches (kallsyms, the
+	 * host verdict, debuginfod), which a parallel version would guard */
+	for (i = 0; i < n; i++) {
+		KF_WORK(1);
+		r = kf_dsos_load(d, modules[i], want ? want(ctx, modules[i]) : KF_DSO_LOAD_SYMS);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The parts of a module kf_dsos_load has read (KF_DSO_LOAD_*).  A
+ * kernel module's symbols count as read once the kallsyms file was,
+ * when it gave that module any. */
+static unsigned loaded_parts(const struct dso_state *st)
+{
+	if (!st || st->status == KF_DSO_UNTRIED)
+		return 0;
+	return KF_DSO_LOAD_SYMS | (st->dw_tried ? KF_DSO_LOAD_DWARF : 0u) |
+	       (st->cfi_tried ? KF_DSO_LOAD_CFI : 0u);
+}
+
+bool kf_dso_loaded(const struct kf_dsos *d, uint32_t module, unsigned what)
+{
+	if (module == 0)
+		return true;
+	return (loaded_parts(kf_modules_at(d->modules, module)->priv) & what) == what;
 }
 
 struct dso_state *dso_loaded(struct kf_dsos *d, uint32_t module, unsigned what)
 {
-	if (module == 0 || kf_dsos_load(d, module, what) != 0)
+	struct dso_state *st;
+
+	if (module == 0)
 		return NULL;
-	return kf_modules_at(d->modules, module)->priv;
+	st = kf_modules_at(d->modules, module)->priv;
+	/* a getter reads what a load step read; asked before it, the
+	 * module answers as not loaded, and a debug build stops: some
+	 * consumer relies on an order of loads nobody decided */
+	assert(((loaded_parts(st) & what) == what || d->load_failed) &&
+	       "kf_dso_* getter before kf_dsos_load");
+	if ((loaded_parts(st) & what) != what)
+		return NULL;
+	return st;
 }
 
 const struct kf_symtab *kf_dso_symtab(struct kf_dsos *d, uint32_t module)
@@ -205,9 +264,12 @@ const struct kf_symtab *kf_dso_static_plt(struct kf_dsos *d, uint32_t module)
 
 enum kf_dso_status kf_dso_status(struct kf_dsos *d, uint32_t module)
 {
-	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
+	struct dso_state *st;
 
-	return st ? st->status : KF_DSO_NO_FILE;
+	if (module == 0)
+		return KF_DSO_NO_FILE;
+	st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
+	return st ? st->status : KF_DSO_UNTRIED;
 }
 
 const char *kf_dso_verification(struct kf_dsos *d, uint32_t module)

@@ -132,6 +132,11 @@ struct kf_dsos {
 	 * check possible; why, when they all share one reason (else NULL) */
 	uint32_t n_unverified;
 	const char *unverified_why;
+	/* parts read by kf_dsos_load so far (one per module and part), for
+	 * tests that check when loads happen */
+	uint64_t n_loads;
+	bool load_failed;             /* a load ran out of memory: getters
+					 may then meet modules not loaded */
 };
 
 void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
@@ -150,21 +155,37 @@ static inline void kf_dsos_kernel_ref(struct kf_dsos *d, const char *name,
 	d->kref_addr = addr;
 }
 
-/* The load step.  kf_dsos_load reads a module's files: its symbols
+/* The load steps.  kf_dsos_load reads a module's files: its symbols
  * always (for the kernel or a kernel module, kallsyms for all of them at
  * once), and its debug info and unwinding data when `what` asks; each
- * part at most once per module.  It is the only function of the layer
- * that reads files.  The getters below that need a part call it for
- * that part, so a module is still loaded by whoever asks first: the
- * session calls it where the order of loads is decided (the kernel's,
- * at its first sample), and everyone else may rely on the getters.
- * 0, or KF_ENOMEM. */
+ * part at most once per module.  It and kf_dsos_prepare are the only
+ * functions of the layer that read files.  The getters below only read
+ * what a load gave: a part not loaded yet answers as not loaded (NULL,
+ * false, KF_DSO_UNTRIED), and a debug build stops there (assert), so no
+ * consumer loads a module as a side effect of asking first.  Who loads
+ * when: the callchain stage, while the samples are read, the kernel's
+ * symbols at its first kernel frame (the kernel map is widened to them)
+ * and what the unwinder and --compat=perf --inline's namer read of a
+ * module they step into; then the session, after the run and before any
+ * output, every hit module at once (kf_dsos_prepare).  0, or
+ * KF_ENOMEM. */
 enum {
 	KF_DSO_LOAD_SYMS = 1,    /* symbol table, status, the files found */
 	KF_DSO_LOAD_DWARF = 2,   /* debug info (kf_dso_debuginfo) */
 	KF_DSO_LOAD_CFI = 4,     /* unwinding data (kf_dso_cfi) */
 };
 int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what);
+
+/* What a consumer will read of a module (KF_DSO_LOAD_* bits). */
+typedef unsigned (*kf_dso_want_fn)(void *ctx, uint32_t module);
+/* The prepare step: kf_dsos_load of modules[0..n) in that order, each
+ * for what want(ctx, module) says (want NULL: the symbols).  Where a
+ * later version loads modules in parallel.  0, or KF_ENOMEM. */
+int kf_dsos_prepare(struct kf_dsos *d, const uint32_t *modules, size_t n,
+		    kf_dso_want_fn want, void *ctx);
+
+/* Whether the parts `what` of a module were loaded (module 0: yes). */
+bool kf_dso_loaded(const struct kf_dsos *d, uint32_t module, unsigned what);
 
 /* The symbols of a module (KF_DSO_LOAD_SYMS); NULL when there are none
  * (kf_dso_status says why). */

@@ -39,6 +39,7 @@ void kf_namer_fini(struct kf_namer *n)
 	kf_map64_fini(&n->cache);
 	free(n->entries);
 	free(n->symframes);
+	free(n->asked);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -128,7 +129,7 @@ static void base_frame(struct kf_namer *n, const struct kf_frame *f, struct kf_s
 	}
 }
 
-/* The module's trust, once its symbols were asked for: whether a name
+/* The module's trust, from its loaded symbols: whether a name
  * may come from it at all, and its status for the frame. */
 static void trust(struct kf_namer *n, struct kf_symframe *sf)
 {
@@ -150,6 +151,25 @@ static uint8_t why_unnamed(const struct kf_symframe *sf, bool had_table)
 	default:
 		return had_table ? KF_SYMWHY_NO_SYMBOL : KF_SYMWHY_NO_SYMBOLS;
 	}
+}
+
+/* A name reads the module's debug info (kf_namer_asked_debuginfo): once
+ * per distinct frame named, not per sample.  Out of memory it is not
+ * noted (the report then counts fewer gaps). */
+static void ask_debuginfo(struct kf_namer *n, uint32_t module)
+{
+	if (module >= n->n_asked) {
+		if (!KF_GROW(n->asked, n->cap_asked, (size_t)module + 1))
+			return;
+		memset(n->asked + n->n_asked, 0, (size_t)module + 1 - n->n_asked);
+		n->n_asked = (size_t)module + 1;
+	}
+	n->asked[module] = 1;
+}
+
+bool kf_namer_asked_debuginfo(const struct kf_namer *n, uint32_t module)
+{
+	return module < n->n_asked && n->asked[module];
 }
 
 /* ---- --compat=perf ------------------------------------------------------------ */
@@ -187,6 +207,7 @@ static int compat_inlines(struct kf_namer *n, const struct kf_frame *f,
 
 	if (!kf_dso_a2l_file(n->dsos, f->module))
 		return 0;
+	ask_debuginfo(n, f->module);
 	ix = kf_dso_debuginfo(n->dsos, f->module);
 	if (ix && kf_dso_vaddr(n->dsos, f->module, f->addr, &va))
 		k = kf_inline_chain(ix, va, chain, KF_MAX_INLINE);
@@ -286,11 +307,13 @@ static int name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
 		      const char *elf_name, const struct kf_symframe *base)
 {
 	struct kf_inl chain[KF_MAX_INLINE];
-	struct kf_dwidx *ix = kf_dso_debuginfo(n->dsos, f->module);
+	struct kf_dwidx *ix;
 	struct kf_symframe sf;
 	uint64_t va;
 	int k, i;
 
+	ask_debuginfo(n, f->module);
+	ix = kf_dso_debuginfo(n->dsos, f->module);
 	if (!ix || !kf_dso_vaddr(n->dsos, f->module, at, &va))
 		return 0;
 	k = kf_inline_chain(ix, va, chain, KF_MAX_INLINE);
@@ -429,6 +452,39 @@ static bool name_kfold(struct kf_namer *n, const struct kf_frame *f)
 		sf.why = why_unnamed(&sf, t != NULL);
 	}
 	return push(n, &sf);
+}
+
+unsigned kf_namer_wants(void *namer, uint32_t module)
+{
+	const struct kf_namer *n = namer;
+	const struct kf_module *mod = kf_modules_at(n->modules, module);
+
+	/* name_kfold's rule for DWARF, by module */
+	if (!n->compat && (n->inline_frames || n->srcline) &&
+	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL))
+		return KF_DSO_LOAD_SYMS | KF_DSO_LOAD_DWARF;
+	return KF_DSO_LOAD_SYMS;
+}
+
+unsigned kf_namer_needs(struct kf_namer *n, const struct kf_frame *f)
+{
+	unsigned what;
+	const struct kf_symtab *t;
+
+	if (f->module == 0)
+		return 0;
+	what = kf_namer_wants(n, f->module);
+	/* name_compat's rule: compat_inlines asks the debug info only of
+	 * an unwound frame of a file with a symbol there, and only when
+	 * addr2line would be run on that file; once it was read for the
+	 * module, no frame needs to look again */
+	if (n->compat && n->compat_inline && (f->flags & KF_FRAME_UNWOUND) &&
+	    kf_modules_at(n->modules, f->module)->kind == KF_MOD_FILE &&
+	    !kf_dso_loaded(n->dsos, f->module, KF_DSO_LOAD_DWARF) &&
+	    (t = kf_dso_symtab(n->dsos, f->module)) != NULL &&
+	    kf_symtab_find_perf(t, f->addr) && kf_dso_a2l_file(n->dsos, f->module))
+		what |= KF_DSO_LOAD_DWARF;
+	return what;
 }
 
 int kf_namer_name(struct kf_namer *n, const struct kf_frame *fin, uint32_t *entry)

@@ -108,6 +108,10 @@ struct kf_namer {
 	size_t n, cap;
 	struct kf_symframe *symframes;
 	size_t n_symframes, cap_symframes;
+	/* per module id: a name made so far read its debug info
+	 * (kf_namer_asked_debuginfo); n_asked entries are set */
+	uint8_t *asked;
+	size_t n_asked, cap_asked;
 };
 
 /* Names for reports: "user", "kernel", "jit", "marker", "root",
@@ -124,6 +128,26 @@ int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
 		  struct kf_modules *modules, const struct kf_policy *pol,
 		  bool inline_frames, bool srcline);
 void kf_namer_fini(struct kf_namer *n);
+
+/* What naming reads of a module's files (KF_DSO_LOAD_* bits), for the
+ * load steps that must come before kf_namer_name (dso.h: the getters
+ * load nothing).  kf_namer_wants: of any frame of `module` (a
+ * kf_dso_want_fn for kf_dsos_prepare; ctx is the namer): its symbols, and
+ * in kfold's own mode with inline frames or source lines the debug info
+ * of a user file or the kernel.  kf_namer_needs: of frame f, whose
+ * module's symbols are loaded; it adds to kf_namer_wants the debug info
+ * --compat=perf --inline reads for an unwound frame with a symbol, which
+ * perf's addr2line child is run for. */
+unsigned kf_namer_wants(void *namer, uint32_t module);
+unsigned kf_namer_needs(struct kf_namer *n, const struct kf_frame *f);
+
+/* Whether a name made so far read the module's debug info.  The
+ * report's "no debug info" gaps count a stack's frame only then: when the
+ * getters still loaded what they were asked for, a module's debug info
+ * was looked for by the first name that needed it, and the gaps of the
+ * stacks the report met before that were not counted; this keeps that
+ * count byte for byte (a later change may count every stack). */
+bool kf_namer_asked_debuginfo(const struct kf_namer *n, uint32_t module);
 
 /* Names code frame f (not a root, marker or KF_FRAME_UNMARKED copy:
  * those bits are not looked at) once: *entry is the index of its names
