@@ -933,7 +933,6 @@ int kf_session_open_mem(kf_session *s, const void *buf, size_t len)
 	return r ? r : after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err), w0);
 }
 
-static int list_hit_modules(kf_session *s);
 
 int kf_session_run(kf_session *s)
 {
@@ -951,7 +950,7 @@ int kf_session_run(kf_session *s)
 	 * after the samples and before any output, so that everything after
 	 * (names, reports, kf_session_module) only reads */
 	if (r == 0 && s->namer_ready) {
-		r = list_hit_modules(s);
+		r = kf_session_list_hit(s);
 		if (r == 0)
 			r = kf_dsos_prepare(&s->dsos, s->hit, s->n_hit, kf_namer_wants,
 					    &s->namer);

@@ -460,7 +460,7 @@ unsigned kf_namer_wants(void *namer, uint32_t module)
 	const struct kf_module *mod = kf_modules_at(n->modules, module);
 
 	/* name_kfold's rule for DWARF, by module */
-	if (!n->compat && (n->inline_frames || n->srcline) &&
+	if (!n->pol->perf_names && (n->inline_frames || n->srcline) &&
 	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL))
 		return KF_DSO_LOAD_SYMS | KF_DSO_LOAD_DWARF;
 	return KF_DSO_LOAD_SYMS;
@@ -474,11 +474,11 @@ unsigned kf_namer_needs(struct kf_namer *n, const struct kf_frame *f)
 	if (f->module == 0)
 		return 0;
 	what = kf_namer_wants(n, f->module);
-	/* name_compat's rule: compat_inlines asks the debug info only of
+	/* name_compat's rule: a2l_inline asks the debug info only of
 	 * an unwound frame of a file with a symbol there, and only when
 	 * addr2line would be run on that file; once it was read for the
 	 * module, no frame needs to look again */
-	if (n->compat && n->compat_inline && (f->flags & KF_FRAME_UNWOUND) &&
+	if (n->a2l_inline && (f->flags & KF_FRAME_UNWOUND) &&
 	    kf_modules_at(n->modules, f->module)->kind == KF_MOD_FILE &&
 	    !kf_dso_loaded(n->dsos, f->module, KF_DSO_LOAD_DWARF) &&
 	    (t = kf_dso_symtab(n->dsos, f->module)) != NULL &&
