@@ -3,17 +3,22 @@
  *   open: perfdata (header, attrs, features, build-ids) -> stage setup
  *   run:  perfdata (records) -> order (time order) -> tasks (state) | sample
  *         -> callchain (the sample's raw frames) -> stacks (trie)
- *   then: symbolize (names) -> folded text
+ *   end:  prepare (kf_dsos_prepare: every hit module's files, the one load
+ *         step after the run)
+ *   then: symbolize (structured frames) -> folded text, JSON, --explain,
+ *         or the stacks as data (walk.c)
  *
  * The session owns every stage and configures each through its init
- * arguments; what is per sample lives in the stages (the callchain's
- * scratch), except the root frame's text built here.
+ * arguments and the policy chosen once from --compat; what is per sample
+ * lives in the stages (the callchain's scratch, perfhdr's line), never on
+ * the session.
  */
 #include "kfold.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -769,11 +774,31 @@ static void warn_not_unwound(struct kf_session *s)
 	}
 }
 
+/* What the end of a run says of the counts a reader would want to know,
+ * each with its count (a kf_stats field) when it is not 0. */
+static const struct {
+	size_t count;            /* offsetof(kf_stats, ...) */
+	const char *fmt;         /* takes the count */
+} end_warnings[] = {
+	{ offsetof(kf_stats, lost_events), "%" PRIu64 " events were lost while "
+	  "recording (the ring buffer overflowed); stacks are incomplete" },
+	{ offsetof(kf_stats, lost_samples), "%" PRIu64 " samples were lost while "
+	  "recording" },
+	{ offsetof(kf_stats, throttles), "sampling was throttled %" PRIu64 " times" },
+	{ offsetof(kf_stats, out_of_order), "%" PRIu64 " records arrived more than "
+	  "one round late (out of order)" },
+	{ offsetof(kf_stats, samples_unknown_id), "%" PRIu64 " samples have an event "
+	  "id the header does not list; skipped" },
+	{ offsetof(kf_stats, samples_bad), "%" PRIu64 " samples could not be "
+	  "decoded; skipped" },
+};
+
 /* The records from the one open() read ahead to the end of the stream. */
 static int run(struct kf_session *s)
 {
 	struct kf_rec rec = s->first;
 	const char *w;
+	size_t i;
 	int r;
 
 	for (r = s->first_r; r > 0; r = kf_pd_next(s->pd, &rec)) {
@@ -842,25 +867,13 @@ static int run(struct kf_session *s)
 		logf_(s, KF_LOG_WARN, "%s", kf_pd_end_message(s->pd));
 		break;
 	}
-	if (s->stats.lost_events)
-		logf_(s, KF_LOG_WARN, "%" PRIu64 " events were lost while recording "
-		      "(the ring buffer overflowed); stacks are incomplete",
-		      s->stats.lost_events);
-	if (s->stats.lost_samples)
-		logf_(s, KF_LOG_WARN, "%" PRIu64 " samples were lost while recording",
-		      s->stats.lost_samples);
-	if (s->stats.throttles)
-		logf_(s, KF_LOG_WARN, "sampling was throttled %" PRIu64 " times",
-		      s->stats.throttles);
-	if (s->stats.out_of_order)
-		logf_(s, KF_LOG_WARN, "%" PRIu64 " records arrived more than one round "
-		      "late (out of order)", s->stats.out_of_order);
-	if (s->stats.samples_unknown_id)
-		logf_(s, KF_LOG_WARN, "%" PRIu64 " samples have an event id the header "
-		      "does not list; skipped", s->stats.samples_unknown_id);
-	if (s->stats.samples_bad)
-		logf_(s, KF_LOG_WARN, "%" PRIu64 " samples could not be decoded; skipped",
-		      s->stats.samples_bad);
+	for (i = 0; i < sizeof(end_warnings) / sizeof(end_warnings[0]); i++) {
+		const uint64_t *n = (const uint64_t *)(const void *)
+				    ((const char *)&s->stats + end_warnings[i].count);
+
+		if (*n)
+			logf_(s, KF_LOG_WARN, end_warnings[i].fmt, *n);
+	}
 	if (s->tasks.bad_records)
 		logf_(s, KF_LOG_WARN, "%" PRIu64 " sideband records were too short; skipped",
 		      s->tasks.bad_records);
