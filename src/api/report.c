@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "folded.h"
 #include "session.h"
 
 #define SCHEMA_VERSION 1
@@ -56,6 +57,9 @@ struct line {
 	uint32_t leaf, base, via;/* ids in labels */
 	uint8_t verdict, why, guess;
 	struct bucket b;
+	uint32_t node;           /* the heaviest stack merged into the line
+				    (the first of equals): its frame_info */
+	uint64_t node_samples;
 };
 
 /* samples a module left unnamed or without lines */
@@ -77,6 +81,11 @@ struct report {
 	size_t n_lines, cap_lines;
 	struct modgap *gaps;
 	size_t n_gaps, cap_gaps;
+	struct kf_fold_frame *ff;/* scratch: one stack's folded frames */
+	size_t cap_ff;
+	char (*bid)[41];         /* per module id: its build-id as modules
+				    shows it (recorded, else the header's
+				    table by name), "" for none */
 	bool want_lines;         /* JSON: keep the stacks */
 	struct bucket verdicts[KF_CTX_NVERDICTS], total, excluded;
 	struct bucket leaf_named, kernel_cut, kernel_stopped, unnamed, nolines;
@@ -346,8 +355,14 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 		want.guess = c->guess;
 		key = key3(want.text, (uint64_t)leaf << 8 | c->verdict,
 			   (uint64_t)base << 32 | want.via);
+		want.node = cs->node;
+		want.node_samples = cs->samples;
 		if (find(rp, &rp->line_ix, &key, same_line, &want, &i)) {
 			add(&rp->lv[i].b, cs->samples, cs->weight);
+			if (cs->samples > rp->lv[i].node_samples) {
+				rp->lv[i].node = cs->node;
+				rp->lv[i].node_samples = cs->samples;
+			}
 			return 0;
 		}
 		if (!KF_GROW(rp->lv, rp->cap_lines, rp->n_lines + 1))
@@ -376,6 +391,8 @@ static void report_fini(struct report *rp)
 	free(rp->cells);
 	free(rp->lv);
 	free(rp->gaps);
+	free(rp->ff);
+	free(rp->bid);
 }
 
 static int gather(struct kf_session *s, struct report *rp, bool lines)
@@ -764,6 +781,81 @@ static int cmp_lines(const void *pa, const void *pb, void *ctx)
 	return (a->guess > b->guess) - (a->guess < b->guess);
 }
 
+/* One frame_info object: what the namer knows of one folded frame. */
+static json_t *frame_json(struct report *rp, const struct kf_fold_frame *ff)
+{
+	const struct kf_symframe *sf = &ff->sf;
+	const struct kf_namer *nm = &rp->s->namer;
+	const struct kf_module *m = sf->module && sf->kind != KF_SYM_ROOT &&
+				    sf->kind != KF_SYM_MARKER ?
+				    kf_modules_at(&rp->s->modules, sf->module) : NULL;
+	bool code = sf->kind == KF_SYM_USER || sf->kind == KF_SYM_KERNEL ||
+		    sf->kind == KF_SYM_JIT;
+	json_t *o = json_object();
+
+	put(rp, o, "module", m ? jstr(rp, m->name) : json_null());
+	put(rp, o, "build_id", json_string(m ? rp->bid[sf->module] : ""));
+	put(rp, o, "verified", json_boolean(sf->flags & KF_SYMF_VERIFIED));
+	/* perf's "(inlined)" lines from addr2line carry no offset */
+	if (code && sf->name && !(sf->flags & KF_SYMF_INLINED))
+		put(rp, o, "offset", jint(sf->offset));
+	if (code && (sf->flags & KF_SYMF_FILE)) {
+		put(rp, o, "file", jstr(rp, kf_strtab_get(&nm->strings, sf->file)));
+		if (sf->line)
+			put(rp, o, "line", jint(sf->line));
+	}
+	put(rp, o, "inlined", json_boolean(sf->inline_depth > 0));
+	put(rp, o, "kind", json_string(kf_symkind_name(sf->kind)));
+	if (code || sf->kind == KF_SYM_UNKNOWN) {
+		if (!sf->name && sf->why)
+			put(rp, o, "why", json_string(kf_symwhy_name(sf->why)));
+	}
+	return o;
+}
+
+/* frame_info: one object per entry of frames, from the folded frames of
+ * the line's heaviest stack.  frames splits the line at ';' (an empty
+ * last piece dropped); the line is the root's text, then ";" and the
+ * text of each raw frame whose text is not empty, a raw frame's text
+ * being its symbol frames' texts joined by ';'.  So each folded frame
+ * stands for the pieces of its own text, but the lone frame of a raw
+ * frame that folds to nothing stands for none. */
+static json_t *frame_info_json(struct report *rp, const struct line *ln, const char *line)
+{
+	struct kf_session *s = rp->s;
+	json_t *arr = json_array();
+	size_t n = 0, i, len = strlen(line);
+	int r = kf_fold_stack_frames(&s->texts, &s->stacks, &s->roots, &s->strings,
+				     ln->node, &rp->ff, &n, &rp->cap_ff);
+
+	if (r) {
+		rp->err = r;
+		json_decref(arr);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		const struct kf_fold_frame *f = &rp->ff[i];
+		const char *t = kf_strtab_get(&s->texts.texts, f->text);
+		bool lone = (i == 0 || rp->ff[i - 1].node != f->node) &&
+			    (i + 1 == n || rp->ff[i + 1].node != f->node);
+		size_t pieces = 1;
+		json_t *o;
+
+		KF_WORK(1);
+		if (!*t && lone && f->sf.kind != KF_SYM_ROOT)
+			continue;
+		for (; *t; t++)
+			pieces += *t == ';';
+		o = frame_json(rp, f);
+		while (o && --pieces)
+			append(rp, arr, json_deep_copy(o));
+		append(rp, arr, o);
+	}
+	if ((!len || line[len - 1] == ';') && json_array_size(arr))
+		json_array_remove(arr, json_array_size(arr) - 1);
+	return arr;
+}
+
 /* The stacks, written one compact object per line as they are made: a
  * capture's stack list can be large, and a tree of JSON values for all of
  * it would take several times the memory of the text. */
@@ -773,6 +865,14 @@ static int write_stacks(struct report *rp, FILE *out)
 
 	if (rp->n_lines > 1)
 		qsort_r(rp->lv, rp->n_lines, sizeof(*rp->lv), cmp_lines, rp);
+	if (!(rp->bid = kf_calloc(rp->s->modules.n + 1, sizeof(*rp->bid))))
+		return KF_ENOMEM;
+	for (i = 0; i < kf_session_n_modules(rp->s); i++) {
+		kf_module_info mi;
+
+		if (kf_session_module(rp->s, i, &mi) == 0)
+			memcpy(rp->bid[rp->s->hit[i]], mi.build_id, sizeof(rp->bid[0]));
+	}
 	if (fputs("[", out) == EOF)
 		return KF_EIO;
 	for (i = 0; i < rp->n_lines && !rp->err; i++) {
@@ -795,6 +895,8 @@ static int write_stacks(struct report *rp, FILE *out)
 				t++;
 		}
 		put(rp, o, "frames", frames);
+		put(rp, o, "frame_info", frame_info_json(rp, ln,
+				kf_strtab_get(&rp->lines, ln->text)));
 		put(rp, o, "samples", jint(ln->b.samples));
 		put(rp, o, "period", jint(ln->b.period));
 		put(rp, o, "verdict", json_string(kf_ctx_verdict_name(ln->verdict)));
