@@ -1536,9 +1536,13 @@ static void report_in(kf_session *s, struct kf_report_in *in, struct report_list
 	in->version = kf_version();
 }
 
-static int report_lists(kf_session *s, struct kf_report_in *in, struct report_lists *l)
+/* modules: the JSON report's list (--explain has none: listing them
+ * would look for debug info it does not print) */
+static int report_lists(kf_session *s, struct kf_report_in *in, struct report_lists *l,
+			bool modules)
 {
-	size_t i, n = kf_session_n_modules(s), np = s->pd ? kf_pd_n_attrs(s->pd) : 0;
+	size_t i, n = modules ? kf_session_n_modules(s) : 0;
+	size_t np = s->pd ? kf_pd_n_attrs(s->pd) : 0;
 	size_t nb, nu;
 
 	l->mods = kf_calloc(n + 1, sizeof(*l->mods));
@@ -1611,7 +1615,7 @@ int kf_session_write_json(kf_session *s, FILE *out)
 	report_in(s, &in, &l);
 	r = kf_report_gather(&rp, &in, true);
 	if (!r)
-		r = report_lists(s, &in, &l);
+		r = report_lists(s, &in, &l, true);
 	if (!r)
 		r = kf_report_json(&rp, out, &stacks);
 	if (!r)
@@ -1630,7 +1634,7 @@ int kf_session_write_explain(kf_session *s, FILE *out)
 	report_in(s, &in, &l);
 	r = kf_report_gather(&rp, &in, false);
 	if (!r)
-		r = report_lists(s, &in, &l);
+		r = report_lists(s, &in, &l, false);
 	if (r)
 		return report_finish(s, &rp, &l, r, false, w0);
 	r = kf_report_explain(&rp, out);
