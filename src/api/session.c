@@ -36,6 +36,7 @@
 #include "order.h"
 #include "perfdata.h"
 #include "records.h"
+#include "report.h"
 #include "sample.h"
 #include "stacks.h"
 #include "symbolize.h"
@@ -1419,4 +1420,152 @@ int kf_session_fp_break(kf_session *s, size_t i, kf_fp_break *out)
 	out->module = m ? kf_modules_at(&s->modules, m)->name : "[unknown]";
 	out->samples = s->fp.per_module[m];
 	return 0;
+}
+
+/* ---- the JSON report and --explain (report.h) ---------------------------------- */
+
+/* What the report's writers read, listed from the session (report.h).
+ * The lists are taken after the gather, in the order the writers used
+ * to ask for them: modules, then unwinding, then the unverified note. */
+struct report_lists {
+	kf_module_info *mods;
+	uint32_t *mod_ids;
+	kf_fp_break *fp_breaks;
+	kf_unwind_stop *stops;
+	bool *soft_clock;
+	char unverified[512];
+};
+
+static void report_in(kf_session *s, struct kf_report_in *in, struct report_lists *l)
+{
+	const struct kf_attr *a = kf_session_folded_attr(s);
+
+	memset(in, 0, sizeof(*in));
+	memset(l, 0, sizeof(*l));
+	in->stacks = &s->stacks;
+	in->roots = &s->roots;
+	in->comms = &s->strings;
+	in->namer = s->namer_ready ? &s->namer : NULL;
+	in->texts = &s->texts;
+	in->fold = &s->fold;
+	in->modules = &s->modules;
+	in->dsos = &s->dsos;
+	in->rules = s->o.classify ? s->rules : NULL;
+	in->exclude = s->o.exclude;
+	in->pd = s->pd;
+	in->stats = &s->stats;
+	in->filter = s->filter;
+	in->folded_attr = a;
+	in->folded_soft_clock = kf_attr_is_soft_clock(a);
+	in->soft_clock_note = kf_soft_clock_note;
+	in->first_time = s->first_time;
+	in->last_time = s->last_time;
+	in->count_samples = s->o.count_samples;
+	in->lines_looked_for = s->o.inline_frames || s->o.srcline;
+	in->version = kf_version();
+}
+
+/* modules: the JSON report's list (--explain has none: listing them
+ * would look for debug info it does not print) */
+static int report_lists(kf_session *s, struct kf_report_in *in, struct report_lists *l,
+			bool modules)
+{
+	size_t i, n = modules ? kf_session_n_modules(s) : 0;
+	size_t np = s->pd ? kf_pd_n_attrs(s->pd) : 0;
+	size_t nb, nu;
+
+	l->mods = kf_calloc(n + 1, sizeof(*l->mods));
+	l->mod_ids = kf_calloc(n + 1, sizeof(*l->mod_ids));
+	l->soft_clock = kf_calloc(np + 1, sizeof(*l->soft_clock));
+	if (!l->mods || !l->mod_ids || !l->soft_clock)
+		return KF_ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (kf_session_module(s, i, &l->mods[in->n_mods]) != 0)
+			continue;
+		l->mod_ids[in->n_mods++] = s->hit[i];
+	}
+	in->mods = l->mods;
+	in->mod_ids = l->mod_ids;
+	for (i = 0; i < np; i++)
+		l->soft_clock[i] = kf_attr_is_soft_clock(kf_pd_attr(s->pd, i));
+	in->soft_clock = l->soft_clock;
+	kf_session_fp_chains(s, &in->fp_samples, &in->fp_broken);
+	nb = kf_session_n_fp_breaks(s);
+	nu = kf_session_n_unwind_stops(s);
+	l->fp_breaks = kf_calloc(nb + 1, sizeof(*l->fp_breaks));
+	l->stops = kf_calloc(nu + 1, sizeof(*l->stops));
+	if (!l->fp_breaks || !l->stops)
+		return KF_ENOMEM;
+	for (i = 0; i < nb; i++)
+		if (kf_session_fp_break(s, i, &l->fp_breaks[in->n_fp_breaks]) == 0)
+			in->n_fp_breaks++;
+	for (i = 0; i < nu; i++)
+		if (kf_session_unwind_stop(s, i, &l->stops[in->n_stops]) == 0)
+			in->n_stops++;
+	in->fp_breaks = l->fp_breaks;
+	in->stops = l->stops;
+	if (kf_session_unverified_text(s, l->unverified, sizeof(l->unverified)))
+		in->unverified = l->unverified;
+	return 0;
+}
+
+/* note: the output was written (or its end failed), so the warning on
+ * unverified files is due */
+static int report_finish(kf_session *s, struct kf_report *rp, struct report_lists *l,
+			 int r, bool note, uint64_t w0)
+{
+	if (note)
+		kf_session_note_unverified(s);
+	s->stats.work = kf_work_flush(&s->work, w0);
+	kf_report_fini(rp);
+	free(l->mods);
+	free(l->mod_ids);
+	free(l->fp_breaks);
+	free(l->stops);
+	free(l->soft_clock);
+	if (r == KF_EINVAL)
+		return kf_fail(&s->err, r, "kernel contexts need the capture loaded "
+			       "with classify set");
+	if (r == KF_EIO)
+		return kf_fail(&s->err, r, "writing the output: %s", strerror(errno));
+	if (r)
+		return kf_fail(&s->err, r, "out of memory");
+	return 0;
+}
+
+int kf_session_write_json(kf_session *s, FILE *out)
+{
+	uint64_t w0 = kf_work, stacks = 0;
+	struct kf_report_in in;
+	struct report_lists l;
+	struct kf_report rp;
+	int r;
+
+	report_in(s, &in, &l);
+	r = kf_report_gather(&rp, &in, true);
+	if (!r)
+		r = report_lists(s, &in, &l, true);
+	if (!r)
+		r = kf_report_json(&rp, out, &stacks);
+	if (!r)
+		s->stats.stacks = stacks;
+	return report_finish(s, &rp, &l, r, true, w0);
+}
+
+int kf_session_write_explain(kf_session *s, FILE *out)
+{
+	uint64_t w0 = kf_work;
+	struct kf_report_in in;
+	struct report_lists l;
+	struct kf_report rp;
+	int r;
+
+	report_in(s, &in, &l);
+	r = kf_report_gather(&rp, &in, false);
+	if (!r)
+		r = report_lists(s, &in, &l, false);
+	if (r)
+		return report_finish(s, &rp, &l, r, false, w0);
+	r = kf_report_explain(&rp, out);
+	return report_finish(s, &rp, &l, r, !r || r == KF_EIO, w0);
 }

@@ -1,6 +1,7 @@
-/* session.h - the session's state, shared by the files that implement
- * kfold.h (session.c: loading and folded output; report.c: the JSON
- * report and --explain).  Not part of the interface.
+/* session.h - the session's state, for the files that implement kfold.h
+ * (session.c: loading, folded output, and the JSON report and --explain
+ * through output/report.h's explicit input; no file below api/ sees this
+ * struct).  Not part of the interface.
  */
 #ifndef KF_SESSION_H
 #define KF_SESSION_H

@@ -23,6 +23,12 @@ kf_hermetic "$tmp" || exit 1
 python3 -c 'import jsonschema' 2>/dev/null ||
 	{ echo "FAIL: python3-jsonschema is not installed (scripts/setup.sh installs it)"; exit 1; }
 
+# perf (for the facts frame_info is checked against) is optional: without
+# it frame_info is still checked against the folded outputs and modules
+have_perf=$(command -v perf)
+command -v llvm-addr2line-14 >/dev/null || have_perf=
+[ -n "$have_perf" ] ||
+	echo "note: no perf or llvm-addr2line-14: frame_info's build-ids and lines go unchecked"
 fail=0
 n=0
 for dir in "$src"/testdata/cases/*/; do
@@ -43,6 +49,7 @@ for dir in "$src"/testdata/cases/*/; do
 		# quicker (under ASan) and puts the same frames around them
 		"$kfold" -q "${args[@]}" perf.data > "$tmp/$c.folded"
 		"$kfold" -q "${args[@]}" --format json perf.data > "$tmp/$c.json"
+		"$kfold" -q "${args[@]}" --kernel perf.data > "$tmp/$c.kinl"
 		"$kfold" -q "${args[@]}" --no-inline perf.data > "$tmp/$c.nfolded"
 		"$kfold" -q "${args[@]}" --no-inline --kernel perf.data > "$tmp/$c.kfolded"
 		"$kfold" -q "${args[@]}" --no-inline --context perf.data > "$tmp/$c.ctx"
@@ -60,7 +67,19 @@ for dir in "$src"/testdata/cases/*/; do
 		continue
 	fi
 	n=$((n + 1))
-	python3 - "$src/docs/kfold-report.schema.json" "$tmp" "$c" <<'EOF' || fail=1
+	# facts from elsewhere for frame_info: perf's build-id table, and for
+	# the inline cases the raw frames perf script prints (no inline
+	# expansion), which the check gives to llvm-addr2line -i
+	: > "$tmp/$c.bids"; : > "$tmp/$c.ips"
+	if [ -n "$have_perf" ]; then
+		perf buildid-list -i "$dir/perf.data" > "$tmp/$c.bids" 2>/dev/null
+		case $c in inline-dwarf|inline-clang)
+			perf --buildid-dir "$KF_NOCACHE" script -i "$dir/perf.data" \
+				--symfs "$(kf_symfs "$dir")" --kallsyms "$KF_KALLSYMS" \
+				-F ip,dso --no-inline > "$tmp/$c.ips" 2>/dev/null ;;
+		esac
+	fi
+	python3 - "$src/docs/kfold-report.schema.json" "$tmp" "$c" "$(kf_symfs "$dir")" <<'EOF' || fail=1
 import collections, json, re, sys
 import jsonschema
 
@@ -105,6 +124,110 @@ for s in rep["stacks"]:
     js[";".join(s["frames"])] += s[unit]
 if js != default:
     bad.append("the report's stacks are not the folded lines")
+
+# frame_info: one object per frame, the root first
+import os
+mods = {m["name"] for m in rep["modules"]}
+for s in rep["stacks"]:
+    fi = s["frame_info"]
+    if len(fi) != len(s["frames"]):
+        bad.append(f"frame_info has {len(fi)} entries, frames {len(s['frames'])}: "
+                   f"{';'.join(s['frames'])[:120]}")
+        continue
+    if [f["kind"] == "root" for f in fi] != [True] + [False] * (len(fi) - 1) or fi[0]["module"]:
+        bad.append(f"frame_info: the root is not first and only: {s['frames'][:3]}")
+    for f in fi:
+        if f["module"] is not None and f["module"] not in mods:
+            bad.append(f"frame_info: module {f['module']} is not in modules")
+        if f["kind"] == "unknown" and (f["module"] is not None or f.get("why") != "no_map"):
+            bad.append(f"frame_info: an unmapped frame with module or without why no_map: {f}")
+        if f["kind"] == "root" and (f["build_id"] or "why" in f or "offset" in f):
+            bad.append(f"frame_info: a root with code facts: {f}")
+# kinds against --kernel (which marks kernel frames _[k]): a folded line may
+# merge stacks, so any of the marked lines it could be
+kmarks = collections.defaultdict(set)
+for line in open(f"{tmp}/{case}.kinl"):
+    fr = line.rstrip("\n").rsplit(" ", 1)[0].split(";")
+    kmarks[";".join(x[:-4] if x.endswith("_[k]") else x for x in fr)].add(
+        tuple(x.endswith("_[k]") for x in fr))
+for s in rep["stacks"]:
+    mine = tuple(f["kind"] == "kernel" for f in s["frame_info"])
+    if mine not in kmarks.get(";".join(s["frames"]), ()):
+        bad.append(f"frame_info kinds are not --kernel's _[k]: {';'.join(s['frames'])[:120]}")
+# build-ids against perf buildid-list
+bids = {}
+for line in open(f"{tmp}/{case}.bids"):
+    w = line.split(None, 1)
+    if len(w) == 2:
+        bids.setdefault(w[1].strip(), w[0])
+for s in rep["stacks"]:
+    for f in s["frame_info"]:
+        if f["module"] in bids and f["build_id"] != bids[f["module"]]:
+            bad.append(f"frame_info: {f['module']} has build-id '{f['build_id']}', "
+                       f"perf buildid-list says {bids[f['module']]}")
+            break
+# source lines and inlining against llvm-addr2line -i -f: for each raw
+# frame of the test program perf script prints (a caller's return address
+# looked up at itself - 1, as kfold does), the chain addr2line gives, as
+# (function, file, line) -> inlined (all but the chain's last);
+# every frame of that program with a line must be one of them
+facts, addrs, binary = {}, set(), None
+first = True
+for l in open(f"{tmp}/{case}.ips"):
+    m = re.match(r"^\s*([0-9a-f]+) \((/tmp/kfold-fx/bin/[^)]*)\)$", l.rstrip("\n"))
+    if not l.strip():
+        first = True
+        continue
+    if m:
+        binary = m.group(2)
+        addrs.add(int(m.group(1), 16) - (0 if first else 1))
+    first = False
+if addrs:
+    import subprocess
+    symfs = sys.argv[4]
+    out = subprocess.run(["llvm-addr2line-14", "-a", "-i", "-f", "-e", symfs + binary],
+                         input="".join("0x%x\n" % a for a in sorted(addrs)),
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    chain = []
+    def flush():
+        for i, (fn, loc) in enumerate(chain):
+            f, _, ln = re.sub(r" \(discriminator \d+\)$", "", loc).rpartition(":")
+            # the owner by its DWARF name, as kfold names a clone's code
+            fn = re.sub(r"(\.(constprop|isra|part|cold)(\.\d+)?)+$", "", fn)
+            if ln.isdigit() and int(ln):
+                facts.setdefault((fn, os.path.basename(f), int(ln)), set()).add(i + 1 < len(chain))
+        chain.clear()
+    pend = None
+    for l in out:
+        if l.startswith("0x"):
+            flush()
+            pend = None
+        elif pend is None:
+            pend = l
+        else:
+            chain.append((pend, l))
+            pend = None
+    flush()
+    # (perf's unwinder loses some frames kfold's finds: a line whose
+    # address perf never prints has no fact; a tenth may be such)
+    checked = inl = nofact = 0
+    for s in rep["stacks"]:
+        for name, f in zip(s["frames"], s["frame_info"]):
+            if "line" not in f or f["module"] != binary:
+                continue
+            k = (name, os.path.basename(f["file"]), f["line"])
+            if k not in facts:
+                nofact += 1
+                continue
+            checked += 1
+            inl += f["inlined"]
+            if f["inlined"] not in facts[k]:
+                bad.append(f"frame_info: {k} inlined={f['inlined']}: llvm-addr2line "
+                           f"says {sorted(facts[k])}")
+    print(f"     {case}: frame_info: {checked} lines checked against llvm-addr2line, {inl} inlined, {nofact} without")
+    if not checked or not inl or nofact * 10 > checked + nofact:
+        bad.append(f"frame_info: {checked} frames with lines ({inl} inlined) checked "
+                   f"against llvm-addr2line, {nofact} it has no line for")
 
 # --context: pseudo-frames before entry frames, and nothing else changed
 classes = "syscall|fault|exception|exit_to_user|sched|hardirq|softirq|nmi|idle|kthread|guest"

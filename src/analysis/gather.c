@@ -1,0 +1,309 @@
+/* gather.c - the sums behind the JSON report and --explain (gather.h).
+ *
+ * The maps below are keyed by a 64-bit hash of what an entry is, not by
+ * the entry: a thread, cell or line is a few ids, and a hash of them is
+ * one probe per stack (never per sample).
+ */
+#include "gather.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void kf_bucket_add(struct kf_bucket *b, uint64_t samples, uint64_t period)
+{
+	b->samples = samples > UINT64_MAX - b->samples ? UINT64_MAX : b->samples + samples;
+	b->period = period > UINT64_MAX - b->period ? UINT64_MAX : b->period + period;
+}
+
+static uint64_t key3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t h = kf_hash64(a * 0x9e3779b97f4a7c15u ^ kf_hash64(b ^ kf_hash64(c)));
+
+	return h == UINT64_MAX ? 0 : h;
+}
+
+static int intern(struct kf_strtab *t, const char *p, size_t n, uint32_t *id)
+{
+	return kf_strtab_intern(t, p, n, id) ? 0 : KF_ENOMEM;
+}
+
+/* Two different entries with the same hash take the keys after it.
+ * find() returns the index of the entry under *key that same() accepts,
+ * or false with *key the first free key for a new one. */
+typedef bool (*same_fn)(const struct kf_gather *g, uint32_t i, const void *want);
+
+static bool find(const struct kf_gather *g, const struct kf_map64 *m, uint64_t *key,
+		 same_fn same, const void *want, uint32_t *out)
+{
+	uint32_t i;
+
+	while (kf_map64_get(m, *key, &i)) {
+		if (same(g, i, want)) {
+			*out = i;
+			return true;
+		}
+		*key = *key == UINT64_MAX - 1 ? 0 : *key + 1;
+	}
+	return false;
+}
+
+static bool same_thread(const struct kf_gather *g, uint32_t i, const void *want)
+{
+	const struct kf_gather_thread *a = &g->threads[i], *b = want;
+
+	return a->pid == b->pid && a->tid == b->tid;
+}
+
+static bool same_cell(const struct kf_gather *g, uint32_t i, const void *want)
+{
+	const struct kf_gather_cell *a = &g->cells[i], *b = want;
+
+	return a->thread == b->thread && a->verdict == b->verdict && a->label == b->label;
+}
+
+static bool same_line(const struct kf_gather *g, uint32_t i, const void *want)
+{
+	const struct kf_gather_line *a = &g->lines[i], *b = want;
+
+	return a->text == b->text && a->leaf == b->leaf && a->base == b->base &&
+	       a->via == b->via && a->verdict == b->verdict && a->why == b->why &&
+	       a->guess == b->guess;
+}
+
+static int thread_of(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t *out)
+{
+	uint64_t key = key3((uint32_t)cs->pid, (uint32_t)cs->tid, 1);
+	struct kf_gather_thread want = { cs->pid, cs->tid, 0, { 0, 0 } };
+	uint32_t i;
+
+	if (find(g, &g->thread_ix, &key, same_thread, &want, out))
+		return 0;
+	if (!KF_GROW(g->threads, g->cap_threads, g->n_threads + 1))
+		return KF_ENOMEM;
+	i = (uint32_t)g->n_threads;
+	want.root = g->st->nodes[cs->path[0]].frame.root;
+	g->threads[i] = want;
+	if (!kf_map64_put(&g->thread_ix, key, i))
+		return KF_ENOMEM;
+	g->n_threads++;
+	*out = i;
+	return 0;
+}
+
+static int add_cell(struct kf_gather *g, uint32_t thread, unsigned verdict,
+		    uint32_t label, const struct kf_ctx_stack *cs)
+{
+	uint64_t key = key3(thread, verdict, label);
+	struct kf_gather_cell want = { thread, label, (uint8_t)verdict, { 0, 0 } };
+	uint32_t i;
+
+	if (find(g, &g->cell_ix, &key, same_cell, &want, &i)) {
+		kf_bucket_add(&g->cells[i].b, cs->samples, cs->weight);
+		return 0;
+	}
+	if (!KF_GROW(g->cells, g->cap_cells, g->n_cells + 1))
+		return KF_ENOMEM;
+	i = (uint32_t)g->n_cells;
+	g->cells[i] = want;
+	kf_bucket_add(&g->cells[i].b, cs->samples, cs->weight);
+	if (!kf_map64_put(&g->cell_ix, key, i))
+		return KF_ENOMEM;
+	g->n_cells++;
+	return 0;
+}
+
+static struct kf_gather_gap *gap_of(struct kf_gather *g, uint32_t module)
+{
+	uint64_t key = module;   /* 32 bits: never the map's empty key */
+	uint32_t i;
+
+	if (kf_map64_get(&g->gap_ix, key, &i))
+		return &g->gaps[i];
+	if (!KF_GROW(g->gaps, g->cap_gaps, g->n_gaps + 1))
+		return NULL;
+	i = (uint32_t)g->n_gaps;
+	memset(&g->gaps[i], 0, sizeof(g->gaps[i]));
+	g->gaps[i].module = module;
+	if (!kf_map64_put(&g->gap_ix, key, i))
+		return NULL;
+	g->n_gaps++;
+	return &g->gaps[i];
+}
+
+/* Charges a stack's samples to module's unnamed or no-lines count, once
+ * per stack: seen[0..*n) are the modules charged so far (at most 8 are
+ * remembered; a stack through more is not charged to the others). */
+static int charge(struct kf_gather *g, uint32_t *seen, size_t *n, uint32_t mod,
+		  bool nolines, const struct kf_ctx_stack *cs)
+{
+	struct kf_gather_gap *gap;
+	size_t k;
+
+	for (k = 0; k < *n; k++)
+		if (seen[k] == mod)
+			return 0;
+	if (*n == 8)
+		return 0;
+	if (!(gap = gap_of(g, mod)))
+		return KF_ENOMEM;
+	kf_bucket_add(nolines ? &gap->nolines : &gap->unnamed, cs->samples, cs->weight);
+	seen[(*n)++] = mod;
+	return 0;
+}
+
+/* Where this stack's attribution chain broke: frames without a name, and
+ * frames of modules whose debug info was looked for and not found. */
+static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs)
+{
+	uint32_t seen_u[8], seen_l[8];
+	size_t nu = 0, nl = 0, i;
+	int r = 0;
+
+	for (i = 1; i < cs->n_path && !r; i++) {
+		const struct kf_frame *f = &g->st->nodes[cs->path[i]].frame;
+		uint32_t mod = (f->flags & KF_FRAME_NOMAP) ? 0 : f->module;
+		bool looked = false;
+
+		if (f->flags & KF_FRAME_TRUNCATED)
+			continue;
+		if (!cs->syms[i])
+			r = charge(g, seen_u, &nu, mod, false, cs);
+		/* counted only where naming asked for the module's DWARF, as
+		 * before the load step existed (the load step's notes) */
+		if (!r && mod && !kf_dso_debuginfo_file(g->dsos, mod, &looked) && looked &&
+		    g->namer && kf_namer_asked_debuginfo(g->namer, mod))
+			r = charge(g, seen_l, &nl, mod, true, cs);
+	}
+	if (nu)
+		kf_bucket_add(&g->unnamed, cs->samples, cs->weight);
+	if (nl)
+		kf_bucket_add(&g->nolines, cs->samples, cs->weight);
+	return r;
+}
+
+static int label_id(struct kf_gather *g, const struct kf_ctx_level *l, uint32_t *id)
+{
+	g->tmp.len = 0;
+	kf_ctx_label(l, true, &g->tmp);
+	if (g->tmp.oom)
+		return KF_ENOMEM;
+	return intern(&g->labels, kf_buf_cstr(&g->tmp), g->tmp.len, id);
+}
+
+static int add_line(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t leaf,
+		    uint32_t base)
+{
+	const struct kf_ctx *c = cs->ctx;
+	const char *v = kf_ctx_via_name(c->leaf.via);
+	struct kf_gather_line want;
+	uint32_t i;
+	uint64_t key;
+	int r;
+
+	memset(&want, 0, sizeof(want));
+	if ((r = g->line_fn(g->line_arg, cs, &want.text)) ||
+	    (r = intern(&g->labels, v, strlen(v), &want.via)))
+		return r;
+	want.leaf = leaf;
+	want.base = base;
+	want.verdict = c->verdict;
+	want.why = c->why;
+	want.guess = c->guess;
+	want.node = cs->node;
+	want.node_samples = cs->samples;
+	key = key3(want.text, (uint64_t)leaf << 8 | c->verdict,
+		   (uint64_t)base << 32 | want.via);
+	if (find(g, &g->line_ix, &key, same_line, &want, &i)) {
+		kf_bucket_add(&g->lines[i].b, cs->samples, cs->weight);
+		if (cs->samples > g->lines[i].node_samples) {
+			g->lines[i].node = cs->node;
+			g->lines[i].node_samples = cs->samples;
+		}
+		return 0;
+	}
+	if (!KF_GROW(g->lines, g->cap_lines, g->n_lines + 1))
+		return KF_ENOMEM;
+	i = (uint32_t)g->n_lines;
+	g->lines[i] = want;
+	kf_bucket_add(&g->lines[i].b, cs->samples, cs->weight);
+	if (!kf_map64_put(&g->line_ix, key, i))
+		return KF_ENOMEM;
+	g->n_lines++;
+	return 0;
+}
+
+static int visit(void *payload, const struct kf_ctx_stack *cs)
+{
+	struct kf_gather *g = payload;
+	const struct kf_ctx *c = cs->ctx;
+	uint32_t th, leaf, base, label;
+	const char *why;
+	int r;
+
+	if (g->exclude & (1u << c->verdict)) {
+		kf_bucket_add(&g->excluded, cs->samples, cs->weight);
+		return 0;
+	}
+	kf_bucket_add(&g->total, cs->samples, cs->weight);
+	kf_bucket_add(&g->verdicts[c->verdict], cs->samples, cs->weight);
+	if (cs->n_path > 1 && cs->syms[cs->n_path - 1])
+		kf_bucket_add(&g->leaf_named, cs->samples, cs->weight);
+	if (c->why == KF_CTX_WHY_TRUNCATED)
+		kf_bucket_add(&g->kernel_cut, cs->samples, cs->weight);
+	else if (c->why == KF_CTX_WHY_UNWIND_STOPPED)
+		kf_bucket_add(&g->kernel_stopped, cs->samples, cs->weight);
+	if ((r = thread_of(g, cs, &th)) || (r = label_id(g, &c->leaf, &leaf)) ||
+	    (r = label_id(g, &c->base, &base)))
+		return r;
+	kf_bucket_add(&g->threads[th].total, cs->samples, cs->weight);
+	why = c->why ? kf_ctx_why_name(c->why) : "no_rule";
+	if (c->verdict == KF_CTX_VERDICT_UNKNOWN)
+		r = intern(&g->labels, why, strlen(why), &label);
+	else
+		label = leaf;
+	if (r || (r = add_cell(g, th, c->verdict, label, cs)) ||
+	    (r = stack_gaps(g, cs)))
+		return r;
+	return g->line_fn ? add_line(g, cs, leaf, base) : 0;
+}
+
+int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
+		  const struct kf_roots *roots, struct kf_namer *namer,
+		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
+		  unsigned exclude, kf_gather_line_fn line_fn, void *line_arg)
+{
+	memset(g, 0, sizeof(*g));
+	g->st = st;
+	g->roots = roots;
+	g->dsos = dsos;
+	g->namer = namer;
+	g->exclude = exclude;
+	g->line_fn = line_fn;
+	g->line_arg = line_arg;
+	kf_buf_init(&g->tmp);
+	kf_map64_init(&g->thread_ix);
+	kf_map64_init(&g->cell_ix);
+	kf_map64_init(&g->line_ix);
+	kf_map64_init(&g->gap_ix);
+	if (!kf_strtab_init(&g->labels))
+		return KF_ENOMEM;
+	if (!rules)
+		return KF_EINVAL;
+	if (!namer)
+		return 0;
+	return kf_ctx_walk(st, roots, namer, rules, visit, g);
+}
+
+void kf_gather_fini(struct kf_gather *g)
+{
+	kf_strtab_fini(&g->labels);
+	kf_buf_fini(&g->tmp);
+	kf_map64_fini(&g->thread_ix);
+	kf_map64_fini(&g->cell_ix);
+	kf_map64_fini(&g->line_ix);
+	kf_map64_fini(&g->gap_ix);
+	free(g->threads);
+	free(g->cells);
+	free(g->lines);
+	free(g->gaps);
+}

@@ -1,0 +1,119 @@
+/* gather.h - one pass over the classified stacks that sums what the JSON
+ * report and --explain say about them.
+ *
+ * kf_ctx_walk (context.h) gives each stack with samples and its verdict
+ * and contexts; this gathers, per thread, the samples and periods by
+ * verdict and leaf context (cells); per distinct folded line and context,
+ * the stack (lines, when asked for); per module, the samples whose frames
+ * it left unnamed or without source lines (gaps); and the totals.  Memory
+ * grows with the number of distinct stacks and threads, never with the
+ * number of samples.
+ *
+ * A folded line is text, which is the output's business: the caller gives
+ * a function that returns an id for a stack's line (equal ids mean the
+ * same line), and gather only compares those ids.  A thread keeps the
+ * root of the first stack seen for it (an exec changes its comm), so the
+ * output prints its comm.
+ *
+ * May use: util, stacks, symbolize, dso, context.
+ * Owns everything in struct kf_gather; borrows its arguments for the call.
+ */
+#ifndef KF_GATHER_H
+#define KF_GATHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "dso.h"
+#include "stacks.h"
+#include "symbolize.h"
+#include "util.h"
+
+struct kf_bucket {
+	uint64_t samples, period;
+};
+
+/* Adds to a bucket, saturating. */
+void kf_bucket_add(struct kf_bucket *b, uint64_t samples, uint64_t period);
+
+/* (thread, verdict, label) -> samples: the per-thread breakdown */
+struct kf_gather_cell {
+	uint32_t thread, label;  /* index in threads; id in labels (the leaf
+				    context, or for unknown the reason) */
+	uint8_t verdict;
+	struct kf_bucket b;
+};
+
+struct kf_gather_thread {
+	int32_t pid, tid;
+	uint32_t root;           /* id in roots of its first stack */
+	struct kf_bucket total;
+};
+
+/* a distinct (folded line, context) */
+struct kf_gather_line {
+	uint32_t text;           /* the caller's id of the folded line */
+	uint32_t leaf, base, via;/* ids in labels */
+	uint8_t verdict, why, guess;
+	struct kf_bucket b;
+	uint32_t node;           /* the heaviest stack merged into the line
+				    (the first of equals): its end node */
+	uint64_t node_samples;
+};
+
+/* samples a module left unnamed or without lines */
+struct kf_gather_gap {
+	uint32_t module;         /* 0: no mapping */
+	struct kf_bucket unnamed, nolines;
+};
+
+/* The folded line of stack cs as an id (same line, same id).  0 or a
+ * negative KF_E*, which stops the walk. */
+typedef int (*kf_gather_line_fn)(void *arg, const struct kf_ctx_stack *cs, uint32_t *id);
+
+struct kf_gather {
+	struct kf_strtab labels;         /* contexts ("syscall:read"),
+					    unknown reasons, via names */
+	struct kf_gather_thread *threads;
+	size_t n_threads;
+	struct kf_gather_cell *cells;
+	size_t n_cells;
+	struct kf_gather_line *lines;    /* only with a line function */
+	size_t n_lines;
+	struct kf_gather_gap *gaps;
+	size_t n_gaps;
+	struct kf_bucket verdicts[KF_CTX_NVERDICTS], total, excluded;
+	struct kf_bucket leaf_named;     /* the leaf frame has a symbol */
+	struct kf_bucket kernel_cut, kernel_stopped; /* kernel chains */
+	struct kf_bucket unnamed, nolines; /* a frame without a name, one
+					      of a module without its DWARF */
+
+	/* private */
+	const struct kf_stacks *st;
+	const struct kf_roots *roots;
+	struct kf_dsos *dsos;
+	struct kf_namer *namer;
+	unsigned exclude;
+	kf_gather_line_fn line_fn;
+	void *line_arg;
+	struct kf_buf tmp;
+	struct kf_map64 thread_ix, cell_ix, line_ix, gap_ix;
+	size_t cap_threads, cap_cells, cap_lines, cap_gaps;
+};
+
+/* Gathers the stacks of st with kf_ctx_walk (roots, namer and rules as it
+ * takes them), leaving out the verdicts in `exclude` (bits 1 << verdict;
+ * their samples go to `excluded`).  `dsos` says whether a module's debug
+ * info was looked for.  With line_fn, also the lines.  A NULL namer (no
+ * stack was named: nothing was read) gathers nothing; NULL rules (not
+ * classified) is KF_EINVAL.  0, KF_ENOMEM, KF_EINVAL or line_fn's error;
+ * call kf_gather_fini in every case. */
+int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
+		  const struct kf_roots *roots, struct kf_namer *namer,
+		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
+		  unsigned exclude, kf_gather_line_fn line_fn, void *line_arg);
+void kf_gather_fini(struct kf_gather *g);
+
+#endif

@@ -1,0 +1,596 @@
+/* json.c - the JSON report (report.h), the only user of jansson.
+ *
+ * Written member by member in schema order (docs/kfold-report.schema.json);
+ * the stacks are streamed one compact object per line.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "diagnose.h"
+
+#define SCHEMA_VERSION 1
+
+/* jansson takes UTF-8 only; names from a capture may be anything: bytes
+ * that are not UTF-8 become U+FFFD */
+static json_t *jstr(struct kf_report *rp, const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	size_t i = 0, n = strlen(p);
+	json_t *j = json_stringn(p, n);
+
+	if (j)
+		return j;
+	rp->tmp.len = 0;
+	while (i < n) {
+		unsigned c = u[i];
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 :
+			     (c >> 3) == 30 ? 4 : 0;
+		size_t k;
+		bool ok = len && i + len <= n;
+
+		for (k = 1; ok && k < len; k++)
+			ok = (u[i + k] & 0xc0) == 0x80;
+		if (ok && len > 1) {
+			/* overlong forms and surrogates are not UTF-8 */
+			unsigned v = c & (0x7f >> len);
+
+			for (k = 1; k < len; k++)
+				v = v << 6 | (u[i + k] & 0x3f);
+			ok = (len == 2 && v >= 0x80) || (len == 3 && v >= 0x800 &&
+			     (v < 0xd800 || v > 0xdfff)) || (len == 4 && v >= 0x10000 &&
+			     v <= 0x10ffff);
+		}
+		if (ok && c) {
+			kf_buf_put(&rp->tmp, p + i, len);
+			i += len;
+		} else {
+			kf_buf_puts(&rp->tmp, "\xef\xbf\xbd");
+			i++;
+		}
+	}
+	return json_stringn(rp->tmp.p ? rp->tmp.p : "", rp->tmp.len);
+}
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+static json_t *jbucket(const struct kf_bucket *b)
+{
+	return json_pack("{s:o,s:o}", "samples", jint(b->samples), "period", jint(b->period));
+}
+
+/* json_object_set_new that remembers a failure */
+static void put(struct kf_report *rp, json_t *obj, const char *key, json_t *v)
+{
+	if (!obj || !v || json_object_set_new(obj, key, v))
+		rp->err = KF_ENOMEM;
+}
+
+static void append(struct kf_report *rp, json_t *arr, json_t *v)
+{
+	if (!arr || !v || json_array_append_new(arr, v))
+		rp->err = KF_ENOMEM;
+}
+
+static json_t *capture_json(struct kf_report *rp)
+{
+	const struct kf_report_in *in = rp->in;
+	const struct kf_env *env = kf_pd_env(in->pd);
+	const kf_stats *st = in->stats;
+	json_t *c = json_object(), *evs = json_array(), *cmd = json_array();
+	size_t i;
+
+	if (env->hostname)
+		put(rp, c, "hostname", jstr(rp, env->hostname));
+	if (env->osrelease)
+		put(rp, c, "os_release", jstr(rp, env->osrelease));
+	if (env->arch)
+		put(rp, c, "arch", jstr(rp, env->arch));
+	if (env->nr_cpus_online)
+		put(rp, c, "cpus_online", jint(env->nr_cpus_online));
+	if (env->nr_cpus_avail)
+		put(rp, c, "cpus_available", jint(env->nr_cpus_avail));
+	if (env->cpudesc)
+		put(rp, c, "cpu", jstr(rp, env->cpudesc));
+	if (env->version)
+		put(rp, c, "perf_version", jstr(rp, env->version));
+	for (i = 0; i < env->n_cmdline && env->cmdline; i++)
+		append(rp, cmd, jstr(rp, env->cmdline[i]));
+	put(rp, c, "command_line", cmd);
+	for (i = 0; i < kf_pd_n_attrs(in->pd); i++) {
+		const struct kf_attr *a = kf_pd_attr(in->pd, i);
+		bool freq = kf_attr_flag(a, 10);
+		json_t *e = json_object();
+
+		put(rp, e, "name", jstr(rp, kf_pd_event_name(in->pd, i)));
+		put(rp, e, "type", jint(a->type));
+		put(rp, e, "config", jint(a->config));
+		put(rp, e, freq ? "sample_freq" : "sample_period", jint(a->sample_period));
+		put(rp, e, "sample_type", jint(a->sample_type));
+		put(rp, e, "callchain", json_boolean(a->sample_type & KF_SAMPLE_CALLCHAIN));
+		put(rp, e, "user_stack", json_boolean((a->sample_type & KF_SAMPLE_STACK_USER) &&
+						       a->sample_stack_user));
+		put(rp, e, "software_clock", json_boolean(in->soft_clock[i]));
+		put(rp, e, "folded", json_boolean(in->filter &&
+			strcmp(kf_pd_event_name(in->pd, i), in->filter) == 0));
+		append(rp, evs, e);
+	}
+	put(rp, c, "events", evs);
+	/* the header's range (perf record writes it), else the samples' */
+	if (env->first_sample_time || env->last_sample_time)
+		put(rp, c, "time_ns", json_pack("{s:o,s:o}", "first", jint(env->first_sample_time),
+						 "last", jint(env->last_sample_time)));
+	else if (in->first_time)
+		put(rp, c, "time_ns", json_pack("{s:o,s:o}", "first", jint(in->first_time),
+						 "last", jint(in->last_time)));
+	put(rp, c, "records", jint(st->records));
+	put(rp, c, "samples", jint(st->samples));
+	put(rp, c, "samples_folded", jint(st->samples_folded));
+	put(rp, c, "samples_undecodable", jint(st->samples_bad));
+	put(rp, c, "lost_events", jint(st->lost_events));
+	put(rp, c, "lost_samples", jint(st->lost_samples));
+	put(rp, c, "throttled", jint(st->throttles));
+	put(rp, c, "unthrottled", jint(st->unthrottles));
+	put(rp, c, "input_cut", json_boolean(st->input_cut));
+	put(rp, c, "input_damaged", json_boolean(st->input_damaged));
+	return c;
+}
+
+static json_t *modules_json(struct kf_report *rp)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < rp->in->n_mods; i++) {
+		const kf_module_info *mp = &rp->in->mods[i];
+		json_t *m = json_object();
+		put(rp, m, "name", jstr(rp, mp->name));
+		put(rp, m, "build_id", mp->build_id[0] ? jstr(rp, mp->build_id) : json_null());
+		put(rp, m, "verified", json_boolean(mp->verified));
+		put(rp, m, "status", jstr(rp, mp->status));
+		put(rp, m, "verification", jstr(rp, mp->verification));
+		put(rp, m, "symbols_from", mp->file ? jstr(rp, mp->file) : json_null());
+		put(rp, m, "symbols_from_debuginfod", json_boolean(mp->file_debuginfod));
+		put(rp, m, "debuginfo_from", mp->debuginfo ? jstr(rp, mp->debuginfo) : json_null());
+		put(rp, m, "debuginfo_from_debuginfod", json_boolean(mp->debuginfo_debuginfod));
+		put(rp, m, "debuginfo_looked_for", json_boolean(mp->debuginfo_wanted));
+		if (mp->minidebuginfo)
+			put(rp, m, "minidebuginfo", jstr(rp, mp->minidebuginfo));
+		if (mp->debuginfo_hint)
+			put(rp, m, "hint", jstr(rp, mp->debuginfo_hint));
+		append(rp, arr, m);
+	}
+	return arr;
+}
+
+static int cmp_threads(const void *pa, const void *pb, void *ctx)
+{
+	const struct kf_gather_thread *v = ctx;
+	const struct kf_gather_thread *a = &v[*(const uint32_t *)pa], *b = &v[*(const uint32_t *)pb];
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* Buckets by verdict from cells v[0..n) (sorted by verdict and label,
+ * one cell per pair) into o: "user", "on_behalf" {classes}, ... */
+static void breakdown(struct kf_report *rp, json_t *o, const struct kf_gather_cell *v,
+		      size_t n)
+{
+	static const char *const keys[KF_CTX_NVERDICTS] = {
+		[KF_CTX_VERDICT_UNKNOWN] = "unknown",
+		[KF_CTX_VERDICT_ON_BEHALF] = "on_behalf",
+		[KF_CTX_VERDICT_ATTRIBUTED] = "attributed",
+		[KF_CTX_VERDICT_IDLE] = "idle",
+		[KF_CTX_VERDICT_KTHREAD] = "kthread",
+		[KF_CTX_VERDICT_USER] = "user",
+	};
+	static const uint8_t order[] = {
+		KF_CTX_VERDICT_USER, KF_CTX_VERDICT_ON_BEHALF, KF_CTX_VERDICT_ATTRIBUTED,
+		KF_CTX_VERDICT_IDLE, KF_CTX_VERDICT_KTHREAD, KF_CTX_VERDICT_UNKNOWN,
+	};
+	struct kf_bucket sum[KF_CTX_NVERDICTS];
+	json_t *sub[KF_CTX_NVERDICTS];
+	size_t i;
+	unsigned k;
+
+	memset(sum, 0, sizeof(sum));
+	for (k = 0; k < KF_CTX_NVERDICTS; k++)
+		sub[k] = json_object();
+	for (i = 0; i < n; i++) {
+		kf_bucket_add(&sum[v[i].verdict], v[i].b.samples, v[i].b.period);
+		put(rp, sub[v[i].verdict], kf_strtab_get(&rp->g.labels, v[i].label),
+		    jbucket(&v[i].b));
+	}
+	for (k = 0; k < sizeof(order); k++) {
+		unsigned vd = order[k];
+		json_t *b = jbucket(&sum[vd]);
+
+		if (vd == KF_CTX_VERDICT_ON_BEHALF || vd == KF_CTX_VERDICT_ATTRIBUTED)
+			put(rp, b, "classes", sub[vd]);
+		else if (vd == KF_CTX_VERDICT_UNKNOWN)
+			put(rp, b, "reasons", sub[vd]);
+		else
+			json_decref(sub[vd]);
+		put(rp, o, keys[vd], b);
+	}
+}
+
+static json_t *processes_json(struct kf_report *rp)
+{
+	json_t *procs = json_array();
+	uint32_t *perm = kf_calloc(rp->g.n_threads + 1, sizeof(*perm));
+	uint32_t *rank = kf_calloc(rp->g.n_threads + 1, sizeof(*rank));
+	struct kf_gather_cell *tmp = kf_calloc(rp->g.n_cells + 1, sizeof(*tmp));
+	size_t i, j, c = 0;
+
+	if (!procs || !perm || !rank || !tmp) {
+		rp->err = KF_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < rp->g.n_threads; i++)
+		perm[i] = (uint32_t)i;
+	if (rp->g.n_threads > 1)
+		qsort_r(perm, rp->g.n_threads, sizeof(*perm), cmp_threads, rp->g.threads);
+	for (i = 0; i < rp->g.n_threads; i++)
+		rank[perm[i]] = (uint32_t)i;
+	kf_report_sort_cells(rp, rp->g.cells, rp->g.n_cells, rank);
+
+	/* one process: the threads perm[i..j) with the same pid */
+	for (i = 0; i < rp->g.n_threads; i = j) {
+		const struct kf_gather_thread *t0 = &rp->g.threads[perm[i]];
+		struct kf_bucket tot = { 0, 0 };
+		json_t *proc = json_object(), *threads = json_array();
+		size_t c0 = c, k;
+
+		for (j = i; j < rp->g.n_threads && rp->g.threads[perm[j]].pid == t0->pid; j++) {
+			const struct kf_gather_thread *t = &rp->g.threads[perm[j]];
+			json_t *tj = json_object();
+			size_t lo = c;
+
+			while (c < rp->g.n_cells && rank[rp->g.cells[c].thread] == j)
+				c++;
+			kf_bucket_add(&tot, t->total.samples, t->total.period);
+			put(rp, tj, "tid", json_integer(t->tid));
+			put(rp, tj, "comm", jstr(rp, kf_report_comm(rp, perm[j])));
+			put(rp, tj, "samples", jint(t->total.samples));
+			put(rp, tj, "period", jint(t->total.period));
+			breakdown(rp, tj, rp->g.cells + lo, c - lo);
+			append(rp, threads, tj);
+		}
+		put(rp, proc, "pid", json_integer(t0->pid));
+		put(rp, proc, "comm", jstr(rp, kf_report_comm(rp, perm[i])));
+		put(rp, proc, "samples", jint(tot.samples));
+		put(rp, proc, "period", jint(tot.period));
+		k = kf_report_merge_cells(rp, rp->g.cells + c0, c - c0, tmp);
+		breakdown(rp, proc, tmp, k);
+		put(rp, proc, "threads", threads);
+		append(rp, procs, proc);
+	}
+out:
+	free(perm);
+	free(rank);
+	free(tmp);
+	return procs;
+}
+
+static int cmp_lines(const void *pa, const void *pb, void *ctx)
+{
+	const struct kf_gather_line *a = pa, *b = pb;
+	const struct kf_report *rp = ctx;
+	int c = strcmp(kf_strtab_get(&rp->lines, a->text), kf_strtab_get(&rp->lines, b->text));
+
+	if (c)
+		return c;
+	if (a->verdict != b->verdict)
+		return a->verdict < b->verdict ? -1 : 1;
+	c = strcmp(kf_strtab_get(&rp->g.labels, a->leaf), kf_strtab_get(&rp->g.labels, b->leaf));
+	if (c)
+		return c;
+	c = strcmp(kf_strtab_get(&rp->g.labels, a->base), kf_strtab_get(&rp->g.labels, b->base));
+	if (c)
+		return c;
+	c = strcmp(kf_strtab_get(&rp->g.labels, a->via), kf_strtab_get(&rp->g.labels, b->via));
+	if (c)
+		return c;
+	if (a->why != b->why)
+		return a->why < b->why ? -1 : 1;
+	return (a->guess > b->guess) - (a->guess < b->guess);
+}
+
+/* One frame_info object: what the namer knows of one folded frame. */
+static json_t *frame_json(struct kf_report *rp, const struct kf_fold_frame *ff)
+{
+	const struct kf_symframe *sf = &ff->sf;
+	const struct kf_namer *nm = rp->in->namer;
+	const struct kf_module *m = sf->module && sf->kind != KF_SYM_ROOT &&
+				    sf->kind != KF_SYM_MARKER ?
+				    kf_modules_at(rp->in->modules, sf->module) : NULL;
+	bool code = sf->kind == KF_SYM_USER || sf->kind == KF_SYM_KERNEL ||
+		    sf->kind == KF_SYM_JIT;
+	json_t *o = json_object();
+
+	put(rp, o, "module", m ? jstr(rp, m->name) : json_null());
+	put(rp, o, "build_id", json_string(m ? rp->bid[sf->module] : ""));
+	put(rp, o, "verified", json_boolean(sf->flags & KF_SYMF_VERIFIED));
+	/* perf's "(inlined)" lines from addr2line carry no offset */
+	if (code && sf->name && !(sf->flags & KF_SYMF_INLINED))
+		put(rp, o, "offset", jint(sf->offset));
+	if (code && (sf->flags & KF_SYMF_FILE)) {
+		put(rp, o, "file", jstr(rp, kf_strtab_get(&nm->strings, sf->file)));
+		if (sf->line)
+			put(rp, o, "line", jint(sf->line));
+	}
+	put(rp, o, "inlined", json_boolean(sf->inline_depth > 0));
+	put(rp, o, "kind", json_string(kf_symkind_name(sf->kind)));
+	if (code || sf->kind == KF_SYM_UNKNOWN) {
+		if (!sf->name && sf->why)
+			put(rp, o, "why", json_string(kf_symwhy_name(sf->why)));
+	}
+	return o;
+}
+
+/* frame_info: one object per entry of frames, from the folded frames of
+ * the line's heaviest stack.  frames splits the line at ';' (an empty
+ * last piece dropped); the line is the root's text, then ";" and the
+ * text of each raw frame whose text is not empty, a raw frame's text
+ * being its symbol frames' texts joined by ';'.  So each folded frame
+ * stands for the pieces of its own text, but the lone frame of a raw
+ * frame that folds to nothing stands for none. */
+static json_t *frame_info_json(struct kf_report *rp, const struct kf_gather_line *ln,
+			       const char *line)
+{
+	const struct kf_report_in *in = rp->in;
+	json_t *arr = json_array();
+	size_t n = 0, i, len = strlen(line);
+	int r = kf_fold_stack_frames(in->texts, in->stacks, in->roots, in->comms,
+				     ln->node, &rp->ff, &n, &rp->cap_ff);
+
+	if (r) {
+		rp->err = r;
+		json_decref(arr);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		const struct kf_fold_frame *f = &rp->ff[i];
+		const char *t = kf_strtab_get(&in->texts->texts, f->text);
+		bool lone = (i == 0 || rp->ff[i - 1].node != f->node) &&
+			    (i + 1 == n || rp->ff[i + 1].node != f->node);
+		size_t pieces = 1;
+		json_t *o;
+
+		KF_WORK(1);
+		if (!*t && lone && f->sf.kind != KF_SYM_ROOT)
+			continue;
+		for (; *t; t++)
+			pieces += *t == ';';
+		o = frame_json(rp, f);
+		while (o && --pieces)
+			append(rp, arr, json_deep_copy(o));
+		append(rp, arr, o);
+	}
+	if ((!len || line[len - 1] == ';') && json_array_size(arr))
+		json_array_remove(arr, json_array_size(arr) - 1);
+	return arr;
+}
+
+/* The stacks, written one compact object per line as they are made: a
+ * capture's stack list can be large, and a tree of JSON values for all of
+ * it would take several times the memory of the text. */
+static int write_stacks(struct kf_report *rp, FILE *out)
+{
+	size_t i;
+
+	if (rp->g.n_lines > 1)
+		qsort_r(rp->g.lines, rp->g.n_lines, sizeof(*rp->g.lines), cmp_lines, rp);
+	if (!(rp->bid = kf_calloc(rp->in->modules->n + 1, sizeof(*rp->bid))))
+		return KF_ENOMEM;
+	for (i = 0; i < rp->in->n_mods; i++)
+		memcpy(rp->bid[rp->in->mod_ids[i]], rp->in->mods[i].build_id, sizeof(rp->bid[0]));
+	if (fputs("[", out) == EOF)
+		return KF_EIO;
+	for (i = 0; i < rp->g.n_lines && !rp->err; i++) {
+		const struct kf_gather_line *ln = &rp->g.lines[i];
+		const char *t = kf_strtab_get(&rp->lines, ln->text);
+		json_t *o = json_object(), *frames = json_array();
+		const char *via = kf_strtab_get(&rp->g.labels, ln->via);
+		int bad;
+
+		/* a frame's text never holds ';' (names have it replaced):
+		 * ';' only separates frames and inlined pieces */
+		while (*t) {
+			size_t n = strcspn(t, ";");
+
+			rp->text.len = 0;
+			kf_buf_put(&rp->text, t, n);
+			append(rp, frames, jstr(rp, kf_buf_cstr(&rp->text)));
+			t += n;
+			if (*t)
+				t++;
+		}
+		put(rp, o, "frames", frames);
+		put(rp, o, "frame_info", frame_info_json(rp, ln,
+				kf_strtab_get(&rp->lines, ln->text)));
+		put(rp, o, "samples", jint(ln->b.samples));
+		put(rp, o, "period", jint(ln->b.period));
+		put(rp, o, "verdict", json_string(kf_ctx_verdict_name(ln->verdict)));
+		put(rp, o, "leaf", jstr(rp, kf_strtab_get(&rp->g.labels, ln->leaf)));
+		put(rp, o, "base", jstr(rp, kf_strtab_get(&rp->g.labels, ln->base)));
+		if (*via)
+			put(rp, o, "via", json_string(via));
+		if (ln->why)
+			put(rp, o, "why", json_string(kf_ctx_why_name(ln->why)));
+		if (ln->verdict == KF_CTX_VERDICT_UNKNOWN && ln->guess != KF_CTX_UNKNOWN)
+			put(rp, o, "guess", json_string(kf_ctx_class_name(ln->guess)));
+		bad = rp->err || fputs(i ? ",\n  " : "\n  ", out) == EOF ||
+		      json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
+		json_decref(o);
+		if (bad)
+			return rp->err ? rp->err : KF_EIO;
+	}
+	return fputs(rp->g.n_lines ? "\n ]" : "]", out) == EOF ? KF_EIO : 0;
+}
+
+static json_t *diagnostics_json(struct kf_report *rp)
+{
+	const struct kf_report_in *in = rp->in;
+	json_t *d = json_object(), *uw = json_object(), *sym = json_object();
+	json_t *src = json_object(), *arr;
+	size_t i;
+
+	put(rp, d, "samples", jint(rp->g.total.samples));
+	put(rp, d, "leaf_named", jbucket(&rp->g.leaf_named));
+
+	/* unwinding: user stacks by frame pointers and DWARF, kernel chains */
+	arr = json_array();
+	for (i = 0; i < in->n_fp_breaks; i++)
+		append(rp, arr, json_pack("{s:o,s:o}", "module", jstr(rp, in->fp_breaks[i].module),
+					  "samples", jint(in->fp_breaks[i].samples)));
+	put(rp, uw, "frame_pointer", json_pack("{s:o,s:o,s:o,s:s}",
+		"samples", jint(in->fp_samples), "broken", jint(in->fp_broken), "broke_in", arr,
+		"hint", kf_diag_fp_hint));
+	arr = json_array();
+	for (i = 0; i < in->n_stops; i++) {
+		const kf_unwind_stop *us = &in->stops[i];
+
+		append(rp, arr, json_pack("{s:o,s:o,s:o,s:o}", "reason", jstr(rp, us->reason),
+					  "module", jstr(rp, us->module),
+					  "samples", jint(us->samples), "hint", jstr(rp, us->hint)));
+	}
+	put(rp, uw, "dwarf", json_pack("{s:o,s:o,s:o,s:o}", "samples",
+		jint(in->stats->samples_unwound), "recorded",
+		jint(in->stats->samples_dwarf), "frames_guessed",
+		jint(in->stats->frames_guessed), "stopped", arr));
+	put(rp, uw, "kernel", json_pack("{s:o,s:o,s:s}",
+		"truncated", jbucket(&rp->g.kernel_cut),
+		"unwinder_stopped", jbucket(&rp->g.kernel_stopped),
+		"hint", kf_diag_kernel_hint));
+	put(rp, d, "unwinding", uw);
+
+	/* symbolization: samples with an unnamed frame, by module */
+	kf_report_sort_gaps(rp, false);
+	arr = json_array();
+	for (i = 0; i < rp->g.n_gaps && rp->g.gaps[i].unnamed.samples; i++) {
+		const char *why, *hint;
+
+		kf_report_unnamed_reason(rp, rp->g.gaps[i].module, &why, &hint);
+		append(rp, arr, json_pack("{s:o,s:o,s:o,s:s,s:s}",
+			"module", jstr(rp, kf_report_module_name(rp, rp->g.gaps[i].module)),
+			"samples", jint(rp->g.gaps[i].unnamed.samples),
+			"period", jint(rp->g.gaps[i].unnamed.period), "why", why, "hint", hint));
+	}
+	put(rp, sym, "samples_with_unnamed_frames", jbucket(&rp->g.unnamed));
+	put(rp, sym, "by_module", arr);
+	put(rp, d, "symbolization", sym);
+
+	/* source lines: frames of modules whose DWARF was not found */
+	kf_report_sort_gaps(rp, true);
+	arr = json_array();
+	for (i = 0; i < rp->g.n_gaps && rp->g.gaps[i].nolines.samples; i++)
+		append(rp, arr, json_pack("{s:o,s:o,s:o,s:o}",
+			"module", jstr(rp, kf_report_module_name(rp, rp->g.gaps[i].module)),
+			"samples", jint(rp->g.gaps[i].nolines.samples),
+			"period", jint(rp->g.gaps[i].nolines.period),
+			"hint", jstr(rp, kf_report_nolines_hint(rp, rp->g.gaps[i].module))));
+	put(rp, src, "looked_for", json_boolean(in->lines_looked_for));
+	put(rp, src, "samples_without_lines", jbucket(&rp->g.nolines));
+	put(rp, src, "by_module", arr);
+	put(rp, d, "source_lines", src);
+	return d;
+}
+
+static json_t *totals_json(struct kf_report *rp)
+{
+	static const char *const names[] = { "user", "on-behalf", "attributed",
+					     "idle", "kthread", "unknown" };
+	static const uint8_t v[] = {
+		KF_CTX_VERDICT_USER, KF_CTX_VERDICT_ON_BEHALF, KF_CTX_VERDICT_ATTRIBUTED,
+		KF_CTX_VERDICT_IDLE, KF_CTX_VERDICT_KTHREAD, KF_CTX_VERDICT_UNKNOWN,
+	};
+	json_t *t = jbucket(&rp->g.total), *vd = json_object();
+	size_t i;
+
+	for (i = 0; i < sizeof(v); i++)
+		put(rp, vd, names[i], jbucket(&rp->g.verdicts[v[i]]));
+	put(rp, t, "verdicts", vd);
+	put(rp, t, "excluded", jbucket(&rp->g.excluded));
+	put(rp, t, "weight", json_string(rp->in->count_samples ? "samples" : "period"));
+	return t;
+}
+
+static json_t *notes_json(struct kf_report *rp)
+{
+	const struct kf_report_in *in = rp->in;
+	const struct kf_attr *a = in->folded_attr;
+	json_t *arr = json_array();
+
+	if (in->folded_soft_clock) {
+		rp->tmp.len = 0;
+		kf_buf_printf(&rp->tmp, "event %s %s", in->filter, in->soft_clock_note);
+		append(rp, arr, jstr(rp, kf_buf_cstr(&rp->tmp)));
+	}
+	if (a && !(a->sample_type & KF_SAMPLE_CALLCHAIN))
+		append(rp, arr, json_string("the capture has no call chains (record "
+			"with -g): contexts are guessed from the leaf symbol and the task"));
+	if (in->stats->lost_samples || in->stats->lost_events)
+		append(rp, arr, json_string("the capture lost samples or events "
+			"(see capture.lost_*): totals are lower than what ran"));
+	if (in->stats->input_damaged)
+		append(rp, arr, json_string("part of the input could not be read: "
+			"this report covers its readable part"));
+	if (in->unverified)
+		append(rp, arr, jstr(rp, in->unverified));
+	return arr;
+}
+
+/* One member of the top-level object: `"key": value` (value consumed). */
+static int member(struct kf_report *rp, FILE *out, const char *key, json_t *v)
+{
+	int r = 0;
+
+	if (!v || rp->err)
+		r = rp->err ? rp->err : KF_ENOMEM;
+	else if (fprintf(out, ",\n \"%s\": ", key) < 0 ||
+		 json_dumpf(v, out, JSON_INDENT(1) | JSON_ENSURE_ASCII))
+		r = KF_EIO;
+	json_decref(v);
+	return r;
+}
+
+int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks)
+{
+	int r = 0;
+
+	*stacks = 0;
+	if (fprintf(out, "{\n \"schema\": \"kfold-report\",\n \"schema_version\": %d,\n"
+		    " \"kfold_version\": \"%s\"", SCHEMA_VERSION, rp->in->version) < 0)
+		r = KF_EIO;
+	if (!r)
+		r = member(rp, out, "capture", capture_json(rp));
+	if (!r)
+		r = member(rp, out, "totals", totals_json(rp));
+	if (!r)
+		r = member(rp, out, "processes", processes_json(rp));
+	if (!r)
+		r = fputs(",\n \"stacks\": ", out) == EOF ? KF_EIO : write_stacks(rp, out);
+	if (!r)
+		r = member(rp, out, "modules", modules_json(rp));
+	if (!r)
+		r = member(rp, out, "diagnostics", diagnostics_json(rp));
+	if (!r)
+		r = member(rp, out, "notes", notes_json(rp));
+	if (!r && (fputs("\n}\n", out) == EOF || fflush(out) != 0))
+		r = KF_EIO;
+	if (!r)
+		*stacks = rp->g.n_lines;
+	return r ? r : rp->err;
+}
