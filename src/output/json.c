@@ -339,13 +339,64 @@ static json_t *frame_json(struct kf_report *rp, const struct kf_fold_frame *ff)
 	return o;
 }
 
-/* frame_info: one object per entry of frames, from the folded frames of
- * the line's heaviest stack.  frames splits the line at ';' (an empty
- * last piece dropped); the line is the root's text, then ";" and the
- * text of each raw frame whose text is not empty, a raw frame's text
- * being its symbol frames' texts joined by ';'.  So each folded frame
- * stands for the pieces of its own text, but the lone frame of a raw
- * frame that folds to nothing stands for none. */
+/* The index in frame_table of a frame's facts: each distinct object is
+ * written once, after the stacks, and a stack's frame_info lists indices
+ * (a capture's stacks repeat the same frames many times over: objects
+ * inline made the report ten times the size of its stacks).  -1 on
+ * ENOMEM. */
+static long frame_index(struct kf_report *rp, const struct kf_fold_frame *ff)
+{
+	const struct kf_symframe *sf = &ff->sf;
+	bool code = sf->kind == KF_SYM_USER || sf->kind == KF_SYM_KERNEL ||
+		    sf->kind == KF_SYM_JIT;
+	bool mod = sf->module && sf->kind != KF_SYM_ROOT && sf->kind != KF_SYM_MARKER;
+	bool off = code && sf->name && !(sf->flags & KF_SYMF_INLINED);
+	bool file = code && (sf->flags & KF_SYMF_FILE);
+	bool why = (code || sf->kind == KF_SYM_UNKNOWN) && !sf->name && sf->why;
+	uint64_t v[9];
+	char key[9 * 11];
+	size_t n = 0, k;
+	uint32_t id, idx;
+
+	/* exactly what frame_json writes, nothing more */
+	v[0] = mod ? sf->module : 0;
+	v[1] = !!(sf->flags & KF_SYMF_VERIFIED);
+	v[2] = off;
+	v[3] = off ? sf->offset : 0;
+	v[4] = file ? sf->file : 0;
+	v[5] = file ? sf->line : 0;
+	v[6] = sf->inline_depth > 0;
+	v[7] = sf->kind;
+	v[8] = why ? sf->why : 0;
+	/* each value in 6-bit groups, no byte 0 (the table holds C
+	 * strings): 0x80 | group while more follow, group + 1 last */
+	for (k = 0; k < 9; k++) {
+		uint64_t x = v[k];
+
+		for (; x >= 0x40; x >>= 6)
+			key[n++] = (char)(0x80 | (x & 0x3f));
+		key[n++] = (char)(x + 1);
+	}
+	if (!kf_strtab_intern(&rp->fkeys, key, n, &id))
+		return -1;
+	if (kf_map64_get(&rp->fidx, id, &idx))
+		return idx;
+	if (rp->n_ftab >= UINT32_MAX ||
+	    !KF_GROW(rp->ftab, rp->cap_ftab, rp->n_ftab + 1) ||
+	    !kf_map64_put(&rp->fidx, id, (uint32_t)rp->n_ftab))
+		return -1;
+	rp->ftab[rp->n_ftab] = *ff;
+	return (long)rp->n_ftab++;
+}
+
+/* frame_info: for each entry of frames, the index of its facts in
+ * frame_table, from the folded frames of the line's heaviest stack.
+ * frames splits the line at ';' (an empty last piece dropped); the line
+ * is the root's text, then ";" and the text of each raw frame whose text
+ * is not empty, a raw frame's text being its symbol frames' texts joined
+ * by ';'.  So each folded frame stands for the pieces of its own text,
+ * but the lone frame of a raw frame that folds to nothing stands for
+ * none. */
 static json_t *frame_info_json(struct kf_report *rp, const struct kf_gather_line *ln,
 			       const char *line)
 {
@@ -366,21 +417,45 @@ static json_t *frame_info_json(struct kf_report *rp, const struct kf_gather_line
 		bool lone = (i == 0 || rp->ff[i - 1].node != f->node) &&
 			    (i + 1 == n || rp->ff[i + 1].node != f->node);
 		size_t pieces = 1;
-		json_t *o;
+		long ix;
 
 		KF_WORK(1);
 		if (!*t && lone && f->sf.kind != KF_SYM_ROOT)
 			continue;
 		for (; *t; t++)
 			pieces += *t == ';';
-		o = frame_json(rp, f);
-		while (o && --pieces)
-			append(rp, arr, json_deep_copy(o));
-		append(rp, arr, o);
+		if ((ix = frame_index(rp, f)) < 0) {
+			rp->err = KF_ENOMEM;
+			break;
+		}
+		while (pieces--)
+			append(rp, arr, jint((uint64_t)ix));
 	}
 	if ((!len || line[len - 1] == ';') && json_array_size(arr))
 		json_array_remove(arr, json_array_size(arr) - 1);
 	return arr;
+}
+
+/* frame_table: the distinct frame objects frame_info points at, one per
+ * line, in the order the stacks first used them. */
+static int write_frame_table(struct kf_report *rp, FILE *out)
+{
+	size_t i;
+
+	if (fputs(",\n \"frame_table\": [", out) == EOF)
+		return KF_EIO;
+	for (i = 0; i < rp->n_ftab && !rp->err; i++) {
+		json_t *o = frame_json(rp, &rp->ftab[i]);
+		int bad;
+
+		KF_WORK(1);
+		bad = !o || rp->err || fputs(i ? ",\n  " : "\n  ", out) == EOF ||
+		      json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
+		json_decref(o);
+		if (bad)
+			return rp->err ? rp->err : KF_EIO;
+	}
+	return fputs(rp->n_ftab ? "\n ]" : "]", out) == EOF ? KF_EIO : 0;
 }
 
 /* The stacks, written one compact object per line as they are made: a
@@ -582,6 +657,8 @@ int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks)
 		r = member(rp, out, "processes", processes_json(rp));
 	if (!r)
 		r = fputs(",\n \"stacks\": ", out) == EOF ? KF_EIO : write_stacks(rp, out);
+	if (!r)
+		r = write_frame_table(rp, out);
 	if (!r)
 		r = member(rp, out, "modules", modules_json(rp));
 	if (!r)

@@ -45,7 +45,8 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	kf_buf_init(&rp->tmp);
 	kf_buf_init(&rp->text);
 	kf_buf_init(&rp->comm);
-	if (!kf_strtab_init(&rp->lines)) {
+	kf_map64_init(&rp->fidx);
+	if (!kf_strtab_init(&rp->lines) || !kf_strtab_init(&rp->fkeys)) {
 		/* g must be finishable */
 		kf_gather_run(&rp->g, in->stacks, in->roots, NULL, NULL, in->dsos, 0,
 			      NULL, NULL);
@@ -64,6 +65,9 @@ void kf_report_fini(struct kf_report *rp)
 	kf_buf_fini(&rp->comm);
 	free(rp->ff);
 	free(rp->bid);
+	kf_strtab_fini(&rp->fkeys);
+	kf_map64_fini(&rp->fidx);
+	free(rp->ftab);
 }
 
 const char *kf_report_module_name(const struct kf_report *rp, uint32_t module)

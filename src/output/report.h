@@ -90,6 +90,10 @@ struct kf_report {
 	size_t cap_ff;
 	char (*bid)[41];                   /* per module id: its build-id as
 					      modules shows it, "" for none */
+	struct kf_strtab fkeys;            /* JSON frame_table: the facts of */
+	struct kf_map64 fidx;              /* each distinct frame, as a key, */
+	struct kf_fold_frame *ftab;        /* -> its index -> one frame */
+	size_t n_ftab, cap_ftab;           /* that has them */
 	int err;                           /* a JSON value not made */
 };
 

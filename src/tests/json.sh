@@ -93,6 +93,23 @@ try:
 except jsonschema.ValidationError as e:
     bad.append(f"schema: {e.message} at {list(e.absolute_path)}")
 
+# frame_info holds indices into frame_table, whose objects are distinct:
+# the checks below read each stack's frame objects through them
+ft = rep.get("frame_table", [])
+if len({json.dumps(o, sort_keys=True) for o in ft}) != len(ft):
+    bad.append("frame_table holds an object twice")
+used = set()
+for s in rep["stacks"]:
+    for i in s["frame_info"]:
+        if not 0 <= i < len(ft):
+            bad.append(f"frame_info index {i} past frame_table ({len(ft)})")
+            break
+        used.add(i)
+    else:
+        s["frame_info"] = [ft[i] for i in s["frame_info"]]
+if len(used) != len(ft):
+    bad.append(f"frame_table has {len(ft) - len(used)} objects no stack uses")
+
 def folded(path):
     out = collections.Counter()
     for line in open(path):
