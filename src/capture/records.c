@@ -31,9 +31,10 @@ bool kf_rec_mmap(const struct kf_rec *rec, bool swap, struct kf_mmap_view *out)
 	      kf_cur_u32(&c, &out->tid) && kf_cur_u64(&c, &out->start) &&
 	      kf_cur_u64(&c, &out->len) && kf_cur_u64(&c, &out->pgoff)))
 		return false;
-	/* MMAP2: maj, min, ino, ino_generation (or the build-id), prot,
-	 * flags before the name */
-	if (rec->type == KF_REC_MMAP2 && !kf_cur_skip(&c, 24))
+	/* MMAP2: maj, min (4 each), ino, ino_generation (8 each; or the
+	 * build-id's 24 bytes), then prot and flags (4 each) before the name,
+	 * which starts at 72 (tasks.c reads the same fields) */
+	if (rec->type == KF_REC_MMAP2 && !kf_cur_skip(&c, 32))
 		return false;
 	left = kf_cur_left(&c);
 	if (!left)
