@@ -177,6 +177,10 @@ typedef struct kf_options {
 				    no stacks (the folded output, the stacks
 				    and the reports are then empty), which
 				    makes the pass several times cheaper */
+	bool call_sites;         /* with annotate, without ips_only: count
+				    per call site the samples whose chain
+				    goes through it, once per sample however
+				    deep the recursion */
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion
@@ -548,6 +552,11 @@ typedef struct kf_annotate_options {
 	size_t n_prefix_map;
 	bool global_percent;          /* percent of the event, not the function */
 	bool color;                   /* ANSI colours (text) */
+	bool shift_skid;              /* text: a column with the samples without
+					 exact IPs moved back from the
+					 instruction after a load, a division or
+					 a locked operation to it (the counts
+					 stay perf's) */
 } kf_annotate_options;
 
 /* The defaults: top 10, text, AT&T, lines, local percent, no colour. */

@@ -490,6 +490,50 @@ static int loops(struct kf_annot_func *f)
 	return 0;
 }
 
+/* An instruction a sample's ip may have skidded past: it waits for memory
+ * or for a long computation. */
+static bool stalls(const struct kf_insn *in)
+{
+	static const char *const slow[] = { "div", "idiv", "sqrt", "lock", "xchg", "cmpxchg" };
+	size_t i;
+
+	if (in->kind != KF_INSN_PLAIN)
+		return false;
+	if (in->reads_mem)
+		return true;
+	for (i = 0; i < sizeof(slow) / sizeof(slow[0]); i++)
+		if (strncmp(in->text, slow[i], strlen(slow[i])) == 0)
+			return true;
+	return false;
+}
+
+/* The skid view: samples without exact IPs right after a stalling
+ * instruction, moved back to it. */
+static void skid(struct kf_annot_func *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n_insns; i++) {
+		f->insns[i].shifted_samples = f->insns[i].samples;
+		f->insns[i].shifted_period = f->insns[i].period;
+	}
+	for (i = 1; i < f->n_insns; i++) {
+		struct kf_annot_insn *in = &f->insns[i], *pv = &f->insns[i - 1];
+		uint64_t moved, mp;
+
+		if (!in->samples || in->exact >= in->samples || !stalls(&pv->in))
+			continue;
+		in->skid_suspect = true;
+		moved = in->samples - in->exact;
+		/* the period moves in proportion to the samples that move */
+		mp = (uint64_t)((double)in->period * ((double)moved / (double)in->samples));
+		in->shifted_samples -= moved;
+		in->shifted_period -= mp;
+		pv->shifted_samples += moved;
+		pv->shifted_period += mp;
+	}
+}
+
 /* Names direct branch targets: local labels inside, symbols outside. */
 static int targets(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func *f,
 		   const struct kf_symtab *tab)
@@ -502,7 +546,8 @@ static int targets(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func 
 
 		if (!in->in.has_target)
 			continue;
-		if (in->in.target >= f->start && in->in.target < f->end) {
+		if (in->in.target >= f->start && in->in.target < f->end &&
+		    !(in->in.target == f->start && in->in.kind == KF_INSN_CALL)) {
 			if (!KF_GROW(t, cap, n + 1)) {
 				free(t);
 				return KF_ENOMEM;
@@ -521,7 +566,9 @@ static int targets(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func 
 		KF_WORK(1);
 		if (!in->in.has_target)
 			continue;
-		if (in->in.target >= f->start && in->in.target < f->end) {
+		if (in->in.target == f->start && in->in.kind == KF_INSN_CALL) {
+			in->target_name = f->symbol;   /* recursion */
+		} else if (in->in.target >= f->start && in->in.target < f->end) {
 			/* the label's number: the target's rank among them */
 			size_t lo = 0, hi = n, rank = 0, k = 1;
 
@@ -682,6 +729,7 @@ static int annotate_one(struct kf_annot *an, struct kf_dsos *d, const struct kf_
 		f->insns[k].exact += ic->exact;
 	}
 	if (!f->no_code) {
+		skid(f);
 		r = targets(an, d, f, h->tab);
 		if (!r)
 			r = loops(f);
@@ -701,12 +749,67 @@ static int annotate_one(struct kf_annot *an, struct kf_dsos *d, const struct kf_
 	return 0;
 }
 
+/* ---- call sites ------------------------------------------------------------------ */
+
+/* Return addresses sorted by (module, address), to find a function's. */
+struct sites {
+	const struct kf_ipcounts *t;
+	uint32_t *by;                 /* indices into t->v */
+	size_t n;
+};
+
+static int site_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct kf_ipcounts *t = ctx;
+	const struct kf_ipcount *a = &t->v[*(const uint32_t *)pa];
+	const struct kf_ipcount *b = &t->v[*(const uint32_t *)pb];
+
+	if (a->module != b->module)
+		return a->module < b->module ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Charges each return address inside f to the call before it. */
+static void call_sites(struct kf_dsos *d, const struct sites *ss, struct kf_annot_func *f)
+{
+	uint64_t lo, hi;
+	size_t a = 0, b = ss->n;
+
+	if (f->no_code || !kf_dso_frame_addr(d, f->module, f->start, &lo) ||
+	    !kf_dso_frame_addr(d, f->module, f->end - 1, &hi))
+		return;
+	/* the first return address past lo: its call is at ra - 1 >= lo */
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		const struct kf_ipcount *c = &ss->t->v[ss->by[mid]];
+
+		if (c->module < f->module || (c->module == f->module && c->addr <= lo))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < ss->n; a++) {
+		const struct kf_ipcount *c = &ss->t->v[ss->by[a]];
+		uint64_t va;
+		long k;
+
+		KF_WORK(1);
+		if (c->module != f->module || c->addr - 1 > hi)
+			break;
+		if (!kf_dso_elf_addr(d, f->module, c->addr - 1, &va) || (k = insn_at(f, va)) < 0)
+			continue;
+		f->insns[k].call_samples += c->samples;
+		f->insns[k].call_period += c->period;
+	}
+}
+
 /* ---- the whole capture -------------------------------------------------------- */
 
 int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mods,
-		   const struct kf_ipcounts *ips, const struct kf_annot_opts *o,
-		   char *err, size_t errlen)
+		   const struct kf_ipcounts *ips, const struct kf_ipcounts *sites,
+		   const struct kf_annot_opts *o, char *err, size_t errlen)
 {
+	struct sites ss = { sites, NULL, 0 };
 	struct hit *hits = NULL;
 	struct cand *cands = NULL;
 	struct matcher m;
@@ -717,6 +820,18 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 	kf_arena_init(&an->arena);
 	an->samples = ips->samples;
 	an->period = ips->period;
+	if (sites) {
+		an->call_sites = true;
+		ss.by = malloc((sites->n ? sites->n : 1) * sizeof(*ss.by));
+		if (!ss.by) {
+			r = KF_ENOMEM;
+			goto out_sites;
+		}
+		for (i = 0; i < sites->n; i++)
+			ss.by[i] = (uint32_t)i;
+		ss.n = sites->n;
+		qsort_r(ss.by, ss.n, sizeof(*ss.by), site_cmp, (void *)sites);
+	}
 	r = matcher_init(&m, o, err, errlen);
 	if (r)
 		goto out;
@@ -840,11 +955,15 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 			break;
 		}
 		r = annotate_one(an, d, ips, hits, cd, o, &an->funcs[an->n_funcs]);
+		if (!r && sites)
+			call_sites(d, &ss, &an->funcs[an->n_funcs]);
 		/* on failure too: kf_annot_fini frees what it holds */
 		an->n_funcs++;
 	}
 out:
 	matcher_fini(&m);
+out_sites:
+	free(ss.by);
 	free(hits);
 	free(cands);
 	return r;

@@ -61,6 +61,15 @@ struct kf_annot_insn {
 					 the function, "name" or "name+0x10"
 					 outside, NULL when unnamed */
 	uint64_t samples, period, exact;
+	/* skid: the ip of a sample without an exact IP is often one
+	 * instruction past the one that made it wait (a load, a division, a
+	 * locked operation); suspect says so of an instruction whose
+	 * predecessor is such, and shifted_* are the counts with those
+	 * samples moved back to it (a view: samples/period stay perf's) */
+	bool skid_suspect;
+	uint64_t shifted_samples, shifted_period;
+	uint64_t call_samples, call_period; /* with call sites: the samples
+					 whose chain went through this call */
 	const struct kf_annot_link *chain; /* outermost first */
 	unsigned n_chain;
 	unsigned label;               /* 1 + its local label number, 0: none */
@@ -119,6 +128,7 @@ struct kf_annot {
 	struct kf_annot_skip *skipped;
 	size_t n_skipped;
 	uint64_t samples, period;     /* of the event */
+	bool call_sites;              /* call_samples were counted */
 	struct kf_arena arena;
 	struct kf_disasm *dis[3];     /* one per architecture met */
 	uint16_t dis_machine[3];
@@ -126,9 +136,11 @@ struct kf_annot {
 
 /* Builds the annotation.  0, KF_EINVAL (a bad /REGEX/: err says), or
  * KF_ENOMEM.  an is ready for kf_annot_fini even on failure. */
+/* sites: the samples per return address of the chains (counted once per
+ * sample), or NULL. */
 int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mods,
-		   const struct kf_ipcounts *ips, const struct kf_annot_opts *o,
-		   char *err, size_t errlen);
+		   const struct kf_ipcounts *ips, const struct kf_ipcounts *sites,
+		   const struct kf_annot_opts *o, char *err, size_t errlen);
 void kf_annot_fini(struct kf_annot *an);
 
 #endif

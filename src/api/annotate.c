@@ -36,7 +36,9 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 		 ao->only == KF_ANNOTATE_USER ? KF_ANNOT_USER : KF_ANNOT_ALL;
 	o.intel = ao->intel;
 	o.lines = ao->source != KF_ANNOTATE_SOURCE_NONE && !s->o.no_files;
-	r = kf_annot_build(&an, &s->dsos, &s->modules, &s->ips, &o, err, sizeof(err));
+	r = kf_annot_build(&an, &s->dsos, &s->modules, &s->ips,
+			   s->o.call_sites && !s->o.ips_only ? &s->sites : NULL, &o, err,
+			   sizeof(err));
 	if (r) {
 		kf_annot_fini(&an);
 		if (r == KF_EINVAL)
@@ -48,6 +50,7 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 	p.version = KF_VERSION;
 	p.color = ao->color && !ao->json;
 	p.bytes = ao->bytes;
+	p.shift_skid = ao->shift_skid;
 	p.global = ao->global_percent;
 	p.source = ao->source == KF_ANNOTATE_SOURCE_INTERLEAVE ? KF_SRC_INTERLEAVE :
 		   ao->source == KF_ANNOTATE_SOURCE_LINES ? KF_SRC_LINES : KF_SRC_NONE;

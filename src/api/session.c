@@ -183,6 +183,7 @@ void kf_session_free(kf_session *s)
 	kf_pd_free(s->pd);
 	kf_stacks_fini(&s->stacks);
 	kf_ipcounts_fini(&s->ips);
+	kf_ipcounts_fini(&s->sites);
 	kf_modules_fini(&s->modules);
 	kf_strtab_fini(&s->strings);
 	kf_roots_fini(&s->roots);
@@ -382,6 +383,20 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	s->stats.samples_folded++;
 	if (s->o.annotate && (r = count_ip(s, th, &smp)) != 0)
 		return r;
+	if (s->o.annotate && s->o.call_sites) {
+		/* every return address of the chain: the call it returns to */
+		s->site_stamp++;
+		for (i = 0; i < ch.n; i++) {
+			const struct kf_frame *f = &ch.frames[i];
+
+			if (!(f->flags & KF_FRAME_RA) || !f->module)
+				continue;
+			if (kf_ipcounts_add_once(&s->sites, f->module, f->addr,
+						 (f->flags & KF_FRAME_KERNEL) != 0, smp.period,
+						 s->site_stamp))
+				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		}
+	}
 
 	/* the root keeps the thread only where something tells threads
 	 * apart: --pid, --tid, the context classifier */

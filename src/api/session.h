@@ -99,6 +99,8 @@ struct kf_session {
 
 	/* kfold annotate (opts.annotate): samples per sampled ip */
 	struct kf_ipcounts ips;
+	struct kf_ipcounts sites;     /* opts.call_sites: per return address */
+	uint64_t site_stamp;          /* the sample being counted there */
 
 	/* the stacks as data (walk.c) */
 	struct kf_walk {

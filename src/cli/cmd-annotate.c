@@ -10,7 +10,8 @@
 
 enum {
 	A_TOP, A_SYMBOL, A_DSO, A_MIN_PERCENT, A_ONLY, A_FORMAT, A_COLOR, A_SYNTAX,
-	A_BYTES, A_SOURCE, A_SOURCE_DIR, A_PREFIX_MAP, A_PERCENT,
+	A_BYTES, A_SOURCE, A_SOURCE_DIR, A_PREFIX_MAP, A_PERCENT, A_CALL_SITES,
+	A_SHIFT_SKID,
 };
 
 static const struct kf_cli_opt annotate_opts[] = {
@@ -40,6 +41,14 @@ static const struct kf_cli_opt annotate_opts[] = {
 	  "read a source file whose path starts with OLD at NEW\ninstead (repeatable)" },
 	{ "percent", A_PERCENT, required_argument, "--percent local|global",
 	  "percent of the function's period (local, the default)\nor of the event's (global)" },
+	{ "call-sites", A_CALL_SITES, no_argument, "--call-sites",
+	  "for each call instruction, the samples whose call chain\n"
+	  "goes through it (once per sample, however deep the\n"
+	  "recursion); builds every chain, so the pass is slower" },
+	{ "shift-skid", A_SHIFT_SKID, no_argument, "--shift-skid",
+	  "a column with the samples without exact IPs moved back\n"
+	  "from the instruction after a load, a division or a locked\n"
+	  "operation to it (^ marks where; the counts stay perf's)" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
@@ -112,6 +121,8 @@ static int annotate_set(struct kf_cli *c, int key, const char *arg)
 			return bad("--syntax", arg, "att or intel");
 		break;
 	case A_BYTES: ao->bytes = true; break;
+	case A_CALL_SITES: c->o.call_sites = true; break;
+	case A_SHIFT_SKID: ao->shift_skid = true; break;
 	case A_SOURCE:
 		if (strcmp(arg, "none") == 0)
 			ao->source = KF_ANNOTATE_SOURCE_NONE;
@@ -172,7 +183,7 @@ int kf_cli_annotate_run(struct kf_cli *c)
 	/* perf annotate's counts need the sampled ips only: no call chains,
 	 * no stacks, no inline frames (annotate asks DWARF itself, per
 	 * instruction) */
-	c->o.ips_only = true;
+	c->o.ips_only = !c->o.call_sites;
 	c->o.inline_frames = false;
 	c->write_cli = write_annotate;
 	return kf_cli_run(c, KF_CLI_LOAD_SAMPLES, NULL);

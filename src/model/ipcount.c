@@ -44,35 +44,59 @@ static bool rehash(struct kf_ipcounts *t)
 	return true;
 }
 
-int kf_ipcounts_add(struct kf_ipcounts *t, uint32_t module, uint64_t addr, bool kernel,
-		    uint64_t period, bool exact)
+static struct kf_ipcount *find_or_add(struct kf_ipcounts *t, uint32_t module, uint64_t addr,
+				      bool kernel)
 {
 	struct kf_ipcount *c;
 	size_t j;
 
-	t->samples++;
-	t->period += period;
 	if ((t->n + 1) * 2 > t->nslots && !rehash(t))
-		return KF_ENOMEM;
+		return NULL;
 	for (j = slot_of(module, addr, t->nslots - 1); t->slots[j];
 	     j = (j + 1) & (t->nslots - 1)) {
 		KF_WORK(1);
 		c = &t->v[t->slots[j] - 1];
 		if (c->addr == addr && c->module == module && c->kernel == kernel)
-			goto found;
+			return c;
 	}
 	if (t->n >= UINT32_MAX - 1 || !KF_GROW(t->v, t->cap, t->n + 1))
-		return KF_ENOMEM;
+		return NULL;
 	c = &t->v[t->n];
 	memset(c, 0, sizeof(*c));
 	c->addr = addr;
 	c->module = module;
 	c->kernel = kernel;
 	t->slots[j] = (uint32_t)(++t->n);
-found:
+	return c;
+}
+
+int kf_ipcounts_add(struct kf_ipcounts *t, uint32_t module, uint64_t addr, bool kernel,
+		    uint64_t period, bool exact)
+{
+	struct kf_ipcount *c = find_or_add(t, module, addr, kernel);
+
+	if (!c)
+		return KF_ENOMEM;
+	t->samples++;
+	t->period += period;
 	c->samples++;
 	c->period += period;
 	if (exact)
 		c->exact++;
+	return 0;
+}
+
+int kf_ipcounts_add_once(struct kf_ipcounts *t, uint32_t module, uint64_t addr, bool kernel,
+			 uint64_t period, uint64_t stamp)
+{
+	struct kf_ipcount *c = find_or_add(t, module, addr, kernel);
+
+	if (!c)
+		return KF_ENOMEM;
+	if (c->stamp != stamp) {
+		c->stamp = stamp;
+		c->samples++;
+		c->period += period;
+	}
 	return 0;
 }

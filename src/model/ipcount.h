@@ -22,6 +22,7 @@ struct kf_ipcount {
 	uint32_t module;
 	bool kernel;          /* sampled in kernel mode */
 	uint64_t samples, period, exact;
+	uint64_t stamp;       /* kf_ipcounts_add_once: the last sample counted */
 };
 
 struct kf_ipcounts {
@@ -37,5 +38,12 @@ void kf_ipcounts_fini(struct kf_ipcounts *t);
 /* 0, or KF_ENOMEM. */
 int kf_ipcounts_add(struct kf_ipcounts *t, uint32_t module, uint64_t addr, bool kernel,
 		    uint64_t period, bool exact);
+
+/* The same for the call sites of a sample's chain (its return
+ * addresses): an address counts once per sample, whatever the recursion,
+ * by the sample's stamp (a number that changes from sample to sample);
+ * the table's own totals are not changed. */
+int kf_ipcounts_add_once(struct kf_ipcounts *t, uint32_t module, uint64_t addr, bool kernel,
+			 uint64_t period, uint64_t stamp);
 
 #endif

@@ -237,7 +237,8 @@ static void function(FILE *out, const struct kf_annot_func *f, const struct kf_a
 	size_t i;
 
 	header(out, f, an, d, mods, p);
-	fprintf(out, "\n  samples  percent  address  %sinstruction\n", p->bytes ? "bytes                 " : "");
+	fprintf(out, "\n  samples  percent %s address  %sinstruction\n",
+		p->shift_skid ? " shifted" : "", p->bytes ? "bytes                 " : "");
 	for (i = 0; i < f->n_insns; i++) {
 		const struct kf_annot_insn *in = &f->insns[i];
 		double q = pct(in->period, whole);
@@ -266,6 +267,13 @@ static void function(FILE *out, const struct kf_annot_func *f, const struct kf_a
 				reset(p, q));
 		else
 			fputs("        0         ", out);
+		if (p->shift_skid) {
+			if (in->shifted_samples != in->samples || in->skid_suspect)
+				fprintf(out, " %7" PRIu64 "%c", in->shifted_samples,
+					in->skid_suspect ? '^' : ' ');
+			else
+				fputs("         ", out);
+		}
 		fprintf(out, " %8" PRIx64 ":  ", in->in.addr);
 		if (p->bytes) {
 			unsigned k;
@@ -282,6 +290,9 @@ static void function(FILE *out, const struct kf_annot_func *f, const struct kf_a
 		fputs(in->in.text, out);
 		if (in->target_name)
 			fprintf(out, " <%s>", in->target_name);
+		if (in->call_samples)
+			fprintf(out, "    # through here: %" PRIu64 " samples, %.2f%% of the event",
+				in->call_samples, pct(in->call_period, an->period));
 		fputc('\n', out);
 	}
 	fputc('\n', out);

@@ -31,6 +31,7 @@ struct kf_annot_print {
 	const char *version;          /* kfold's */
 	bool color;                   /* ANSI colours */
 	bool bytes;                   /* the instruction bytes */
+	bool shift_skid;              /* the skid view's column */
 	bool global;                  /* percent of the event, not the function */
 	enum kf_annot_source source;
 	/* where source files are read for interleave: under source_dir (as

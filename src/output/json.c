@@ -741,6 +741,10 @@ static json_t *insn_json(struct ajson *a, const struct kf_annot_insn *in, uint64
 	aput(a, o, "period", jint(in->period));
 	aput(a, o, "percent", apct(in->period, whole));
 	aput(a, o, "exact_samples", jint(in->exact));
+	aput(a, o, "skid_suspect", json_boolean(in->skid_suspect));
+	aput(a, o, "shifted_samples", jint(in->shifted_samples));
+	aput(a, o, "call_samples", jint(in->call_samples));
+	aput(a, o, "call_period", jint(in->call_period));
 	aput(a, o, "kind", in->in.size ? json_string(kf_insn_kind_name(in->in.kind)) : json_null());
 	aput(a, o, "target", in->in.has_target ? ahex(in->in.target) : json_null());
 	aput(a, o, "target_name", astr(a, in->target_name));
@@ -843,9 +847,10 @@ int kf_annot_write_json(FILE *out, const struct kf_annot *an, struct kf_dsos *d,
 		    " \"kfold_version\": \"%s\",\n", ANNOTATE_SCHEMA_VERSION, p->version) < 0)
 		r = KF_EIO;
 	if (!r) {
-		json_t *ev = json_pack("{s:o,s:o,s:o,s:s}", "event", astr(&a, p->event),
+		json_t *ev = json_pack("{s:o,s:o,s:o,s:s,s:b}", "event", astr(&a, p->event),
 				       "samples", jint(an->samples), "period", jint(an->period),
-				       "percent", p->global ? "global" : "local");
+				       "percent", p->global ? "global" : "local",
+				       "call_sites", an->call_sites);
 		char *t = ev ? json_dumps(ev, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 
 		/* the object's members, without its braces */

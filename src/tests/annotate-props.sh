@@ -20,6 +20,8 @@
 #    why, --compat=perf and bad option values exit 2;
 #  - code without a symbol (ld.so without its debug file: .dynsym only) is
 #    annotated over its .eh_frame FDE's range, named ld-linux-x86-64.so.2+0x...;
+#  - --call-sites against the folded stacks (below), the skid view keeps
+#    every function's samples and marks only instructions after a plain one;
 #  - hostile files: a binary cut short (its code past the end) and one with
 #    its code bytes overwritten give the same counts, a reason or .byte
 #    entries, and no crash.
@@ -53,6 +55,12 @@ for f in doc["functions"]:
     ins = f["instructions"]
     s = sum(i["samples"] for i in ins)
     p = sum(i["period"] for i in ins)
+    if f["no_code"] is None and sum(i["shifted_samples"] for i in ins) != f["samples"]:
+        bad.append("%s: the skid view moves samples in or out of the function" % f["symbol"])
+    for k, i in enumerate(ins):
+        if i["skid_suspect"] and (k == 0 or i["exact_samples"] >= i["samples"] or
+                                  ins[k - 1]["kind"] != "plain"):
+            bad.append("%s: %s is skid-suspect after a %s" % (f["symbol"], i["addr"], k and ins[k - 1]["kind"]))
     if s != f["samples"] or p != f["period"]:
         bad.append("%s: instructions add up to %d/%d, not %d/%d" % (f["symbol"], s, p, f["samples"], f["period"]))
     if f["no_code"] is None:
@@ -251,6 +259,46 @@ print(("ok  " if ok else "FAIL") + " hostile %s: compute_stats %s" %
       (how, f and (f["samples"], f["no_code"], [i["text"] for i in f["instructions"][:3]])))
 sys.exit(0 if ok else 1)
 EOF
+done
+
+# --call-sites: each sample counts once at each call its chain goes
+# through.  In syscall every chain through main goes through one of its
+# calls: their counts add up to the samples whose folded stack has a frame
+# after main.  In dwarf-recursion the recursive call counts each sample
+# once, however deep (at most the event's samples), and as many samples as
+# have descend;descend in their folded stack; the call of leaf_compute as
+# many as have descend;leaf_compute.
+for c in syscall:main dwarf-recursion:descend; do
+	name=${c%%:*} fn=${c#*:}
+	dir=$cases/$name
+	kf_case "$dir"
+	"$kfold" annotate -q "${KF_CASE[@]}" --call-sites --format json --symbol "$fn" "$dir/perf.data" > "$tmp/cs.json" &&
+	"$kfold" -q "${KF_CASE[@]}" --no-inline --samples "$dir/perf.data" > "$tmp/cs.folded" || fail=1
+	python3 - "$tmp/cs.json" "$tmp/cs.folded" "$name" "$fn" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+name, fn = sys.argv[3], sys.argv[4]
+f = d["functions"][0]
+calls = {i["target_name"]: i["call_samples"] for i in f["instructions"] if i["kind"] == "call"}
+pairs = {}
+through = 0
+for line in open(sys.argv[2]):
+    stack, n = line.rsplit(" ", 1)
+    frames = stack.split(";")
+    n = int(n)
+    if fn in frames[:-1]:
+        through += n
+    for callee in set(b for a, b in zip(frames, frames[1:]) if a == fn):
+        pairs[callee] = pairs.get(callee, 0) + n
+if name == "syscall":
+    ok = d["call_sites"] and sum(calls.values()) == through and calls.get("user_spin") == pairs.get("user_spin")
+else:
+    ok = (calls.get("descend") == pairs.get("descend") and calls["descend"] <= d["samples"] and
+          calls.get("leaf_compute") == pairs.get("leaf_compute"))
+print(("ok  " if ok else "FAIL") + " --call-sites %s %s: calls %s; folded: %d through, pairs %s" %
+      (name, fn, calls, through, pairs))
+sys.exit(0 if ok else 1)
+PY
 done
 
 # refusals
