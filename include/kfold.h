@@ -170,6 +170,9 @@ typedef struct kf_options {
 	const kf_host *host;     /* the machine kfold may ask (kf_host);
 				    NULL = none.  Borrowed: it must outlive
 				    the session */
+	bool annotate;           /* count the folded event's samples per
+				    sampled instruction, for
+				    kf_session_write_annotate */
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion
@@ -504,6 +507,52 @@ KF_API size_t kf_session_n_stacks(kf_session *s);
 /* Stack i (i < kf_session_n_stacks).  Strings are borrowed until
  * kf_session_free.  0, KF_EINVAL or KF_ENOMEM. */
 KF_API int kf_session_stack(kf_session *s, size_t i, kf_stack_info *out);
+
+/* ---- Annotation -----------------------------------------------------------
+ *
+ * The hot functions of the folded event, instruction by instruction
+ * (README "kfold annotate"; JSON schema docs/kfold-annotate.schema.json):
+ * needs kf_options.annotate, after kf_session_run.  A sample counts at
+ * the instruction of the function holding its ip, as perf annotate
+ * counts; code comes only from the file whose build-id is the recorded
+ * one.  The library reads the source files of --source=interleave under
+ * source_dir, through prefix_map, and at their recorded paths only with
+ * a host. */
+
+enum kf_annotate_only { KF_ANNOTATE_ALL = 0, KF_ANNOTATE_KERNEL = 1, KF_ANNOTATE_USER = 2 };
+enum kf_annotate_source {
+	KF_ANNOTATE_SOURCE_NONE = 0,      /* no lines or inline chains */
+	KF_ANNOTATE_SOURCE_LINES = 1,     /* file:line and the inline chain */
+	KF_ANNOTATE_SOURCE_INTERLEAVE = 2 /* and the source text */
+};
+
+typedef struct kf_annotate_options {
+	size_t top;                   /* this many functions (default 10); 0: all */
+	const char *const *symbols;   /* only these (symbol-table or DWARF
+					 name, exact, or "/REGEX/") */
+	size_t n_symbols;
+	const char *dso;              /* only this module (path or base name) */
+	double min_percent;           /* only functions with at least this
+					 share of the event's period */
+	enum kf_annotate_only only;
+	bool json;                    /* JSON instead of text */
+	bool intel;                   /* Intel syntax (x86), not AT&T */
+	bool bytes;                   /* the instruction bytes (text) */
+	enum kf_annotate_source source;
+	const char *source_dir;
+	const char *const *prefix_map; /* "OLD=NEW" source path rewrites */
+	size_t n_prefix_map;
+	bool global_percent;          /* percent of the event, not the function */
+	bool color;                   /* ANSI colours (text) */
+} kf_annotate_options;
+
+/* The defaults: top 10, text, AT&T, lines, local percent, no colour. */
+KF_API void kf_annotate_options_init(kf_annotate_options *ao);
+
+/* Writes the annotation.  0, KF_EIO, KF_ENOMEM, or KF_EINVAL (not run,
+ * run without kf_options.annotate, or a bad /REGEX/: errmsg says). */
+KF_API int kf_session_write_annotate(kf_session *s, FILE *out,
+				     const kf_annotate_options *ao);
 
 /* The message of the last failure ("" if none).  Borrowed. */
 KF_API const char *kf_session_errmsg(const kf_session *s);

@@ -182,6 +182,7 @@ void kf_session_free(kf_session *s)
 	kf_order_free(s->order);
 	kf_pd_free(s->pd);
 	kf_stacks_fini(&s->stacks);
+	kf_ipcounts_fini(&s->ips);
 	kf_modules_fini(&s->modules);
 	kf_strtab_fini(&s->strings);
 	kf_roots_fini(&s->roots);
@@ -362,6 +363,16 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	if (s->o.count_samples)
 		weight = 1;
 	s->stats.samples_folded++;
+	if (s->o.annotate) {
+		struct kf_frame ipf;
+
+		/* perf annotate counts the sample's ip and its period */
+		kf_callchain_resolve_ip(&s->cc, th, &smp, &ipf);
+		if (kf_ipcounts_add(&s->ips, ipf.module, ipf.addr,
+				    (ipf.flags & KF_FRAME_KERNEL) != 0, smp.period,
+				    (smp.misc & KF_MISC_EXACT_IP) != 0))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	}
 
 	/* the root keeps the thread only where something tells threads
 	 * apart: --pid, --tid, the context classifier */

@@ -15,6 +15,7 @@
 #include "dso.h"
 #include "error.h"
 #include "folded.h"
+#include "ipcount.h"
 #include "fs.h"
 #include "module.h"
 #include "order.h"
@@ -95,6 +96,9 @@ struct kf_session {
 
 	uint64_t warned_kernel_load;
 	bool warned_unverified;       /* kf_session_note_unverified said it */
+
+	/* kfold annotate (opts.annotate): samples per sampled ip */
+	struct kf_ipcounts ips;
 
 	/* the stacks as data (walk.c) */
 	struct kf_walk {

@@ -132,6 +132,17 @@ static void resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpum
 	kf_modules_at(cc->modules, m->module)->hit = true;
 }
 
+void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,
+			     const struct kf_sample *smp, struct kf_frame *f)
+{
+	if (!smp->has_ip) {
+		memset(f, 0, sizeof(*f));
+		f->flags = KF_FRAME_NOMAP;
+		return;
+	}
+	resolve(cc, th, smp->misc & KF_MISC_CPUMODE_MASK, smp->ip, f);
+}
+
 /* Walks the callchain leaf first, as perf does (ORDER_CALLEE).  Returns
  * the number of frames in cc->frames, or -1 on ENOMEM. */
 static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,

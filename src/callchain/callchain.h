@@ -132,6 +132,13 @@ int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
 		       const struct kf_attr *a, const struct kf_sample *smp,
 		       struct kf_chain *out);
 
+/* The sample's own ip as a frame: its module and address, looked up in
+ * the thread's or the kernel's mappings by the sample's cpumode (what
+ * perf annotate counts: machine__resolve of sample->ip).  A sample
+ * without an ip gives a frame with KF_FRAME_NOMAP at 0. */
+void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,
+			     const struct kf_sample *smp, struct kf_frame *f);
+
 /* The unwinder (NULL when none was made), for its per-module counts. */
 const struct kf_unwinder *kf_callchain_unwinder(const struct kf_callchain *cc);
 

@@ -92,6 +92,7 @@ enum {
 #define KF_MISC_MMAP_DATA     (1u << 13)
 #define KF_MISC_COMM_EXEC     (1u << 13)
 #define KF_MISC_MMAP_BUILD_ID (1u << 14)
+#define KF_MISC_EXACT_IP      (1u << 14)  /* the same bit, in a SAMPLE */
 #define KF_MISC_BUILD_ID_SIZE (1u << 15)
 
 /* feature bits (HEADER_* in perf's util/header.h) */

@@ -48,6 +48,14 @@ struct kf_cli {
 	bool stats;
 	bool no_host;                    /* --no-host: hand the library no host */
 	unsigned aliases;                /* KF_CLI_ALIAS_* seen (cmd-fold.c) */
+	/* kfold annotate (cmd-annotate.c) */
+	kf_annotate_options ao;
+	const char *ann_symbols[32];
+	const char *ann_prefix[16];
+	int ann_color;                   /* -1 never, 0 auto, 1 always */
+	/* kf_cli_run's writer when its write argument is NULL: for a
+	 * command whose output needs more of the options than the session */
+	int (*write_cli)(struct kf_cli *c, kf_session *s, FILE *out);
 };
 
 /* The old flags that choose another output than folded stacks; kept as
@@ -100,7 +108,7 @@ void kf_cli_usage(FILE *f, const struct kf_cli_cmd *cmd);
 void kf_cli_overview(FILE *f);
 /* How much of the capture a command needs. */
 enum kf_cli_load { KF_CLI_LOAD_SAMPLES, KF_CLI_LOAD_HEADER };
-/* Loads c->input, writes with write() to c->output or stdout, prints
+/* Loads c->input, writes with write() (NULL: c->write_cli) to c->output or stdout, prints
  * --stats, frees the session; returns the exit status. */
 int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 	       int (*write)(kf_session *s, FILE *out));
@@ -129,6 +137,9 @@ int kf_cli_explain_run(struct kf_cli *c);
 int kf_cli_explain_check(struct kf_cli *c);
 extern const struct kf_cli_group *const kf_cli_header_groups[];
 int kf_cli_header_run(struct kf_cli *c);
+extern const struct kf_cli_group *const kf_cli_annotate_groups[];
+int kf_cli_annotate_run(struct kf_cli *c);
+int kf_cli_annotate_check(struct kf_cli *c);
 extern const struct kf_cli_group *const kf_cli_help_groups[];
 int kf_cli_help_run(struct kf_cli *c);
 

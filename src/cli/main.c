@@ -59,7 +59,17 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "The options saying where files are are taken so that one set of them\n"
 	  "fits every command; the header needs none of those files.\n",
 	  kf_cli_header_groups, "one input only", NULL },
-	/* annotate and archive (the next issues) go here */
+	{ "annotate", kf_cli_annotate_run,
+	  "per-instruction cost of the hot functions, with lines and inline chains",
+	  "usage: kfold annotate [OPTIONS] [perf.data]\n"
+	  "\n"
+	  "Disassembles the hottest functions of the event (capstone; code only from\n"
+	  "the file whose build-id is the recorded one) and prints each instruction's\n"
+	  "samples and share, its source line and the whole inline chain there, with\n"
+	  "totals per line, per inlined callee and per loop.  The counts are perf\n"
+	  "annotate's.  --format json writes docs/kfold-annotate.schema.json.\n",
+	  kf_cli_annotate_groups, "one input only", kf_cli_annotate_check },
+	/* archive (the next issue) goes here */
 	{ "help", kf_cli_help_run, "the usage of kfold or of one command",
 	  "usage: kfold help [COMMAND]\n"
 	  "\n"
@@ -214,7 +224,7 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 			return KF_CLI_USAGE;
 		}
 	}
-	r = write(s, out);
+	r = write ? write(s, out) : c->write_cli(c, s, out);
 	if (c->output && fclose(out) != 0 && r == 0) {
 		fprintf(stderr, "kfold: %s: %s\n", c->output, strerror(errno));
 		r = KF_EIO;
@@ -237,7 +247,7 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 
 /* Every option of every command, so that one a command does not take is
  * refused by name rather than as unknown. */
-#define MAX_OPTS 64
+#define MAX_OPTS 128
 
 struct entry {
 	const struct kf_cli_group *g;
@@ -312,6 +322,12 @@ static int parse(struct kf_cli *c, int argc, char **argv)
 			kf_cli_usage(stderr, c->given);
 			return KF_CLI_USAGE;
 		}
+		/* two commands may each have an option of one name (--format):
+		 * getopt found the first; the command's own is the one meant */
+		for (i = 0; i < n && !takes(c->given, e->g); i++)
+			if (ch >= 1000 && strcmp(ent[i].o->name, e->o->name) == 0 &&
+			    takes(c->given, ent[i].g))
+				e = &ent[i];
 		if (!takes(c->given, e->g)) {
 			fprintf(stderr, "kfold: kfold %s does not take %s%s (kfold help "
 				"%s lists its options)\n", c->given->name,
@@ -340,6 +356,7 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	kf_options_init(&c.o);
+	kf_annotate_options_init(&c.ao);
 	c.given = argc > 1 ? kf_cli_cmd_find(argv[1]) : NULL;
 	if (c.given) {
 		/* the command's words follow the program's name, so that

@@ -4,6 +4,7 @@
  * the stacks are streamed one compact object per line.
  */
 #include "report.h"
+#include "annotated.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +19,7 @@
 
 /* jansson takes UTF-8 only; names from a capture may be anything: bytes
  * that are not UTF-8 become U+FFFD */
-static json_t *jstr(struct kf_report *rp, const char *p)
+static json_t *jstr_buf(struct kf_buf *tmp, const char *p)
 {
 	const unsigned char *u = (const unsigned char *)p;
 	size_t i = 0, n = strlen(p);
@@ -26,7 +27,7 @@ static json_t *jstr(struct kf_report *rp, const char *p)
 
 	if (j)
 		return j;
-	rp->tmp.len = 0;
+	tmp->len = 0;
 	while (i < n) {
 		unsigned c = u[i];
 		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 :
@@ -47,14 +48,19 @@ static json_t *jstr(struct kf_report *rp, const char *p)
 			     v <= 0x10ffff);
 		}
 		if (ok && c) {
-			kf_buf_put(&rp->tmp, p + i, len);
+			kf_buf_put(tmp, p + i, len);
 			i += len;
 		} else {
-			kf_buf_puts(&rp->tmp, "\xef\xbf\xbd");
+			kf_buf_puts(tmp, "\xef\xbf\xbd");
 			i++;
 		}
 	}
-	return json_stringn(rp->tmp.p ? rp->tmp.p : "", rp->tmp.len);
+	return json_stringn(tmp->p ? tmp->p : "", tmp->len);
+}
+
+static json_t *jstr(struct kf_report *rp, const char *p)
+{
+	return jstr_buf(&rp->tmp, p);
 }
 
 static json_t *jint(uint64_t v)
@@ -670,4 +676,215 @@ int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks)
 	if (!r)
 		*stacks = rp->g.n_lines;
 	return r ? r : rp->err;
+}
+
+/* ---- kfold annotate (annotated.h; docs/kfold-annotate.schema.json) ---------- */
+
+#define ANNOTATE_SCHEMA_VERSION 1
+
+struct ajson {
+	struct kf_buf tmp;
+	int err;
+};
+
+static json_t *astr(struct ajson *a, const char *p)
+{
+	json_t *j = p ? jstr_buf(&a->tmp, p) : json_null();
+
+	if (!j)
+		a->err = KF_ENOMEM;
+	return j;
+}
+
+static void aput(struct ajson *a, json_t *obj, const char *key, json_t *v)
+{
+	if (!obj || !v || json_object_set_new(obj, key, v))
+		a->err = KF_ENOMEM;
+}
+
+static void aappend(struct ajson *a, json_t *arr, json_t *v)
+{
+	if (!arr || !v || json_array_append_new(arr, v))
+		a->err = KF_ENOMEM;
+}
+
+static json_t *ahex(uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%#" PRIx64, v);
+	return json_string(buf);
+}
+
+static json_t *apct(uint64_t part, uint64_t whole)
+{
+	/* two decimals, as the text prints them */
+	double v = whole ? 100.0 * (double)part / (double)whole : 0.0;
+
+	return json_real((double)(long long)(v * 100.0 + 0.5) / 100.0);
+}
+
+static json_t *insn_json(struct ajson *a, const struct kf_annot_insn *in, uint64_t whole)
+{
+	json_t *o = json_object();
+	char bytes[2 * KF_INSN_MAX_BYTES + 1];
+	unsigned k;
+
+	aput(a, o, "addr", ahex(in->in.addr));
+	aput(a, o, "size", jint(in->in.size));
+	bytes[0] = '\0';
+	for (k = 0; k < in->in.size && k < KF_INSN_MAX_BYTES; k++)
+		snprintf(bytes + 2 * k, 3, "%02x", in->in.bytes[k]);
+	aput(a, o, "bytes", in->in.size ? json_string(bytes) : json_null());
+	aput(a, o, "text", in->in.size ? astr(a, in->in.text) : json_null());
+	aput(a, o, "samples", jint(in->samples));
+	aput(a, o, "period", jint(in->period));
+	aput(a, o, "percent", apct(in->period, whole));
+	aput(a, o, "exact_samples", jint(in->exact));
+	aput(a, o, "kind", in->in.size ? json_string(kf_insn_kind_name(in->in.kind)) : json_null());
+	aput(a, o, "target", in->in.has_target ? ahex(in->in.target) : json_null());
+	aput(a, o, "target_name", astr(a, in->target_name));
+	if (in->n_chain) {
+		const struct kf_annot_link *own = &in->chain[in->n_chain - 1];
+		json_t *chain = json_array();
+
+		aput(a, o, "line", json_pack("{s:o,s:o}", "file", astr(a, own->file),
+					     "line", jint(own->line)));
+		for (k = 0; k < in->n_chain; k++)
+			aappend(a, chain, json_pack("{s:o,s:o,s:o}",
+				"function", astr(a, in->chain[k].function),
+				"file", astr(a, in->chain[k].file),
+				"line", jint(in->chain[k].line)));
+		aput(a, o, "inline", chain);
+	} else {
+		aput(a, o, "line", json_null());
+		aput(a, o, "inline", json_array());
+	}
+	return o;
+}
+
+static json_t *totals_list(struct ajson *a, const struct kf_annot_total *v, size_t n,
+			   bool lines, uint64_t whole)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_t *o = json_object();
+
+		aput(a, o, lines ? "file" : "function", astr(a, v[i].name));
+		if (lines)
+			aput(a, o, "line", jint(v[i].line));
+		aput(a, o, "samples", jint(v[i].samples));
+		aput(a, o, "period", jint(v[i].period));
+		aput(a, o, "percent", apct(v[i].period, whole));
+		aappend(a, arr, o);
+	}
+	return arr;
+}
+
+static json_t *func_json(struct ajson *a, const struct kf_annot_func *f,
+			 const struct kf_annot *an, struct kf_dsos *d,
+			 const struct kf_modules *mods, const struct kf_annot_print *p)
+{
+	const struct kf_module *m = kf_modules_at(mods, f->module);
+	json_t *o = json_object(), *insns = json_array(), *loops = json_array();
+	uint64_t whole = p->global ? an->period : f->period;
+	char bid[41];
+	size_t i;
+
+	kf_annot_build_id(d, f->module, bid);
+	aput(a, o, "symbol", astr(a, f->symbol));
+	aput(a, o, "function", astr(a, f->function));
+	aput(a, o, "cold_of", astr(a, f->cold_of));
+	aput(a, o, "dso", astr(a, m->name));
+	aput(a, o, "kind", json_string(f->kernel ? "kernel" :
+				       m->kind == KF_MOD_JIT ? "jit" : "user"));
+	aput(a, o, "named_by", json_string(f->fde ? "eh_frame" : "symbol"));
+	aput(a, o, "build_id", bid[0] ? json_string(bid) : json_null());
+	aput(a, o, "verified", json_boolean(strcmp(kf_dso_verification(d, f->module),
+						   "build-id") == 0));
+	aput(a, o, "verification", astr(a, kf_dso_verification(d, f->module)));
+	aput(a, o, "code_from", astr(a, f->code_file));
+	aput(a, o, "no_code", astr(a, f->no_code));
+	aput(a, o, "lines_from", astr(a, f->lines_file));
+	aput(a, o, "start", ahex(f->start));
+	aput(a, o, "end", ahex(f->end));
+	aput(a, o, "samples", jint(f->samples));
+	aput(a, o, "period", jint(f->period));
+	aput(a, o, "percent_of_event", apct(f->period, an->period));
+	aput(a, o, "exact_samples", jint(f->exact));
+	for (i = 0; i < f->n_insns && !a->err; i++) {
+		KF_WORK(1);
+		aappend(a, insns, insn_json(a, &f->insns[i], whole));
+	}
+	aput(a, o, "instructions", insns);
+	aput(a, o, "lines", totals_list(a, f->lines, f->n_lines, true, f->period));
+	aput(a, o, "inlinees", totals_list(a, f->inlinees, f->n_inlinees, false, f->period));
+	for (i = 0; i < f->n_loops; i++)
+		aappend(a, loops, json_pack("{s:o,s:o,s:o,s:o,s:o}", "head", ahex(f->loops[i].head),
+			"end", ahex(f->loops[i].end), "samples", jint(f->loops[i].samples),
+			"period", jint(f->loops[i].period),
+			"percent", apct(f->loops[i].period, f->period)));
+	aput(a, o, "loops", loops);
+	return o;
+}
+
+int kf_annot_write_json(FILE *out, const struct kf_annot *an, struct kf_dsos *d,
+			const struct kf_modules *mods, const struct kf_annot_print *p)
+{
+	struct ajson a = { .err = 0 };
+	json_t *skipped = json_array();
+	size_t i;
+	int r = 0;
+
+	kf_buf_init(&a.tmp);
+	if (fprintf(out, "{\n \"schema\": \"kfold-annotate\",\n \"schema_version\": %d,\n"
+		    " \"kfold_version\": \"%s\",\n", ANNOTATE_SCHEMA_VERSION, p->version) < 0)
+		r = KF_EIO;
+	if (!r) {
+		json_t *ev = json_pack("{s:o,s:o,s:o,s:s}", "event", astr(&a, p->event),
+				       "samples", jint(an->samples), "period", jint(an->period),
+				       "percent", p->global ? "global" : "local");
+		char *t = ev ? json_dumps(ev, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+
+		/* the object's members, without its braces */
+		if (!t)
+			r = KF_ENOMEM;
+		else if (fprintf(out, " %.*s,\n \"functions_with_samples\": %zu,\n"
+				 " \"functions\": [", (int)(strlen(t) - 2), t + 1,
+				 an->n_candidates) < 0)
+			r = KF_EIO;
+		free(t);
+		json_decref(ev);
+	}
+	for (i = 0; i < an->n_funcs && !r; i++) {
+		json_t *f = func_json(&a, &an->funcs[i], an, d, mods, p);
+
+		if (a.err || !f)
+			r = a.err ? a.err : KF_ENOMEM;
+		else if (fputs(i ? ",\n  " : "\n  ", out) == EOF ||
+			 json_dumpf(f, out, JSON_COMPACT | JSON_ENSURE_ASCII))
+			r = KF_EIO;
+		json_decref(f);
+	}
+	for (i = 0; i < an->n_skipped && !r; i++) {
+		const struct kf_annot_skip *k = &an->skipped[i];
+
+		aappend(&a, skipped, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+			"what", astr(&a, k->what),
+			"dso", k->module ? astr(&a, kf_modules_at(mods, k->module)->name) : json_null(),
+			"addr", ahex(k->addr), "samples", jint(k->samples),
+			"period", jint(k->period), "reason", astr(&a, k->reason),
+			"fix", astr(&a, k->fix)));
+	}
+	if (!r && a.err)
+		r = a.err;
+	if (!r && (fputs("\n ],\n \"not_annotated\": ", out) == EOF ||
+		   json_dumpf(skipped, out, JSON_INDENT(1) | JSON_ENSURE_ASCII) ||
+		   fputs("\n}\n", out) == EOF || fflush(out) != 0))
+		r = KF_EIO;
+	json_decref(skipped);
+	kf_buf_fini(&a.tmp);
+	return r;
 }

@@ -96,6 +96,19 @@ struct dso_state {
 	struct kf_dso_seg load[KF_CFI_MAX_LOADS];
 	size_t n_load;
 	bool load_tried;
+	/* machine code (code.c): the code sections of the file it comes
+	 * from, copied out of its section headers at the load step */
+	bool code_tried;
+	struct dso_code_scn {
+		uint64_t addr, size, offset;
+		bool nobits;
+	} *code_scn;
+	size_t n_code_scn;
+	const uint8_t *code_image;     /* that file's bytes */
+	size_t code_image_len;
+	const char *code_file;
+	uint16_t code_machine;
+	const char *code_why;          /* why there is no code */
 	/* --compat=perf: what perf's addr2line child said, per file offset
 	 * (index into a2l_names, NULL for "??"), and its bfd's memory */
 	int a2l_file;            /* perf runs addr2line on it: 0 not yet
@@ -111,6 +124,10 @@ struct dso_state {
 	size_t a2l_fn_n, a2l_fn_cap;
 	struct kf_a2l_cache a2l;
 };
+
+/* ---- code.c ---- */
+void dso_load_code(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st);
+void dso_code_fini(struct dso_state *st);
 
 /* ---- dso.c ---- */
 void dso_warnf(struct kf_dsos *d, const char *fmt, ...)

@@ -82,6 +82,7 @@ static void state_free(struct dso_state *st)
 	if (st->syms_file.elf)
 		dso_cand_close(&st->syms_file);
 	free(st->image);
+	dso_code_fini(st);
 	kf_map64_fini(&st->a2l_seen);
 	free(st->a2l_names);
 	free(st->a2l_starts);
@@ -190,6 +191,15 @@ int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what)
 		dso_load_cfi(st);
 		d->n_loads++;
 	}
+	if ((what & KF_DSO_LOAD_CODE) && !st->code_tried) {
+		/* the kernel's code is its vmlinux's, found with its DWARF */
+		if (mod->kind == KF_MOD_KERNEL && !st->dw_tried) {
+			dso_load_dwarf(d, mod, st);
+			d->n_loads++;
+		}
+		dso_load_code(d, mod, st);
+		d->n_loads++;
+	}
 	return 0;
 }
 
@@ -221,7 +231,8 @@ static unsigned loaded_parts(const struct dso_state *st)
 	if (!st || st->status == KF_DSO_UNTRIED)
 		return 0;
 	return KF_DSO_LOAD_SYMS | (st->dw_tried ? KF_DSO_LOAD_DWARF : 0u) |
-	       (st->cfi_tried ? KF_DSO_LOAD_CFI : 0u);
+	       (st->cfi_tried ? KF_DSO_LOAD_CFI : 0u) |
+	       (st->code_tried ? KF_DSO_LOAD_CODE : 0u);
 }
 
 bool kf_dso_loaded(const struct kf_dsos *d, uint32_t module, unsigned what)

@@ -173,6 +173,10 @@ enum {
 	KF_DSO_LOAD_SYMS = 1,    /* symbol table, status, the files found */
 	KF_DSO_LOAD_DWARF = 2,   /* debug info (kf_dso_debuginfo) */
 	KF_DSO_LOAD_CFI = 4,     /* unwinding data (kf_dso_cfi) */
+	KF_DSO_LOAD_CODE = 8,    /* machine code (kf_dso_code): the runtime
+				    file's code sections, or for the kernel
+				    its vmlinux's (so this loads the DWARF
+				    part of the kernel too) */
 };
 int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what);
 
@@ -294,6 +298,44 @@ const char *kf_dso_verification(struct kf_dsos *d, uint32_t module);
  * from a file, unverified: no build-id recorded; not the recording host
  * (another host name)").  Valid until kf_dsos_fini. */
 const char *kf_dso_status_text(struct kf_dsos *d, uint32_t module);
+
+/* ---- machine code (code.c; KF_DSO_LOAD_CODE) ----
+ *
+ * Code is only ever taken from the file whose build-id matched (or, with
+ * no build-id recorded, the file the names came from): the runtime file
+ * of an ELF module, the vmlinux of the kernel.  A debug file's code
+ * sections are NOBITS, so code never comes from one. */
+
+/* An address of a module as objdump prints it, the ELF virtual address:
+ * a user frame's file offset through the runtime file's PT_LOADs, the
+ * kernel's and JIT addresses as they are.  False when no segment holds
+ * it. */
+bool kf_dso_elf_addr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr);
+
+/* The other way: an ELF virtual address as the module's frame address
+ * (a file offset for ELF modules). */
+bool kf_dso_frame_addr(struct kf_dsos *d, uint32_t module, uint64_t vaddr, uint64_t *off);
+
+/* The bytes of [vaddr, vaddr + len) (ELF virtual addresses, kf_dso_elf_addr)
+ * of the module's code, or NULL with *why saying why there are none ("no
+ * vmlinux", "a debug file without code", ...).  Borrowed until
+ * kf_dsos_fini. */
+const uint8_t *kf_dso_code(struct kf_dsos *d, uint32_t module, uint64_t vaddr,
+			   uint64_t len, const char **why);
+
+/* The file code comes from (NULL: none) and its e_machine (0: none). */
+const char *kf_dso_code_file(struct kf_dsos *d, uint32_t module);
+uint16_t kf_dso_code_machine(struct kf_dsos *d, uint32_t module);
+
+/* The range of the .eh_frame FDE that covers a module's file offset, as
+ * ELF virtual addresses, for code without a symbol (KF_DSO_LOAD_CFI).
+ * False when no FDE covers it. */
+bool kf_dso_fde_range(struct kf_dsos *d, uint32_t module, uint64_t off,
+		      uint64_t *lo, uint64_t *hi);
+
+/* The build-id recorded for a module (its MMAP2 record's, else the
+ * capture's build-id table entry) into out; its length, 0: none. */
+size_t kf_dso_recorded_build_id(struct kf_dsos *d, uint32_t module, uint8_t out[20]);
 
 /* Text for a status ("build-id mismatch", ...). */
 const char *kf_dso_status_str(enum kf_dso_status s);

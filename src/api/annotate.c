@@ -1,0 +1,68 @@
+/* annotate.c (api) - kf_session_write_annotate: the session's per-ip
+ * counts (opts.annotate) through analysis/annotate.h to the text or JSON
+ * of output/annotated.h.
+ */
+#include <string.h>
+
+#include "annotate.h"
+#include "annotated.h"
+#include "session.h"
+
+void kf_annotate_options_init(kf_annotate_options *ao)
+{
+	memset(ao, 0, sizeof(*ao));
+	ao->top = 10;
+	ao->source = KF_ANNOTATE_SOURCE_LINES;
+}
+
+int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_options *ao)
+{
+	struct kf_annot_opts o;
+	struct kf_annot an;
+	struct kf_annot_print p;
+	char err[256] = "";
+	int r;
+
+	if (!s->ran || !s->o.annotate)
+		return kf_fail(&s->err, KF_EINVAL, "annotate needs a session run with "
+			       "kf_options.annotate");
+	memset(&o, 0, sizeof(o));
+	o.top = ao->top;
+	o.symbols = ao->symbols;
+	o.n_symbols = ao->n_symbols;
+	o.dso = ao->dso;
+	o.min_percent = ao->min_percent;
+	o.only = ao->only == KF_ANNOTATE_KERNEL ? KF_ANNOT_KERNEL :
+		 ao->only == KF_ANNOTATE_USER ? KF_ANNOT_USER : KF_ANNOT_ALL;
+	o.intel = ao->intel;
+	o.lines = ao->source != KF_ANNOTATE_SOURCE_NONE && !s->o.no_files;
+	r = kf_annot_build(&an, &s->dsos, &s->modules, &s->ips, &o, err, sizeof(err));
+	if (r) {
+		kf_annot_fini(&an);
+		if (r == KF_EINVAL)
+			return kf_fail(&s->err, r, "%s", err);
+		return kf_fail(&s->err, r, "out of memory");
+	}
+	memset(&p, 0, sizeof(p));
+	p.event = s->filter;
+	p.version = KF_VERSION;
+	p.color = ao->color && !ao->json;
+	p.bytes = ao->bytes;
+	p.global = ao->global_percent;
+	p.source = ao->source == KF_ANNOTATE_SOURCE_INTERLEAVE ? KF_SRC_INTERLEAVE :
+		   ao->source == KF_ANNOTATE_SOURCE_LINES ? KF_SRC_LINES : KF_SRC_NONE;
+	p.source_dir = ao->source_dir;
+	p.prefix_map = ao->prefix_map;
+	p.n_prefix_map = ao->n_prefix_map;
+	p.read_recorded = s->o.host != NULL;
+	p.fs = &s->fs;
+	r = ao->json ? kf_annot_write_json(out, &an, &s->dsos, &s->modules, &p) :
+		       kf_annot_write_text(out, &an, &s->dsos, &s->modules, &p);
+	kf_annot_fini(&an);
+	if (r == KF_EIO)
+		return kf_fail(&s->err, r, "writing the annotation failed");
+	if (r)
+		return kf_fail(&s->err, r, "out of memory");
+	kf_session_note_unverified(s);
+	return 0;
+}

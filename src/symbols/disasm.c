@@ -1,0 +1,189 @@
+/* disasm.c - capstone behind disasm.h. */
+#include "disasm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+#include <elf.h>
+
+#include "error.h"
+#include "util.h"
+
+struct kf_disasm {
+	csh h;
+	cs_arch arch;
+	cs_insn *insn;             /* capstone's own buffer, reused */
+};
+
+static const char *const kind_names[KF_INSN_N_KINDS] = {
+	[KF_INSN_PLAIN] = "plain", [KF_INSN_JUMP] = "jump", [KF_INSN_COND] = "cond",
+	[KF_INSN_CALL] = "call", [KF_INSN_RET] = "return", [KF_INSN_TAILCALL] = "tailcall",
+	[KF_INSN_IJUMP] = "indirect-jump", [KF_INSN_ICALL] = "indirect-call",
+	[KF_INSN_TRAP] = "trap", [KF_INSN_BAD] = "bad",
+};
+
+const char *kf_insn_kind_name(enum kf_insn_kind k)
+{
+	return (unsigned)k < KF_INSN_N_KINDS ? kind_names[k] : "plain";
+}
+
+int kf_disasm_open(struct kf_disasm **out, uint16_t machine, bool intel)
+{
+	struct kf_disasm *d;
+	cs_mode mode;
+	cs_arch arch;
+
+	*out = NULL;
+	switch (machine) {
+	case EM_X86_64: arch = CS_ARCH_X86; mode = CS_MODE_64; break;
+	case EM_386: arch = CS_ARCH_X86; mode = CS_MODE_32; break;
+	case EM_AARCH64: arch = CS_ARCH_ARM64; mode = CS_MODE_ARM; break;
+	default: return KF_EUNSUPP;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return KF_ENOMEM;
+	d->arch = arch;
+	if (cs_open(arch, mode, &d->h) != CS_ERR_OK) {
+		free(d);
+		return KF_ENOMEM;
+	}
+	cs_option(d->h, CS_OPT_DETAIL, CS_OPT_ON);
+	/* AT&T is what objdump and perf annotate print by default */
+	if (arch == CS_ARCH_X86)
+		cs_option(d->h, CS_OPT_SYNTAX, intel ? CS_OPT_SYNTAX_INTEL : CS_OPT_SYNTAX_ATT);
+	d->insn = cs_malloc(d->h);
+	if (!d->insn) {
+		cs_close(&d->h);
+		free(d);
+		return KF_ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+void kf_disasm_close(struct kf_disasm *d)
+{
+	if (!d)
+		return;
+	cs_free(d->insn, 1);
+	cs_close(&d->h);
+	free(d);
+}
+
+static void classify_x86(const struct kf_disasm *d, const cs_insn *in, struct kf_insn *o)
+{
+	const cs_x86 *x = &in->detail->x86;
+	uint8_t i;
+	bool jump = cs_insn_group(d->h, in, CS_GRP_JUMP);
+	bool call = cs_insn_group(d->h, in, CS_GRP_CALL);
+	bool direct = x->op_count >= 1 && x->operands[0].type == X86_OP_IMM;
+
+	if (in->id != X86_INS_LEA && in->id != X86_INS_NOP) {
+		for (i = 0; i < x->op_count; i++)
+			if (x->operands[i].type == X86_OP_MEM &&
+			    (x->operands[i].access & CS_AC_READ))
+				o->reads_mem = true;
+	}
+	if (cs_insn_group(d->h, in, CS_GRP_RET) || cs_insn_group(d->h, in, CS_GRP_IRET)) {
+		o->kind = KF_INSN_RET;
+	} else if (call) {
+		o->kind = direct ? KF_INSN_CALL : KF_INSN_ICALL;
+	} else if (jump) {
+		if (!direct)
+			o->kind = KF_INSN_IJUMP;
+		else if (in->id == X86_INS_JMP || in->id == X86_INS_LJMP)
+			o->kind = KF_INSN_JUMP;
+		else
+			o->kind = KF_INSN_COND;   /* jcc, jrcxz, loop */
+	} else if (cs_insn_group(d->h, in, CS_GRP_INT) || in->id == X86_INS_UD2 ||
+		   in->id == X86_INS_HLT || in->id == X86_INS_SYSCALL ||
+		   in->id == X86_INS_SYSENTER) {
+		o->kind = KF_INSN_TRAP;
+	}
+	if ((call || jump) && direct) {
+		o->has_target = true;
+		o->target = (uint64_t)x->operands[0].imm;
+	}
+}
+
+static void classify_arm64(const cs_insn *in, struct kf_insn *o)
+{
+	const cs_arm64 *a = &in->detail->arm64;
+	uint8_t i;
+
+	for (i = 0; i < a->op_count; i++) {
+		if (a->operands[i].type == ARM64_OP_IMM &&
+		    (in->id == ARM64_INS_B || in->id == ARM64_INS_BL ||
+		     in->id == ARM64_INS_CBZ || in->id == ARM64_INS_CBNZ ||
+		     in->id == ARM64_INS_TBZ || in->id == ARM64_INS_TBNZ)) {
+			o->has_target = true;
+			o->target = (uint64_t)a->operands[i].imm;
+		}
+		if (a->operands[i].type == ARM64_OP_MEM && strncmp(in->mnemonic, "ld", 2) == 0)
+			o->reads_mem = true;
+	}
+	switch (in->id) {
+	case ARM64_INS_B:
+		o->kind = a->cc != ARM64_CC_INVALID && a->cc != ARM64_CC_AL ?
+			  KF_INSN_COND : KF_INSN_JUMP;
+		break;
+	case ARM64_INS_CBZ: case ARM64_INS_CBNZ: case ARM64_INS_TBZ: case ARM64_INS_TBNZ:
+		o->kind = KF_INSN_COND;
+		break;
+	case ARM64_INS_BL: o->kind = KF_INSN_CALL; break;
+	case ARM64_INS_BLR: o->kind = KF_INSN_ICALL; break;
+	case ARM64_INS_BR: o->kind = KF_INSN_IJUMP; break;
+	case ARM64_INS_RET: o->kind = KF_INSN_RET; break;
+	case ARM64_INS_SVC: case ARM64_INS_BRK: case ARM64_INS_HLT: o->kind = KF_INSN_TRAP; break;
+	default: break;
+	}
+}
+
+long kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_t addr,
+		   struct kf_insn **out, size_t *cap)
+{
+	size_t n = 0;
+
+	while (len) {
+		const uint8_t *p = code;
+		size_t left = len;
+		uint64_t a = addr;
+		struct kf_insn *o;
+
+		KF_WORK(1);
+		if (!KF_GROW(*out, *cap, n + 1))
+			return -1;
+		o = &(*out)[n++];
+		memset(o, 0, sizeof(*o));
+		o->addr = addr;
+		if (cs_disasm_iter(d->h, &p, &left, &a, d->insn) && d->insn->size) {
+			const cs_insn *in = d->insn;
+
+			o->size = (uint8_t)(in->size > KF_INSN_MAX_BYTES ? KF_INSN_MAX_BYTES : in->size);
+			memcpy(o->bytes, code, o->size);
+			if (in->op_str[0])
+				snprintf(o->text, sizeof(o->text), "%.31s %.120s", in->mnemonic, in->op_str);
+			else
+				snprintf(o->text, sizeof(o->text), "%.31s", in->mnemonic);
+			if (d->arch == CS_ARCH_X86)
+				classify_x86(d, in, o);
+			else
+				classify_arm64(in, o);
+		} else {
+			/* not an instruction: one byte, and go on after it */
+			o->size = 1;
+			o->bytes[0] = code[0];
+			o->kind = KF_INSN_BAD;
+			snprintf(o->text, sizeof(o->text), ".byte 0x%02x", code[0]);
+		}
+		if (o->size > len)
+			o->size = (uint8_t)len;
+		code += o->size;
+		len -= o->size;
+		addr += o->size;
+	}
+	return (long)n;
+}
