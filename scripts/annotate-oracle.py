@@ -382,6 +382,32 @@ def read_allow(path):
     return allow
 
 
+def covered(p, key, kff):
+    """A function only perf has (perf's _init stretched over .plt, say):
+    kfold's functions inside perf's [start, stop) and, address by address,
+    whether their counts are perf's.  An address of perf's with samples
+    that no kfold instruction starts at is a difference; one without
+    samples is not (kfold may not list padding)."""
+    stop = p.get("stop")
+    if stop is None:
+        return [], []
+    names, counts = [], {}
+    for (dso, start), k in sorted(kff.items()):
+        if dso == key[0] and key[1] <= start < stop:
+            names.append("%s 0x%x" % (k["symbol"], start))
+            for a, n in k["insns"].items():
+                if key[1] <= a < stop:
+                    counts[a] = n
+    diffs = []
+    for a in sorted(set(p["insns"]) | set(counts)):
+        pn, kn = p["insns"].get(a), counts.get(a)
+        if pn == kn or (kn is None and pn == 0):
+            continue
+        diffs.append("  0x%x: perf %s, kfold %s" % (
+            a, "-" if pn is None else pn, "-" if kn is None else kn))
+    return names, diffs
+
+
 def compare(perf, kf, allow, out):
     pf, kff = perf["functions"], kf["functions"]
     st = {"functions": 0, "insns": 0, "equal": 0, "differing": 0,
@@ -413,21 +439,32 @@ def compare(perf, kf, allow, out):
             lines.extend(diffs)
     na = {}
     for e in kf["not_annotated"]:
-        na.setdefault((os.path.basename(e.get("dso") or ""), e.get("symbol")), e)
+        b = os.path.basename(e.get("dso") or "")
+        na.setdefault((b, e.get("symbol")), e)
+        na.setdefault((b, None), e)
     for key in sorted(set(pf) - set(kff)):
         p = pf[key]
         st["perf_only"] += 1
         why = allow.get(key)
-        reason = na.get((key[0], p["symbol"])) or na.get((key[0], p["label"]))
+        reason = (na.get((key[0], p["symbol"])) or na.get((key[0], p["label"])) or
+                  na.get((key[0], None)))
         extra = " (kfold: not annotated, %s)" % reason.get("reason") if reason else ""
-        if why:
+        cover, cdiffs = covered(p, key, kff)
+        if cover:
+            extra += "; kfold has %s there: %d addresses compared, %d differ" % (
+                ", ".join(cover), len(p["insns"]), len(cdiffs))
+        if why and not cdiffs and cover:
             st["allowed"] += 1
             lines.append("ALLOWED (%s) perf-only %s 0x%x %s, %d samples%s" % (
                 why, key[0], key[1], p["symbol"], p["total"], extra))
         else:
             st["failed"] += 1
-            lines.append("DIFF perf-only %s 0x%x %s, %d samples%s" % (
-                key[0], key[1], p["symbol"], p["total"], extra))
+            lines.append("DIFF perf-only %s 0x%x %s, %d samples%s%s" % (
+                key[0], key[1], p["symbol"], p["total"], extra,
+                " (allowed: %s, but kfold's samples there differ)" % why
+                if why and cover else
+                " (allowed: %s, but kfold has no function there)" % why if why else ""))
+        lines.extend(cdiffs)
     for key in sorted(set(kff) - set(pf)):
         k = kff[key]
         st["kfold_only"] += 1
@@ -498,10 +535,13 @@ def selftest():
           "a later label does not move the start")
 
     perf = {"functions": {}, "skipped": [], "warnings": [], "events": {"cpu-clock"}}
-    for sct in secs:
+    for sct, stop in zip(secs, (0x1111, 0x1030)):
         perf["functions"][(sct["dso"], sct["start"])] = {
             "symbol": sct["label"], "label": sct["label"], "total": sct["total"],
-            "insns": sct["insns"]}
+            "insns": sct["insns"], "stop": stop}
+    plt = {"symbol": "foo@plt", "dso": "/x/prog", "kind": "user",
+           "start": "0x1020", "end": "0x1030", "samples": 2,
+           "instructions": [{"addr": "0x1020", "samples": 2}]}
 
     def kdoc(hot_insns, hot_total, init_fn=True, extra=()):
         fns = [{"symbol": "hot", "dso": "/x/prog", "kind": "user",
@@ -536,7 +576,14 @@ def selftest():
 
     out = Sink()
     st = compare(perf, kdoc(good, 7, init_fn=False), {("prog", 0x1000): "end fix-up"}, out)
-    check(st["failed"] == 0 and st["allowed"] == 1, "--allow excuses it")
+    check(st["failed"] == 1 and "kfold has no function there" in out.text,
+          "--allow does not excuse samples kfold does not have")
+
+    out = Sink()
+    st = compare(perf, kdoc(good, 7, init_fn=False, extra=[plt]),
+                 {("prog", 0x1000): "end fix-up"}, out)
+    check(st["failed"] == 1 and "0x1000: perf 1, kfold -" in out.text,
+          "--allow: perf's 0x1000 sample is in no kfold function")
 
     out = Sink()
     st = compare(perf, kdoc(good, 7), {}, out)
@@ -544,9 +591,21 @@ def selftest():
           "0x1020: perf 2, kfold -" in out.text and "total: perf 3, kfold 1" in out.text,
           "_init: an address only perf has, and the totals")
 
+    # the allowed case: perf's _init [0x1000, 0x1030) with its samples all
+    # in foo@plt, kfold's function at 0x1020
+    kf = kdoc(good, 7, init_fn=False, extra=[plt])
+    out = Sink()
+    perf2 = dict(perf, functions=dict(perf["functions"]))
+    perf2["functions"][("prog", 0x1000)] = dict(perf["functions"][("prog", 0x1000)],
+                                                insns={0x1000: 0, 0x1004: 0, 0x1020: 2},
+                                                total=2)
+    st = compare(perf2, kf, {("prog", 0x1000): "end fix-up"}, out)
+    check(st["failed"] == 0 and st["allowed"] == 1 and "3 addresses compared, 0 differ" in out.text,
+          "--allow excuses _init when foo@plt has perf's samples")
+
     bad = [(0x1100, 1), (0x1102, 1), (0x110c, 3), (0x1110, 2)]
     out = Sink()
-    st = compare(perf, kdoc(bad, 7, init_fn=False), {("prog", 0x1000): "x"}, out)
+    st = compare(perf2, kdoc(bad, 7, init_fn=False, extra=[plt]), {("prog", 0x1000): "x"}, out)
     check(st["differing"] == 2 and st["failed"] == 1 and
           "0x1102: perf 0, kfold 1" in out.text and "0x110c: perf 4, kfold 3" in out.text,
           "count differences listed with both counts")
@@ -554,9 +613,9 @@ def selftest():
     out = Sink()
     extra = [{"symbol": "k", "dso": "[kernel.kallsyms]", "kind": "kernel",
               "start": "0xffffffff81000000", "samples": 5, "instructions": []}]
-    st = compare(perf, kdoc(good, 7, init_fn=False, extra=extra),
+    st = compare(perf2, kdoc(good, 7, init_fn=False, extra=extra + [plt]),
                  {("prog", 0x1000): "x"}, out)
-    check(st["kfold_only"] == 1 and st["failed"] == 0, "kfold-only does not fail")
+    check(st["kfold_only"] == 2 and st["failed"] == 0, "kfold-only does not fail")
 
     for start in (4096, "4096"):
         try:
