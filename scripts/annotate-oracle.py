@@ -186,9 +186,16 @@ def parse_verbose_stderr(text):
 
 
 def parse_report(text):
-    """perf report -n --sort dso,sym -t '|' -> [(dso, kind, sym, samples)]."""
+    """perf report -n --sort dso,sym -t '|' ->
+    [(event, dso, kind, sym, samples)]; one table per event, each after a
+    `# Samples: N of event 'NAME'` line."""
     out = []
+    event = None
     for line in text.splitlines():
+        m = re.match(r"^# Samples: .* of event '(.*)'\s*$", line)
+        if m:
+            event = m.group(1)
+            continue
         if not line.strip() or line.startswith("#"):
             continue
         f = line.split("|")
@@ -201,11 +208,17 @@ def parse_report(text):
             n = int(f[1].strip())
         except ValueError:
             continue
-        out.append((f[2].strip(), kind, name, n))
+        out.append((event, f[2].strip(), kind, name, n))
     return out
 
 
-def perf_side(args, tmp):
+def same_event(a, b):
+    """perf's and kfold's name of one event (cpu-clock:u and cpu-clock)"""
+    return a == b or a.split(":")[0] == b.split(":")[0]
+
+
+def perf_side(args, tmp, event=None):
+    """perf's functions of EVENT (all events when None)."""
     perf = args.perf
     env = perf_env(tmp)
     cache = os.path.join(tmp, "buildid")
@@ -219,6 +232,10 @@ def perf_side(args, tmp):
     vtext, verr = run(base + opts + ["-v"], env, "perf annotate -v")
     vsections, _ = parse_annotate(vtext, verbose_hist=True)
     meta = parse_verbose_stderr(verr)
+    all_events = {s["event"] for s in sections}
+    if event is not None:
+        sections = [s for s in sections if same_event(s["event"], event)]
+        vsections = [s for s in vsections if same_event(s["event"], event)]
 
     # functions with equal samples come in no fixed order: match by key
     vbykey = {(s["dso"], s["start"]): s for s in vsections}
@@ -234,7 +251,7 @@ def perf_side(args, tmp):
         vs = vbykey[(s["dso"], s["start"])]
         key = (s["dso"], s["start"])
         if key in funcs:
-            raise Fail("perf annotated %s 0x%x twice" % key)
+            raise Fail("perf annotated %s 0x%x twice for one event" % key)
         events.add(s["event"])
         f = {"symbol": s["label"], "label": s["label"], "total": s["total"],
              "insns": s["insns"], "event": s["event"], "stop": None,
@@ -259,15 +276,14 @@ def perf_side(args, tmp):
         if vs["nr_samples"] is not None and vs["nr_samples"] != s["total"]:
             warnings.append("perf %s %s: h->nr_samples %d, header %d" %
                             (s["dso"], f["symbol"], vs["nr_samples"], s["total"]))
+        # (its addresses are perf's map-relative ones: file offsets, not
+        # the ELF addresses of the instruction lines)
         if vs["hist"]:
             hsum = sum(vs["hist"].values())
-            inside = sum(n for a, n in vs["hist"].items()
-                         if s["order"] and s["order"][0] <= a)
-            if hsum != isum or inside != hsum:
-                warnings.append("perf %s %s: raw histogram has %d samples, %d "
-                                "of them at or after the first instruction; "
-                                "the instruction lines have %d" %
-                                (s["dso"], f["symbol"], hsum, inside, isum))
+            if hsum != isum:
+                warnings.append("perf %s %s: raw histogram has %d samples, "
+                                "the instruction lines %d" %
+                                (s["dso"], f["symbol"], hsum, isum))
         f["hist"] = vs["hist"]
         funcs[key] = f
 
@@ -280,27 +296,44 @@ def perf_side(args, tmp):
     if args.kallsyms:
         rep_cmd += ["--kallsyms", args.kallsyms]
     rtext, _ = run(rep_cmd, env, "perf report")
-    report = parse_report(rtext)
-    unmatched = {}
-    for key, f in funcs.items():
-        unmatched.setdefault((key[0], f["symbol"]), []).append(key)
+    report = [(d, k, n, c) for (ev, d, k, n, c) in parse_report(rtext)
+              if event is None or ev is None or same_event(ev, event)]
+    # a report entry is an annotated function of its module with the same
+    # name, or (perf report prints C++ names without their parameters) the
+    # annotated name is that name followed by `(`
+    left = set(funcs)
     skipped = []
-    for (dso, kind, name, n) in report:
-        keys = unmatched.get((dso, name))
-        if keys:
-            k = keys.pop(0)
-            if funcs[k]["total"] != n:
-                warnings.append("perf report gives %s %s %d samples, perf "
-                                "annotate %d" % (dso, name, n, funcs[k]["total"]))
+
+    def take(dso, name, n):
+        for exact in (True, False):
+            for k in sorted(left):
+                sym = funcs[k]["symbol"] or ""
+                if k[0] != dso or not (sym == name if exact else
+                                       sym.startswith(name + "(")):
+                    continue
+                left.discard(k)
+                if funcs[k]["total"] != n:
+                    warnings.append("perf report gives %s %s %d samples, perf "
+                                    "annotate %d" % (dso, name, n, funcs[k]["total"]))
+                return True
+        return False
+
+    rest = [e for e in report if not take(e[0], e[2], e[3])]
+    # names perf report prints otherwise still (C++ return types, template
+    # arguments, `[clone .isra.0]`): a function of the module with the
+    # same samples
+    for (dso, kind, name, n) in rest:
+        same = [k for k in sorted(left) if k[0] == dso and funcs[k]["total"] == n]
+        if same and kind != "k":
+            left.discard(same[0])
             continue
         skipped.append({"dso": dso, "kind": kind, "symbol": name, "samples": n,
                         "reason": skip_reason(dso, kind, name)})
-    for keys in unmatched.values():
-        for k in keys:
-            warnings.append("perf annotated %s 0x%x (%s), which perf report "
-                            "does not list" % (k[0], k[1], funcs[k]["symbol"]))
+    for k in sorted(left):
+        warnings.append("perf annotated %s 0x%x (%s), which perf report "
+                        "does not list" % (k[0], k[1], funcs[k]["symbol"]))
     return {"functions": funcs, "skipped": skipped, "events": events,
-            "warnings": warnings}
+            "all_events": all_events, "warnings": warnings}
 
 
 def skip_reason(dso, kind, name):
@@ -343,9 +376,12 @@ def kfold_side(doc):
         key = (dso, start)
         if key in funcs:
             raise Fail("kfold JSON: two functions at %s 0x%x" % key)
+        undecoded = sum(1 for ins in fn.get("instructions", [])
+                        if (ins.get("text") or "").startswith(".byte"))
         funcs[key] = {"symbol": fn.get("symbol"), "kind": fn.get("kind"),
                       "total": int(fn.get("samples", 0)), "insns": insns,
-                      "end": fn.get("end"), "dso_path": fn.get("dso")}
+                      "end": fn.get("end"), "dso_path": fn.get("dso"),
+                      "no_code": fn.get("no_code"), "undecoded": undecoded}
     return {"functions": funcs, "event": doc.get("event"),
             "not_annotated": doc.get("not_annotated", [])}
 
@@ -419,7 +455,20 @@ def compare(perf, kf, allow, out):
         p, k = pf[key], kff[key]
         st["functions"] += 1
         diffs = []
-        for a in sorted(set(p["insns"]) | set(k["insns"])):
+        addrs = set(p["insns"]) | set(k["insns"])
+        if k.get("no_code"):
+            # kfold gives per-address counts without code: compare the
+            # addresses with samples; perf's others are not kfold's to list
+            addrs = {a for a in addrs if p["insns"].get(a) or k["insns"].get(a)}
+            lines.append("note %s 0x%x %s: kfold has no code (%s): %d sampled "
+                         "addresses compared, %d zero-sample instructions of "
+                         "perf's not" % (key[0], key[1], p["symbol"], k["no_code"],
+                                         len(addrs), len(p["insns"]) - len(addrs)))
+        if k.get("undecoded"):
+            lines.append("note %s 0x%x %s: kfold printed %d instructions as "
+                         "`.byte` (not decoded)" % (key[0], key[1], p["symbol"],
+                                                    k["undecoded"]))
+        for a in sorted(addrs):
             st["insns"] += 1
             pn, kn = p["insns"].get(a), k["insns"].get(a)
             if pn == kn:
@@ -652,8 +701,16 @@ def main():
     name = args.name or args.file
     try:
         allow = read_allow(args.allow)
+        kf = None
+        if args.perf_only:
+            pass
+        elif args.kfold_json:
+            with open(args.kfold_json) as f:
+                kf = kfold_side(json.load(f))
+        else:
+            kf = kfold_side(run_kfold(args.kfold, args.file))
         with tempfile.TemporaryDirectory(prefix="kfold-annot-oracle.") as tmp:
-            perf = perf_side(args, tmp)
+            perf = perf_side(args, tmp, kf["event"] if kf and kf["event"] else None)
         if args.perf_only:
             doc = {"%s %s" % (k[0], hex(k[1])): {
                        "symbol": f["symbol"], "total": f["total"],
@@ -664,17 +721,10 @@ def main():
                        "warnings": perf["warnings"]}, sys.stdout, indent=1)
             print()
             return 0
-        if args.kfold_json:
-            with open(args.kfold_json) as f:
-                kdoc = json.load(f)
-        else:
-            kdoc = run_kfold(args.kfold, args.file)
-        kf = kfold_side(kdoc)
         ev = kf["event"]
-        if ev and perf["events"] and ev not in perf["events"] and \
-                ev.split(":")[0] not in {e.split(":")[0] for e in perf["events"]}:
+        if ev and perf["all_events"] and not perf["events"]:
             raise Fail("kfold annotated event %s, perf %s" %
-                       (ev, ", ".join(sorted(perf["events"]))))
+                       (ev, ", ".join(sorted(perf["all_events"]))))
         st = compare(perf, kf, allow, sys.stdout)
     except (Fail, OSError) as e:
         print("annotate-oracle: %s: %s" % (name, e), file=sys.stderr)
