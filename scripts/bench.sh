@@ -28,7 +28,12 @@
 #     perf report -i FILE --stdio --no-children -g folded
 #     perf report -i FILE --stdio --no-children --sort comm -g folded,0,caller,period
 #     perf script -i FILE --no-inline -s <perf-core>/scripts/python/stackcollapse.py
-# (the last one only when perf has that script), with GNU time
+#     kfold annotate --top 10 FILE
+#     perf annotate -i FILE --stdio -n --percent-limit P
+# (stackcollapse.py only when perf has that script; P is the share of the
+# event of kfold annotate's 10th function, so that perf annotate is asked
+# for the same functions, which it can annotate only where it finds a
+# symbol and objdump can read the code), with GNU time
 # (`/usr/bin/time -f '%e %U %S %M'`: wall, user, sys, peak RSS) and prints
 # a table with the ratios perf tool / kfold.  It then checks that
 # `kfold --compat=perf` prints exactly what the perf script | collapse-perf.py
@@ -524,7 +529,7 @@ script_cmd=("${PERF[@]}" script -i "$file" --no-inline --kallsyms "$kallsyms")
 } > "$work/bin/pipeline.sh"
 chmod +x "$work/bin/pipeline.sh"
 
-names=(kfold noinline compat context json script pipeline report report_all)
+names=(kfold noinline compat context json script pipeline report report_all annotate perf_annotate)
 declare -A label cmdline
 label[kfold]="kfold FILE"
 label[noinline]="kfold --no-inline FILE"
@@ -538,6 +543,8 @@ label[pipe_py]="  of which collapse-perf.py"
 label[report]="perf report -g folded"
 label[report_all]="perf report --sort comm -g folded,0,..."
 label[stackcollapse]="perf script -s stackcollapse.py"
+label[annotate]="kfold annotate --top 10 FILE"
+label[perf_annotate]="perf annotate --stdio (the same functions)"
 if [ -n "$stackcollapse_py" ]; then
 	names+=(stackcollapse)
 fi
@@ -562,6 +569,12 @@ run_one() {
 	report) cmd=("${PERF[@]}" report -i "$file" --kallsyms "$kallsyms" --stdio --no-children -g folded) ;;
 	report_all) cmd=("${PERF[@]}" report -i "$file" --kallsyms "$kallsyms" --stdio --no-children --sort comm -g folded,0,caller,period) ;;
 	stackcollapse) cmd=("${script_cmd[@]}" -s "$stackcollapse_py") ;;
+	annotate) cmd=("${KF[@]}" annotate --top 10 "$file") ;;
+	# perf annotate has no --kallsyms: its kernel functions need a
+	# vmlinux, which it does not find, so it skips them as kfold lists
+	# them without code
+	perf_annotate) cmd=("${PERF[@]}" annotate -i "$file" --stdio -n --stdio-color never
+			    --percent-limit "$ann_limit") ;;
 	esac
 	cmdline[$name]="${cmd[*]}"
 	(cd "$work/run" && exec "${HENV[@]}" "$TIME" -f "$TFMT" -o "$tf" "${cmd[@]}") \
@@ -584,6 +597,11 @@ lost=$(grep -o 'lost events [0-9]*' "$work/logs/stats.err" | head -n 1 | awk '{ 
 throttled=$(grep -o 'throttled [0-9]*' "$work/logs/stats.err" | head -n 1 | awk '{ print $2 }')
 stacks=$(wc -l < "$work/out/stats.folded")
 grep -v '^kfold: \(records\|lost\|bytes\)' "$work/logs/stats.err" | head -n 5 >&2
+# the share of kfold annotate's 10th function: perf annotate's --percent-limit
+(cd "$work/run" && "${HENV[@]}" "${KF[@]}" annotate -q --top 10 --format json "$file") > "$work/out/annotate.json" 2>/dev/null
+ann_limit=$(python3 -c 'import json, sys
+f = json.load(open(sys.argv[1]))["functions"]
+print("%.2f" % (min(x["percent_of_event"] for x in f) - 0.01 if f else 100))' "$work/out/annotate.json" 2>/dev/null || echo 1)
 
 # --- timed runs ----------------------------------------------------------------
 load_before=$(load_line)
@@ -616,7 +634,7 @@ median() {
 	done | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 declare -A wall cpu rss
-all_rows=(kfold noinline compat context json script pipeline pipe_perf pipe_py report report_all)
+all_rows=(kfold noinline compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate)
 [ -n "$stackcollapse_py" ] && all_rows+=(stackcollapse)
 our_cpu=0
 for name in "${all_rows[@]}"; do
@@ -679,6 +697,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a == a + 0) printf "%.1f
 		printf "kfold throughput: %.0f samples/s, %.0f MiB/s (default); %.0f samples/s (--compat=perf)\n",
 			s / w, b / 1048576 / w, s / c }'
 	echo "kfold --compat=perf --no-inline vs perf script --no-inline | collapse-perf.py: $verdict"
+	echo "annotate: perf annotate / kfold annotate = wall $(ratio "${wall[perf_annotate]}" "${wall[annotate]}"), cpu $(ratio "${cpu[perf_annotate]}" "${cpu[annotate]}"), RSS $(ratio "${rss[perf_annotate]}" "${rss[annotate]}"); to beat: perf report -g folded / kfold = wall $(ratio "${wall[report]}" "${wall[kfold]}") (perf annotate --percent-limit $ann_limit)"
 	echo "inline expansion (the default) costs: kfold / kfold --no-inline = wall $(ratio "${wall[kfold]}" "${wall[noinline]}"), cpu $(ratio "${cpu[kfold]}" "${cpu[noinline]}"), RSS $(ratio "${rss[kfold]}" "${rss[noinline]}")"
 	echo "kernel contexts cost: --context / kfold = wall $(ratio "${wall[context]}" "${wall[kfold]}"), RSS $(ratio "${rss[context]}" "${rss[kfold]}"); --format json / kfold = wall $(ratio "${wall[json]}" "${wall[kfold]}"), RSS $(ratio "${rss[json]}" "${rss[kfold]}")"
 	if [ "$((only_k + only_p))" -gt 0 ]; then

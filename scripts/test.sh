@@ -45,15 +45,16 @@ meson compile -C build-fuzz
 fuzz_secs=${KFOLD_FUZZ_SECONDS:-30}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for t in perfdata sample debuginfo; do
+for t in perfdata sample debuginfo annotate; do
 	mkdir -p "$work/$t"
 	if [ "$t" = perfdata ]; then
 		for f in testdata/cases/*/perf.data; do
 			[ -f "$f" ] && cp "$f" "$work/$t/$(basename "$(dirname "$f")")"
 		done
 	fi
-	# the debug-info target starts from the test binaries and debug files
-	if [ "$t" = debuginfo ]; then
+	# the debug-info and annotate targets start from the test binaries and
+	# debug files
+	if [ "$t" = debuginfo ] || [ "$t" = annotate ]; then
 		find testdata/symfs testdata/dwz -type f -size -64k -exec cp -t "$work/$t" {} + 2>/dev/null || true
 	fi
 	# the whole-pipeline target also unwinds with the symfs's real CFI

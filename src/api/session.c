@@ -259,6 +259,21 @@ static void ctx_root(const struct kf_thread *th, const struct kf_attr *a,
 		root->ctx |= KF_ROOT_CTX_KTHREAD;
 }
 
+/* kfold annotate: the sample's ip and its period, as perf annotate
+ * counts them. */
+static int count_ip(struct kf_session *s, struct kf_thread *th, const struct kf_sample *smp)
+{
+	struct kf_frame ipf;
+
+	kf_callchain_resolve_ip(&s->cc, th, smp, &ipf);
+	if (kf_ipcounts_add(&s->ips, ipf.module, ipf.addr, (ipf.flags & KF_FRAME_KERNEL) != 0,
+			    smp->period, (smp->misc & KF_MISC_EXACT_IP) != 0))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	if (s->o.ips_only)
+		s->stats.samples_folded++;
+	return 0;
+}
+
 /* Folds one delivered sample: `a` is the attr that laid the record out,
  * `evidx` the event it is delivered as (a member's for a group value, see
  * deliver_read) and smp->period its weight. */
@@ -354,6 +369,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 			}
 		}
 		comm_id = th->comm;
+		if (s->o.annotate && s->o.ips_only)
+			return count_ip(s, th, &smp);
 		r = kf_callchain_build(&s->cc, th, a, &smp, &ch);
 		if (weight == 0)
 			weight = 1;
@@ -363,16 +380,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	if (s->o.count_samples)
 		weight = 1;
 	s->stats.samples_folded++;
-	if (s->o.annotate) {
-		struct kf_frame ipf;
-
-		/* perf annotate counts the sample's ip and its period */
-		kf_callchain_resolve_ip(&s->cc, th, &smp, &ipf);
-		if (kf_ipcounts_add(&s->ips, ipf.module, ipf.addr,
-				    (ipf.flags & KF_FRAME_KERNEL) != 0, smp.period,
-				    (smp.misc & KF_MISC_EXACT_IP) != 0))
-			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	}
+	if (s->o.annotate && (r = count_ip(s, th, &smp)) != 0)
+		return r;
 
 	/* the root keeps the thread only where something tells threads
 	 * apart: --pid, --tid, the context classifier */

@@ -169,8 +169,10 @@ static int write_annotate(struct kf_cli *c, kf_session *s, FILE *out)
 int kf_cli_annotate_run(struct kf_cli *c)
 {
 	c->o.annotate = true;
-	/* the pass needs no inline frames of the stacks: annotate asks DWARF
-	 * itself, per instruction */
+	/* perf annotate's counts need the sampled ips only: no call chains,
+	 * no stacks, no inline frames (annotate asks DWARF itself, per
+	 * instruction) */
+	c->o.ips_only = true;
 	c->o.inline_frames = false;
 	c->write_cli = write_annotate;
 	return kf_cli_run(c, KF_CLI_LOAD_SAMPLES, NULL);
