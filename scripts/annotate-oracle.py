@@ -38,7 +38,9 @@ also carries perf's raw per-IP histogram, which is checked against the
 instruction counts).
 
 The kfold side runs `KFOLD annotate --format json --top 0 KFOLD-OPTIONS
-FILE` (or reads --kfold-json) and takes functions[].instructions[].
+FILE` (or reads --kfold-json) and takes functions[].instructions[].  It
+runs first: its `event` (kfold's default, the first sample's event) picks
+perf's sections of that event (perf annotates every event).
 
 Functions are keyed by (dso basename, start address).  For each function
 both sides have, the sample count must be equal at every address either
@@ -46,7 +48,11 @@ side lists (an address only one side lists is a difference too) and the
 function totals must be equal.  Functions only perf annotated are
 differences as well, since --top 0 asks kfold for every function with
 samples; functions only kfold has (kernel code, [vdso], FDE ranges perf
-drops) are listed, not failed.  `--allow FILE` names functions where perf
+drops) are listed, not failed.  A function kfold gives without code
+(`no_code`: it would not disassemble the range) is compared at the
+addresses with samples only, with a note; instructions kfold printed as
+`.byte` (not decoded) are noted, since its boundaries after them are not
+objdump's.  `--allow FILE` names functions where perf
 is documented wrong: lines `DSO-BASENAME START REASON...` ('#' starts a
 comment); their differences are printed as allowed and do not fail.
 
@@ -198,7 +204,7 @@ def parse_report(text):
             continue
         if not line.strip() or line.startswith("#"):
             continue
-        f = line.split("|")
+        f = line.split("|", 3)     # a C++ name may hold `|` (operator|)
         if len(f) < 4:
             continue
         sym = f[3].strip()
