@@ -605,13 +605,76 @@ static int targets(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func 
 	return 0;
 }
 
+/* Disassembles [f->start, f->end) from the module's code, section by
+ * section: a range that spans sections (perf's end fix-ups stretch a
+ * zero-sized _init over .plt) is decoded from each section's start, as
+ * objdump does, and the bytes between sections are not listed.  On no
+ * code at all, *why says why and f->insns stays NULL. */
+static int disassemble(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func *f,
+		       const struct kf_annot_opts *o, const char **why)
+{
+	struct kf_disasm *dis = NULL;
+	struct kf_insn *raw = NULL;
+	size_t rcap = 0, n = 0, i;
+	uint64_t at = f->start;
+
+	while (at < f->end) {
+		uint64_t got, next;
+		const uint8_t *code = kf_dso_code(d, f->module, at, f->end - at, &got, &next, why);
+		long k;
+
+		KF_WORK(1);
+		if (!code) {
+			if (next == UINT64_MAX || next >= f->end || !n)
+				break;
+			at = next;         /* between two sections */
+			continue;
+		}
+		if (!dis && !(dis = disasm_for(an, kf_dso_code_machine(d, f->module), o->intel))) {
+			*why = "no disassembler for the file's architecture";
+			break;
+		}
+		/* kf_disasm_run appends after what is there: decode into the
+		 * tail of the same array */
+		{
+			struct kf_insn *tail = NULL;
+			size_t tcap = 0;
+
+			k = kf_disasm_run(dis, code, (size_t)got, at, &tail, &tcap);
+			if (k < 0 || !KF_GROW(raw, rcap, n + (size_t)k + 1)) {
+				free(tail);
+				free(raw);
+				return KF_ENOMEM;
+			}
+			if (k)
+				memcpy(raw + n, tail, (size_t)k * sizeof(*raw));
+			free(tail);
+			n += (size_t)k;
+		}
+		at += got;
+	}
+	if (n) {
+		f->insns = calloc(n, sizeof(*f->insns));
+		if (!f->insns) {
+			free(raw);
+			return KF_ENOMEM;
+		}
+		for (i = 0; i < n; i++)
+			f->insns[i].in = raw[i];
+		f->n_insns = n;
+		f->code_file = kf_dso_code_file(d, f->module);
+		*why = NULL;
+	}
+	free(raw);
+	return 0;
+}
+
 static int annotate_one(struct kf_annot *an, struct kf_dsos *d, const struct kf_ipcounts *ips,
 			const struct hit *hits, const struct cand *c,
 			const struct kf_annot_opts *o, struct kf_annot_func *f)
 {
 	const struct hit *h = &hits[c->h0];
 	uint64_t len, maxv = 0;
-	const uint8_t *code;
 	const char *why = NULL;
 	size_t i;
 	int r;
@@ -658,37 +721,12 @@ static int annotate_one(struct kf_annot *an, struct kf_dsos *d, const struct kf_
 	if (f->end <= maxv)
 		f->end = maxv + 1;
 	len = f->end - f->start;
-	code = NULL;
 	if (!why && len > MAX_FUNC_BYTES)
 		why = "the function is larger than 4 MiB (its symbol's size is not believable)";
 	if (!why) {
-		code = kf_dso_code(d, f->module, f->start, len, &why);
-	}
-	if (code) {
-		struct kf_disasm *dis = disasm_for(an, kf_dso_code_machine(d, f->module), o->intel);
-		struct kf_insn *raw = NULL;
-		size_t rcap = 0;
-		long n;
-
-		if (!dis) {
-			why = "no disassembler for the file's architecture";
-		} else {
-			n = kf_disasm_run(dis, code, (size_t)len, f->start, &raw, &rcap);
-			if (n < 0) {
-				free(raw);
-				return KF_ENOMEM;
-			}
-			f->insns = calloc((size_t)n ? (size_t)n : 1, sizeof(*f->insns));
-			if (!f->insns) {
-				free(raw);
-				return KF_ENOMEM;
-			}
-			for (i = 0; i < (size_t)n; i++)
-				f->insns[i].in = raw[i];
-			f->n_insns = (size_t)n;
-			free(raw);
-			f->code_file = kf_dso_code_file(d, f->module);
-		}
+		r = disassemble(an, d, f, o, &why);
+		if (r)
+			return r;
 	}
 	if (!f->insns) {
 		/* no code: the sampled addresses alone, in order */

@@ -111,39 +111,50 @@ bool kf_dso_frame_addr(struct kf_dsos *d, uint32_t module, uint64_t vaddr, uint6
 }
 
 const uint8_t *kf_dso_code(struct kf_dsos *d, uint32_t module, uint64_t vaddr,
-			   uint64_t len, const char **why)
+			   uint64_t maxlen, uint64_t *got, uint64_t *next, const char **why)
 {
 	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_CODE);
-	uint64_t link = vaddr;
+	uint64_t link = vaddr, delta = 0;
 	size_t i;
 
 	*why = "not loaded";
+	*got = 0;
+	*next = UINT64_MAX;
 	if (!st)
 		return NULL;
 	if (!st->code_image) {
 		*why = st->code_why ? st->code_why : "no code";
 		return NULL;
 	}
-	if (kf_modules_at(d->modules, module)->kind == KF_MOD_KERNEL)
-		link = vaddr - st->kdelta;   /* KASLR: the image's own addresses */
+	if (kf_modules_at(d->modules, module)->kind == KF_MOD_KERNEL) {
+		delta = st->kdelta;      /* KASLR: the image's own addresses */
+		link = vaddr - delta;
+	}
 	for (i = 0; i < st->n_code_scn; i++) {
 		const struct dso_code_scn *c = &st->code_scn[i];
+		uint64_t len;
 
-		if (link < c->addr || link - c->addr >= c->size)
+		if (link < c->addr) {
+			if (c->addr + delta < *next)
+				*next = c->addr + delta;
+			continue;
+		}
+		if (link - c->addr >= c->size)
 			continue;
 		if (c->nobits) {
 			*why = "the file found is a debug file without code (NOBITS)";
 			return NULL;
 		}
-		if (len > c->size - (link - c->addr)) {
-			*why = "the range runs past its code section";
-			return NULL;
-		}
+		len = c->size - (link - c->addr);
+		if (len > maxlen)
+			len = maxlen;
 		if (c->offset > st->code_image_len ||
 		    link - c->addr + len > st->code_image_len - c->offset) {
 			*why = "the code section runs past the end of the file";
 			return NULL;
 		}
+		*got = len;
+		*next = UINT64_MAX;
 		return st->code_image + c->offset + (link - c->addr);
 	}
 	*why = "no code section holds the address";

@@ -14,6 +14,7 @@
 struct kf_disasm {
 	csh h;
 	cs_arch arch;
+	bool is64;
 	cs_insn *insn;             /* capstone's own buffer, reused */
 };
 
@@ -46,6 +47,7 @@ int kf_disasm_open(struct kf_disasm **out, uint16_t machine, bool intel)
 	if (!d)
 		return KF_ENOMEM;
 	d->arch = arch;
+	d->is64 = mode == CS_MODE_64;
 	if (cs_open(arch, mode, &d->h) != CS_ERR_OK) {
 		free(d);
 		return KF_ENOMEM;
@@ -142,6 +144,64 @@ static void classify_arm64(const cs_insn *in, struct kf_insn *o)
 	}
 }
 
+/* The length of a VEX (c4, c5) or EVEX (62) instruction at p, legacy
+ * prefixes included, or 0 when p holds none (or it runs past len).
+ * capstone 4.0.2 cannot decode some AVX-512 instructions (the mask ones,
+ * vptestnmb, vpcmpeqb with a mask) that glibc's string functions use;
+ * their length keeps the instructions after them where objdump puts them.
+ * These encodings are regular: after the prefix bytes come the opcode, a
+ * ModRM (but for vzeroupper/vzeroall), maybe a SIB and a displacement,
+ * and an imm8 for map 0F3A and a few map 0F opcodes. */
+static size_t vex_length(const uint8_t *p, size_t len, bool is64)
+{
+	size_t i = 0, n;
+	unsigned map, op, modrm, mod, rm;
+
+	while (i < len && i < 4 && (p[i] == 0x66 || p[i] == 0x67 || p[i] == 0xf2 ||
+				    p[i] == 0xf3 || p[i] == 0xf0 || p[i] == 0x2e ||
+				    p[i] == 0x36 || p[i] == 0x3e || p[i] == 0x26 ||
+				    p[i] == 0x64 || p[i] == 0x65))
+		i++;
+	if (i + 2 >= len)
+		return 0;
+	/* outside 64-bit mode these bytes are LES, LDS and BOUND unless the
+	 * next byte's mod is 3 */
+	if (!is64 && (p[i + 1] & 0xc0) != 0xc0)
+		return 0;
+	switch (p[i]) {
+	case 0xc5: map = 1; n = 2; break;
+	case 0xc4: map = p[i + 1] & 0x1f; n = 3; break;
+	case 0x62: if (!is64) return 0; map = p[i + 1] & 0x07; n = 4; break;
+	default: return 0;
+	}
+	i += n;
+	if (i >= len || map < 1 || map > 7)
+		return 0;
+	op = p[i++];
+	if (map == 1 && op == 0x77)
+		return i;             /* vzeroupper, vzeroall */
+	if (i >= len)
+		return 0;
+	modrm = p[i++];
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	if (mod != 3 && rm == 4) {
+		if (i >= len)
+			return 0;
+		if (mod == 0 && (p[i] & 7) == 5)
+			i += 4;
+		i++;
+	}
+	if (mod == 1)
+		i += 1;
+	else if (mod == 2 || (mod == 0 && rm == 5))
+		i += 4;
+	if (map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) || op == 0xc2 ||
+				      op == 0xc4 || op == 0xc5 || op == 0xc6)))
+		i += 1;
+	return i <= len && i <= 15 ? i : 0;
+}
+
 long kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_t addr,
 		   struct kf_insn **out, size_t *cap)
 {
@@ -152,6 +212,7 @@ long kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_
 		size_t left = len;
 		uint64_t a = addr;
 		struct kf_insn *o;
+		size_t vl;
 
 		KF_WORK(1);
 		if (!KF_GROW(*out, *cap, n + 1))
@@ -172,6 +233,19 @@ long kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_
 				classify_x86(d, in, o);
 			else
 				classify_arm64(in, o);
+		} else if (d->arch == CS_ARCH_X86 && (vl = vex_length(code, len, d->is64)) != 0) {
+			size_t k;
+			int w;
+
+			o->size = (uint8_t)vl;
+			memcpy(o->bytes, code, vl);
+			w = snprintf(o->text, sizeof(o->text), ".byte ");
+			for (k = 0; k < vl && w > 0 && (size_t)w < sizeof(o->text); k++)
+				w += snprintf(o->text + w, sizeof(o->text) - (size_t)w, "%s0x%02x",
+					      k ? "," : "", code[k]);
+			if (w > 0 && (size_t)w < sizeof(o->text))
+				snprintf(o->text + w, sizeof(o->text) - (size_t)w,
+					 " (VEX/EVEX, not decoded)");
 		} else {
 			/* not an instruction: one byte, and go on after it */
 			o->size = 1;

@@ -4,7 +4,9 @@
  * function of a run (capstone's setup is the costly part).  Bytes that do
  * not decode become one-byte ".byte 0x.." entries, so a function's
  * instructions always cover its bytes exactly and hostile code cannot
- * stop the listing or make it skip samples.
+ * stop the listing or make it skip samples; a VEX or EVEX instruction
+ * capstone 4 cannot decode (some AVX-512 ones) becomes one entry of its
+ * real length, so the instructions after it stay where objdump has them.
  *
  * Knows x86-64, i386 and aarch64 (the architectures kfold unwinds);
  * another e_machine is refused with KF_EUNSUPP.

@@ -316,12 +316,15 @@ bool kf_dso_elf_addr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t 
  * (a file offset for ELF modules). */
 bool kf_dso_frame_addr(struct kf_dsos *d, uint32_t module, uint64_t vaddr, uint64_t *off);
 
-/* The bytes of [vaddr, vaddr + len) (ELF virtual addresses, kf_dso_elf_addr)
- * of the module's code, or NULL with *why saying why there are none ("no
- * vmlinux", "a debug file without code", ...).  Borrowed until
- * kf_dsos_fini. */
+/* The module's code at vaddr (an ELF virtual address, kf_dso_elf_addr):
+ * *got bytes, to vaddr + maxlen or the end of its code section, whichever
+ * comes first.  NULL when there are none there: *why says why ("no
+ * vmlinux", "a debug file without code", ...), and when vaddr lies
+ * between code sections, *next is where the next one starts (UINT64_MAX:
+ * none; a range may span sections, as perf's end fix-ups make _init
+ * reach over .plt).  Borrowed until kf_dsos_fini. */
 const uint8_t *kf_dso_code(struct kf_dsos *d, uint32_t module, uint64_t vaddr,
-			   uint64_t len, const char **why);
+			   uint64_t maxlen, uint64_t *got, uint64_t *next, const char **why);
 
 /* The file code comes from (NULL: none) and its e_machine (0: none). */
 const char *kf_dso_code_file(struct kf_dsos *d, uint32_t module);

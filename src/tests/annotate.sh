@@ -34,7 +34,7 @@ else
 fi
 
 n=0
-for dir in "$src"/testdata/annotate/*/ "$src"/testdata/cases/{inline-dwarf,inline-clang,syscall,zstd,dwarf-qsort}/; do
+for dir in "$src"/testdata/annotate/*/ "$src"/testdata/cases/{inline-dwarf,inline-clang,syscall,zstd,dwarf-qsort,ordering,twoevents,static-plt}/; do
 	dir=${dir%/}
 	[ -f "$dir/perf.data" ] || continue
 	name=$(basename "$dir")
