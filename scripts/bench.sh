@@ -569,7 +569,7 @@ run_one() {
 	report) cmd=("${PERF[@]}" report -i "$file" --kallsyms "$kallsyms" --stdio --no-children -g folded) ;;
 	report_all) cmd=("${PERF[@]}" report -i "$file" --kallsyms "$kallsyms" --stdio --no-children --sort comm -g folded,0,caller,period) ;;
 	stackcollapse) cmd=("${script_cmd[@]}" -s "$stackcollapse_py") ;;
-	annotate) cmd=("${KF[@]}" annotate --top 10 "$file") ;;
+	annotate) cmd=("$kfold" annotate "${KF[@]:1}" --top 10 "$file") ;;
 	# perf annotate has no --kallsyms: its kernel functions need a
 	# vmlinux, which it does not find, so it skips them as kfold lists
 	# them without code
@@ -598,7 +598,7 @@ throttled=$(grep -o 'throttled [0-9]*' "$work/logs/stats.err" | head -n 1 | awk 
 stacks=$(wc -l < "$work/out/stats.folded")
 grep -v '^kfold: \(records\|lost\|bytes\)' "$work/logs/stats.err" | head -n 5 >&2
 # the share of kfold annotate's 10th function: perf annotate's --percent-limit
-(cd "$work/run" && "${HENV[@]}" "${KF[@]}" annotate -q --top 10 --format json "$file") > "$work/out/annotate.json" 2>/dev/null
+(cd "$work/run" && "${HENV[@]}" "$kfold" annotate "${KF[@]:1}" -q --top 10 --format json "$file") > "$work/out/annotate.json" 2>/dev/null
 ann_limit=$(python3 -c 'import json, sys
 f = json.load(open(sys.argv[1]))["functions"]
 print("%.2f" % (min(x["percent_of_event"] for x in f) - 0.01 if f else 100))' "$work/out/annotate.json" 2>/dev/null || echo 1)
