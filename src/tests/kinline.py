@@ -35,7 +35,12 @@
 #     the KASLR offset comes from kallsyms instead;
 #  i. a --vmlinux that is not ELF or is truncated: a warning, exit status
 #     0, the kallsyms names; one with damaged DWARF: exit status 0 and
-#     well-formed stacks (no crash: the sanitizer build runs this too).
+#     well-formed stacks (no crash: the sanitizer build runs this too);
+#  j. kfold annotate --vmlinux IMG: the kernel's functions disassembled
+#     from the image (at their run-time addresses, KASLR offset added), at
+#     objdump's instruction addresses, each sampled leaf with its one
+#     sample and period, and addr2line's inline chain at every leaf; and
+#     without --vmlinux, per-address counts and "no vmlinux".
 import os
 import re
 import shutil
@@ -337,6 +342,47 @@ for sec in (".debug_info", ".debug_abbrev", ".debug_line", ".debug_str"):
                     print("  %s flip %d %s: rc %d\n%s" % (sec, k, extra, rc, err[-2000:]))
 check("i. damaged DWARF: exit 0, well-formed stacks, no crash", bad == 0,
       "%d runs failed" % bad)
+
+# j. annotate
+import json
+period_of = {ch[0]: p for p, ch in samples}
+r = run(kfold, "annotate", "--kallsyms", kallsyms, "--buildid-dir", os.path.join(tmp, "nocache"),
+        "--vmlinux", img, "--format", "json", "--top", "0", data)
+bad = []
+if r.returncode != 0:
+    bad.append("exit %d: %s" % (r.returncode, r.stderr[-500:]))
+else:
+    doc = json.loads(r.stdout)
+    objdump_at = {a for a, _mn in insns}
+    for f in doc["functions"]:
+        if f["kind"] != "kernel" or f["no_code"] or f["code_from"] != img:
+            bad.append("%s: no code from the image (%s)" % (f["symbol"], f["no_code"]))
+            continue
+        for i in f["instructions"]:
+            link = int(i["addr"], 16) - KASLR
+            if link not in objdump_at:
+                bad.append("%s: %#x is no instruction of objdump's" % (f["symbol"], link))
+            want = 1 if link in period_of else 0
+            if i["samples"] != want or (want and i["period"] != period_of[link]):
+                bad.append("%s: %#x has %d samples, period %d" % (f["symbol"], link, i["samples"], i["period"]))
+            if want and oracle[link][0][0] != "??":
+                chain = [l["function"] for l in i["inline"]]
+                if chain != [fn for fn, _loc in reversed(oracle[link])]:
+                    bad.append("%s: %#x chain %s, addr2line %s" % (f["symbol"], link, chain, oracle[link]))
+    covered = sum(i["samples"] for f in doc["functions"] for i in f["instructions"])
+    if covered != len(samples):
+        bad.append("%d of %d samples annotated" % (covered, len(samples)))
+check("j. annotate --vmlinux: code from the image, objdump's addresses, every sample, addr2line's chains",
+      not bad, "\n".join(bad[:5]))
+r = run(kfold, "annotate", "--kallsyms", kallsyms, "--buildid-dir", os.path.join(tmp, "nocache"),
+        "--format", "json", "--top", "0", data)
+ok = r.returncode == 0
+if ok:
+    doc = json.loads(r.stdout)
+    ok = doc["functions"] and all(f["no_code"] and "vmlinux" in f["no_code"] and
+                                  all(i["size"] == 0 for i in f["instructions"])
+                                  for f in doc["functions"])
+check("j. annotate without vmlinux: per-address counts, and why there is no code", ok)
 
 shutil.rmtree(tmp)
 sys.exit(1 if fails else 0)
