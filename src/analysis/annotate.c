@@ -621,7 +621,6 @@ static int disassemble(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_f
 	while (at < f->end) {
 		uint64_t got, next;
 		const uint8_t *code = kf_dso_code(d, f->module, at, f->end - at, &got, &next, why);
-		long k;
 
 		KF_WORK(1);
 		if (!code) {
@@ -634,22 +633,9 @@ static int disassemble(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_f
 			*why = "no disassembler for the file's architecture";
 			break;
 		}
-		/* kf_disasm_run appends after what is there: decode into the
-		 * tail of the same array */
-		{
-			struct kf_insn *tail = NULL;
-			size_t tcap = 0;
-
-			k = kf_disasm_run(dis, code, (size_t)got, at, &tail, &tcap);
-			if (k < 0 || !KF_GROW(raw, rcap, n + (size_t)k + 1)) {
-				free(tail);
-				free(raw);
-				return KF_ENOMEM;
-			}
-			if (k)
-				memcpy(raw + n, tail, (size_t)k * sizeof(*raw));
-			free(tail);
-			n += (size_t)k;
+		if (kf_disasm_run(dis, code, (size_t)got, at, &raw, &n, &rcap)) {
+			free(raw);
+			return KF_ENOMEM;
 		}
 		at += got;
 	}

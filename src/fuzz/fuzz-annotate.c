@@ -26,7 +26,7 @@ static void annotate_elf(Elf *elf, const uint8_t *image, size_t size)
 	Elf_Scn *scn = NULL;
 	struct kf_disasm *dis = NULL;
 	struct kf_insn *insns = NULL;
-	size_t cap = 0;
+	size_t cap = 0, n;
 	Dwarf *dw;
 	Dwarf_CFI *cfi;
 	struct kf_dwidx ix;
@@ -41,7 +41,7 @@ static void annotate_elf(Elf *elf, const uint8_t *image, size_t size)
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		uint64_t len;
-		long n, i;
+		size_t i;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(sh.sh_flags & SHF_EXECINSTR) || sh.sh_offset > size)
@@ -53,7 +53,9 @@ static void annotate_elf(Elf *elf, const uint8_t *image, size_t size)
 			len = size - sh.sh_offset;
 		if (len > MAX_CODE)
 			len = MAX_CODE;
-		n = kf_disasm_run(dis, image + sh.sh_offset, (size_t)len, sh.sh_addr, &insns, &cap);
+		n = 0;
+		if (kf_disasm_run(dis, image + sh.sh_offset, (size_t)len, sh.sh_addr, &insns, &n, &cap))
+			n = 0;
 		for (i = 0; i < n && i < MAX_INSNS; i++) {
 			struct kf_inl chain[32];
 			Dwarf_Frame *fr = NULL;
@@ -101,10 +103,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* raw bytes: as x86-64 code, the way a JIT's would be */
 		struct kf_disasm *dis;
 		struct kf_insn *insns = NULL;
-		size_t cap = 0;
+		size_t cap = 0, n = 0;
 
 		if (kf_disasm_open(&dis, 62 /* EM_X86_64 */, size & 1) == 0) {
-			kf_disasm_run(dis, data, size < MAX_CODE ? size : MAX_CODE, 0x1000, &insns, &cap);
+			kf_disasm_run(dis, data, size < MAX_CODE ? size : MAX_CODE, 0x1000, &insns, &n,
+				      &cap);
 			free(insns);
 			kf_disasm_close(dis);
 		}

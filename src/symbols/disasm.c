@@ -202,10 +202,10 @@ static size_t vex_length(const uint8_t *p, size_t len, bool is64)
 	return i <= len && i <= 15 ? i : 0;
 }
 
-long kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_t addr,
-		   struct kf_insn **out, size_t *cap)
+int kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_t addr,
+		  struct kf_insn **out, size_t *np, size_t *cap)
 {
-	size_t n = 0;
+	size_t n = *np;
 
 	while (len) {
 		const uint8_t *p = code;
@@ -215,8 +215,10 @@ long kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_
 		size_t vl;
 
 		KF_WORK(1);
-		if (!KF_GROW(*out, *cap, n + 1))
-			return -1;
+		if (!KF_GROW(*out, *cap, n + 1)) {
+			*np = n;
+			return KF_ENOMEM;
+		}
 		o = &(*out)[n++];
 		memset(o, 0, sizeof(*o));
 		o->addr = addr;
@@ -259,5 +261,6 @@ long kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_
 		len -= o->size;
 		addr += o->size;
 	}
-	return (long)n;
+	*np = n;
+	return 0;
 }

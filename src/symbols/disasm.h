@@ -62,10 +62,11 @@ struct kf_disasm;
 int kf_disasm_open(struct kf_disasm **out, uint16_t machine, bool intel);
 void kf_disasm_close(struct kf_disasm *d);
 
-/* Decodes code[0..len) as the instructions at addr..addr+len into *out
- * (grown as needed, *cap its capacity) and returns their number, or -1
- * when out of memory. */
-long kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_t addr,
-		   struct kf_insn **out, size_t *cap);
+/* Decodes code[0..len) as the instructions at addr..addr+len and appends
+ * them to (*out)[0..*n) (grown as needed, *cap its capacity), so that the
+ * pieces of one function (the sections it spans) make one array.  0, or
+ * KF_ENOMEM. */
+int kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_t addr,
+		  struct kf_insn **out, size_t *n, size_t *cap);
 
 #endif
