@@ -87,19 +87,26 @@ static const char *arena_printf(struct kf_annot *an, const char *fmt, ...)
 	return arena_str(an, buf);
 }
 
-/* The symbol's name as perf prints it: demangled, with a clone suffix
- * (".constprop.0", ".cold") kept. */
-static const char *sym_display(struct kf_annot *an, const char *raw)
+/* a + b in the arena */
+static const char *arena_cat(struct kf_annot *an, const char *a, const char *b)
 {
-	char *dem = kf_demangle(raw);
-	const char *r, *dot;
+	size_t la = strlen(a), lb = strlen(b);
+	char *r = kf_arena_alloc(&an->arena, la + lb + 1);
 
-	if (!dem)
-		return arena_str(an, raw);
-	dot = strncmp(raw, "_Z", 2) == 0 ? strchr(raw, '.') : NULL;
-	r = dot ? arena_printf(an, "%s%s", dem, dot) : arena_str(an, dem);
-	free(dem);
+	if (!r)
+		return NULL;
+	memcpy(r, a, la);
+	memcpy(r + la, b, lb + 1);
 	return r;
+}
+
+/* A symbol's name as annotate shows it: the table's (demangled, as perf
+ * names frames) with the clone suffix demangling dropped
+ * (".constprop.0", ".cold"). */
+static const char *sym_display(struct kf_annot *an, const struct kf_symtab *t,
+			       const struct kf_sym *s)
+{
+	return arena_cat(an, kf_sym_name(t, s), kf_sym_clone(t, s));
 }
 
 static int add_skip(struct kf_annot *an, size_t *cap, const char *what, uint32_t module,
@@ -593,12 +600,15 @@ static int targets(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func 
 		} else if (tab && kf_dso_frame_addr(d, f->module, in->in.target, &off)) {
 			const struct kf_sym *s = kf_symtab_find(tab, off);
 
-			if (s && off == s->start)
-				in->target_name = sym_display(an, kf_sym_name(tab, s));
-			else if (s)
-				in->target_name = arena_printf(an, "%s+0x%" PRIx64,
-							       sym_display(an, kf_sym_name(tab, s)),
-							       off - s->start);
+			char plus[24];
+			const char *nm = s ? sym_display(an, tab, s) : NULL;
+
+			if (nm && off == s->start) {
+				in->target_name = nm;
+			} else if (nm) {
+				snprintf(plus, sizeof(plus), "+0x%" PRIx64, off - s->start);
+				in->target_name = arena_cat(an, nm, plus);
+			}
 		}
 	}
 	free(t);
@@ -931,8 +941,10 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 				cd->raw = cd->name = arena_printf(an, "%s+0x%" PRIx64, mod->base,
 								  hits[i].key);
 			} else {
+				/* the table's (demangled) name with the clone
+				 * suffix demangling dropped */
 				cd->raw = arena_str(an, kf_sym_name(hits[i].tab, hits[i].sym));
-				cd->name = sym_display(an, cd->raw);
+				cd->name = sym_display(an, hits[i].tab, hits[i].sym);
 			}
 			if (!cd->name || !cd->raw) {
 				r = KF_ENOMEM;

@@ -141,11 +141,17 @@ static int load_pass(struct kf_symtab *t, Elf *syms, Elf *run, bool dynsym)
 		{
 			char *dm = kf_demangle(name);
 			const char *use = dm ? dm : name;
+			size_t before = t->n;
 
 			kf_symtab_add(t, value, s.st_size,
 				      bind == STB_WEAK ? KF_BIND_WEAK :
 				      bind == STB_GLOBAL ? KF_BIND_GLOBAL :
 				      KF_BIND_LOCAL, use, strlen(use));
+			/* the demangled name drops a C++ clone suffix
+			 * ("_Z3foov.cold"); annotate shows it */
+			if (dm && t->n > before && strncmp(name, "_Z", 2) == 0 && strchr(name, '.'))
+				kf_symtab_set_clone(t, before, strchr(name, '.'),
+						    strlen(strchr(name, '.')));
 			free(dm);
 		}
 		nr++;

@@ -295,6 +295,24 @@ void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule)
 	t->tree[t->v[i].node].sym.kmodule = kmodule;
 }
 
+void kf_symtab_set_clone(struct kf_symtab *t, size_t i, const char *suffix, size_t len)
+{
+	size_t need;
+
+	if (t->oom || i >= t->n)
+		return;
+	if (!kf_add_ok(t->names_len, len + 1, &need) || need > UINT32_MAX ||
+	    !KF_GROW(t->names, t->names_cap, need)) {
+		t->oom = true;
+		return;
+	}
+	memcpy(t->names + t->names_len, suffix, len);
+	t->names[t->names_len + len] = '\0';
+	t->v[i].clone = (uint32_t)t->names_len + 1;
+	t->tree[t->v[i].node].sym.clone = t->v[i].clone;
+	t->names_len = need;
+}
+
 /* Stable merge sort by start: qsort is not stable, and perf's rbtree puts
  * a new symbol after existing ones with the same start. */
 static void msort(struct kf_sym *v, struct kf_sym *tmp, size_t n)

@@ -27,6 +27,9 @@ struct kf_sym {
 	uint8_t binding;         /* KF_BIND_* */
 	bool kmodule;            /* kallsyms: name had a "\t[module]" */
 	uint32_t node;           /* its node in the search tree (1-based) */
+	uint32_t clone;          /* 1 + offset into the names of the clone
+				    suffix a demangled name lost
+				    (".constprop.0", ".cold"); 0: none */
 };
 
 /* perf keeps symbols in a red-black tree and, where symbols overlap,
@@ -61,6 +64,10 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 /* Marks symbol i (in add order, before any sort) as a kernel module's. */
 void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule);
 
+/* Keeps the clone suffix of symbol i (in add order, before any sort)
+ * whose demangled name dropped it, for kf_sym_clone. */
+void kf_symtab_set_clone(struct kf_symtab *t, size_t i, const char *suffix, size_t len);
+
 /* Sorts (stable) and applies perf's end and duplicate fixups.
  * `kallsyms` selects the kallsyms variant of the end fixup. */
 void kf_symtab_fixup(struct kf_symtab *t, bool kallsyms);
@@ -84,6 +91,13 @@ static inline const char *kf_sym_name(const struct kf_symtab *t,
 				      const struct kf_sym *s)
 {
 	return t->names + s->name;
+}
+
+/* The clone suffix its demangled name lost ("" when none). */
+static inline const char *kf_sym_clone(const struct kf_symtab *t,
+				       const struct kf_sym *s)
+{
+	return s->clone ? t->names + s->clone - 1 : "";
 }
 
 #endif

@@ -167,6 +167,28 @@ sel "--percent global" 'd["percent"] == "global" and abs(sum(i["percent"] for i 
 # kernel code without vmlinux: the sampled addresses, and why
 sel "kernel without vmlinux" 'all(f["no_code"] and "vmlinux" in f["no_code"] and all(i["size"] == 0 for i in f["instructions"]) for f in fs)' --only=kernel --top 0
 
+# a C++ clone keeps its suffix, as perf annotate prints it at 0x1330
+# ("app::KeyLess::operator()(unsigned int, unsigned int) const [clone
+# .isra.0]"), and is found by its DWARF name too
+python3 - "$tmp/cxx.json" <<'EOF' || fail=1
+import json, sys
+fs = {f["start"]: f for f in json.load(open(sys.argv[1]))["functions"]}
+f = fs.get("0x1330")
+ok = f is not None and f["symbol"] == "app::KeyLess::operator().isra.0" and \
+     f["function"] == "app::KeyLess::operator()"
+print(("ok  " if ok else "FAIL") + " C++ clone suffix: %s" % str(f and (f["symbol"], f["function"])))
+sys.exit(0 if ok else 1)
+EOF
+dir=$cases/cxx
+kf_case "$dir"
+"$kfold" annotate -q "${KF_CASE[@]}" --format json --symbol 'app::KeyLess::operator()' "$dir/perf.data" > "$tmp/cxxsel.json"
+python3 -c '
+import json, sys
+n = [f["symbol"] for f in json.load(open(sys.argv[1]))["functions"]]
+ok = n == ["app::KeyLess::operator().isra.0"]
+print(("ok  " if ok else "FAIL") + " --symbol by the DWARF name of a C++ clone: %s" % n)
+sys.exit(0 if ok else 1)' "$tmp/cxxsel.json" || fail=1
+
 # ties are broken by name: the same order every time, by (samples desc, name)
 python3 - "$tmp/inline-dwarf.json" <<'EOF' || fail=1
 import json, sys
