@@ -837,13 +837,82 @@ static void call_sites(struct kf_dsos *d, const struct sites *ss, struct kf_anno
 	}
 }
 
+/* Each event's samples in f, at its instructions and in all: the entries
+ * of each table in [f->start, f->end) (as frame addresses). */
+static int event_counts(struct kf_dsos *d, const struct sites *ev, size_t n_events,
+			struct kf_annot_func *f)
+{
+	uint64_t lo, hi;
+	size_t e, i;
+
+	f->ev = calloc(2 * n_events, sizeof(*f->ev));
+	for (i = 0; f->ev && i < f->n_insns; i++) {
+		f->insns[i].ev = calloc(2 * n_events, sizeof(*f->insns[i].ev));
+		if (!f->insns[i].ev)
+			return KF_ENOMEM;
+	}
+	if (!f->ev)
+		return KF_ENOMEM;
+	if (!kf_dso_frame_addr(d, f->module, f->start, &lo) ||
+	    !kf_dso_frame_addr(d, f->module, f->end - 1, &hi))
+		return 0;
+	for (e = 0; e < n_events; e++) {
+		const struct sites *ss = &ev[e];
+		size_t a = 0, b = ss->n;
+
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			const struct kf_ipcount *c = &ss->t->v[ss->by[mid]];
+
+			if (c->module < f->module || (c->module == f->module && c->addr < lo))
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (; a < ss->n; a++) {
+			const struct kf_ipcount *c = &ss->t->v[ss->by[a]];
+			uint64_t va;
+			long k;
+
+			KF_WORK(1);
+			if (c->module != f->module || c->addr > hi)
+				break;
+			f->ev[2 * e] += c->samples;
+			f->ev[2 * e + 1] += c->period;
+			if (!kf_dso_elf_addr(d, f->module, c->addr, &va) || (k = insn_at(f, va)) < 0)
+				continue;
+			f->insns[k].ev[2 * e] += c->samples;
+			f->insns[k].ev[2 * e + 1] += c->period;
+		}
+	}
+	return 0;
+}
+
+/* An index of a table's entries sorted by (module, address). */
+static int sort_table(struct sites *ss, const struct kf_ipcounts *t)
+{
+	size_t i;
+
+	ss->t = t;
+	ss->n = t->n;
+	ss->by = malloc((t->n ? t->n : 1) * sizeof(*ss->by));
+	if (!ss->by)
+		return KF_ENOMEM;
+	for (i = 0; i < t->n; i++)
+		ss->by[i] = (uint32_t)i;
+	qsort_r(ss->by, ss->n, sizeof(*ss->by), site_cmp, (void *)t);
+	return 0;
+}
+
 /* ---- the whole capture -------------------------------------------------------- */
 
 int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mods,
 		   const struct kf_ipcounts *ips, const struct kf_ipcounts *sites,
+		   const struct kf_ipcounts *events, size_t n_events,
 		   const struct kf_annot_opts *o, char *err, size_t errlen)
 {
 	struct sites ss = { sites, NULL, 0 };
+	struct sites *ev = NULL;
 	struct hit *hits = NULL;
 	struct cand *cands = NULL;
 	struct matcher m;
@@ -856,15 +925,20 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 	an->period = ips->period;
 	if (sites) {
 		an->call_sites = true;
-		ss.by = malloc((sites->n ? sites->n : 1) * sizeof(*ss.by));
-		if (!ss.by) {
+		if ((r = sort_table(&ss, sites)) != 0)
+			goto out_sites;
+	}
+	if (n_events > 1) {
+		ev = calloc(n_events, sizeof(*ev));
+		if (!ev) {
 			r = KF_ENOMEM;
 			goto out_sites;
 		}
-		for (i = 0; i < sites->n; i++)
-			ss.by[i] = (uint32_t)i;
-		ss.n = sites->n;
-		qsort_r(ss.by, ss.n, sizeof(*ss.by), site_cmp, (void *)sites);
+		an->n_events = n_events;
+		for (i = 0; i < n_events && !r; i++)
+			r = sort_table(&ev[i], &events[i]);
+		if (r)
+			goto out_sites;
 	}
 	r = matcher_init(&m, o, err, errlen);
 	if (r)
@@ -993,6 +1067,8 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 		r = annotate_one(an, d, ips, hits, cd, o, &an->funcs[an->n_funcs]);
 		if (!r && sites)
 			call_sites(d, &ss, &an->funcs[an->n_funcs]);
+		if (!r && ev)
+			r = event_counts(d, ev, n_events, &an->funcs[an->n_funcs]);
 		/* on failure too: kf_annot_fini frees what it holds */
 		an->n_funcs++;
 	}
@@ -1000,6 +1076,9 @@ out:
 	matcher_fini(&m);
 out_sites:
 	free(ss.by);
+	for (i = 0; ev && i < n_events; i++)
+		free(ev[i].by);
+	free(ev);
 	free(hits);
 	free(cands);
 	return r;
@@ -1010,6 +1089,11 @@ void kf_annot_fini(struct kf_annot *an)
 	size_t i;
 
 	for (i = 0; i < an->n_funcs; i++) {
+		size_t k;
+
+		for (k = 0; an->funcs[i].insns && k < an->funcs[i].n_insns; k++)
+			free(an->funcs[i].insns[k].ev);
+		free(an->funcs[i].ev);
 		free(an->funcs[i].insns);
 		free(an->funcs[i].lines);
 		free(an->funcs[i].inlinees);

@@ -68,6 +68,8 @@ struct kf_annot_insn {
 	 * samples moved back to it (a view: samples/period stay perf's) */
 	bool skid_suspect;
 	uint64_t shifted_samples, shifted_period;
+	uint64_t *ev;                 /* several events: samples and period
+					 of event e at [2e], [2e + 1] */
 	uint64_t call_samples, call_period; /* with call sites: the samples
 					 whose chain went through this call */
 	const struct kf_annot_link *chain; /* outermost first */
@@ -109,6 +111,8 @@ struct kf_annot_func {
 	size_t n_lines, n_inlinees;
 	struct kf_annot_loop *loops;
 	size_t n_loops;
+	uint64_t *ev;                 /* several events: each event's samples
+					 and period in the function, as insns' */
 };
 
 /* Samples that fall in no function. */
@@ -129,6 +133,7 @@ struct kf_annot {
 	size_t n_skipped;
 	uint64_t samples, period;     /* of the event */
 	bool call_sites;              /* call_samples were counted */
+	size_t n_events;              /* > 1: every event's counts too (ev) */
 	struct kf_arena arena;
 	struct kf_disasm *dis[3];     /* one per architecture met */
 	uint16_t dis_machine[3];
@@ -137,9 +142,12 @@ struct kf_annot {
 /* Builds the annotation.  0, KF_EINVAL (a bad /REGEX/: err says), or
  * KF_ENOMEM.  an is ready for kf_annot_fini even on failure. */
 /* sites: the samples per return address of the chains (counted once per
- * sample), or NULL. */
+ * sample), or NULL; events[0..n_events): in a capture of several events,
+ * each event's samples per ip (the functions are still ranked by ips,
+ * the chosen event's), or n_events 0. */
 int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mods,
 		   const struct kf_ipcounts *ips, const struct kf_ipcounts *sites,
+		   const struct kf_ipcounts *events, size_t n_events,
 		   const struct kf_annot_opts *o, char *err, size_t errlen);
 void kf_annot_fini(struct kf_annot *an);
 

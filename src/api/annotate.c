@@ -8,6 +8,11 @@
 #include "annotated.h"
 #include "session.h"
 
+static const char *event_name(const void *ctx, size_t i)
+{
+	return kf_pd_event_name(((const struct kf_session *)ctx)->pd, i);
+}
+
 void kf_annotate_options_init(kf_annotate_options *ao)
 {
 	memset(ao, 0, sizeof(*ao));
@@ -37,8 +42,8 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 	o.intel = ao->intel;
 	o.lines = ao->source != KF_ANNOTATE_SOURCE_NONE && !s->o.no_files;
 	r = kf_annot_build(&an, &s->dsos, &s->modules, &s->ips,
-			   s->o.call_sites && !s->o.ips_only ? &s->sites : NULL, &o, err,
-			   sizeof(err));
+			   s->o.call_sites && !s->o.ips_only ? &s->sites : NULL,
+			   s->ips_ev, s->n_ips_ev, &o, err, sizeof(err));
 	if (r) {
 		kf_annot_fini(&an);
 		if (r == KF_EINVAL)
@@ -47,6 +52,8 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 	}
 	memset(&p, 0, sizeof(p));
 	p.event = s->filter;
+	p.event_name = event_name;
+	p.event_ctx = s;
 	p.version = KF_VERSION;
 	p.color = ao->color && !ao->json;
 	p.bytes = ao->bytes;

@@ -184,6 +184,9 @@ void kf_session_free(kf_session *s)
 	kf_stacks_fini(&s->stacks);
 	kf_ipcounts_fini(&s->ips);
 	kf_ipcounts_fini(&s->sites);
+	for (size_t e = 0; e < s->n_ips_ev; e++)
+		kf_ipcounts_fini(&s->ips_ev[e]);
+	free(s->ips_ev);
 	kf_modules_fini(&s->modules);
 	kf_strtab_fini(&s->strings);
 	kf_roots_fini(&s->roots);
@@ -275,6 +278,34 @@ static int count_ip(struct kf_session *s, struct kf_thread *th, const struct kf_
 	return 0;
 }
 
+/* The same into the table of event evidx, for every event. */
+static int count_event_ip(struct kf_session *s, size_t evidx, const struct kf_sample *smp)
+{
+	struct kf_thread *th;
+	struct kf_frame ipf;
+
+	if (evidx >= s->n_ips_ev) {
+		struct kf_ipcounts *v = kf_reallocarray(s->ips_ev, evidx + 1, sizeof(*v));
+
+		if (!v)
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		for (size_t e = s->n_ips_ev; e <= evidx; e++)
+			kf_ipcounts_init(&v[e]);
+		s->ips_ev = v;
+		s->n_ips_ev = evidx + 1;
+	}
+	th = kf_tasks_findnew(&s->tasks, smp->has_tid ? (int32_t)smp->pid : -1,
+			      smp->has_tid ? (int32_t)smp->tid : -1);
+	if (!th)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	kf_callchain_resolve_ip(&s->cc, th, smp, &ipf);
+	if (kf_ipcounts_add(&s->ips_ev[evidx], ipf.module, ipf.addr,
+			    (ipf.flags & KF_FRAME_KERNEL) != 0, smp->period,
+			    (smp->misc & KF_MISC_EXACT_IP) != 0))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	return 0;
+}
+
 /* Folds one delivered sample: `a` is the attr that laid the record out,
  * `evidx` the event it is delivered as (a member's for a group value, see
  * deliver_read) and smp->period its weight. */
@@ -305,6 +336,10 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	if (evidx >= 0)
 		s->attr_samples[evidx]++;
 	evname = kf_pd_event_name(s->pd, (size_t)evidx);
+	/* annotate: every event's samples, for its per-event columns */
+	if (s->o.annotate && evidx >= 0 && kf_pd_n_attrs(s->pd) > 1 &&
+	    (r = count_event_ip(s, (size_t)evidx, &smp)) != 0)
+		return r;
 	if (s->event && !event_matches(evname, s->event))
 		return 0;
 	/* with --event, the first matching event's full name is the one

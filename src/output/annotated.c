@@ -237,8 +237,16 @@ static void function(FILE *out, const struct kf_annot_func *f, const struct kf_a
 	size_t i;
 
 	header(out, f, an, d, mods, p);
-	fprintf(out, "\n  samples  percent %s address  %sinstruction\n",
-		p->shift_skid ? " shifted" : "", p->bytes ? "bytes                 " : "");
+	if (an->n_events > 1) {
+		size_t e;
+
+		fputs("\n  other columns: samples of", out);
+		for (e = 0; e < an->n_events; e++)
+			fprintf(out, "%s %s", e ? "," : "", p->event_name(p->event_ctx, e));
+	}
+	fprintf(out, "\n  samples  percent %s%s address  %sinstruction\n",
+		p->shift_skid ? " shifted" : "", an->n_events > 1 ? " (events)" : "",
+		p->bytes ? "bytes                 " : "");
 	for (i = 0; i < f->n_insns; i++) {
 		const struct kf_annot_insn *in = &f->insns[i];
 		double q = pct(in->period, whole);
@@ -273,6 +281,12 @@ static void function(FILE *out, const struct kf_annot_func *f, const struct kf_a
 					in->skid_suspect ? '^' : ' ');
 			else
 				fputs("         ", out);
+		}
+		if (an->n_events > 1) {
+			size_t e;
+
+			for (e = 0; e < an->n_events; e++)
+				fprintf(out, " %6" PRIu64, in->ev ? in->ev[2 * e] : 0);
 		}
 		fprintf(out, " %8" PRIx64 ":  ", in->in.addr);
 		if (p->bytes) {

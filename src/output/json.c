@@ -724,7 +724,8 @@ static json_t *apct(uint64_t part, uint64_t whole)
 	return json_real((double)(long long)(v * 100.0 + 0.5) / 100.0);
 }
 
-static json_t *insn_json(struct ajson *a, const struct kf_annot_insn *in, uint64_t whole)
+static json_t *insn_json(struct ajson *a, const struct kf_annot_insn *in, uint64_t whole,
+			 size_t n_events)
 {
 	json_t *o = json_object();
 	char bytes[2 * KF_INSN_MAX_BYTES + 1];
@@ -743,6 +744,15 @@ static json_t *insn_json(struct ajson *a, const struct kf_annot_insn *in, uint64
 	aput(a, o, "exact_samples", jint(in->exact));
 	aput(a, o, "skid_suspect", json_boolean(in->skid_suspect));
 	aput(a, o, "shifted_samples", jint(in->shifted_samples));
+	if (in->ev && n_events > 1) {
+		json_t *ev = json_array();
+		size_t e;
+
+		for (e = 0; e < n_events; e++)
+			aappend(a, ev, json_pack("{s:o,s:o}", "samples", jint(in->ev[2 * e]),
+						 "period", jint(in->ev[2 * e + 1])));
+		aput(a, o, "events", ev);
+	}
 	aput(a, o, "call_samples", jint(in->call_samples));
 	aput(a, o, "call_period", jint(in->call_period));
 	aput(a, o, "kind", in->in.size ? json_string(kf_insn_kind_name(in->in.kind)) : json_null());
@@ -818,9 +828,19 @@ static json_t *func_json(struct ajson *a, const struct kf_annot_func *f,
 	aput(a, o, "period", jint(f->period));
 	aput(a, o, "percent_of_event", apct(f->period, an->period));
 	aput(a, o, "exact_samples", jint(f->exact));
+	if (f->ev && an->n_events > 1) {
+		json_t *ev = json_array();
+		size_t e;
+
+		for (e = 0; e < an->n_events; e++)
+			aappend(a, ev, json_pack("{s:o,s:o,s:o}",
+				"event", astr(a, p->event_name(p->event_ctx, e)),
+				"samples", jint(f->ev[2 * e]), "period", jint(f->ev[2 * e + 1])));
+		aput(a, o, "events", ev);
+	}
 	for (i = 0; i < f->n_insns && !a->err; i++) {
 		KF_WORK(1);
-		aappend(a, insns, insn_json(a, &f->insns[i], whole));
+		aappend(a, insns, insn_json(a, &f->insns[i], whole, an->n_events));
 	}
 	aput(a, o, "instructions", insns);
 	aput(a, o, "lines", totals_list(a, f->lines, f->n_lines, true, f->period));
@@ -856,12 +876,27 @@ int kf_annot_write_json(FILE *out, const struct kf_annot *an, struct kf_dsos *d,
 		/* the object's members, without its braces */
 		if (!t)
 			r = KF_ENOMEM;
-		else if (fprintf(out, " %.*s,\n \"functions_with_samples\": %zu,\n"
-				 " \"functions\": [", (int)(strlen(t) - 2), t + 1,
-				 an->n_candidates) < 0)
+		else if (fprintf(out, " %.*s,\n", (int)(strlen(t) - 2), t + 1) < 0)
 			r = KF_EIO;
 		free(t);
 		json_decref(ev);
+	}
+	if (!r) {
+		/* the events of the per-event counts, in their order */
+		json_t *names = json_array();
+		size_t e;
+		char *t;
+
+		for (e = 0; e < an->n_events; e++)
+			aappend(&a, names, astr(&a, p->event_name(p->event_ctx, e)));
+		t = a.err ? NULL : json_dumps(names, JSON_COMPACT | JSON_ENSURE_ASCII);
+		if (!t)
+			r = KF_ENOMEM;
+		else if (fprintf(out, " \"events\": %s,\n \"functions_with_samples\": %zu,\n"
+				 " \"functions\": [", t, an->n_candidates) < 0)
+			r = KF_EIO;
+		free(t);
+		json_decref(names);
 	}
 	for (i = 0; i < an->n_funcs && !r; i++) {
 		json_t *f = func_json(&a, &an->funcs[i], an, d, mods, p);

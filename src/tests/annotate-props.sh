@@ -189,6 +189,37 @@ ok = n == ["app::KeyLess::operator().isra.0"]
 print(("ok  " if ok else "FAIL") + " --symbol by the DWARF name of a C++ clone: %s" % n)
 sys.exit(0 if ok else 1)' "$tmp/cxxsel.json" || fail=1
 
+# several events: each instruction's per-event counts of the other event
+# are what annotating that event counts there (twoevents: page-faults is
+# the first sampled, cpu-clock the other)
+dir=$cases/twoevents
+kf_case "$dir"
+for e in page-faults cpu-clock; do
+	"$kfold" annotate -q "${KF_CASE[@]}" --event $e --top 0 --format json "$dir/perf.data" > "$tmp/ev-$e.json" || fail=1
+done
+python3 - "$tmp/ev-page-faults.json" "$tmp/ev-cpu-clock.json" <<'EOF' || fail=1
+import json, sys
+a = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[2]))
+ci = a["events"].index("cpu-clock")
+pi = a["events"].index("page-faults")
+main = {(f["dso"], i["addr"]): i["samples"] for f in b["functions"] for i in f["instructions"]}
+n = bad = 0
+for f in a["functions"]:
+    if f["events"][pi]["samples"] != f["samples"]:
+        bad += 1
+    for i in f["instructions"]:
+        if i["events"][pi]["samples"] != i["samples"]:
+            bad += 1
+        k = (f["dso"], i["addr"])
+        if k in main:
+            n += 1
+            bad += i["events"][ci]["samples"] != main[k]
+ok = a["events"] and n > 20 and not bad
+print(("ok  " if ok else "FAIL") + " per-event counts: %d instructions compared with --event cpu-clock, %d differ" % (n, bad))
+sys.exit(0 if ok else 1)
+EOF
+
 # ties are broken by name: the same order every time, by (samples desc, name)
 python3 - "$tmp/inline-dwarf.json" <<'EOF' || fail=1
 import json, sys

@@ -52,6 +52,21 @@ for dir in "$src"/testdata/annotate/*/ "$src"/testdata/cases/{inline-dwarf,inlin
 done
 [ "$n" -ge 8 ] || { echo "FAIL only $n captures found"; fail=1; }
 
+# the other event of twoevents: kfold --event page-faults against perf's
+# page-faults sections
+dir=$src/testdata/cases/twoevents
+kf_case "$dir"
+if python3 "$oracle" --name twoevents-page-faults --symfs "$(kf_symfs "$dir")" \
+	--kallsyms "$KF_KALLSYMS" --allow "$src/testdata/annotate/allow" \
+	"$dir/perf.data" -- "$kfold" "${KF_CASE[@]}" --event page-faults > "$tmp/out" 2>&1 &&
+   grep -q '"event":"page-faults"' <("$kfold" annotate --format json -q "${KF_CASE[@]}" --event page-faults "$dir/perf.data"); then
+	echo "ok   $(tail -n 1 "$tmp/out")"
+else
+	grep -v '^perf skipped\|^kfold-only' "$tmp/out"
+	echo "FAIL twoevents --event page-faults"
+	fail=1
+fi
+
 # the oracle sees a difference: kfold's JSON of inline-dwarf with one
 # instruction's count changed by one must fail, naming the address
 dir=$src/testdata/cases/inline-dwarf
