@@ -908,7 +908,7 @@ static int sort_table(struct sites *ss, const struct kf_ipcounts *t)
 
 int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mods,
 		   const struct kf_ipcounts *ips, const struct kf_ipcounts *sites,
-		   const struct kf_ipcounts *events, size_t n_events,
+		   const struct kf_ipcounts *const *events, size_t n_events,
 		   const struct kf_annot_opts *o, char *err, size_t errlen)
 {
 	struct sites ss = { sites, NULL, 0 };
@@ -936,7 +936,7 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 		}
 		an->n_events = n_events;
 		for (i = 0; i < n_events && !r; i++)
-			r = sort_table(&ev[i], &events[i]);
+			r = sort_table(&ev[i], events[i]);
 		if (r)
 			goto out_sites;
 	}

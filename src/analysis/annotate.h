@@ -142,12 +142,12 @@ struct kf_annot {
 /* Builds the annotation.  0, KF_EINVAL (a bad /REGEX/: err says), or
  * KF_ENOMEM.  an is ready for kf_annot_fini even on failure. */
 /* sites: the samples per return address of the chains (counted once per
- * sample), or NULL; events[0..n_events): in a capture of several events,
- * each event's samples per ip (the functions are still ranked by ips,
- * the chosen event's), or n_events 0. */
+ * sample), or NULL; events[0..n_events): when more than one event has
+ * samples, each event's samples per ip, ips among them (the functions
+ * are still ranked by ips), else n_events 0. */
 int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mods,
 		   const struct kf_ipcounts *ips, const struct kf_ipcounts *sites,
-		   const struct kf_ipcounts *events, size_t n_events,
+		   const struct kf_ipcounts *const *events, size_t n_events,
 		   const struct kf_annot_opts *o, char *err, size_t errlen);
 void kf_annot_fini(struct kf_annot *an);
 

@@ -2,16 +2,12 @@
  * counts (opts.annotate) through analysis/annotate.h to the text or JSON
  * of output/annotated.h.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "annotate.h"
 #include "annotated.h"
 #include "session.h"
-
-static const char *event_name(const void *ctx, size_t i)
-{
-	return kf_pd_event_name(((const struct kf_session *)ctx)->pd, i);
-}
 
 void kf_annotate_options_init(kf_annotate_options *ao)
 {
@@ -26,6 +22,9 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 	struct kf_annot an;
 	struct kf_annot_print p;
 	char err[256] = "";
+	const struct kf_ipcounts **evs = NULL;
+	const char **names = NULL;
+	size_t n_ev, e;
 	int r;
 
 	if (!s->ran || !s->o.annotate)
@@ -41,19 +40,41 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 		 ao->only == KF_ANNOTATE_USER ? KF_ANNOT_USER : KF_ANNOT_ALL;
 	o.intel = ao->intel;
 	o.lines = ao->source != KF_ANNOTATE_SOURCE_NONE && !s->o.no_files;
+	/* the columns: the annotated event, then the others with samples */
+	n_ev = 0;
+	for (e = 0; e < s->n_ips_ev; e++)
+		n_ev += s->ips_ev[e].samples > 0;
+	if (n_ev) {
+		evs = calloc(n_ev + 1, sizeof(*evs));
+		names = calloc(n_ev + 1, sizeof(*names));
+		if (!evs || !names) {
+			free(evs);
+			free(names);
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		}
+		evs[0] = &s->ips;
+		names[0] = s->filter;
+		for (n_ev = 1, e = 0; e < s->n_ips_ev; e++) {
+			if (!s->ips_ev[e].samples)
+				continue;
+			evs[n_ev] = &s->ips_ev[e];
+			names[n_ev++] = kf_pd_event_name(s->pd, e);
+		}
+	}
 	r = kf_annot_build(&an, &s->dsos, &s->modules, &s->ips,
 			   s->o.call_sites && !s->o.ips_only ? &s->sites : NULL,
-			   s->ips_ev, s->n_ips_ev, &o, err, sizeof(err));
+			   evs, n_ev, &o, err, sizeof(err));
 	if (r) {
 		kf_annot_fini(&an);
+		free(evs);
+		free(names);
 		if (r == KF_EINVAL)
 			return kf_fail(&s->err, r, "%s", err);
 		return kf_fail(&s->err, r, "out of memory");
 	}
 	memset(&p, 0, sizeof(p));
 	p.event = s->filter;
-	p.event_name = event_name;
-	p.event_ctx = s;
+	p.event_names = names;
 	p.version = KF_VERSION;
 	p.color = ao->color && !ao->json;
 	p.bytes = ao->bytes;
@@ -69,6 +90,8 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 	r = ao->json ? kf_annot_write_json(out, &an, &s->dsos, &s->modules, &p) :
 		       kf_annot_write_text(out, &an, &s->dsos, &s->modules, &p);
 	kf_annot_fini(&an);
+	free(evs);
+	free(names);
 	if (r == KF_EIO)
 		return kf_fail(&s->err, r, "writing the annotation failed");
 	if (r)

@@ -278,7 +278,8 @@ static int count_ip(struct kf_session *s, struct kf_thread *th, const struct kf_
 	return 0;
 }
 
-/* The same into the table of event evidx, for every event. */
+/* The same for a sample of an event other than the annotated one, into
+ * its own table (annotate's per-event columns). */
 static int count_event_ip(struct kf_session *s, size_t evidx, const struct kf_sample *smp)
 {
 	struct kf_thread *th;
@@ -336,12 +337,9 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	if (evidx >= 0)
 		s->attr_samples[evidx]++;
 	evname = kf_pd_event_name(s->pd, (size_t)evidx);
-	/* annotate: every event's samples, for its per-event columns */
-	if (s->o.annotate && evidx >= 0 && kf_pd_n_attrs(s->pd) > 1 &&
-	    (r = count_event_ip(s, (size_t)evidx, &smp)) != 0)
-		return r;
+	/* annotate: the other events' samples, for their columns */
 	if (s->event && !event_matches(evname, s->event))
-		return 0;
+		return s->o.annotate && evidx >= 0 ? count_event_ip(s, (size_t)evidx, &smp) : 0;
 	/* with --event, the first matching event's full name is the one
 	 * folded (kf_session_folded_attr, the reports' notes) */
 	if (s->event && !s->filter_set) {
@@ -401,7 +399,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 				s->filter = kf_strndup(evname, strlen(evname));
 				s->filter_set = true;
 			} else if (!s->filter || strcmp(s->filter, evname) != 0) {
-				return 0;
+				return s->o.annotate && evidx >= 0 ?
+				       count_event_ip(s, (size_t)evidx, &smp) : 0;
 			}
 		}
 		comm_id = th->comm;

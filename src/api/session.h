@@ -100,8 +100,8 @@ struct kf_session {
 	/* kfold annotate (opts.annotate): samples per sampled ip */
 	struct kf_ipcounts ips;
 	struct kf_ipcounts sites;     /* opts.call_sites: per return address */
-	struct kf_ipcounts *ips_ev;   /* a capture of several events: each
-					 event's samples per ip, by event index */
+	struct kf_ipcounts *ips_ev;   /* the other events' samples per ip, by
+					 event index (annotate's columns) */
 	size_t n_ips_ev;
 	uint64_t site_stamp;          /* the sample being counted there */
 

@@ -242,7 +242,7 @@ static void function(FILE *out, const struct kf_annot_func *f, const struct kf_a
 
 		fputs("\n  other columns: samples of", out);
 		for (e = 0; e < an->n_events; e++)
-			fprintf(out, "%s %s", e ? "," : "", p->event_name(p->event_ctx, e));
+			fprintf(out, "%s %s", e ? "," : "", p->event_names[e]);
 	}
 	fprintf(out, "\n  samples  percent %s%s address  %sinstruction\n",
 		p->shift_skid ? " shifted" : "", an->n_events > 1 ? " (events)" : "",

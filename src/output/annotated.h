@@ -28,9 +28,7 @@ enum kf_annot_source { KF_SRC_NONE = 0, KF_SRC_LINES, KF_SRC_INTERLEAVE };
 
 struct kf_annot_print {
 	const char *event;            /* the event's name */
-	/* the names of the events of an->ev's columns */
-	const char *(*event_name)(const void *ctx, size_t i);
-	const void *event_ctx;
+	const char *const *event_names; /* of an->ev's columns */
 	const char *version;          /* kfold's */
 	bool color;                   /* ANSI colours */
 	bool bytes;                   /* the instruction bytes */

@@ -834,7 +834,7 @@ static json_t *func_json(struct ajson *a, const struct kf_annot_func *f,
 
 		for (e = 0; e < an->n_events; e++)
 			aappend(a, ev, json_pack("{s:o,s:o,s:o}",
-				"event", astr(a, p->event_name(p->event_ctx, e)),
+				"event", astr(a, p->event_names[e]),
 				"samples", jint(f->ev[2 * e]), "period", jint(f->ev[2 * e + 1])));
 		aput(a, o, "events", ev);
 	}
@@ -888,7 +888,7 @@ int kf_annot_write_json(FILE *out, const struct kf_annot *an, struct kf_dsos *d,
 		char *t;
 
 		for (e = 0; e < an->n_events; e++)
-			aappend(&a, names, astr(&a, p->event_name(p->event_ctx, e)));
+			aappend(&a, names, astr(&a, p->event_names[e]));
 		t = a.err ? NULL : json_dumps(names, JSON_COMPACT | JSON_ENSURE_ASCII);
 		if (!t)
 			r = KF_ENOMEM;
