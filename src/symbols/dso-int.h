@@ -125,6 +125,9 @@ struct dso_state {
 	struct kf_a2l_cache a2l;
 };
 
+/* ---- dwarf.c ---- */
+void dso_noalt_fini(struct kf_dsos *d);
+
 /* ---- code.c ---- */
 void dso_load_code(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st);
 void dso_code_fini(struct dso_state *st);

@@ -99,6 +99,8 @@ void kf_dsos_fini(struct kf_dsos *d)
 		state_free(d->modules->v[i]->priv);
 		d->modules->v[i]->priv = NULL;
 	}
+	/* after every Dwarf that may use it as its alternate */
+	dso_noalt_fini(d);
 	kf_dinfod_fini(&d->dinfod);
 }
 

@@ -116,6 +116,11 @@ struct kf_dsos {
 	bool dinfod_cap_warned;       /* KF_DINFOD_MAX_ASKS was reported */
 	kf_dso_warn_fn warn;
 	void *warn_payload;
+	/* the empty dwz file set as the alternate of debug info whose dwz
+	 * file was not found, so that libdw does not look for one itself on
+	 * this machine (dwarf.c): its Dwarf, Elf and bytes, made at the
+	 * first such file, shared, freed last */
+	void *noalt_dw, *noalt_elf, *noalt_image;
 	/* for files without a recorded build-id: the capture's clock (-1:
 	 * perf's default) and the latest sample time the session has seen
 	 * (set by the session), and whether this is the recording host,

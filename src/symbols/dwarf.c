@@ -15,6 +15,8 @@
 /* dwz moves DWARF that several files share into a supplementary file,
  * named with its build-id by .gnu_debugaltlink (where it is looked for is
  * locate.c's dso_dwz_place); only a file with that build-id is used. */
+static bool noalt(struct kf_dsos *d);
+
 static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 {
 	const char *symfs = d->o.symfs, *name;
@@ -50,11 +52,94 @@ static void attach_alt(struct kf_dsos *d, struct dso_state *st)
 		dso_warnf(d, "%s: its debug info refers to a dwz file, %s (build-id %s), "
 		      "not found: some inline frames and names will be missing",
 		      st->dw_file ? st->dw_file : "?", name, hex);
+		/* without an alternate, libdw looks for the dwz file itself
+		 * at the first reference into it, on this machine (its
+		 * /usr/lib/debug, the path the file names): an empty one
+		 * keeps the answer the capture's files give */
+		if (noalt(d))
+			dwarf_setalt(st->dw, d->noalt_dw);
 		return;
 	}
 	st->dw_alt = dwarf_begin_elf(st->alt.elf, DWARF_C_READ, NULL);
 	if (st->dw_alt)
 		dwarf_setalt(st->dw, st->dw_alt);
+}
+
+/* An ELF image of one empty DWARF unit, made in memory: the alternate of
+ * debug info whose dwz file is missing.  libdw follows a reference into
+ * it to nothing, as it would with no alternate, but does not go looking
+ * for the file.  Shared by every module of the session.  False when it
+ * cannot be made (out of memory): libdw may then search. */
+static bool noalt(struct kf_dsos *d)
+{
+	/* .debug_info: a DWARF 4 unit of one childless DW_TAG_compile_unit
+	 * without attributes; .debug_abbrev: that abbreviation */
+	static const uint8_t info[] = { 8, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8, 1 };
+	static const uint8_t abbrev[] = { 1, 0x11, 0, 0, 0, 0 };
+	static const char strs[] = "\0.debug_info\0.debug_abbrev\0.shstrtab";
+	const size_t o_info = sizeof(Elf64_Ehdr), o_abbrev = o_info + sizeof(info),
+		     o_strs = o_abbrev + sizeof(abbrev),
+		     o_sh = (o_strs + sizeof(strs) + 7) & ~(size_t)7,
+		     len = o_sh + 4 * sizeof(Elf64_Shdr);
+	const uint16_t one = 1;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[4];
+	uint8_t *img;
+	Elf *elf;
+	Dwarf *dw;
+
+	if (d->noalt_dw)
+		return true;
+	img = calloc(1, len);
+	if (!img)
+		return false;
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	/* the host's byte order: the structs are written as they are */
+	eh.e_ident[EI_DATA] = *(const uint8_t *)&one ? ELFDATA2LSB : ELFDATA2MSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_REL;
+	eh.e_version = EV_CURRENT;
+	eh.e_shoff = o_sh;
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = 4;
+	eh.e_shstrndx = 3;
+	memset(sh, 0, sizeof(sh));
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_offset = o_info,
+			      .sh_size = sizeof(info), .sh_addralign = 1 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 13, .sh_type = SHT_PROGBITS, .sh_offset = o_abbrev,
+			      .sh_size = sizeof(abbrev), .sh_addralign = 1 };
+	sh[3] = (Elf64_Shdr){ .sh_name = 27, .sh_type = SHT_STRTAB, .sh_offset = o_strs,
+			      .sh_size = sizeof(strs), .sh_addralign = 1 };
+	memcpy(img, &eh, sizeof(eh));
+	memcpy(img + o_info, info, sizeof(info));
+	memcpy(img + o_abbrev, abbrev, sizeof(abbrev));
+	memcpy(img + o_strs, strs, sizeof(strs));
+	memcpy(img + o_sh, sh, sizeof(sh));
+	elf = elf_memory((char *)img, len);
+	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	if (!dw) {
+		if (elf)
+			elf_end(elf);
+		free(img);
+		return false;
+	}
+	d->noalt_image = img;
+	d->noalt_elf = elf;
+	d->noalt_dw = dw;
+	return true;
+}
+
+void dso_noalt_fini(struct kf_dsos *d)
+{
+	if (d->noalt_dw)
+		dwarf_end(d->noalt_dw);
+	if (d->noalt_elf)
+		elf_end(d->noalt_elf);
+	free(d->noalt_image);
+	d->noalt_dw = d->noalt_elf = d->noalt_image = NULL;
 }
 
 /* file offsets (how frames are kept) to link-time addresses: the
