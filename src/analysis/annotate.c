@@ -917,7 +917,7 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 	struct cand *cands = NULL;
 	struct matcher m;
 	size_t nh = 0, nc = 0, i, skcap = 0, fcap = 0;
-	int r;
+	int r = 0;
 
 	memset(an, 0, sizeof(*an));
 	kf_arena_init(&an->arena);

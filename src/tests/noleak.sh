@@ -18,6 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 kf_hermetic "$tmp" || exit 1
 fail=0
 home=${HOME:-/root}
+# LeakSanitizer cannot run under ptrace (the sanitizer build in CI)
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
 leaks() {   # leaks STRACE-LOG: the opens of this machine's debug places
 	grep -oE '(open|openat|openat2)\((AT_FDCWD, )?"[^"]*"' "$1" | sed 's/.*"\(.*\)"/\1/' |
@@ -30,7 +32,12 @@ for dir in "$src"/testdata/cases/*/ "$src"/testdata/annotate/*/; do
 	[ -f "$dir/perf.data" ] || continue
 	kf_case "$dir"
 	strace -f -qq -e trace=open,openat,openat2 -o "$tmp/st" \
-		"$kfold" --no-host -q "${KF_CASE[@]}" "$dir/perf.data" > /dev/null 2>&1
+		"$kfold" --no-host -q "${KF_CASE[@]}" "$dir/perf.data" > /dev/null 2> "$tmp/err"
+	rc=$?
+	if [ $rc -gt 1 ]; then
+		echo "FAIL $(basename "$dir"): exit $rc: $(head -3 "$tmp/err")"
+		fail=1
+	fi
 	l=$(leaks "$tmp/st")
 	if [ -n "$l" ]; then
 		echo "FAIL $(basename "$dir"): opened $(echo "$l" | head -3 | tr '\n' ' ')"
@@ -47,8 +54,12 @@ rm -rf "$tmp/symfs/usr/lib/debug/.dwz"
 strace -f -qq -e trace=open,openat,openat2 -o "$tmp/st" \
 	"$kfold" --no-host --symfs "$tmp/symfs" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" \
 	"$src/testdata/cases/inline-dwz/perf.data" > "$tmp/out" 2> "$tmp/err"
+rc=$?
 l=$(leaks "$tmp/st")
-if [ -n "$l" ]; then
+if [ $rc -ne 0 ]; then
+	echo "FAIL inline-dwz without its dwz file: exit $rc: $(grep -v '^kfold: ' "$tmp/err" | head -3)"
+	fail=1
+elif [ -n "$l" ]; then
 	echo "FAIL inline-dwz without its dwz file: opened $(echo "$l" | tr '\n' ' ')"
 	fail=1
 elif ! grep -q "dwz file.*not found" "$tmp/err" || ! [ -s "$tmp/out" ]; then
