@@ -317,6 +317,15 @@ static int loop_cmp(const void *pa, const void *pb)
 	return a->end < b->end ? -1 : a->end > b->end;
 }
 
+static int loop_range_cmp(const void *pa, const void *pb)
+{
+	const struct kf_annot_loop *a = pa, *b = pb;
+
+	if (a->head != b->head)
+		return a->head < b->head ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
 static int u64_cmp(const void *pa, const void *pb)
 {
 	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
@@ -331,14 +340,27 @@ static int insn_cmp(const void *pa, const void *pb)
 	return a->in.addr < b->in.addr ? -1 : a->in.addr > b->in.addr;
 }
 
+/* A DWARF function's name: its demangled linkage name, else its name with
+ * the scopes of its DIEs, else its bare name ("" when it has none), as the
+ * namer gives inline frames.  NULL when out of memory. */
+static const char *link_name(struct kf_annot *an, const struct kf_inl *l)
+{
+	char *dem = l->linkage ? kf_demangle(l->linkage) : NULL;
+	const char *r;
+
+	if (!dem)
+		return l->qualified ? l->qualified : l->name ? l->name : "";
+	r = arena_str(an, dem);
+	free(dem);
+	return r;
+}
+
 /* The DWARF name of the function that owns the code at vaddr, or NULL. */
 static const char *dwarf_name(struct kf_annot *an, struct kf_dsos *d, uint32_t module,
 			      bool kernel, uint64_t vaddr)
 {
 	struct kf_dwidx *ix;
 	struct kf_inl ch[MAX_CHAIN];
-	const char *r;
-	char *dem;
 
 	if (kf_dsos_load(d, module, KF_DSO_LOAD_DWARF | KF_DSO_LOAD_CODE))
 		return NULL;
@@ -346,10 +368,7 @@ static const char *dwarf_name(struct kf_annot *an, struct kf_dsos *d, uint32_t m
 	if (!ix || (kernel && !kf_dso_vaddr(d, module, vaddr, &vaddr)) ||
 	    kf_inline_chain(ix, vaddr, ch, MAX_CHAIN) <= 0)
 		return NULL;
-	dem = ch[0].linkage ? kf_demangle(ch[0].linkage) : NULL;
-	r = dem ? arena_str(an, dem) : ch[0].qualified ? ch[0].qualified : ch[0].name;
-	free(dem);
-	return r;
+	return link_name(an, &ch[0]);
 }
 
 /* The inline chain at each instruction, as arena links. */
@@ -357,6 +376,11 @@ static int chains(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func *
 {
 	struct kf_dwidx *ix = kf_dso_debuginfo(d, f->module);
 	struct kf_inl ch[MAX_CHAIN];
+	/* the previous instruction's chain: the same DIE at the same depth
+	 * has the same name, named once */
+	uint64_t prev_die[MAX_CHAIN];
+	const struct kf_annot_link *prev = NULL;
+	int n_prev = 0;
 	size_t i;
 
 	if (!ix)
@@ -377,17 +401,16 @@ static int chains(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func *
 		if (!links)
 			return KF_ENOMEM;
 		for (k = 0; k < n; k++) {
-			char *dem = ch[k].linkage ? kf_demangle(ch[k].linkage) : NULL;
-			const char *nm = dem ? dem : ch[k].qualified ? ch[k].qualified :
-					 ch[k].name ? ch[k].name : "";
-
-			links[k].function = dem ? arena_str(an, dem) : nm;
-			free(dem);
+			links[k].function = k < n_prev && prev_die[k] == ch[k].die ?
+					    prev[k].function : link_name(an, &ch[k]);
 			if (!links[k].function)
 				return KF_ENOMEM;
 			links[k].file = ch[k].file;
 			links[k].line = ch[k].line > 0 ? (unsigned)ch[k].line : 0;
+			prev_die[k] = ch[k].die;
 		}
+		prev = links;
+		n_prev = n;
 		in->chain = links;
 		in->n_chain = (unsigned)n;
 	}
@@ -465,8 +488,6 @@ static int loops(struct kf_annot_func *f)
 	for (i = 0; i < f->n_insns; i++) {
 		const struct kf_annot_insn *in = &f->insns[i];
 		long h;
-		size_t j;
-		bool dup = false;
 
 		KF_WORK(1);
 		if (!in->in.has_target || (in->in.kind != KF_INSN_JUMP && in->in.kind != KF_INSN_COND) ||
@@ -474,10 +495,6 @@ static int loops(struct kf_annot_func *f)
 			continue;
 		h = insn_at(f, in->in.target);
 		if (h < 0)
-			continue;
-		for (j = 0; j < n && !dup; j++)
-			dup = v[j].head == in->in.target && v[j].end == in->in.addr + in->in.size;
-		if (dup)
 			continue;
 		if (!KF_GROW(v, cap, n + 1)) {
 			free(pre_s);
@@ -490,8 +507,18 @@ static int loops(struct kf_annot_func *f)
 	}
 	free(pre_s);
 	free(pre_p);
-	if (n)
+	/* one loop per (head, end): the branches to one head from one
+	 * place are one loop (each range is counted once whatever jumps) */
+	if (n) {
+		size_t w = 1;
+
+		qsort(v, n, sizeof(*v), loop_range_cmp);
+		for (i = 1; i < n; i++)
+			if (v[i].head != v[w - 1].head || v[i].end != v[w - 1].end)
+				v[w++] = v[i];
+		n = w;
 		qsort(v, n, sizeof(*v), loop_cmp);
+	}
 	f->loops = v;
 	f->n_loops = n;
 	return 0;
@@ -564,8 +591,16 @@ static int targets(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func 
 			in->in.kind = KF_INSN_TAILCALL;
 		}
 	}
-	if (n)
+	/* the distinct targets in address order: L<k> is the k-th */
+	if (n) {
+		size_t w = 1;
+
 		qsort(t, n, sizeof(*t), u64_cmp);
+		for (i = 1; i < n; i++)
+			if (t[i] != t[w - 1])
+				t[w++] = t[i];
+		n = w;
+	}
 	for (i = 0; i < f->n_insns; i++) {
 		struct kf_annot_insn *in = &f->insns[i];
 		uint64_t off;
@@ -576,27 +611,13 @@ static int targets(struct kf_annot *an, struct kf_dsos *d, struct kf_annot_func 
 		if (in->in.target == f->start && in->in.kind == KF_INSN_CALL) {
 			in->target_name = f->symbol;   /* recursion */
 		} else if (in->in.target >= f->start && in->in.target < f->end) {
-			/* the label's number: the target's rank among them */
-			size_t lo = 0, hi = n, rank = 0, k = 1;
+			const uint64_t *at = bsearch(&in->in.target, t, n, sizeof(*t), u64_cmp);
+			size_t k = (size_t)(at - t) + 1;
+			long h = insn_at(f, in->in.target);
 
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-
-				if (t[mid] < in->in.target)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			for (rank = 0; rank < lo; rank++)
-				if (rank == 0 || t[rank] != t[rank - 1])
-					k++;
 			in->target_name = arena_printf(an, "L%zu", k);
-			{
-				long h = insn_at(f, in->in.target);
-
-				if (h >= 0)
-					f->insns[h].label = (unsigned)k;
-			}
+			if (h >= 0)
+				f->insns[h].label = (unsigned)k;
 		} else if (tab && kf_dso_frame_addr(d, f->module, in->in.target, &off)) {
 			const struct kf_sym *s = kf_symtab_find(tab, off);
 
@@ -803,26 +824,35 @@ static int site_cmp(const void *pa, const void *pb, void *ctx)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-/* Charges each return address inside f to the call before it. */
-static void call_sites(struct kf_dsos *d, const struct sites *ss, struct kf_annot_func *f)
+/* The first entry of ss at or after (module, addr). */
+static size_t first_at(const struct sites *ss, uint32_t module, uint64_t addr)
 {
-	uint64_t lo, hi;
 	size_t a = 0, b = ss->n;
 
-	if (f->no_code || !kf_dso_frame_addr(d, f->module, f->start, &lo) ||
-	    !kf_dso_frame_addr(d, f->module, f->end - 1, &hi))
-		return;
-	/* the first return address past lo: its call is at ra - 1 >= lo */
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
 		const struct kf_ipcount *c = &ss->t->v[ss->by[mid]];
 
-		if (c->module < f->module || (c->module == f->module && c->addr <= lo))
+		KF_WORK(1);
+		if (c->module < module || (c->module == module && c->addr < addr))
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	for (; a < ss->n; a++) {
+	return a;
+}
+
+/* Charges each return address inside f to the call before it. */
+static void call_sites(struct kf_dsos *d, const struct sites *ss, struct kf_annot_func *f)
+{
+	uint64_t lo, hi;
+	size_t a;
+
+	if (f->no_code || !kf_dso_frame_addr(d, f->module, f->start, &lo) ||
+	    !kf_dso_frame_addr(d, f->module, f->end - 1, &hi))
+		return;
+	/* from the first return address past lo: its call is at ra - 1 >= lo */
+	for (a = first_at(ss, f->module, lo + 1); a < ss->n; a++) {
 		const struct kf_ipcount *c = &ss->t->v[ss->by[a]];
 		uint64_t va;
 		long k;
@@ -845,31 +875,20 @@ static int event_counts(struct kf_dsos *d, const struct sites *ev, size_t n_even
 	uint64_t lo, hi;
 	size_t e, i;
 
-	f->ev = calloc(2 * n_events, sizeof(*f->ev));
-	for (i = 0; f->ev && i < f->n_insns; i++) {
-		f->insns[i].ev = calloc(2 * n_events, sizeof(*f->insns[i].ev));
-		if (!f->insns[i].ev)
-			return KF_ENOMEM;
-	}
+	/* one block: the function's counts, then each instruction's */
+	f->ev = calloc((f->n_insns + 1) * 2 * n_events, sizeof(*f->ev));
 	if (!f->ev)
 		return KF_ENOMEM;
+	for (i = 0; i < f->n_insns; i++)
+		f->insns[i].ev = f->ev + (i + 1) * 2 * n_events;
 	if (!kf_dso_frame_addr(d, f->module, f->start, &lo) ||
 	    !kf_dso_frame_addr(d, f->module, f->end - 1, &hi))
 		return 0;
 	for (e = 0; e < n_events; e++) {
 		const struct sites *ss = &ev[e];
-		size_t a = 0, b = ss->n;
+		size_t a;
 
-		while (a < b) {
-			size_t mid = a + (b - a) / 2;
-			const struct kf_ipcount *c = &ss->t->v[ss->by[mid]];
-
-			if (c->module < f->module || (c->module == f->module && c->addr < lo))
-				a = mid + 1;
-			else
-				b = mid;
-		}
-		for (; a < ss->n; a++) {
+		for (a = first_at(ss, f->module, lo); a < ss->n; a++) {
 			const struct kf_ipcount *c = &ss->t->v[ss->by[a]];
 			uint64_t va;
 			long k;
@@ -1089,10 +1108,6 @@ void kf_annot_fini(struct kf_annot *an)
 	size_t i;
 
 	for (i = 0; i < an->n_funcs; i++) {
-		size_t k;
-
-		for (k = 0; an->funcs[i].insns && k < an->funcs[i].n_insns; k++)
-			free(an->funcs[i].insns[k].ev);
 		free(an->funcs[i].ev);
 		free(an->funcs[i].insns);
 		free(an->funcs[i].lines);

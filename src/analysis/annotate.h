@@ -112,7 +112,9 @@ struct kf_annot_func {
 	struct kf_annot_loop *loops;
 	size_t n_loops;
 	uint64_t *ev;                 /* several events: each event's samples
-					 and period in the function, as insns' */
+					 and period in the function, as insns',
+					 then the block the insns' ev point
+					 into */
 };
 
 /* Samples that fall in no function. */
