@@ -64,14 +64,8 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 	r = kf_annot_build(&an, &s->dsos, &s->modules, &s->ips,
 			   s->o.call_sites && !s->o.ips_only ? &s->sites : NULL,
 			   evs, n_ev, &o, err, sizeof(err));
-	if (r) {
-		kf_annot_fini(&an);
-		free(evs);
-		free(names);
-		if (r == KF_EINVAL)
-			return kf_fail(&s->err, r, "%s", err);
-		return kf_fail(&s->err, r, "out of memory");
-	}
+	if (r)
+		goto done;
 	memset(&p, 0, sizeof(p));
 	p.event = s->filter;
 	p.event_names = names;
@@ -89,13 +83,14 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 	p.fs = &s->fs;
 	r = ao->json ? kf_annot_write_json(out, &an, &s->dsos, &s->modules, &p) :
 		       kf_annot_write_text(out, &an, &s->dsos, &s->modules, &p);
+	if (r == KF_EIO)
+		snprintf(err, sizeof(err), "writing the annotation failed");
+done:
 	kf_annot_fini(&an);
 	free(evs);
 	free(names);
-	if (r == KF_EIO)
-		return kf_fail(&s->err, r, "writing the annotation failed");
 	if (r)
-		return kf_fail(&s->err, r, "out of memory");
+		return kf_fail(&s->err, r, "%s", r == KF_ENOMEM ? "out of memory" : err);
 	kf_session_note_unverified(s);
 	return 0;
 }

@@ -263,27 +263,36 @@ static void ctx_root(const struct kf_thread *th, const struct kf_attr *a,
 		root->ctx |= KF_ROOT_CTX_KTHREAD;
 }
 
-/* kfold annotate: the sample's ip and its period, as perf annotate
- * counts them. */
-static int count_ip(struct kf_session *s, struct kf_thread *th, const struct kf_sample *smp)
+/* kfold annotate: the sample's ip and its period into table t, as perf
+ * annotate counts them. */
+static int count_ip_in(struct kf_session *s, struct kf_ipcounts *t, struct kf_thread *th,
+		       const struct kf_sample *smp)
 {
 	struct kf_frame ipf;
 
 	kf_callchain_resolve_ip(&s->cc, th, smp, &ipf);
-	if (kf_ipcounts_add(&s->ips, ipf.module, ipf.addr, (ipf.flags & KF_FRAME_KERNEL) != 0,
+	if (kf_ipcounts_add(t, ipf.module, ipf.addr, (ipf.flags & KF_FRAME_KERNEL) != 0,
 			    smp->period, (smp->misc & KF_MISC_EXACT_IP) != 0))
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	if (s->o.ips_only)
-		s->stats.samples_folded++;
 	return 0;
 }
 
-/* The same for a sample of an event other than the annotated one, into
- * its own table (annotate's per-event columns). */
+/* A sample of the annotated event. */
+static int count_ip(struct kf_session *s, struct kf_thread *th, const struct kf_sample *smp)
+{
+	int r = count_ip_in(s, &s->ips, th, smp);
+
+	if (!r && s->o.ips_only)
+		s->stats.samples_folded++;
+	return r;
+}
+
+/* A sample of another event, into its own table (annotate's per-event
+ * columns); evidx is an attr's index, so the tables are at most the
+ * capture's attrs. */
 static int count_event_ip(struct kf_session *s, size_t evidx, const struct kf_sample *smp)
 {
 	struct kf_thread *th;
-	struct kf_frame ipf;
 
 	if (evidx >= s->n_ips_ev) {
 		struct kf_ipcounts *v = kf_reallocarray(s->ips_ev, evidx + 1, sizeof(*v));
@@ -299,12 +308,7 @@ static int count_event_ip(struct kf_session *s, size_t evidx, const struct kf_sa
 			      smp->has_tid ? (int32_t)smp->tid : -1);
 	if (!th)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	kf_callchain_resolve_ip(&s->cc, th, smp, &ipf);
-	if (kf_ipcounts_add(&s->ips_ev[evidx], ipf.module, ipf.addr,
-			    (ipf.flags & KF_FRAME_KERNEL) != 0, smp->period,
-			    (smp->misc & KF_MISC_EXACT_IP) != 0))
-		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	return 0;
+	return count_ip_in(s, &s->ips_ev[evidx], th, smp);
 }
 
 /* Folds one delivered sample: `a` is the attr that laid the record out,

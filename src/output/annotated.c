@@ -17,11 +17,8 @@
 void kf_annot_build_id(struct kf_dsos *d, uint32_t module, char hex[41])
 {
 	uint8_t bid[20];
-	size_t i, n = kf_dso_recorded_build_id(d, module, bid);
 
-	hex[0] = '\0';
-	for (i = 0; i < n && i < 20; i++)
-		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	kf_bid_hex(bid, kf_dso_recorded_build_id(d, module, bid), hex);
 }
 
 static double pct(uint64_t part, uint64_t whole)

@@ -73,17 +73,28 @@ static json_t *jbucket(const struct kf_bucket *b)
 	return json_pack("{s:o,s:o}", "samples", jint(b->samples), "period", jint(b->period));
 }
 
-/* json_object_set_new that remembers a failure */
-static void put(struct kf_report *rp, json_t *obj, const char *key, json_t *v)
+/* json_object_set_new and json_array_append_new that remember a failure
+ * in *err (both writers build objects this way) */
+static void put_err(int *err, json_t *obj, const char *key, json_t *v)
 {
 	if (!obj || !v || json_object_set_new(obj, key, v))
-		rp->err = KF_ENOMEM;
+		*err = KF_ENOMEM;
+}
+
+static void append_err(int *err, json_t *arr, json_t *v)
+{
+	if (!arr || !v || json_array_append_new(arr, v))
+		*err = KF_ENOMEM;
+}
+
+static void put(struct kf_report *rp, json_t *obj, const char *key, json_t *v)
+{
+	put_err(&rp->err, obj, key, v);
 }
 
 static void append(struct kf_report *rp, json_t *arr, json_t *v)
 {
-	if (!arr || !v || json_array_append_new(arr, v))
-		rp->err = KF_ENOMEM;
+	append_err(&rp->err, arr, v);
 }
 
 static json_t *capture_json(struct kf_report *rp)
@@ -698,14 +709,12 @@ static json_t *astr(struct ajson *a, const char *p)
 
 static void aput(struct ajson *a, json_t *obj, const char *key, json_t *v)
 {
-	if (!obj || !v || json_object_set_new(obj, key, v))
-		a->err = KF_ENOMEM;
+	put_err(&a->err, obj, key, v);
 }
 
 static void aappend(struct ajson *a, json_t *arr, json_t *v)
 {
-	if (!arr || !v || json_array_append_new(arr, v))
-		a->err = KF_ENOMEM;
+	append_err(&a->err, arr, v);
 }
 
 static json_t *ahex(uint64_t v)

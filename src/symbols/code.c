@@ -182,18 +182,8 @@ bool kf_dso_fde_range(struct kf_dsos *d, uint32_t module, uint64_t off,
 	uint64_t vaddr;
 	Dwarf_Frame *fr = NULL;
 	Dwarf_Addr start, end;
-	size_t i;
-	bool found = false;
 
-	if (!c || !c->eh)
-		return false;
-	for (i = 0; i < c->n_load && !found; i++) {
-		if (off >= c->load[i].offset && off - c->load[i].offset < c->load[i].filesz) {
-			vaddr = off - c->load[i].offset + c->load[i].vaddr;
-			found = true;
-		}
-	}
-	if (!found)
+	if (!c || !c->eh || !kf_dso_elf_addr(d, module, off, &vaddr))
 		return false;
 	if (dwarf_cfi_addrframe(c->eh, vaddr, &fr) != 0 || !fr)
 		return false;
@@ -205,11 +195,4 @@ bool kf_dso_fde_range(struct kf_dsos *d, uint32_t module, uint64_t off,
 	*lo = start;
 	*hi = end;
 	return end > start;
-}
-
-size_t kf_dso_recorded_build_id(struct kf_dsos *d, uint32_t module, uint8_t out[20])
-{
-	if (!module)
-		return 0;
-	return dso_recorded_bid(d, kf_modules_at(d->modules, module), out);
 }

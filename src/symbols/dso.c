@@ -333,6 +333,13 @@ const char *kf_dso_status_text(struct kf_dsos *d, uint32_t module)
 	return st->status_text ? st->status_text : kf_dso_status_str(s);
 }
 
+size_t kf_dso_recorded_build_id(struct kf_dsos *d, uint32_t module, uint8_t out[20])
+{
+	if (!module)
+		return 0;
+	return dso_recorded_bid(d, kf_modules_at(d->modules, module), out);
+}
+
 const char *kf_dso_file(struct kf_dsos *d, uint32_t module)
 {
 	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);

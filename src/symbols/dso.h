@@ -336,8 +336,8 @@ const char *kf_dso_code_file(struct kf_dsos *d, uint32_t module);
 uint16_t kf_dso_code_machine(struct kf_dsos *d, uint32_t module);
 
 /* The range of the .eh_frame FDE that covers a module's file offset, as
- * ELF virtual addresses, for code without a symbol (KF_DSO_LOAD_CFI).
- * False when no FDE covers it. */
+ * ELF virtual addresses, for code without a symbol (KF_DSO_LOAD_CFI and
+ * KF_DSO_LOAD_CODE).  False when no FDE covers it. */
 bool kf_dso_fde_range(struct kf_dsos *d, uint32_t module, uint64_t off,
 		      uint64_t *lo, uint64_t *hi);
 
