@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(
 	meson ninja-build pkg-config gcc g++ libc6-dev clang libclang-rt-14-dev
-	libelf-dev libdw-dev libzstd-dev liblzma-dev libiberty-dev
+	libelf-dev libdw-dev libzstd-dev liblzma-dev libiberty-dev zlib1g-dev libbz2-dev
 	zstd xz-utils python3 linux-perf binutils llvm-14
 	libdebuginfod-dev debuginfod strace valgrind libjansson-dev python3-jsonschema
 	libcapstone-dev
