@@ -567,6 +567,78 @@ KF_API void kf_annotate_options_init(kf_annotate_options *ao);
 KF_API int kf_session_write_annotate(kf_session *s, FILE *out,
 				     const kf_annotate_options *ao);
 
+/* ---- Bundles: kfold archive ------------------------------------------------
+ *
+ * A bundle is one file (a tar, zstd- or gzip-compressed) holding a
+ * capture and every file its analysis read on the machine that wrote it,
+ * with a manifest (docs/kfold-bundle.schema.json) that also records what
+ * that machine answered (host name, clocks, the identity of the files at
+ * the recorded paths).  kf_session_open_path and kf_session_open_fd accept
+ * a bundle where they accept a capture, recognised by content; reading
+ * one never reads the machine it runs on, so every output equals the
+ * writing machine's.  The lookup options (symfs, kallsyms, buildid_dir,
+ * perf_map_dir, debug_dirs, vmlinux) are then the bundle's: a session
+ * given any of them refuses a bundle (KF_EINVAL), as does one with
+ * no_files. */
+typedef struct kf_archive_options {
+	bool gzip;               /* .tar.gz instead of .tar.zst */
+	int level;               /* compression level; 0 = zstd 19, gzip 9 */
+	bool no_compat_perf;     /* skip the --compat=perf pass: the bundle
+				    then answers only kfold's own mode */
+} kf_archive_options;
+
+KF_API void kf_archive_options_init(kf_archive_options *ao);
+
+/* A module the bundle lacks a file for, and what would supply it. */
+typedef struct kf_archive_missing {
+	const char *module;      /* as recorded */
+	const char *what;        /* "symbols", "debug info" */
+	const char *why;         /* the module's status, or why no DWARF */
+	const char *supply;      /* what would give it, or NULL */
+} kf_archive_missing;
+
+typedef struct kf_archive kf_archive;
+
+/* Opens the capture (a file, or "-" for standard input, copied first)
+ * and runs the analysis on it with opts (its host is this machine's, or
+ * NULL: no host), once per event and per mode (kfold's, and perf's
+ * unless ao->no_compat_perf), recording every file read and every
+ * answer of the host.  *out is set even on failure, for
+ * kf_archive_errmsg.  0, KF_EIO, KF_EFORMAT, KF_EUNSUPP, KF_ENOMEM,
+ * KF_EINVAL. */
+KF_API int kf_archive_new(kf_archive **out, const kf_options *opts,
+			  const kf_archive_options *ao, const char *input);
+
+/* What the bundle will hold: members, and their bytes before
+ * compression (the capture's included). */
+KF_API size_t kf_archive_n_files(const kf_archive *a);
+KF_API uint64_t kf_archive_size(const kf_archive *a);
+/* File i (i < kf_archive_n_files; 0 is the capture): where it was read
+ * (the first path it was read under) and its size.  Strings borrowed
+ * until kf_archive_free.  0 or KF_EINVAL. */
+typedef struct kf_archive_file {
+	const char *path;
+	const char *member;      /* its name in the bundle */
+	uint64_t size;
+} kf_archive_file;
+KF_API int kf_archive_file_at(const kf_archive *a, size_t i, kf_archive_file *out);
+/* Whether part of the capture could not be read (kf_stats.input_damaged
+ * of the analysis). */
+KF_API bool kf_archive_input_damaged(const kf_archive *a);
+
+/* What is missing: modules without symbols, or without the debug info
+ * that was looked for. */
+KF_API size_t kf_archive_n_missing(const kf_archive *a);
+KF_API int kf_archive_missing_at(const kf_archive *a, size_t i,
+				 kf_archive_missing *out);
+
+/* Writes the bundle to fd (from its current position; not closed).
+ * The same capture and files give the same bytes.  0, KF_EIO, KF_ENOMEM. */
+KF_API int kf_archive_write(kf_archive *a, int fd);
+
+KF_API const char *kf_archive_errmsg(const kf_archive *a);
+KF_API void kf_archive_free(kf_archive *a);
+
 /* The message of the last failure ("" if none).  Borrowed. */
 KF_API const char *kf_session_errmsg(const kf_session *s);
 

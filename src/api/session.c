@@ -22,6 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "callchain.h"
 #include "context.h"
@@ -45,6 +48,7 @@
 #include "util.h"
 
 #include "session.h"
+#include "bundle.h"
 
 const char *kf_version(void)
 {
@@ -86,6 +90,65 @@ void kf_options_init(kf_options *o)
 	o->context = KF_CONTEXT_NONE;
 }
 
+static void free_paths(struct kf_session *s)
+{
+	free(s->symfs);
+	free(s->kallsyms);
+	free(s->vmlinux);
+	free(s->buildid_dir);
+	free(s->perf_map_dir);
+	if (s->debug_dirs) {
+		for (size_t k = 0; k < s->n_debug_dirs; k++)
+			free(s->debug_dirs[k]);
+		free(s->debug_dirs);
+	}
+	s->symfs = s->kallsyms = s->vmlinux = s->buildid_dir = s->perf_map_dir = NULL;
+	s->debug_dirs = NULL;
+	s->n_debug_dirs = 0;
+}
+
+int kf_session_set_paths(struct kf_session *s, const char *symfs,
+			 const char *kallsyms, const char *vmlinux,
+			 const char *perf_map_dir, const char *buildid_dir,
+			 const char *const *debug_dirs, size_t n_debug_dirs)
+{
+	free_paths(s);
+	s->symfs = dup_opt(symfs);
+	s->kallsyms = dup_opt(kallsyms);
+	s->vmlinux = dup_opt(vmlinux);
+	s->perf_map_dir = dup_opt(perf_map_dir);
+	if (n_debug_dirs) {
+		size_t k;
+
+		if (n_debug_dirs > 64)
+			return kf_fail(&s->err, KF_EINVAL, "more than 64 debug directories");
+		s->debug_dirs = kf_calloc(n_debug_dirs, sizeof(*s->debug_dirs));
+		if (!s->debug_dirs)
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		s->n_debug_dirs = n_debug_dirs;
+		for (k = 0; k < n_debug_dirs; k++) {
+			s->debug_dirs[k] = strdup(debug_dirs[k] ? debug_dirs[k] : "");
+			if (!s->debug_dirs[k])
+				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		}
+	}
+	/* the build-id cache: --symfs moves it to SYMFS/.debug in perf 6.1
+	 * even over --buildid-dir (symbol__config_symfs); kfold does the
+	 * same unless --buildid-dir was given, and in --compat=perf always */
+	if (s->symfs && (!buildid_dir || s->pol->symfs_moves_buildid_dir)) {
+		size_t n = strlen(s->symfs) + 8;
+
+		s->buildid_dir = malloc(n);
+		if (s->buildid_dir)
+			snprintf(s->buildid_dir, n, "%s/.debug", s->symfs);
+	} else if (buildid_dir) {
+		s->buildid_dir = dup_opt(buildid_dir);
+	} else {
+		s->buildid_dir = kf_host_buildid_dir(s->o.host);
+	}
+	return 0;
+}
+
 int kf_session_new(kf_session **out, const kf_options *opts)
 {
 	kf_options defaults;
@@ -99,25 +162,15 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	/* the one place the compat mode is looked at: the stages see the
 	 * behaviours it stands for (an unknown mode is refused below) */
 	s->pol = s->o.compat == KF_COMPAT_PERF ? kf_policy_perf() : kf_policy_kfold();
-	s->symfs = dup_opt(s->o.symfs);
-	s->kallsyms = dup_opt(s->o.kallsyms);
-	s->vmlinux = dup_opt(s->o.vmlinux);
-	s->perf_map_dir = dup_opt(s->o.perf_map_dir);
-	s->event = dup_opt(s->o.event);
-	if (s->o.n_debug_dirs) {
-		size_t k;
+	{
+		int r = kf_session_set_paths(s, s->o.symfs, s->o.kallsyms, s->o.vmlinux,
+					     s->o.perf_map_dir, s->o.buildid_dir,
+					     s->o.debug_dirs, s->o.n_debug_dirs);
 
-		if (s->o.n_debug_dirs > 64)
-			return kf_fail(&s->err, KF_EINVAL, "more than 64 debug directories");
-		s->debug_dirs = kf_calloc(s->o.n_debug_dirs, sizeof(*s->debug_dirs));
-		if (!s->debug_dirs)
-			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-		for (k = 0; k < s->o.n_debug_dirs; k++) {
-			s->debug_dirs[k] = strdup(s->o.debug_dirs[k] ? s->o.debug_dirs[k] : "");
-			if (!s->debug_dirs[k])
-				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-		}
+		if (r)
+			return r;
 	}
+	s->event = dup_opt(s->o.event);
 	if (s->o.compat != KF_COMPAT_NONE && s->o.compat != KF_COMPAT_PERF)
 		return kf_fail(&s->err, KF_EINVAL, "unknown compat mode %d", s->o.compat);
 	if (s->o.context != KF_CONTEXT_NONE || s->o.exclude)
@@ -135,20 +188,6 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		if (kf_ctx_rules_init(s->rules))
 			return kf_fail(&s->err, KF_EINVAL, "the context rules are broken");
-	}
-	/* the build-id cache: --symfs moves it to SYMFS/.debug in perf 6.1
-	 * even over --buildid-dir (symbol__config_symfs); kfold does the
-	 * same unless --buildid-dir was given, and in --compat=perf always */
-	if (s->symfs && (!s->o.buildid_dir || s->pol->symfs_moves_buildid_dir)) {
-		size_t n = strlen(s->symfs) + 8;
-
-		s->buildid_dir = malloc(n);
-		if (s->buildid_dir)
-			snprintf(s->buildid_dir, n, "%s/.debug", s->symfs);
-	} else if (s->o.buildid_dir) {
-		s->buildid_dir = dup_opt(s->o.buildid_dir);
-	} else {
-		s->buildid_dir = kf_host_buildid_dir(s->o.host);
 	}
 	if (!kf_strtab_init(&s->strings) || kf_roots_init(&s->roots) ||
 	    kf_modules_init(&s->modules) || kf_stacks_init(&s->stacks))
@@ -181,6 +220,7 @@ void kf_session_free(kf_session *s)
 		kf_tasks_fini(&s->tasks);
 	kf_order_free(s->order);
 	kf_pd_free(s->pd);
+	kf_bundle_free(s->bundle);
 	kf_stacks_fini(&s->stacks);
 	kf_ipcounts_fini(&s->ips);
 	kf_ipcounts_fini(&s->sites);
@@ -195,18 +235,7 @@ void kf_session_free(kf_session *s)
 	kf_counters_fini(&s->counters);
 	free(s->filter);
 	free(s->attr_samples);
-	free(s->symfs);
-	free(s->kallsyms);
-	free(s->vmlinux);
-	free(s->buildid_dir);
-	free(s->perf_map_dir);
-	if (s->debug_dirs) {
-		size_t k;
-
-		for (k = 0; k < s->o.n_debug_dirs; k++)
-			free(s->debug_dirs[k]);
-		free(s->debug_dirs);
-	}
+	free_paths(s);
 	free(s->event);
 	free(s);
 }
@@ -685,7 +714,7 @@ static int setup_stages(struct kf_session *s)
 	dopts.perf_map_dir = s->perf_map_dir;
 	dopts.pol = s->pol;
 	dopts.debug_dirs = (const char *const *)s->debug_dirs;
-	dopts.n_debug_dirs = s->o.n_debug_dirs;
+	dopts.n_debug_dirs = s->n_debug_dirs;
 	dopts.host = s->o.host;
 	kf_dsos_init(&s->dsos, &dopts, &s->fs, &s->modules, kf_pd_env(s->pd),
 		     dso_warn, s);
@@ -996,12 +1025,48 @@ static int begin_open(kf_session *s)
 	return 0;
 }
 
+/* Whether fd's first bytes are a bundle's (pread: a pipe is none). */
+static bool fd_is_bundle(int fd)
+{
+	unsigned char head[512];
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+
+	return n > 0 && kf_bundle_sniff(head, (size_t)n);
+}
+
+/* A bundle read into the session (bundle.h), then its capture opened. */
+static int open_bundle(kf_session *s, int fd, const void *buf, size_t len,
+		       const char *name, uint64_t w0)
+{
+	int r = buf ? kf_bundle_open_mem(s, buf, len, name) :
+		kf_bundle_open_fd(s, fd, name);
+
+	if (r)
+		return after_open(s, r, w0);
+	return after_open(s, kf_pd_open_fd(&s->pd, kf_bundle_capture_fd(s->bundle),
+					   name, &s->err), w0);
+}
+
 int kf_session_open_path(kf_session *s, const char *path)
 {
 	uint64_t w0 = kf_work;
 	int r = begin_open(s);
+	struct stat st;
 
-	return r ? r : after_open(s, kf_pd_open_path(&s->pd, path, &s->err), w0);
+	if (r)
+		return r;
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+		if (fd >= 0 && fd_is_bundle(fd)) {
+			r = open_bundle(s, fd, NULL, 0, path, w0);
+			close(fd);
+			return r;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return after_open(s, kf_pd_open_path(&s->pd, path, &s->err), w0);
 }
 
 int kf_session_open_fd(kf_session *s, int fd, const char *name)
@@ -1009,7 +1074,11 @@ int kf_session_open_fd(kf_session *s, int fd, const char *name)
 	uint64_t w0 = kf_work;
 	int r = begin_open(s);
 
-	return r ? r : after_open(s, kf_pd_open_fd(&s->pd, fd, name, &s->err), w0);
+	if (r)
+		return r;
+	if (fd_is_bundle(fd))
+		return open_bundle(s, fd, NULL, 0, name ? name : "bundle", w0);
+	return after_open(s, kf_pd_open_fd(&s->pd, fd, name, &s->err), w0);
 }
 
 int kf_session_open_mem(kf_session *s, const void *buf, size_t len)
@@ -1017,7 +1086,11 @@ int kf_session_open_mem(kf_session *s, const void *buf, size_t len)
 	uint64_t w0 = kf_work;
 	int r = begin_open(s);
 
-	return r ? r : after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err), w0);
+	if (r)
+		return r;
+	if (kf_bundle_sniff(buf, len))
+		return open_bundle(s, -1, buf, len, "bundle", w0);
+	return after_open(s, kf_pd_open_mem(&s->pd, buf, len, &s->err), w0);
 }
 
 

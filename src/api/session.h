@@ -34,7 +34,9 @@ struct kf_session {
 	const struct kf_policy *pol;  /* from o.compat, chosen once in
 					 kf_session_new; every stage gets it */
 	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
-	char **debug_dirs;       /* copies of o.debug_dirs */
+	char **debug_dirs;       /* copies of o.debug_dirs, or a bundle's */
+	size_t n_debug_dirs;
+	struct kf_bundle *bundle;     /* the bundle read (bundle.h), or NULL */
 	struct kf_error err;
 	kf_stats stats;               /* .work: a copy of `work` */
 	struct kf_work_total work;    /* every thread's work (util.h) */
@@ -136,6 +138,15 @@ bool kf_session_unverified_text(const struct kf_session *s, char *buf, size_t le
 /* Lists the modules frames fell into (kf_session_module's order) once:
  * s->hit[0 .. s->n_hit).  0 or KF_ENOMEM. */
 int kf_session_list_hit(struct kf_session *s);
+
+/* Sets the lookup paths (symfs, kallsyms, ... as kf_options names them)
+ * and derives the build-id cache from them, the policy and s->o.host:
+ * kf_session_new with the options, a bundle with the ones it was written
+ * with.  0, KF_EINVAL or KF_ENOMEM. */
+int kf_session_set_paths(struct kf_session *s, const char *symfs,
+			 const char *kallsyms, const char *vmlinux,
+			 const char *perf_map_dir, const char *buildid_dir,
+			 const char *const *debug_dirs, size_t n_debug_dirs);
 
 /* Frees what walk.c keeps. */
 void kf_session_walk_fini(struct kf_session *s);

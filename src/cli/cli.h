@@ -26,6 +26,9 @@ enum {
 	KF_CLI_OK = 0,        /* also for a capture cut short by a killed perf record */
 	KF_CLI_DAMAGED = 1,   /* output written, part of the input unreadable */
 	KF_CLI_USAGE = 2,     /* unusable input or bad usage */
+	KF_CLI_NOT_WRITTEN = 3, /* kfold archive: the bundle was not written
+				   (--require-all with files missing, or
+				   over --max-size) */
 	KF_CLI_DONE = -1,     /* not an exit status: an option did all there
 				 was to do (--help, --version); exit 0 */
 };
@@ -53,6 +56,10 @@ struct kf_cli {
 	const char *ann_symbols[32];
 	const char *ann_prefix[16];
 	int ann_color;                   /* -1 never, 0 auto, 1 always */
+	/* kfold archive (cmd-archive.c) */
+	kf_archive_options arch;
+	uint64_t arch_max_size;          /* 0: no limit */
+	bool arch_require_all;
 	/* kf_cli_run's writer when its write argument is NULL: for a
 	 * command whose output needs more of the options than the session */
 	int (*write_cli)(struct kf_cli *c, kf_session *s, FILE *out);
@@ -140,6 +147,8 @@ int kf_cli_header_run(struct kf_cli *c);
 extern const struct kf_cli_group *const kf_cli_annotate_groups[];
 int kf_cli_annotate_run(struct kf_cli *c);
 int kf_cli_annotate_check(struct kf_cli *c);
+extern const struct kf_cli_group *const kf_cli_archive_groups[];
+int kf_cli_archive_run(struct kf_cli *c);
 extern const struct kf_cli_group *const kf_cli_help_groups[];
 int kf_cli_help_run(struct kf_cli *c);
 

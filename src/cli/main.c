@@ -69,7 +69,17 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "totals per line, per inlined callee and per loop.  The counts are perf\n"
 	  "annotate's.  --format json writes docs/kfold-annotate.schema.json.\n",
 	  kf_cli_annotate_groups, "one input only", kf_cli_annotate_check },
-	/* archive (the next issue) goes here */
+	{ "archive", kf_cli_archive_run,
+	  "one file with the capture and every file its analysis needs",
+	  "usage: kfold archive [OPTIONS] [perf.data | -] [-o BUNDLE]\n"
+	  "\n"
+	  "Writes a bundle (a .tar.zst, or .tar.gz with --gzip; default name\n"
+	  "perf.data.kfold.tar.zst) holding the capture byte for byte, every file its\n"
+	  "analysis reads (symbols, debug info, dwz files, kallsyms, perf maps) and\n"
+	  "what this machine answered, with a manifest (docs/kfold-bundle.schema.json).\n"
+	  "Every command reads the bundle where it reads a capture, with the same\n"
+	  "output on any machine.  A summary goes to stderr.\n",
+	  kf_cli_archive_groups, "one input only", NULL },
 	{ "help", kf_cli_help_run, "the usage of kfold or of one command",
 	  "usage: kfold help [COMMAND]\n"
 	  "\n"
@@ -82,7 +92,7 @@ static const char exit_text[] =
 "\n"
 "Exit status: 0 ok (also for a capture cut short by a killed perf record);\n"
 "1 output written but part of the input was unreadable; 2 unusable input or\n"
-"bad usage.\n";
+"bad usage; 3 kfold archive wrote no bundle (--require-all, --max-size).\n";
 
 const struct kf_cli_cmd *kf_cli_cmd_find(const char *name)
 {

@@ -345,6 +345,10 @@ bool kf_dso_fde_range(struct kf_dsos *d, uint32_t module, uint64_t off,
  * capture's build-id table entry) into out; its length, 0: none. */
 size_t kf_dso_recorded_build_id(struct kf_dsos *d, uint32_t module, uint8_t out[20]);
 
+/* The GNU build-id of the ELF file open at fd (its length, 0 if none or
+ * not ELF).  The descriptor's offset is not used. */
+size_t kf_dso_fd_build_id(int fd, uint8_t out[20]);
+
 /* Text for a status ("build-id mismatch", ...). */
 const char *kf_dso_status_str(enum kf_dso_status s);
 

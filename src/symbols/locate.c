@@ -68,6 +68,21 @@ size_t dso_elf_bid(Elf *elf, uint8_t out[20])
 	return (size_t)n;
 }
 
+size_t kf_dso_fd_build_id(int fd, uint8_t out[20])
+{
+	Elf *elf;
+	size_t n = 0;
+
+	elf_version(EV_CURRENT);     /* before any session's first */
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf) {
+		if (elf_kind(elf) == ELF_K_ELF)
+			n = dso_elf_bid(elf, out);
+		elf_end(elf);
+	}
+	return n;
+}
+
 /* ---- ELF candidates ------------------------------------------------------- */
 
 void dso_cand_close(struct cand *c)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 
 #include <linux/openat2.h>
 
+#include "tape.h"
 #include "util.h"
 
 static int check_regular(int fd)
@@ -82,14 +84,63 @@ static int walk_beneath(int dirfd, const char *path)
 	return cur;
 }
 
+/* A replayed open: a descriptor of its own (its own offset: a dup would
+ * share the tape's) on the recorded content, or the recorded error. */
+static int replay_open(struct kf_fs *fs, enum kf_tape_kind kind,
+		       const char *root, const char *path)
+{
+	const struct kf_tape_open *o = kf_tape_find(fs->tape, kind, root, path);
+	char name[64];
+	int fd;
+
+	if (!o) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (o->err) {
+		if (o->err == EXDEV || o->err == ELOOP || o->err == EINVAL ||
+		    o->err == EPERM)
+			fs->refused++;
+		errno = o->err;
+		return -1;
+	}
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", o->fd);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	fs->opens++;
+	return fd;
+}
+
+static int open_real(struct kf_fs *fs, const char *root, const char *path);
+
 int kf_fs_open(struct kf_fs *fs, const char *root, const char *path)
 {
-	int fd, rootfd;
+	int fd;
 
 	if (fs->no_files) {
 		errno = EACCES;
 		return -1;
 	}
+	if (fs->tape && fs->tape->replay)
+		return replay_open(fs, KF_TAPE_OPEN, root, path);
+	fd = open_real(fs, root, path);
+	if (fs->tape) {
+		int e = errno;
+
+		if (fd >= 0)
+			kf_tape_record_fd(fs->tape, KF_TAPE_OPEN, root, path, fd);
+		else
+			kf_tape_record_err(fs->tape, KF_TAPE_OPEN, root, path, e);
+		errno = e;
+	}
+	return fd;
+}
+
+static int open_real(struct kf_fs *fs, const char *root, const char *path)
+{
+	int fd, rootfd;
+
 	if (!root || !*root) {
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
@@ -194,43 +245,92 @@ static char *read_all(int fd, size_t max, size_t *len_out)
 	return buf;
 }
 
+/* What a recording keeps of a whole-file read: the bytes read, not the
+ * descriptor (/proc files are read once). */
+static char *record_read(struct kf_fs *fs, enum kf_tape_kind kind,
+			 const char *root, const char *path, int fd, size_t max,
+			 size_t *len_out)
+{
+	size_t len = 0;
+	char *buf;
+	int e;
+
+	if (fd < 0) {
+		e = errno;
+		if (fs->tape)
+			kf_tape_record_err(fs->tape, kind, root, path, e);
+		errno = e;
+		return NULL;
+	}
+	buf = read_all(fd, max, &len);
+	e = errno;
+	if (fs->tape && buf)
+		kf_tape_record_buf(fs->tape, kind, root, path, buf, len);
+	else if (fs->tape)
+		kf_tape_record_err(fs->tape, kind, root, path, e);
+	if (buf && len_out)
+		*len_out = len;
+	errno = e;
+	return buf;
+}
+
 char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
 		 size_t max, size_t *len_out)
 {
-	int fd = kf_fs_open(fs, root, path);
-
-	if (fd < 0)
-		return NULL;
-	return read_all(fd, max, len_out);
-}
-
-char *kf_fs_read_owned(struct kf_fs *fs, const char *path, size_t max,
-		       size_t *len_out)
-{
-	struct stat st;
 	int fd;
 
 	if (fs->no_files) {
 		errno = EACCES;
 		return NULL;
 	}
+	if (fs->tape && fs->tape->replay) {
+		fd = replay_open(fs, KF_TAPE_OPEN, root, path);
+		return fd < 0 ? NULL : read_all(fd, max, len_out);
+	}
+	return record_read(fs, KF_TAPE_OPEN, root, path, open_real(fs, root, path),
+			   max, len_out);
+}
+
+static int open_owned(struct kf_fs *fs, const char *path)
+{
+	struct stat st;
+	int fd;
+
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
 	if (fd < 0) {
 		if (errno == ELOOP)
 			fs->refused++;
-		return NULL;
+		return -1;
 	}
 	if (fstat(fd, &st) != 0) {
 		close(fd);
-		return NULL;
+		return -1;
 	}
 	if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid())) {
 		close(fd);
 		fs->refused++;
 		errno = S_ISREG(st.st_mode) ? EPERM : EINVAL;
-		return NULL;
+		return -1;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	fs->opens++;
-	return read_all(fd, max, len_out);
+	return fd;
 }
+
+char *kf_fs_read_owned(struct kf_fs *fs, const char *path, size_t max,
+		       size_t *len_out)
+{
+	int fd;
+
+	if (fs->no_files) {
+		errno = EACCES;
+		return NULL;
+	}
+	if (fs->tape && fs->tape->replay) {
+		fd = replay_open(fs, KF_TAPE_OWNED, NULL, path);
+		return fd < 0 ? NULL : read_all(fd, max, len_out);
+	}
+	fd = open_owned(fs, path);
+	return record_read(fs, KF_TAPE_OWNED, NULL, path, fd, max, len_out);
+}
+

@@ -9,7 +9,7 @@
  * a component-by-component walk where openat2 is missing); and with
  * `no_files` nothing is opened at all.
  *
- * May use: util.
+ * May use: util, tape.
  */
 #ifndef KF_FS_H
 #define KF_FS_H
@@ -18,8 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct kf_tape;
+
 struct kf_fs {
 	bool no_files;         /* open nothing (fuzzing, --no-files) */
+	struct kf_tape *tape;  /* recording every open, or answering every
+				  open from a recording (tape.h); NULL: none */
 	uint64_t opens;        /* files opened */
 	uint64_t refused;      /* paths refused by the rules */
 };

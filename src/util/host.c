@@ -6,12 +6,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "tape.h"
 #include "util.h"
 
 int kf_host_open_system(kf_host **out)
@@ -21,6 +23,36 @@ int kf_host_open_system(kf_host **out)
 		return KF_ENOMEM;
 	(*out)->system = true;
 	return 0;
+}
+
+int kf_host_open_recording(kf_host **out, struct kf_tape *tape)
+{
+	int r = kf_host_open_system(out);
+
+	if (r == 0)
+		(*out)->tape = tape;
+	return r;
+}
+
+int kf_host_open_replay(kf_host **out, struct kf_tape *tape)
+{
+	*out = kf_calloc(1, sizeof(**out));
+	if (!*out)
+		return KF_ENOMEM;
+	(*out)->tape = tape;
+	return 0;
+}
+
+/* the host answers from a recording */
+static bool replaying(const struct kf_host *h)
+{
+	return h->tape && h->tape->replay;
+}
+
+/* the host's answers are being recorded */
+static struct kf_tape *recording(const struct kf_host *h)
+{
+	return h->tape && !h->tape->replay ? h->tape : NULL;
 }
 
 void kf_host_close(kf_host *h)
@@ -239,21 +271,53 @@ void kf_host_read(const struct kf_host *h, struct kf_fs *fs, int clockid,
 {
 	struct timespec ts;
 
+	struct kf_tape *rec;
+	size_t i;
+
 	memset(out, 0, sizeof(*out));
 	memset(buf, 0, sizeof(*buf));
 	if (!h)
 		return;
+	buf->osrelease = kf_host_osrelease(h, fs);
+	out->osrelease = buf->osrelease;
+	kf_host_kernel_bid(h, fs, out->kbid, &out->kbid_len);
+	if (replaying(h)) {
+		const struct kf_tape *t = h->tape;
+
+		if (t->has_hostname && t->hostname) {
+			snprintf(buf->hostname, sizeof(buf->hostname), "%s", t->hostname);
+			out->hostname = buf->hostname;
+		}
+		for (i = 0; i < t->n_clocks; i++)
+			if (t->clocks[i].clockid == clockid && t->clocks[i].ok) {
+				out->has_time = true;
+				out->time_ns = t->clocks[i].ns;
+			}
+		return;
+	}
 	if (gethostname(buf->hostname, sizeof(buf->hostname)) == 0) {
 		buf->hostname[sizeof(buf->hostname) - 1] = '\0';
 		out->hostname = buf->hostname;
 	}
-	buf->osrelease = kf_host_osrelease(h, fs);
-	out->osrelease = buf->osrelease;
-	kf_host_kernel_bid(h, fs, out->kbid, &out->kbid_len);
 	if (kf_host_clock_from_boot(clockid) &&
 	    clock_gettime(clockid == -1 ? CLOCK_BOOTTIME : (clockid_t)clockid, &ts) == 0) {
 		out->has_time = true;
 		out->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	if ((rec = recording(h))) {
+		if (!rec->has_hostname) {
+			rec->has_hostname = true;
+			kf_tape_set_str(rec, &rec->hostname, out->hostname);
+		}
+		for (i = 0; i < rec->n_clocks; i++)
+			if (rec->clocks[i].clockid == clockid)
+				break;
+		if (i == rec->n_clocks && i < sizeof(rec->clocks) / sizeof(rec->clocks[0])) {
+			rec->clocks[i].clockid = clockid;
+			rec->clocks[i].ok = out->has_time;
+			rec->clocks[i].ns = out->time_ns;
+			rec->n_clocks++;
+		}
 	}
 }
 
@@ -284,7 +348,35 @@ char *kf_host_kallsyms(const struct kf_host *h, struct kf_fs *fs, size_t max,
 
 const void *kf_host_vdso(const struct kf_host *h)
 {
-	return h ? (const void *)(uintptr_t)getauxval(AT_SYSINFO_EHDR) : NULL;
+	const unsigned char *img;
+	struct kf_tape *rec;
+
+	if (!h)
+		return NULL;
+	if (replaying(h))
+		return h->tape->has_vdso ? h->tape->vdso : NULL;
+	img = (const unsigned char *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	if ((rec = recording(h)) && !rec->has_vdso) {
+		rec->has_vdso = true;
+		/* the image up to its section headers' end, as elf.c reads
+		 * it; anything else is not an image elf.c would use */
+		if (img && memcmp(img, "\177ELF", 4) == 0 && img[4] == 2) {
+			uint64_t shoff;
+			uint16_t shnum, shentsize;
+			size_t size;
+
+			memcpy(&shoff, img + 40, 8);
+			memcpy(&shentsize, img + 58, 2);
+			memcpy(&shnum, img + 60, 2);
+			size = (size_t)shoff + (size_t)shnum * shentsize;
+			if (size >= 64 && size <= (1u << 20) &&
+			    (rec->vdso = malloc(size))) {
+				memcpy(rec->vdso, img, size);
+				rec->vdso_len = size;
+			}
+		}
+	}
+	return img;
 }
 
 char *kf_host_buildid_dir(const struct kf_host *h)
@@ -295,48 +387,119 @@ char *kf_host_buildid_dir(const struct kf_host *h)
 
 	if (!h)
 		return NULL;
+	if (replaying(h))
+		return h->tape->has_buildid_dir && h->tape->buildid_dir ?
+		       strdup(h->tape->buildid_dir) : NULL;
 	env = getenv("PERF_BUILDID_DIR");
-	if (env && *env)
-		return strdup(env);
 	home = getenv("HOME");
-	if (!home || !*home)
-		return NULL;
-	n = strlen(home) + 8;
-	dir = malloc(n);
-	if (dir)
-		snprintf(dir, n, "%s/.debug", home);
+	if (env && *env) {
+		dir = strdup(env);
+	} else if (!home || !*home) {
+		dir = NULL;
+	} else {
+		n = strlen(home) + 8;
+		dir = malloc(n);
+		if (dir)
+			snprintf(dir, n, "%s/.debug", home);
+	}
+	if (recording(h) && !h->tape->has_buildid_dir) {
+		h->tape->has_buildid_dir = true;
+		kf_tape_set_str(h->tape, &h->tape->buildid_dir, dir);
+	}
 	return dir;
 }
 
 const char *kf_host_perf_map_dir(const struct kf_host *h)
 {
-	return h ? "/tmp" : NULL;
+	if (!h)
+		return NULL;
+	if (replaying(h))
+		return h->tape->has_perf_map_dir ? h->tape->perf_map_dir : NULL;
+	if (recording(h) && !h->tape->has_perf_map_dir) {
+		h->tape->has_perf_map_dir = true;
+		kf_tape_set_str(h->tape, &h->tape->perf_map_dir, "/tmp");
+	}
+	return "/tmp";
 }
 
 const char *kf_host_debuginfod_urls(const struct kf_host *h)
 {
-	return h ? getenv("DEBUGINFOD_URLS") : NULL;
+	const char *urls;
+
+	if (!h)
+		return NULL;
+	/* a bundle carries the files a server gave, not the server: it is
+	 * not asked again (tape.h) */
+	if (replaying(h))
+		return NULL;
+	urls = getenv("DEBUGINFOD_URLS");
+	if (recording(h) && !h->tape->has_dinfod_urls) {
+		h->tape->has_dinfod_urls = true;
+		kf_tape_set_str(h->tape, &h->tape->dinfod_urls, urls);
+	}
+	return urls;
 }
 
 bool kf_host_files(const struct kf_host *h)
 {
+	if (h && replaying(h))
+		return h->tape->has_files && h->tape->files;
+	if (h && recording(h) && !h->tape->has_files) {
+		h->tape->has_files = true;
+		h->tape->files = true;
+	}
 	return h != NULL;
 }
+
+static void host_file_id(const struct kf_host *h, struct kf_fs *fs,
+			 const char *path, bool want_gen, struct kf_file_id *now);
 
 void kf_host_file_id(const struct kf_host *h, struct kf_fs *fs, const char *path,
 		     bool want_gen, struct kf_file_id *now)
 {
+	memset(now, 0, sizeof(*now));
+	if (!h)
+		return;
+	if (replaying(h)) {
+		const struct kf_tape_stat *t = kf_tape_get_stat(h->tape, path, want_gen);
+
+		if (t && t->known) {
+			now->known = true;
+			now->maj = t->maj;
+			now->min = t->min;
+			now->ino = t->ino;
+			now->gen = t->gen;
+			now->has_gen = t->has_gen;
+		}
+		return;
+	}
+	host_file_id(h, fs, path, want_gen, now);
+	if (recording(h)) {
+		struct kf_tape_stat t = {
+			.path = (char *)(uintptr_t)path, .want_gen = want_gen,
+			.known = now->known, .maj = now->maj, .min = now->min,
+			.ino = now->ino, .gen = now->gen, .has_gen = now->has_gen,
+		};
+
+		kf_tape_put_stat(h->tape, &t);
+	}
+}
+
+static void host_file_id(const struct kf_host *h, struct kf_fs *fs,
+			 const char *path, bool want_gen, struct kf_file_id *now)
+{
 	struct stat sb;
 
-	memset(now, 0, sizeof(*now));
-	if (!h || stat(path, &sb) != 0)
+	if (stat(path, &sb) != 0)
 		return;
 	now->known = true;
 	now->maj = major(sb.st_dev);
 	now->min = minor(sb.st_dev);
 	now->ino = sb.st_ino;
-	if (want_gen) {
-		int fd = kf_fs_open(fs, NULL, path);
+	if (want_gen && S_ISREG(sb.st_mode) && !fs->no_files) {
+		/* not through fs: the generation is a question about the
+		 * file at the path, not a read of it a tape should keep */
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		unsigned int gen;
 
 		if (fd >= 0) {
@@ -352,6 +515,17 @@ void kf_host_file_id(const struct kf_host *h, struct kf_fs *fs, const char *path
 bool kf_host_regular(const struct kf_host *h, const char *path)
 {
 	struct stat st;
+	bool v;
 
-	return h && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	if (!h)
+		return false;
+	if (replaying(h)) {
+		const struct kf_tape_regular *t = kf_tape_get_regular(h->tape, path);
+
+		return t && t->value;
+	}
+	v = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	if (recording(h))
+		kf_tape_put_regular(h->tape, path, v);
+	return v;
 }

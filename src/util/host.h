@@ -19,7 +19,7 @@
  * only files are its input and what its options name.  The handle is
  * read-only once open: several sessions (and threads) may share one.
  *
- * May use: util, fs, kfold.h (the handle's type).
+ * May use: util, fs, tape, kfold.h (the handle's type).
  */
 #ifndef KF_HOST_H
 #define KF_HOST_H
@@ -31,11 +31,22 @@
 #include "fs.h"
 #include "kfold.h"
 
-/* kfold.h's kf_host.  There is one kind so far, this machine; a recorded
- * host (an archive's copy of /proc/kallsyms, say) would be another. */
+/* kfold.h's kf_host.  Two kinds: this machine (kf_host_open_system),
+ * whose answers a tape may record as they are given (an archive being
+ * written), and a recorded machine, which gives a tape's answers again
+ * (a bundle being read) and never looks at the machine it runs on. */
+struct kf_tape;
 struct kf_host {
-	bool system;             /* this machine (kf_host_open_system) */
+	bool system;             /* this machine */
+	struct kf_tape *tape;    /* system: recording into it; else the
+				    recording answered from */
 };
+
+/* A host on this machine that records its answers into tape, and one
+ * that answers from a replaying tape.  Both borrow the tape; free them
+ * with kf_host_close. */
+int kf_host_open_recording(kf_host **out, struct kf_tape *tape);
+int kf_host_open_replay(kf_host **out, struct kf_tape *tape);
 
 /* One side's identity: the capture's (HOSTNAME, OSRELEASE, the
  * [kernel.kallsyms] build-id, the latest sample time) or this machine's

@@ -1,0 +1,1441 @@
+/* bundle.c - writing a bundle (kfold.h's kf_archive) and reading one
+ * (bundle.h).
+ *
+ * Layout (docs/kfold-bundle.schema.json): a tar whose first member is
+ * manifest.json, then capture/perf.data (the capture byte for byte),
+ * then files/<sha256>, one per distinct content the analysis read.
+ * Member names are made here, never taken from paths, so a reader
+ * accepts only names of that form, each listed in the manifest once.
+ */
+#include "bundle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "dso.h"
+#include "host.h"
+#include "session.h"
+#include "sha256.h"
+#include "tape.h"
+#include "tar.h"
+#include "util.h"
+
+#define BUNDLE_SCHEMA "kfold-bundle"
+#define BUNDLE_VERSION 1
+#define CAPTURE_MEMBER "capture/perf.data"
+#define MANIFEST_MEMBER "manifest.json"
+#define MAX_MANIFEST (16u << 20)
+#define MAX_MEMBER (4ull << 30)
+#define MAX_TOTAL (16ull << 30)
+#define MAX_MEMBERS 65536u
+
+bool kf_bundle_sniff(const void *buf, size_t len)
+{
+	bool is_tar = false;
+	enum kf_tar_comp c = kf_tar_sniff(buf, len, &is_tar);
+
+	return c != KF_TAR_NONE || is_tar;
+}
+
+/* ---- shared ------------------------------------------------------------ */
+
+/* the SHA-256 and size of fd's whole content (pread: the offset stays) */
+static int hash_fd(int fd, char hex[65], uint64_t *size)
+{
+	struct kf_sha256 c;
+	uint8_t d[32];
+	static uint8_t buf[1 << 16];
+	uint64_t off = 0;
+
+	kf_sha256_init(&c);
+	for (;;) {
+		ssize_t r = pread(fd, buf, sizeof(buf), (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		kf_sha256_update(&c, buf, (size_t)r);
+		off += (uint64_t)r;
+	}
+	kf_sha256_final(&c, d);
+	kf_sha256_hex(d, hex);
+	*size = off;
+	return 0;
+}
+
+/* an ELF file's GNU build-id in hex ("" when none) */
+static void fd_build_id(int fd, char hex[41])
+{
+	uint8_t bid[20];
+	size_t n = kf_dso_fd_build_id(fd, bid), i;
+
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	hex[2 * n] = '\0';
+}
+
+static bool member_name_ok(const char *n)
+{
+	size_t i;
+
+	if (strcmp(n, CAPTURE_MEMBER) == 0)
+		return true;
+	if (strncmp(n, "files/", 6) != 0 || strlen(n) != 6 + 64)
+		return false;
+	for (i = 6; n[i]; i++)
+		if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* A path as JSON: a string when it is UTF-8 (jansson refuses other
+ * bytes), else its bytes in hex under key_hex. */
+static int put_path(json_t *o, const char *key, const char *val)
+{
+	json_t *j;
+	char k[64];
+
+	if (!val)
+		return json_object_set_new(o, key, json_null());
+	j = json_string(val);
+	if (j)
+		return json_object_set_new(o, key, j);
+	{
+		size_t n = strlen(val), i;
+		char *hex = malloc(2 * n + 1);
+		int r;
+
+		if (!hex)
+			return -1;
+		for (i = 0; i < n; i++)
+			snprintf(hex + 2 * i, 3, "%02x", (unsigned char)val[i]);
+		snprintf(k, sizeof(k), "%s_hex", key);
+		r = json_object_set_new(o, k, json_string(hex));
+		free(hex);
+		return r;
+	}
+}
+
+/* put_path's inverse: malloc'd, or NULL with *present false (absent or
+ * null), or *bad set for a malformed value */
+static char *get_path(const json_t *o, const char *key, bool *present, bool *bad)
+{
+	const json_t *j = json_object_get(o, key);
+	char k[64];
+
+	*present = false;
+	if (j && json_is_string(j)) {
+		*present = true;
+		return strdup(json_string_value(j));
+	}
+	if (j && !json_is_null(j)) {
+		*bad = true;
+		return NULL;
+	}
+	snprintf(k, sizeof(k), "%s_hex", key);
+	j = json_object_get(o, k);
+	if (j && json_is_string(j)) {
+		const char *h = json_string_value(j);
+		size_t n = strlen(h), i;
+		char *out;
+
+		if (n % 2) {
+			*bad = true;
+			return NULL;
+		}
+		out = malloc(n / 2 + 1);
+		if (!out)
+			return NULL;
+		for (i = 0; i < n / 2; i++) {
+			unsigned v;
+
+			if (sscanf(h + 2 * i, "%2x", &v) != 1 || v == 0) {
+				free(out);
+				*bad = true;
+				return NULL;
+			}
+			out[i] = (char)v;
+		}
+		out[n / 2] = '\0';
+		*present = true;
+		return out;
+	}
+	return NULL;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+struct member {
+	char name[72];           /* files/<sha256> */
+	char sha[65];
+	char bid[41];
+	uint64_t size;
+	int fd;                  /* borrowed from the tape, or owned */
+	bool owned;
+};
+
+struct missing {
+	char *module, *what, *why, *supply;
+};
+
+struct kf_archive {
+	struct kf_error err;
+	kf_options o;
+	kf_archive_options ao;
+	struct kf_tape tape;
+	kf_host *host;           /* recording, or NULL: no host */
+	int cap_fd;
+	char *input;
+	char cap_sha[65];
+	uint64_t cap_size;
+	bool damaged, modes_perf;
+	kf_capture_info capinfo;
+	kf_session *first;       /* kfold's mode, the default event */
+	int first_fd;            /* its descriptor of the capture */
+	struct member *members;  /* distinct contents, by sha */
+	size_t n_members, cap_members;
+	size_t *open_member;     /* tape.opens[i] -> members index, or SIZE_MAX */
+	struct member vdso;
+	bool has_vdso;
+	struct missing *missing;
+	size_t n_missing, cap_missing;
+	json_t *modules;         /* the human view, built with the first pass */
+};
+
+void kf_archive_options_init(kf_archive_options *ao)
+{
+	memset(ao, 0, sizeof(*ao));
+}
+
+/* copies all of in (a pipe, a FIFO) into an anonymous file */
+static int spool(int in)
+{
+	static char buf[1 << 16];
+	int fd = memfd_create("kfold-capture", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t r = read(in, buf, sizeof(buf)), w = 0;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		while (w < r) {
+			ssize_t n = write(fd, buf + w, (size_t)(r - w));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				goto fail;
+			w += n;
+		}
+	}
+	return fd;
+fail:
+	{
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+}
+
+static FILE *null_out(void)
+{
+	return fopen("/dev/null", "w");
+}
+
+/* One pass of the analysis over the capture with the recording behind
+ * it: every output written (to nowhere), so every file any output reads
+ * is read. */
+static int pass(struct kf_archive *a, enum kf_compat mode, const char *event,
+		kf_session **keep)
+{
+	kf_options o = a->o;
+	kf_session *s = NULL;
+	char self[64];
+	FILE *null;
+	int fd, r;
+
+	o.compat = mode;
+	o.event = event;
+	o.host = a->host;
+	o.inline_frames = true;
+	o.srcline = true;
+	o.classify = mode == KF_COMPAT_NONE;
+	o.annotate = mode == KF_COMPAT_NONE;
+	o.ips_only = false;
+	o.call_sites = false;
+	o.context = KF_CONTEXT_NONE;
+	o.exclude = 0;
+	if (!keep)
+		o.log = NULL;        /* the first pass says what there is to say */
+	r = kf_session_new(&s, &o);
+	if (r) {
+		r = kf_fail(&a->err, r, "%s", s ? kf_session_errmsg(s) : "out of memory");
+		kf_session_free(s);
+		return r;
+	}
+	s->fs.tape = &a->tape;
+	/* a description of its own for each pass (its own offset) */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", a->cap_fd);
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		kf_session_free(s);
+		return kf_fail(&a->err, KF_EIO, "%s: cannot read again: %s", a->input,
+			       strerror(errno));
+	}
+	r = kf_session_open_fd(s, fd, a->input);
+	if (r == 0)
+		r = kf_session_run(s);
+	if (r == 0 && (null = null_out())) {
+		r = kf_session_write_folded(s, null);
+		if (r == 0 && mode == KF_COMPAT_NONE) {
+			kf_annotate_options ao;
+
+			kf_annotate_options_init(&ao);
+			ao.top = 0;
+			r = kf_session_write_json(s, null);
+			if (r == 0)
+				r = kf_session_write_explain(s, null);
+			if (r == 0)
+				r = kf_session_write_annotate(s, null, &ao);
+		}
+		fclose(null);
+	}
+	if (r) {
+		r = kf_fail(&a->err, r, "%s", kf_session_errmsg(s));
+		kf_session_free(s);
+		close(fd);
+		return r;
+	}
+	if (keep) {
+		*keep = s;
+		a->first_fd = fd;        /* the session's until kf_archive_free */
+	} else {
+		kf_session_free(s);
+		close(fd);
+	}
+	return 0;
+}
+
+static int add_missing(struct kf_archive *a, const char *module, const char *what,
+		       const char *why, const char *supply)
+{
+	struct missing *m;
+
+	if (!KF_GROW(a->missing, a->cap_missing, a->n_missing + 1))
+		return KF_ENOMEM;
+	m = &a->missing[a->n_missing++];
+	m->module = strdup(module ? module : "?");
+	m->what = strdup(what);
+	m->why = why ? strdup(why) : NULL;
+	m->supply = supply && (!why || strcmp(supply, why) != 0) ? strdup(supply) : NULL;
+	return m->module && m->what ? 0 : KF_ENOMEM;
+}
+
+static struct member *find_member(struct kf_archive *a, const char *sha)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_members; i++)
+		if (strcmp(a->members[i].sha, sha) == 0)
+			return &a->members[i];
+	return NULL;
+}
+
+static int collect(struct kf_archive *a)
+{
+	size_t i;
+
+	a->open_member = kf_calloc(a->tape.n_opens + 1, sizeof(*a->open_member));
+	if (!a->open_member)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	for (i = 0; i < a->tape.n_opens; i++) {
+		const struct kf_tape_open *op = &a->tape.opens[i];
+		struct member m, *have;
+
+		a->open_member[i] = SIZE_MAX;
+		if (op->err || op->fd < 0)
+			continue;
+		memset(&m, 0, sizeof(m));
+		if (hash_fd(op->fd, m.sha, &m.size) != 0)
+			return kf_fail(&a->err, KF_EIO, "%s%s%s: cannot read again: %s",
+				       op->root, *op->root ? ":" : "", op->path,
+				       strerror(errno));
+		have = find_member(a, m.sha);
+		if (!have) {
+			if (!KF_GROW(a->members, a->cap_members, a->n_members + 1))
+				return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+			snprintf(m.name, sizeof(m.name), "files/%s", m.sha);
+			m.fd = op->fd;
+			fd_build_id(op->fd, m.bid);
+			have = &a->members[a->n_members++];
+			*have = m;
+		}
+		a->open_member[i] = (size_t)(have - a->members);
+	}
+	if (a->tape.has_vdso && a->tape.vdso) {
+		int fd = kf_tape_memfd("kfold-vdso", a->tape.vdso, a->tape.vdso_len);
+
+		if (fd < 0)
+			return kf_fail(&a->err, KF_EIO, "the vdso: %s", strerror(errno));
+		memset(&a->vdso, 0, sizeof(a->vdso));
+		a->vdso.fd = fd;
+		a->vdso.owned = true;
+		if (hash_fd(fd, a->vdso.sha, &a->vdso.size) != 0)
+			return kf_fail(&a->err, KF_EIO, "the vdso: %s", strerror(errno));
+		snprintf(a->vdso.name, sizeof(a->vdso.name), "files/%s", a->vdso.sha);
+		fd_build_id(fd, a->vdso.bid);
+		a->has_vdso = true;
+	}
+	return 0;
+}
+
+static int summarise(struct kf_archive *a)
+{
+	kf_session *s = a->first;
+	size_t i, n = kf_session_n_modules(s);
+
+	a->modules = json_array();
+	if (!a->modules)
+		return KF_ENOMEM;
+	for (i = 0; i < n; i++) {
+		kf_module_info mi;
+		json_t *m;
+		int r = 0;
+
+		if (kf_session_module(s, i, &mi) != 0)
+			continue;
+		m = json_object();
+		if (!m || json_array_append_new(a->modules, m))
+			return KF_ENOMEM;
+		put_path(m, "name", mi.name);
+		json_object_set_new(m, "build_id", json_string(mi.build_id));
+		json_object_set_new(m, "status", json_string(mi.status ? mi.status : ""));
+		json_object_set_new(m, "verification",
+				    json_string(mi.verification ? mi.verification : ""));
+		put_path(m, "symbols_from", mi.file);
+		put_path(m, "debuginfo_from", mi.debuginfo);
+		if (!mi.named)
+			r = add_missing(a, mi.name, "symbols", mi.status, NULL);
+		else if (mi.debuginfo_wanted && !mi.debuginfo)
+			r = add_missing(a, mi.name, "debug info",
+					mi.debuginfo_hint ? mi.debuginfo_hint :
+					"no file with its DWARF was found",
+					kf_session_debuginfo_advice(s, i));
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int kf_archive_new(kf_archive **out, const kf_options *opts,
+		   const kf_archive_options *ao, const char *input)
+{
+	struct kf_archive *a = kf_calloc(1, sizeof(*a));
+	kf_options defaults;
+	size_t ev, n_ev;
+	int r;
+
+	*out = a;
+	if (!a)
+		return KF_ENOMEM;
+	kf_options_init(&defaults);
+	a->o = opts ? *opts : defaults;
+	if (ao)
+		a->ao = *ao;
+	a->cap_fd = -1;
+	kf_tape_init(&a->tape, false);
+	a->input = strdup(input && strcmp(input, "-") != 0 ? input : "standard input");
+	if (!a->input)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	if (a->o.no_files)
+		return kf_fail(&a->err, KF_EINVAL, "an archive reads files: no_files "
+			       "makes it impossible");
+	if (!input || strcmp(input, "-") == 0) {
+		a->cap_fd = spool(0);
+		if (a->cap_fd < 0)
+			return kf_fail(&a->err, KF_EIO, "standard input: %s", strerror(errno));
+	} else {
+		struct stat st;
+		int fd = open(input, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+		if (fd < 0)
+			return kf_fail(&a->err, KF_EIO, "%s: %s", input, strerror(errno));
+		if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+			close(fd);
+			return kf_fail(&a->err, KF_EUNSUPP, "%s: a directory (perf record "
+				       "--threads) cannot be archived yet", input);
+		}
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		if (S_ISREG(st.st_mode)) {
+			a->cap_fd = fd;
+		} else {
+			a->cap_fd = spool(fd);
+			close(fd);
+			if (a->cap_fd < 0)
+				return kf_fail(&a->err, KF_EIO, "%s: %s", input, strerror(errno));
+		}
+	}
+	if (hash_fd(a->cap_fd, a->cap_sha, &a->cap_size) != 0)
+		return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
+	if (a->o.host && kf_host_open_recording(&a->host, &a->tape) != 0)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+
+	r = pass(a, KF_COMPAT_NONE, a->o.event, &a->first);
+	if (r)
+		return r;
+	kf_session_capture(a->first, &a->capinfo);
+	a->damaged = kf_session_stats(a->first)->input_damaged;
+	n_ev = kf_session_n_events(a->first);
+	for (ev = 0; ev < n_ev && n_ev > 1; ev++) {
+		kf_event_info ei;
+
+		if (kf_session_event(a->first, ev, &ei) != 0 || !ei.name)
+			continue;
+		r = pass(a, KF_COMPAT_NONE, ei.name, NULL);
+		if (r)
+			return r;
+	}
+	if (!a->ao.no_compat_perf) {
+		a->modes_perf = true;
+		for (ev = 0; ev < n_ev; ev++) {
+			kf_event_info ei;
+
+			if (kf_session_event(a->first, ev, &ei) != 0 || !ei.name)
+				continue;
+			r = pass(a, KF_COMPAT_PERF, n_ev > 1 ? ei.name : a->o.event, NULL);
+			if (r)
+				return r;
+		}
+	}
+	if (a->tape.failed)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory while recording");
+	r = collect(a);
+	if (r)
+		return r;
+	if (summarise(a))
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	return 0;
+}
+
+size_t kf_archive_n_files(const kf_archive *a)
+{
+	return a->n_members + (a->has_vdso ? 1 : 0) + 1;
+}
+
+uint64_t kf_archive_size(const kf_archive *a)
+{
+	uint64_t n = a->cap_size;
+	size_t i;
+
+	for (i = 0; i < a->n_members; i++)
+		n += a->members[i].size;
+	if (a->has_vdso && !find_member((kf_archive *)(uintptr_t)a, a->vdso.sha))
+		n += a->vdso.size;
+	return n;
+}
+
+int kf_archive_file_at(const kf_archive *a, size_t i, kf_archive_file *out)
+{
+	size_t k;
+
+	if (i == 0) {
+		out->path = a->input;
+		out->member = CAPTURE_MEMBER;
+		out->size = a->cap_size;
+		return 0;
+	}
+	i--;
+	if (i < a->n_members) {
+		const struct member *m = &a->members[i];
+
+		out->path = "?";
+		for (k = 0; k < a->tape.n_opens; k++)
+			if (a->open_member[k] == i) {
+				out->path = a->tape.opens[k].path;
+				break;
+			}
+		out->member = m->name;
+		out->size = m->size;
+		return 0;
+	}
+	if (i == a->n_members && a->has_vdso) {
+		out->path = "[vdso] of the recording host";
+		out->member = a->vdso.name;
+		out->size = a->vdso.size;
+		return 0;
+	}
+	return KF_EINVAL;
+}
+
+bool kf_archive_input_damaged(const kf_archive *a)
+{
+	return a->damaged;
+}
+
+size_t kf_archive_n_missing(const kf_archive *a)
+{
+	return a->n_missing;
+}
+
+int kf_archive_missing_at(const kf_archive *a, size_t i, kf_archive_missing *out)
+{
+	if (i >= a->n_missing)
+		return KF_EINVAL;
+	out->module = a->missing[i].module;
+	out->what = a->missing[i].what;
+	out->why = a->missing[i].why;
+	out->supply = a->missing[i].supply;
+	return 0;
+}
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static json_t *manifest(struct kf_archive *a)
+{
+	json_t *m = json_object(), *cap = json_object(), *opt = json_object(),
+	       *opens = json_array(), *modes = json_array(), *miss = json_array(),
+	       *host;
+	const struct kf_tape *t = &a->tape;
+	size_t i;
+
+	if (!m || !cap || !opt || !opens || !modes || !miss)
+		goto fail;
+	json_object_set_new(m, "schema", json_string(BUNDLE_SCHEMA));
+	json_object_set_new(m, "schema_version", json_integer(BUNDLE_VERSION));
+	json_object_set_new(m, "kfold_version", json_string(kf_version()));
+	json_array_append_new(modes, json_string("kfold"));
+	if (a->modes_perf)
+		json_array_append_new(modes, json_string("perf"));
+	json_object_set_new(m, "modes", modes);
+
+	json_object_set_new(cap, "member", json_string(CAPTURE_MEMBER));
+	put_path(cap, "path", a->input);
+	json_object_set_new(cap, "size", jint(a->cap_size));
+	json_object_set_new(cap, "sha256", json_string(a->cap_sha));
+	json_object_set_new(cap, "pipe", json_boolean(a->capinfo.pipe));
+	json_object_set_new(cap, "compressed", json_boolean(a->capinfo.compressed));
+	put_path(cap, "hostname", a->capinfo.hostname);
+	put_path(cap, "os_release", a->capinfo.os_release);
+	json_object_set_new(cap, "events", jint(a->capinfo.n_events));
+	json_object_set_new(cap, "input_damaged", json_boolean(a->damaged));
+	json_object_set_new(m, "capture", cap);
+
+	put_path(opt, "symfs", a->o.symfs);
+	put_path(opt, "kallsyms", a->o.kallsyms);
+	put_path(opt, "vmlinux", a->o.vmlinux);
+	put_path(opt, "perf_map_dir", a->o.perf_map_dir);
+	put_path(opt, "buildid_dir", a->o.buildid_dir);
+	{
+		json_t *dd = json_array();
+
+		for (i = 0; dd && i < a->o.n_debug_dirs; i++) {
+			json_t *d = json_object();
+
+			put_path(d, "path", a->o.debug_dirs[i] ? a->o.debug_dirs[i] : "");
+			json_array_append_new(dd, d);
+		}
+		json_object_set_new(opt, "debug_dirs", dd);
+	}
+	json_object_set_new(m, "options", opt);
+
+	if (!a->host) {
+		host = json_null();
+	} else {
+		json_t *clocks = json_array(), *stats = json_array(), *reg = json_array();
+
+		host = json_object();
+		if (!host || !clocks || !stats || !reg)
+			goto fail;
+		if (t->has_hostname)
+			put_path(host, "hostname", t->hostname);
+		for (i = 0; i < t->n_clocks; i++) {
+			json_t *c = json_object();
+
+			json_object_set_new(c, "clockid", json_integer(t->clocks[i].clockid));
+			json_object_set_new(c, "ok", json_boolean(t->clocks[i].ok));
+			json_object_set_new(c, "ns", jint(t->clocks[i].ns));
+			json_array_append_new(clocks, c);
+		}
+		json_object_set_new(host, "clocks", clocks);
+		if (t->has_vdso)
+			json_object_set_new(host, "vdso", a->has_vdso ?
+					    json_string(a->vdso.name) : json_null());
+		if (t->has_buildid_dir)
+			put_path(host, "buildid_dir", t->buildid_dir);
+		if (t->has_perf_map_dir)
+			put_path(host, "perf_map_dir", t->perf_map_dir);
+		if (t->has_files)
+			json_object_set_new(host, "files", json_boolean(t->files));
+		for (i = 0; i < t->n_stats; i++) {
+			const struct kf_tape_stat *st = &t->stats[i];
+			json_t *o = json_object();
+
+			put_path(o, "path", st->path);
+			json_object_set_new(o, "want_gen", json_boolean(st->want_gen));
+			json_object_set_new(o, "known", json_boolean(st->known));
+			if (st->known) {
+				json_object_set_new(o, "maj", jint(st->maj));
+				json_object_set_new(o, "min", jint(st->min));
+				json_object_set_new(o, "ino", jint(st->ino));
+				if (st->has_gen)
+					json_object_set_new(o, "gen", jint(st->gen));
+			}
+			json_array_append_new(stats, o);
+		}
+		json_object_set_new(host, "stat", stats);
+		for (i = 0; i < t->n_regular; i++) {
+			json_t *o = json_object();
+
+			put_path(o, "path", t->regular[i].path);
+			json_object_set_new(o, "value", json_boolean(t->regular[i].value));
+			json_array_append_new(reg, o);
+		}
+		json_object_set_new(host, "regular", reg);
+	}
+	json_object_set_new(m, "host", host);
+
+	for (i = 0; i < t->n_opens; i++) {
+		const struct kf_tape_open *op = &t->opens[i];
+		json_t *o = json_object();
+
+		if (!o || json_array_append_new(opens, o))
+			goto fail;
+		put_path(o, "root", op->root);
+		put_path(o, "path", op->path);
+		json_object_set_new(o, "kind", json_string(op->kind == KF_TAPE_OWNED ?
+							   "owned" : "open"));
+		if (a->open_member[i] != SIZE_MAX) {
+			const struct member *mb = &a->members[a->open_member[i]];
+
+			json_object_set_new(o, "member", json_string(mb->name));
+			json_object_set_new(o, "size", jint(mb->size));
+			json_object_set_new(o, "sha256", json_string(mb->sha));
+			if (mb->bid[0])
+				json_object_set_new(o, "build_id", json_string(mb->bid));
+		} else {
+			json_object_set_new(o, "errno", json_integer(op->err));
+			json_object_set_new(o, "error", json_string(strerror(op->err)));
+		}
+	}
+	json_object_set_new(m, "opens", opens);
+	if (a->has_vdso) {
+		json_t *v = json_object();
+
+		json_object_set_new(v, "member", json_string(a->vdso.name));
+		json_object_set_new(v, "size", jint(a->vdso.size));
+		json_object_set_new(v, "sha256", json_string(a->vdso.sha));
+		if (a->vdso.bid[0])
+			json_object_set_new(v, "build_id", json_string(a->vdso.bid));
+		json_object_set_new(m, "vdso", v);
+	}
+	json_object_set(m, "modules", a->modules);
+	for (i = 0; i < a->n_missing; i++) {
+		json_t *o = json_object();
+
+		put_path(o, "module", a->missing[i].module);
+		json_object_set_new(o, "what", json_string(a->missing[i].what));
+		put_path(o, "why", a->missing[i].why);
+		put_path(o, "supply", a->missing[i].supply);
+		json_array_append_new(miss, o);
+	}
+	json_object_set_new(m, "missing", miss);
+	return m;
+fail:
+	json_decref(m);
+	json_decref(cap);
+	json_decref(opt);
+	json_decref(opens);
+	json_decref(modes);
+	json_decref(miss);
+	return NULL;
+}
+
+static int cmp_member(const void *x, const void *y)
+{
+	return strcmp(((const struct member *)x)->name, ((const struct member *)y)->name);
+}
+
+int kf_archive_write(kf_archive *a, int fd)
+{
+	struct kf_tar_writer *w = NULL;
+	char err[256] = "";
+	json_t *m;
+	char *text;
+	struct member *sorted;
+	size_t i, n = 0;
+	int r = 0;
+
+	if (!a->first)
+		return kf_fail(&a->err, KF_EINVAL, "nothing was recorded");
+	m = manifest(a);
+	text = m ? json_dumps(m, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(m);
+	if (!text)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	/* each content once, in name order; the vdso too unless it is the
+	 * content of a file as well */
+	sorted = kf_calloc(a->n_members + 1, sizeof(*sorted));
+	if (!sorted) {
+		free(text);
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < a->n_members; i++)
+		sorted[n++] = a->members[i];
+	if (a->has_vdso && !find_member(a, a->vdso.sha))
+		sorted[n++] = a->vdso;
+	qsort(sorted, n, sizeof(*sorted), cmp_member);
+
+	if (kf_tar_writer_open(&w, fd, a->ao.gzip ? KF_TAR_GZIP : KF_TAR_ZSTD,
+			       a->ao.level ? a->ao.level : a->ao.gzip ? 9 : 19,
+			       err, sizeof(err)) != 0) {
+		r = kf_fail(&a->err, KF_EIO, "cannot write the bundle: %s", err);
+		goto out;
+	}
+	if (kf_tar_add_mem(w, MANIFEST_MEMBER, text, strlen(text)) != 0 ||
+	    kf_tar_add_fd(w, CAPTURE_MEMBER, a->cap_fd, a->cap_size) != 0) {
+		r = KF_EIO;
+		goto fail;
+	}
+	for (i = 0; i < n; i++)
+		if (kf_tar_add_fd(w, sorted[i].name, sorted[i].fd, sorted[i].size) != 0) {
+			r = KF_EIO;
+			goto fail;
+		}
+	if (kf_tar_writer_close(w) != 0) {
+		w = NULL;
+		r = kf_fail(&a->err, KF_EIO, "cannot write the bundle: %s",
+			    strerror(errno));
+		goto out;
+	}
+	w = NULL;
+	goto out;
+fail:
+	r = kf_fail(&a->err, r, "cannot write the bundle: %s",
+		    kf_tar_writer_error(w));
+	kf_tar_writer_close(w);
+out:
+	free(sorted);
+	free(text);
+	return r;
+}
+
+const char *kf_archive_errmsg(const kf_archive *a)
+{
+	return a ? a->err.msg : "out of memory";
+}
+
+void kf_archive_free(kf_archive *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	if (a->first) {
+		kf_session_free(a->first);
+		close(a->first_fd);
+	}
+	kf_host_close(a->host);
+	kf_tape_fini(&a->tape);
+	if (a->has_vdso && a->vdso.owned)
+		close(a->vdso.fd);
+	if (a->cap_fd >= 0)
+		close(a->cap_fd);
+	free(a->members);
+	free(a->open_member);
+	for (i = 0; i < a->n_missing; i++) {
+		free(a->missing[i].module);
+		free(a->missing[i].what);
+		free(a->missing[i].why);
+		free(a->missing[i].supply);
+	}
+	free(a->missing);
+	json_decref(a->modules);
+	free(a->input);
+	free(a);
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+struct want {
+	char name[72];
+	char sha[65];
+	char bid[41];
+	uint64_t size;
+	int fd;                  /* the member's content, once read */
+};
+
+struct kf_bundle {
+	struct kf_tape tape;
+	kf_host *host;
+	struct want *wants;
+	size_t n_wants, cap_wants;
+	int cap_fd;
+};
+
+void kf_bundle_free(struct kf_bundle *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	kf_host_close(b->host);
+	kf_tape_fini(&b->tape);
+	for (i = 0; i < b->n_wants; i++)
+		if (b->wants[i].fd >= 0)
+			close(b->wants[i].fd);
+	free(b->wants);
+	free(b);
+}
+
+static struct want *find_want(struct kf_bundle *b, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < b->n_wants; i++)
+		if (strcmp(b->wants[i].name, name) == 0)
+			return &b->wants[i];
+	return NULL;
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	if (strlen(s) != n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Adds a member the manifest names (o: {member, size, sha256,
+ * build_id?}); the same member named twice must say the same. */
+static int want_member(struct kf_bundle *b, struct kf_error *e, const char *where,
+		       const json_t *o)
+{
+	const char *name = json_string_value(json_object_get(o, "member"));
+	const char *sha = json_string_value(json_object_get(o, "sha256"));
+	const char *bid = json_string_value(json_object_get(o, "build_id"));
+	const json_t *sz = json_object_get(o, "size");
+	struct want *w;
+
+	if (!name || !sha || !json_is_integer(sz) || json_integer_value(sz) < 0 ||
+	    !is_hex(sha, 64) || (bid && (strlen(bid) > 40 || !is_hex(bid, strlen(bid)))))
+		return kf_fail(e, KF_EFORMAT, "%s: the manifest's %s has no valid member, "
+			       "size and sha256", where, name ? name : "entry");
+	if (!member_name_ok(name))
+		return kf_fail(e, KF_EFORMAT, "%s: the manifest names member \"%s\", "
+			       "which is not a bundle member's name", where, name);
+	if (strcmp(name, CAPTURE_MEMBER) != 0 &&
+	    strcmp(name + 6, sha) != 0)
+		return kf_fail(e, KF_EFORMAT, "%s: member %s is not named by its "
+			       "SHA-256", where, name);
+	if ((uint64_t)json_integer_value(sz) > MAX_MEMBER)
+		return kf_fail(e, KF_EFORMAT, "%s: member %s would hold %" PRIu64
+			       " bytes, more than the %llu a member may", where, name,
+			       (uint64_t)json_integer_value(sz), MAX_MEMBER);
+	w = find_want(b, name);
+	if (w) {
+		if (w->size != (uint64_t)json_integer_value(sz) ||
+		    strcmp(w->sha, sha) != 0 || strcmp(w->bid, bid ? bid : "") != 0)
+			return kf_fail(e, KF_EFORMAT, "%s: the manifest says two things "
+				       "of member %s", where, name);
+		return 0;
+	}
+	if (b->n_wants >= MAX_MEMBERS)
+		return kf_fail(e, KF_EFORMAT, "%s: more than %u members", where,
+			       MAX_MEMBERS);
+	if (!KF_GROW(b->wants, b->cap_wants, b->n_wants + 1))
+		return kf_fail(e, KF_ENOMEM, "out of memory");
+	w = &b->wants[b->n_wants++];
+	memset(w, 0, sizeof(*w));
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	snprintf(w->sha, sizeof(w->sha), "%s", sha);
+	snprintf(w->bid, sizeof(w->bid), "%s", bid ? bid : "");
+	w->size = (uint64_t)json_integer_value(sz);
+	w->fd = -1;
+	return 0;
+}
+
+static int manifest_members(struct kf_bundle *b, struct kf_error *e, const char *name,
+			    const json_t *m)
+{
+	const json_t *opens = json_object_get(m, "opens"), *o;
+	uint64_t total = 0;
+	size_t i;
+	int r;
+
+	r = want_member(b, e, name, json_object_get(m, "capture"));
+	if (r)
+		return r;
+	if (!json_is_array(opens))
+		return kf_fail(e, KF_EFORMAT, "%s: the manifest has no opens", name);
+	json_array_foreach(opens, i, o)
+		if (json_object_get(o, "member") && (r = want_member(b, e, name, o)))
+			return r;
+	if ((o = json_object_get(m, "vdso")) && (r = want_member(b, e, name, o)))
+		return r;
+	for (i = 0; i < b->n_wants; i++)
+		total += b->wants[i].size;
+	if (total > MAX_TOTAL)
+		return kf_fail(e, KF_EFORMAT, "%s: the members would hold %" PRIu64
+			       " bytes, more than the %llu a bundle may", name, total,
+			       MAX_TOTAL);
+	return 0;
+}
+
+struct fd_src {
+	int fd;
+};
+
+static ssize_t read_fd(void *ctx, void *buf, size_t n)
+{
+	struct fd_src *src = ctx;
+	ssize_t r;
+
+	do
+		r = read(src->fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* streams the current member into a sealed anonymous file, checking it */
+static int take_member(struct kf_tar_reader *tr, struct kf_error *e, const char *name,
+		       const struct kf_tar_entry *te, struct want *w)
+{
+	static uint8_t buf[1 << 16];
+	struct kf_sha256 c;
+	uint8_t d[32];
+	char hex[65];
+	uint64_t got = 0;
+	int fd;
+
+	if (te->size != w->size)
+		return kf_fail(e, KF_EFORMAT, "%s: member %s at offset %" PRIu64 " has %"
+			       PRIu64 " bytes, the manifest says %" PRIu64, name, w->name,
+			       te->header_offset, te->size, w->size);
+	fd = memfd_create("kfold-member", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return kf_fail(e, KF_EIO, "%s: %s", name, strerror(errno));
+	kf_sha256_init(&c);
+	for (;;) {
+		ssize_t r = kf_tar_read(tr, buf, sizeof(buf)), off = 0;
+
+		if (r < 0) {
+			close(fd);
+			return kf_fail(e, KF_EFORMAT, "%s: %s", name, kf_tar_reader_error(tr));
+		}
+		if (r == 0)
+			break;
+		kf_sha256_update(&c, buf, (size_t)r);
+		got += (uint64_t)r;
+		while (off < r) {
+			ssize_t n = write(fd, buf + off, (size_t)(r - off));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				int er = n < 0 ? errno : EIO;
+
+				close(fd);
+				return kf_fail(e, KF_EIO, "%s: member %s: %s", name, w->name,
+					       strerror(er));
+			}
+			off += n;
+		}
+	}
+	kf_sha256_final(&c, d);
+	kf_sha256_hex(d, hex);
+	if (got != w->size || strcmp(hex, w->sha) != 0) {
+		close(fd);
+		return kf_fail(e, KF_EFORMAT, "%s: member %s at offset %" PRIu64 ": its "
+			       "SHA-256 is not the manifest's", name, w->name,
+			       te->header_offset);
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
+		  F_SEAL_SEAL) != 0) {
+		close(fd);
+		return kf_fail(e, KF_EIO, "%s: %s", name, strerror(errno));
+	}
+	if (w->bid[0]) {
+		char bid[41];
+
+		fd_build_id(fd, bid);
+		if (strcmp(bid, w->bid) != 0) {
+			close(fd);
+			return kf_fail(e, KF_EFORMAT, "%s: member %s: its build-id is not "
+				       "the manifest's", name, w->name);
+		}
+	}
+	w->fd = fd;
+	return 0;
+}
+
+/* the manifest's record of the writing host, into the tape */
+static int replay_host(struct kf_bundle *b, struct kf_error *e, const char *name,
+		       const json_t *h)
+{
+	struct kf_tape *t = &b->tape;
+	const json_t *o, *v;
+	bool present, bad = false;
+	size_t i;
+
+	if (json_is_null(h) || !h)
+		return 0;
+	if (!json_is_object(h))
+		return kf_fail(e, KF_EFORMAT, "%s: the manifest's host is not an object", name);
+	if (json_object_get(h, "hostname") || json_object_get(h, "hostname_hex")) {
+		t->has_hostname = true;
+		t->hostname = get_path(h, "hostname", &present, &bad);
+	}
+	json_array_foreach(json_object_get(h, "clocks"), i, o) {
+		if (t->n_clocks >= sizeof(t->clocks) / sizeof(t->clocks[0]))
+			break;
+		t->clocks[t->n_clocks].clockid = (int)json_integer_value(json_object_get(o, "clockid"));
+		t->clocks[t->n_clocks].ok = json_is_true(json_object_get(o, "ok"));
+		t->clocks[t->n_clocks].ns = (uint64_t)json_integer_value(json_object_get(o, "ns"));
+		t->n_clocks++;
+	}
+	if ((v = json_object_get(h, "vdso"))) {
+		t->has_vdso = true;
+		if (json_is_string(v)) {
+			struct want *w = find_want(b, json_string_value(v));
+			struct stat st;
+
+			if (!w || w->fd < 0 || fstat(w->fd, &st) != 0 || st.st_size > (1 << 20))
+				return kf_fail(e, KF_EFORMAT, "%s: the vdso member is missing",
+					       name);
+			t->vdso = malloc((size_t)st.st_size + 1);
+			if (!t->vdso || pread(w->fd, t->vdso, (size_t)st.st_size, 0) !=
+			    (ssize_t)st.st_size)
+				return kf_fail(e, KF_EIO, "%s: the vdso member cannot be read",
+					       name);
+			t->vdso_len = (size_t)st.st_size;
+		}
+	}
+	if (json_object_get(h, "buildid_dir") || json_object_get(h, "buildid_dir_hex")) {
+		t->has_buildid_dir = true;
+		t->buildid_dir = get_path(h, "buildid_dir", &present, &bad);
+	}
+	if (json_object_get(h, "perf_map_dir") || json_object_get(h, "perf_map_dir_hex")) {
+		t->has_perf_map_dir = true;
+		t->perf_map_dir = get_path(h, "perf_map_dir", &present, &bad);
+	}
+	if ((v = json_object_get(h, "files"))) {
+		t->has_files = true;
+		t->files = json_is_true(v);
+	}
+	json_array_foreach(json_object_get(h, "stat"), i, o) {
+		struct kf_tape_stat st;
+
+		memset(&st, 0, sizeof(st));
+		st.path = get_path(o, "path", &present, &bad);
+		if (!st.path)
+			return kf_fail(e, KF_EFORMAT, "%s: a host stat without a path", name);
+		st.want_gen = json_is_true(json_object_get(o, "want_gen"));
+		st.known = json_is_true(json_object_get(o, "known"));
+		st.maj = (uint32_t)json_integer_value(json_object_get(o, "maj"));
+		st.min = (uint32_t)json_integer_value(json_object_get(o, "min"));
+		st.ino = (uint64_t)json_integer_value(json_object_get(o, "ino"));
+		st.has_gen = json_object_get(o, "gen") != NULL;
+		st.gen = (uint64_t)json_integer_value(json_object_get(o, "gen"));
+		kf_tape_put_stat(t, &st);
+		free(st.path);
+	}
+	json_array_foreach(json_object_get(h, "regular"), i, o) {
+		char *p = get_path(o, "path", &present, &bad);
+
+		if (!p)
+			return kf_fail(e, KF_EFORMAT, "%s: a host answer without a path", name);
+		kf_tape_put_regular(t, p, json_is_true(json_object_get(o, "value")));
+		free(p);
+	}
+	if (bad)
+		return kf_fail(e, KF_EFORMAT, "%s: a malformed path in the manifest's host",
+			       name);
+	if (t->failed)
+		return kf_fail(e, KF_ENOMEM, "out of memory");
+	if (kf_host_open_replay(&b->host, t) != 0)
+		return kf_fail(e, KF_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int replay_opens(struct kf_bundle *b, struct kf_error *e, const char *name,
+			const json_t *m)
+{
+	const json_t *o;
+	size_t i;
+
+	json_array_foreach(json_object_get(m, "opens"), i, o) {
+		bool present, bad = false;
+		char *root = get_path(o, "root", &present, &bad);
+		char *path = get_path(o, "path", &present, &bad);
+		const char *kind = json_string_value(json_object_get(o, "kind"));
+		const char *member = json_string_value(json_object_get(o, "member"));
+		int err = (int)json_integer_value(json_object_get(o, "errno"));
+		int fd = -1;
+		bool ok;
+
+		if (!root || !path || bad || !kind ||
+		    (strcmp(kind, "open") != 0 && strcmp(kind, "owned") != 0) ||
+		    (!member && err <= 0)) {
+			free(root);
+			free(path);
+			return kf_fail(e, KF_EFORMAT, "%s: open %zu of the manifest is "
+				       "malformed", name, i);
+		}
+		if (member) {
+			struct want *w = find_want(b, member);
+
+			if (!w || w->fd < 0 || (fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+				free(root);
+				free(path);
+				return kf_fail(e, KF_EFORMAT, "%s: member %s is missing",
+					       name, member);
+			}
+			err = 0;
+		}
+		ok = kf_tape_add(&b->tape, strcmp(kind, "owned") == 0 ? KF_TAPE_OWNED :
+				 KF_TAPE_OPEN, root, path, err, fd);
+		free(root);
+		free(path);
+		if (!ok)
+			return kf_fail(e, KF_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* The lookup paths the bundle was written with. */
+static int replay_paths(struct kf_session *s, const char *name, const json_t *m)
+{
+	const json_t *opt = json_object_get(m, "options"), *d;
+	char *symfs, *kallsyms, *vmlinux, *pmd, *bid, *dirs[64];
+	bool present, bad = false;
+	size_t i, n = 0;
+	int r;
+
+	symfs = get_path(opt, "symfs", &present, &bad);
+	kallsyms = get_path(opt, "kallsyms", &present, &bad);
+	vmlinux = get_path(opt, "vmlinux", &present, &bad);
+	pmd = get_path(opt, "perf_map_dir", &present, &bad);
+	bid = get_path(opt, "buildid_dir", &present, &bad);
+	json_array_foreach(json_object_get(opt, "debug_dirs"), i, d) {
+		if (n == 64)
+			break;
+		dirs[n] = get_path(d, "path", &present, &bad);
+		if (dirs[n])
+			n++;
+	}
+	r = bad ? kf_fail(&s->err, KF_EFORMAT, "%s: a malformed path in the "
+			  "manifest's options", name) :
+	    kf_session_set_paths(s, symfs, kallsyms, vmlinux, pmd, bid,
+				 (const char *const *)dirs, n);
+	free(symfs);
+	free(kallsyms);
+	free(vmlinux);
+	free(pmd);
+	free(bid);
+	for (i = 0; i < n; i++)
+		free(dirs[i]);
+	return r;
+}
+
+static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name)
+{
+	struct kf_bundle *b;
+	struct kf_tar_entry te;
+	char *text = NULL;
+	json_t *m = NULL;
+	json_error_t je;
+	const json_t *v;
+	size_t i;
+	int r;
+
+	b = kf_calloc(1, sizeof(*b));
+	if (!b)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	kf_tape_init(&b->tape, true);
+	b->cap_fd = -1;
+	s->bundle = b;
+
+	r = kf_tar_next(tr, &te);
+	if (r < 0)
+		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, kf_tar_reader_error(tr));
+	if (r == 0 || te.type != '0' || strcmp(te.name, MANIFEST_MEMBER) != 0)
+		return kf_fail(&s->err, KF_EFORMAT, "%s: not a kfold bundle (its first "
+			       "member is not a manifest.json file)", name);
+	if (te.size > MAX_MANIFEST)
+		return kf_fail(&s->err, KF_EFORMAT, "%s: the manifest is %" PRIu64
+			       " bytes, more than %u", name, te.size, MAX_MANIFEST);
+	text = malloc((size_t)te.size + 1);
+	if (!text)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	{
+		size_t got = 0;
+
+		while (got < te.size) {
+			ssize_t n = kf_tar_read(tr, text + got, (size_t)te.size - got);
+
+			if (n <= 0) {
+				free(text);
+				return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name,
+					       n < 0 ? kf_tar_reader_error(tr) :
+					       "the manifest is cut short");
+			}
+			got += (size_t)n;
+		}
+		text[got] = '\0';
+	}
+	m = json_loadb(text, (size_t)te.size, JSON_REJECT_DUPLICATES, &je);
+	free(text);
+	if (!m)
+		return kf_fail(&s->err, KF_EFORMAT, "%s: the manifest is not JSON: %s "
+			       "(line %d)", name, je.text, je.line);
+	if (!json_is_object(m) ||
+	    !(v = json_object_get(m, "schema")) || !json_is_string(v) ||
+	    strcmp(json_string_value(v), BUNDLE_SCHEMA) != 0) {
+		r = kf_fail(&s->err, KF_EFORMAT, "%s: the manifest is not a kfold-bundle "
+			    "manifest", name);
+		goto out;
+	}
+	v = json_object_get(m, "schema_version");
+	if (!json_is_integer(v) || json_integer_value(v) != BUNDLE_VERSION) {
+		r = kf_fail(&s->err, KF_EUNSUPP, "%s: bundle schema version %lld; this "
+			    "kfold reads version %d", name,
+			    json_is_integer(v) ? (long long)json_integer_value(v) : -1LL,
+			    BUNDLE_VERSION);
+		goto out;
+	}
+	r = manifest_members(b, &s->err, name, m);
+	if (r)
+		goto out;
+	for (;;) {
+		struct want *w;
+
+		r = kf_tar_next(tr, &te);
+		if (r < 0) {
+			r = kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, kf_tar_reader_error(tr));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		if (te.type != '0') {
+			r = kf_fail(&s->err, KF_EFORMAT, "%s: member \"%s\" at offset %" PRIu64
+				    " is not a regular file (type '%c'); a bundle holds "
+				    "only files", name, te.name, te.header_offset,
+				    te.type >= 32 && te.type < 127 ? te.type : '?');
+			goto out;
+		}
+		w = member_name_ok(te.name) ? find_want(b, te.name) : NULL;
+		if (!w) {
+			r = kf_fail(&s->err, KF_EFORMAT, "%s: member \"%s\" at offset %" PRIu64
+				    " is not one the manifest names", name, te.name,
+				    te.header_offset);
+			goto out;
+		}
+		if (w->fd >= 0) {
+			r = kf_fail(&s->err, KF_EFORMAT, "%s: member %s appears twice", name,
+				    w->name);
+			goto out;
+		}
+		r = take_member(tr, &s->err, name, &te, w);
+		if (r)
+			goto out;
+	}
+	for (i = 0; i < b->n_wants; i++)
+		if (b->wants[i].fd < 0) {
+			r = kf_fail(&s->err, KF_EFORMAT, "%s: member %s, which the manifest "
+				    "names, is missing (a cut bundle?)", name, b->wants[i].name);
+			goto out;
+		}
+	r = replay_opens(b, &s->err, name, m);
+	if (r == 0)
+		r = replay_host(b, &s->err, name, json_object_get(m, "host"));
+	if (r)
+		goto out;
+	b->cap_fd = find_want(b, CAPTURE_MEMBER)->fd;
+	s->fs.tape = &b->tape;
+	s->o.host = b->host;
+	r = replay_paths(s, name, m);
+out:
+	json_decref(m);
+	return r;
+}
+
+static int refuse_options(struct kf_session *s, const char *name)
+{
+	const char *opt = s->o.symfs ? "--symfs" : s->o.kallsyms ? "--kallsyms" :
+			  s->o.vmlinux ? "--vmlinux" : s->o.buildid_dir ? "--buildid-dir" :
+			  s->o.perf_map_dir ? "--perf-map-dir" :
+			  s->o.n_debug_dirs ? "--debug-dir" : NULL;
+
+	if (s->o.no_files)
+		return kf_fail(&s->err, KF_EINVAL, "%s is a kfold bundle, whose files "
+			       "cannot be read with no files", name);
+	if (opt)
+		return kf_fail(&s->err, KF_EINVAL, "%s is a kfold bundle: it carries the "
+			       "files it needs and is read without this machine's, so "
+			       "%s cannot be used with it", name, opt);
+	return 0;
+}
+
+int kf_bundle_open_fd(struct kf_session *s, int fd, const char *name)
+{
+	struct kf_tar_reader *tr = NULL;
+	struct fd_src src = { fd };
+	char err[256] = "";
+	int r = refuse_options(s, name);
+
+	if (r)
+		return r;
+	if (kf_tar_reader_open(&tr, read_fd, &src, NULL, err, sizeof(err)) != 0)
+		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, err);
+	r = load(s, tr, name);
+	kf_tar_reader_close(tr);
+	return r;
+}
+
+int kf_bundle_open_mem(struct kf_session *s, const void *buf, size_t len,
+		       const char *name)
+{
+	struct kf_tar_reader *tr = NULL;
+	char err[256] = "";
+	int r = refuse_options(s, name);
+
+	if (r)
+		return r;
+	if (kf_tar_reader_open_mem(&tr, buf, len, NULL, err, sizeof(err)) != 0)
+		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, err);
+	r = load(s, tr, name);
+	kf_tar_reader_close(tr);
+	return r;
+}
+
+int kf_bundle_capture_fd(const struct kf_bundle *b)
+{
+	return b->cap_fd;
+}
