@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# archive.sh KFOLD SRCDIR: a bundle gives the capture host's output
+# anywhere.  For committed captures of every kind (frame pointers, DWARF,
+# pipe, -z, a JIT map, a system-wide one, a dwz-split debug file, a
+# stripped binary with its debug file, C++, Rust, two events), each read
+# with lib.sh's hermetic options (so "the capture host" is this checkout:
+# its symfs, kallsyms snapshot and empty build-id cache):
+#   1. the outputs on the capture: folded (default, --compat=perf,
+#      --no-inline, --srcline, --context), report, explain, annotate
+#      (text and JSON), header; stdout, stderr and exit status;
+#   2. kfold archive with the same options;
+#   3. the same commands on the bundle, with no lookup option, inside a
+#      private mount and UTS namespace where testdata/ (the symfs, the
+#      fixtures' recorded files), /tmp, /usr/lib/debug, ~/.debug and
+#      /proc/kallsyms are empty and the host name is another: every
+#      output equals step 1's, byte for byte;
+#   4. under strace, the bundle run opens no file but the bundle, its own
+#      anonymous files (/proc/self/fd/N), the dynamic loader's libraries
+#      and /dev/urandom (jansson's hash seed).
+# Also: the bundle is mode 0600, manifest.json is its first member, and
+# GNU tar lists it (--zstd and, with --gzip, -z).
+set -uo pipefail
+kfold=$(realpath "$1")
+src=$(realpath "$2")
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for unshare -m"; exit 77; }
+unshare -m -u true 2>/dev/null || { echo "SKIP: unshare -m -u does not work here"; exit 77; }
+# the work directory must stay visible in the namespace, where /tmp and
+# testdata/ are hidden: put it next to the binary (the build directory)
+tmp=$(mktemp -d "$(dirname "$kfold")/archive-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp" || exit 1
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+fail=0
+home=${HOME:-/root}
+
+# the variants: a command and its options, one per line
+variants=(
+	"fold"
+	"fold --compat=perf"
+	"fold --no-inline"
+	"fold --srcline"
+	"fold --context=leaf"
+	"report"
+	"explain"
+	"annotate --top 0"
+	"annotate --format json --top 0"
+	"header"
+)
+
+cases=(syscall dwarf-small dwarf-deep dwarf-qsort pipe zstd dwarf-zstd jit system
+	inline-dwz inline-clang cxx rust-v0 twoevents ../annotate/stripped
+	../annotate/gcc-fp-z)
+
+mkdir -p "$tmp/b"
+for c in "${cases[@]}"; do
+	dir=$src/testdata/cases/$c
+	name=$(basename "$c")
+	kf_case "$dir"
+	for i in "${!variants[@]}"; do
+		read -r -a v <<< "${variants[$i]}"
+		"$kfold" "${v[@]}" "${KF_CASE[@]}" "$dir/perf.data" \
+			> "$tmp/b/$name.$i.out" 2> "$tmp/b/$name.$i.err"
+		echo $? > "$tmp/b/$name.$i.rc"
+	done
+	if ! "$kfold" archive -q "${KF_CASE[@]}" "$dir/perf.data" -o "$tmp/b/$name.tar.zst" \
+		2> "$tmp/b/$name.arerr"; then
+		echo "FAIL $name: kfold archive: $(head -3 "$tmp/b/$name.arerr")"
+		fail=1
+	fi
+done
+
+# the reading side, in the namespace; it writes NAME.I.bout/.berr/.brc
+cat > "$tmp/inside.sh" <<'INSIDE'
+set -u
+kfold=$1 tmp=$2 src=$3 home=$4
+shift 4
+mount --make-rprivate / || exit 1
+for d in "$src/testdata" /tmp /usr/lib/debug "$home/.debug"; do
+	[ -d "$d" ] && { mount -t tmpfs none "$d" || exit 1; }
+done
+mount --bind /dev/null /proc/kallsyms || exit 1
+hostname kfold-elsewhere || exit 1
+[ -e "$src/testdata/cases" ] && { echo "testdata still visible"; exit 1; }
+for b in "$tmp"/b/*.tar.zst; do
+	name=$(basename "$b" .tar.zst)
+	i=0
+	while read -r line; do
+		read -r -a v <<< "$line"
+		"$kfold" "${v[@]}" "$b" > "$tmp/b/$name.$i.bout" 2> "$tmp/b/$name.$i.berr"
+		echo $? > "$tmp/b/$name.$i.brc"
+		i=$((i + 1))
+	done < "$tmp/variants"
+done
+INSIDE
+printf '%s\n' "${variants[@]}" > "$tmp/variants"
+if ! unshare -m -u bash "$tmp/inside.sh" "$kfold" "$tmp" "$src" "$home"; then
+	echo "FAIL: the namespace could not be set up"
+	exit 1
+fi
+
+n=0
+for c in "${cases[@]}"; do
+	name=$(basename "$c")
+	bad=
+	for i in "${!variants[@]}"; do
+		f=$tmp/b/$name.$i
+		if ! cmp -s "$f.rc" "$f.brc" || ! cmp -s "$f.out" "$f.bout" ||
+		   ! cmp -s "$f.err" "$f.berr"; then
+			bad="$bad [${variants[$i]}: rc $(cat "$f.rc")/$(cat "$f.brc" 2>/dev/null)]"
+			[ -n "${KF_VERBOSE:-}" ] && diff "$f.err" "$f.berr" | head -5
+		fi
+		n=$((n + 1))
+	done
+	if [ -n "$bad" ]; then
+		echo "FAIL $name: the bundle elsewhere differs:$bad"
+		fail=1
+	fi
+done
+echo "ok   ${#cases[@]} captures x ${#variants[@]} outputs: $n equal to the capture host's, read elsewhere"
+
+# what the bundle run opens
+leaks() {
+	grep -oE '(open|openat|openat2)\((AT_FDCWD, )?"[^"]*"' "$1" | sed 's/.*"\(.*\)"/\1/' |
+		grep -vE '^(/proc/self/fd/[0-9]+|/dev/null|/dev/urandom)$' |
+		grep -vE '^(/etc/ld\.so\.cache|/lib/|/lib64/|/usr/lib/x86_64-linux-gnu/lib[^/]*\.so[.0-9]*|/usr/lib/locale/|/usr/share/locale/)' |
+		grep -vxF "$2" || true
+}
+if command -v strace >/dev/null; then
+	for name in syscall dwarf-small inline-dwz; do
+		b=$tmp/b/$name.tar.zst
+		strace -f -qq -e trace=open,openat,openat2 -o "$tmp/st" \
+			"$kfold" --srcline "$b" > /dev/null 2>&1
+		l=$(leaks "$tmp/st" "$b")
+		if [ -n "$l" ]; then
+			echo "FAIL $name: the bundle run opened $(echo "$l" | head -5 | tr '\n' ' ')"
+			fail=1
+		fi
+	done
+	echo "ok   a bundle run opens only the bundle and the loader's libraries"
+else
+	echo "ok   (strace not installed: opens not checked)"
+fi
+
+# the file itself
+b=$tmp/b/syscall.tar.zst
+[ "$(stat -c %a "$b")" = 600 ] || { echo "FAIL: the bundle is mode $(stat -c %a "$b")"; fail=1; }
+first=$(tar --zstd -tf "$b" | head -1)
+[ "$first" = manifest.json ] || { echo "FAIL: the first member is '$first'"; fail=1; }
+tar --zstd -xOf "$b" capture/perf.data | cmp -s - "$src/testdata/cases/syscall/perf.data" ||
+	{ echo "FAIL: capture/perf.data is not the capture"; fail=1; }
+kf_case "$src/testdata/cases/syscall"
+"$kfold" archive -q --gzip "${KF_CASE[@]}" "$src/testdata/cases/syscall/perf.data" -o "$tmp/g.tar.gz" ||
+	{ echo "FAIL: --gzip"; fail=1; }
+[ "$(tar -tzf "$tmp/g.tar.gz" | head -1)" = manifest.json ] || { echo "FAIL: --gzip listing"; fail=1; }
+"$kfold" "$tmp/g.tar.gz" | cmp -s - "$tmp/b/syscall.0.out" ||
+	{ echo "FAIL: the gzip bundle's folded output differs"; fail=1; }
+echo "ok   mode 0600, manifest first, GNU tar lists zstd and gzip bundles"
+
+# a bundle carries its own files: lookup options are refused
+"$kfold" --symfs "$src/testdata/symfs" "$b" > /dev/null 2> "$tmp/err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "carries the files it needs" "$tmp/err"; then
+	echo "FAIL: --symfs with a bundle: exit $rc: $(head -2 "$tmp/err")"
+	fail=1
+fi
+echo "ok   lookup options refused with a bundle"
+exit $fail
