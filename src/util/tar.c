@@ -834,6 +834,24 @@ static const char *hdr_who(const uint8_t *h, char *buf, size_t len)
 	return who(name, buf, len);
 }
 
+/* Consumes a block into h: returns 512, fewer when the input ends
+ * inside it, 0 when it ends before it, -1 on error. */
+static ssize_t take_block(struct kf_tar_reader *r, uint8_t *h)
+{
+	size_t got = 0;
+
+	while (got < BLOCK) {
+		ssize_t k = take(r, h + got, BLOCK - got);
+
+		if (k < 0)
+			return -1;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
 /* After the two zero blocks at eoff: the rest must be zeros to the end. */
 static int drain(struct kf_tar_reader *r, uint64_t eoff)
 {
@@ -867,8 +885,11 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 		return -1;
 	if (r->done)
 		return 0;
-	if (r->remain + r->pad &&
-	    take_exact(r, NULL, r->remain + r->pad, who(r->name, wb, sizeof(wb)), "data") != 0)
+	if (r->remain &&
+	    take_exact(r, NULL, r->remain, who(r->name, wb, sizeof(wb)), "data") != 0)
+		return -1;
+	if (r->pad &&
+	    take_exact(r, NULL, r->pad, who(r->name, wb, sizeof(wb)), "padding") != 0)
 		return -1;
 	r->remain = r->pad = 0;
 	free(r->name);
@@ -878,7 +899,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 		uint64_t hoff = r->pos, size, mode, stored;
 		unsigned usum = 0, i;
 		int ssum = 0;
-		ssize_t k = take(r, h, BLOCK);
+		ssize_t k = take_block(r, h);
 		char type;
 
 		if (k < 0)
@@ -887,15 +908,17 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 			return rfail(r, "offset %" PRIu64 ": the archive ends without its "
 				     "end-of-archive blocks (truncated)%s", hoff,
 				     chain ? " after a pax or GNU long-name header" : "");
-		if ((size_t)k < BLOCK && take_exact(r, h + k, BLOCK - (size_t)k, "", "header") != 0)
-			return -1;
+		if (k < BLOCK)
+			return rfail(r, "offset %" PRIu64 ": header is truncated: the input "
+				     "ends after %zd of its 512 bytes", hoff, k);
 		if (all_zero(h, BLOCK)) {
-			k = take(r, h, BLOCK);
+			k = take_block(r, h);
 			if (k < 0)
 				return -1;
-			if ((size_t)k < BLOCK && k > 0 &&
-			    take_exact(r, h + k, BLOCK - (size_t)k, "", "end-of-archive block") != 0)
-				return -1;
+			if (k > 0 && k < BLOCK)
+				return rfail(r, "offset %" PRIu64 ": the second end-of-archive "
+					     "block is truncated: the input ends after %zd of "
+					     "its 512 bytes", hoff + BLOCK, k);
 			if (k == 0 || !all_zero(h, BLOCK))
 				return rfail(r, "offset %" PRIu64 ": a lone zero block%s", hoff,
 					     k == 0 ? " ends the input: the second end-of-archive "
@@ -1213,9 +1236,8 @@ void kf_tar_reader_close(struct kf_tar_reader *r)
 enum kf_tar_comp kf_tar_sniff(const void *buf, size_t len, bool *is_tar)
 {
 	enum kf_tar_comp c = magic(buf, len);
-	/* a little more than the first header: decompressed in 64 KiB
-	 * steps it stops there, with an error once past */
-	struct kf_tar_limits lim = { .max_total = 8 * BLOCK };
+	/* one fill() of the decompressed buffer, no more */
+	struct kf_tar_limits lim = { .max_total = IOBUF };
 	struct kf_tar_reader *r;
 	uint8_t h[BLOCK];
 
