@@ -802,7 +802,7 @@ static int parse_pax(struct kf_tar_reader *r, uint64_t hoff, const char *p, size
 }
 
 /* Sets *dst to a copy of the field f[0, width) up to its first NUL. */
-static int field_str(struct kf_tar_reader *r, char **dst, const uint8_t *f,
+static int field_str(char **dst, const uint8_t *f,
 		     size_t width, const uint8_t *prefix)
 {
 	size_t n = strnlen((const char *)f, width);
@@ -1009,7 +1009,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 			if (posix && h[O_PREFIX] && !memchr(h + O_PREFIX, '\0', 155))
 				return rfail(r, "offset %" PRIu64 ": %sthe prefix field has no "
 					     "NUL in its 155 bytes", hoff, hdr_who(h, wb, sizeof(wb)));
-			if (field_str(r, &r->name, h + O_NAME, 100,
+			if (field_str(&r->name, h + O_NAME, 100,
 				      posix && h[O_PREFIX] ? h + O_PREFIX : NULL) != 0)
 				return rfail(r, "offset %" PRIu64 ": out of memory", hoff);
 		}
@@ -1019,7 +1019,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 		} else if (r->long_link) {
 			r->linkname = r->long_link;
 			r->long_link = NULL;
-		} else if (field_str(r, &r->linkname, h + O_LINK, 100, NULL) != 0) {
+		} else if (field_str(&r->linkname, h + O_LINK, 100, NULL) != 0) {
 			return rfail(r, "offset %" PRIu64 ": out of memory", hoff);
 		}
 		free_meta(r);
