@@ -937,6 +937,35 @@ static void test_bomb(void)
 	free(z.p);
 }
 
+/* zstd frames made by hand: the small plain archive as one raw block,
+ * with a window of 2^25 (read) and 2^26 bytes (refused) */
+static void test_zstd_window(void)
+{
+	struct buf b, z;
+	char msg[512];
+	int wlog;
+
+	CHECK(small_archive(&b));
+	CHECK(b.len < (1 << 17));
+	for (wlog = 25; wlog <= 26; wlog++) {
+		/* magic; descriptor: no checksum, no content size; window
+		 * exponent wlog - 10; a last raw block of b.len bytes */
+		uint8_t hdr[] = { 0x28, 0xb5, 0x2f, 0xfd, 0x00, (uint8_t)((wlog - 10) << 3),
+				  (uint8_t)((b.len << 3) | 1), (uint8_t)(b.len >> 5),
+				  (uint8_t)(b.len >> 13) };
+
+		memset(&z, 0, sizeof(z));
+		buf_add(&z, hdr, sizeof(hdr));
+		buf_add(&z, b.p, b.len);
+		CHECK_EQ(walk_mem(z.p, z.len, NULL, msg, sizeof(msg)), wlog == 25 ? 0 : -1);
+		if (wlog == 26)
+			CHECK_CONTAINS(msg, "offset 0: zstd: Frame requires too much memory for "
+				       "decoding (frames with windows over 32 MiB are refused)");
+		free(z.p);
+	}
+	free(b.p);
+}
+
 static void test_limits(void)
 {
 	struct buf b;
@@ -960,6 +989,61 @@ static void test_limits(void)
 	lim = (struct kf_tar_limits){ .max_total = 100000 };
 	CHECK_EQ(walk_mem(b.p, b.len, &lim, msg, sizeof(msg)), -1);
 	CHECK_CONTAINS(msg, "offset 100000: the archive is bigger than max_total");
+	free(b.p);
+}
+
+/* A member over 8 GiB - 1 gets a GNU base-256 size.  Its 8 GiB are not
+ * written: kf_tar_add_fd fails after the header when the 1-byte file
+ * ends, and the header that is already out is what GNU tar and our
+ * reader see. */
+static void test_big_size(void)
+{
+	const uint64_t big = ((uint64_t)8 << 30) + 5;
+	char err[256], p[512], line[600];
+	struct kf_tar_writer *w;
+	struct kf_tar_reader *r;
+	struct kf_tar_entry e;
+	struct kf_tar_limits lim = { .max_member = (uint64_t)16 << 30 };
+	struct buf b;
+	int fd, sfd;
+	FILE *f;
+	size_t i;
+
+	snprintf(p, sizeof(p), "%s", path_in("big.tar"));
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	sfd = open(path_in("one.src"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && sfd >= 0 && write(sfd, "z", 1) == 1);
+	CHECK_EQ(kf_tar_writer_open(&w, fd, KF_TAR_NONE, 0, err, sizeof(err)), 0);
+	CHECK_EQ(kf_tar_add_fd(w, "big", sfd, big), -1);
+	CHECK_CONTAINS(err, "'big' is shorter than its 8589934597 bytes: it ends at 1");
+	CHECK_EQ(kf_tar_writer_close(w), -1);
+	close(fd);
+	close(sfd);
+	CHECK(read_file(p, &b));
+	CHECK_EQ(b.len, 513);
+	CHECK_EQ(b.p[124], 0x80);
+	for (i = 125; i < 128; i++)
+		CHECK_EQ(b.p[i], 0);
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(b.p[128 + i], (uint8_t)(big >> (56 - 8 * i)));
+	/* GNU tar lists it with its size before it finds the data missing */
+	snprintf(line, sizeof(line), "tar -tvf %s 2>/dev/null", p);
+	f = popen(line, "r");
+	CHECK(f && fgets(line, sizeof(line), f));
+	if (f)
+		pclose(f);
+	CHECK_CONTAINS(line, " 8589934597 1970-01-01 00:00 big");
+	/* ours too, then its data is truncated */
+	CHECK_EQ(kf_tar_reader_open_mem(&r, b.p, b.len, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(kf_tar_next(r, &e), -1);
+	CHECK_CONTAINS(err, "offset 0: member 'big': 8589934597 bytes, more than max_member (4294967296)");
+	kf_tar_reader_close(r);
+	CHECK_EQ(kf_tar_reader_open_mem(&r, b.p, b.len, &lim, err, sizeof(err)), 0);
+	CHECK_EQ(kf_tar_next(r, &e), 1);
+	CHECK_EQ(e.size, big);
+	CHECK_EQ(kf_tar_read(r, line, 10), -1);
+	CHECK_CONTAINS(err, "offset 513: member 'big': data is truncated");
+	kf_tar_reader_close(r);
 	free(b.p);
 }
 
@@ -1060,8 +1144,10 @@ int main(void)
 	RUNT(test_bad_fields);
 	RUNT(test_meta_headers);
 	RUNT(test_bomb);
+	RUNT(test_zstd_window);
 	RUNT(test_limits);
 	RUNT(test_writer_errors);
+	RUNT(test_big_size);
 	for (i = 0; i < NMEMBERS; i++)
 		free(members[i].data);
 	sh("rm -rf %s", dir);

@@ -42,8 +42,9 @@ enum kf_tar_comp {
  * *is_tar is set to whether the (decompressed) stream starts with a
  * ustar header: "ustar" at offset 257, which both POSIX ("ustar\0" "00")
  * and GNU ("ustar  \0") headers have.  For a compressed buf that means
- * decompressing its first 512 bytes (in memory, a bounded amount); a buf
- * too short to hold them gives false.  So KF_TAR_NONE with *is_tar false
+ * decompressing the start of it in memory (at most 64 KiB of output,
+ * and the decompressor's state as kf_tar_reader_open describes); a buf
+ * too short to give 512 bytes gives false.  So KF_TAR_NONE with *is_tar false
  * is "not a tar at all", and a compressed non-tar (a .zst of something
  * else) is told apart from a bundle. */
 enum kf_tar_comp kf_tar_sniff(const void *buf, size_t len, bool *is_tar);
@@ -55,9 +56,9 @@ struct kf_tar_writer;
 /* Starts an archive written to fd (which stays the caller's: never closed,
  * synced or seeked; writes start where fd is).  comp is KF_TAR_NONE,
  * KF_TAR_ZSTD or KF_TAR_GZIP (KF_TAR_BZIP2 is refused).  level 0 is the
- * default: 19 for zstd, 9 for gzip; otherwise zstd takes 1..22 (levels
- * above 19 make windows that kf_tar_reader refuses, see there) and gzip
- * 1..9; ignored for KF_TAR_NONE.  zstd writes one frame with its content
+ * default: 19 for zstd (an 8 MiB window), 9 for gzip; otherwise zstd
+ * takes 1..22 (21 and 22 make 64 and 128 MiB windows, which
+ * kf_tar_reader_open refuses) and gzip 1..9; ignored for KF_TAR_NONE.  zstd writes one frame with its content
  * checksum (ZSTD_c_checksumFlag), single-threaded so that the output is
  * deterministic; gzip writes one member with mtime 0 and no file name.
  *
@@ -151,7 +152,13 @@ struct kf_tar_reader;
  * zstd, gzip, bzip2 or not at all (told by content, kf_tar_sniff):
  * concatenated zstd frames, gzip members and bzip2 streams are read as
  * one stream.  zstd frames needing a window over 32 MiB (zstd --ultra
- * -21/-22, --long) are refused rather than allocated.  lim may be NULL
+ * -21/-22, --long) are refused rather than allocated.
+ *
+ * Memory, whatever the input: two 64 KiB buffers, the decompressor's
+ * state (zstd: the frame's window, at most 32 MiB; bzip2: up to 3.7 MB
+ * for -9; zlib: some 44 KiB), the names of the current entry and at most
+ * one pax header (2 * max_name + 64 KiB).  Member data is never held: it
+ * goes from the decompressor to the caller's buffer.  lim may be NULL
  * (all defaults).  err[0, errlen) (may be NULL) receives the message of
  * every failure of this reader, so it must stay valid until
  * kf_tar_reader_close.  Reads the first bytes of the input; returns 0, or
