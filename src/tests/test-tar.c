@@ -864,6 +864,14 @@ static void test_meta_headers(void)
 	CHECK_EQ(walk_mem(t.p, t.len, NULL, msg, sizeof(msg)), -1);
 	CHECK_CONTAINS(msg, "pax header: size is not a decimal number");
 	free(t.p);
+	/* a pax header and then the end */
+	meta_archive(&t, 'x', "12 path=a/b\n", 12);
+	memset(t.p + 1024, 0, 1024);
+	CHECK_EQ(walk_mem(t.p, 2048, NULL, msg, sizeof(msg)), -1);
+	CHECK_CONTAINS(msg, "offset 1024: a pax or GNU long-name header is followed by the end of the archive");
+	CHECK_EQ(walk_mem(t.p, 1024, NULL, msg, sizeof(msg)), -1);
+	CHECK_CONTAINS(msg, "offset 1024: the archive ends without its end-of-archive blocks (truncated) after a pax or GNU long-name header");
+	free(t.p);
 	/* unknown keys are ignored, a global header skipped */
 	meta_archive(&t, 'g', "16 comment=abcd\n", 16);
 	CHECK_EQ(kf_tar_reader_open_mem(&r, t.p, t.len, NULL, msg, sizeof(msg)), 0);

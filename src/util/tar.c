@@ -460,11 +460,12 @@ static int raw_fill(struct kf_tar_reader *r)
 static ssize_t decomp(struct kf_tar_reader *r, uint8_t *dst, size_t n)
 {
 	for (;;) {
-		size_t avail;
+		size_t avail, before;
 
 		if (raw_fill(r) != 0)
 			return -1;
 		avail = r->in_len - r->in_pos;
+		before = r->in_pos;
 		if (r->comp == KF_TAR_NONE) {
 			size_t k = avail < n ? avail : n;
 
@@ -549,7 +550,11 @@ static ssize_t decomp(struct kf_tar_reader *r, uint8_t *dst, size_t n)
 			if (got)
 				return (ssize_t)got;
 		}
-		/* no output: the decompressor needs more input */
+		/* no output: the decompressor needs more input; one that takes
+		 * none of what it has stalls, which would loop forever */
+		if (avail && r->in_pos == before && r->mid_stream)
+			return rfail(r, "offset %" PRIu64 ": the decompressor makes no "
+				     "progress", r->produced);
 		if (r->in_pos == r->in_len && r->in_eof) {
 			if (r->mid_stream)
 				return rfail(r, "offset %" PRIu64 ": the %s stream is "
@@ -880,6 +885,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 	uint8_t h[BLOCK];
 	char wb[128];
 	int chain = 0;
+	bool pending = false;   /* an 'x', 'L' or 'K' waits for its entry */
 
 	if (r->failed)
 		return -1;
@@ -907,7 +913,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 		if (k == 0)
 			return rfail(r, "offset %" PRIu64 ": the archive ends without its "
 				     "end-of-archive blocks (truncated)%s", hoff,
-				     chain ? " after a pax or GNU long-name header" : "");
+				     pending ? " after a pax or GNU long-name header" : "");
 		if (k < BLOCK)
 			return rfail(r, "offset %" PRIu64 ": header is truncated: the input "
 				     "ends after %zd of its 512 bytes", hoff, k);
@@ -923,7 +929,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 				return rfail(r, "offset %" PRIu64 ": a lone zero block%s", hoff,
 					     k == 0 ? " ends the input: the second end-of-archive "
 					     "block is missing (truncated)" : " before a header");
-			if (chain)
+			if (pending)
 				return rfail(r, "offset %" PRIu64 ": a pax or GNU long-name "
 					     "header is followed by the end of the archive", hoff);
 			if (drain(r, hoff) != 0)
@@ -961,6 +967,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 		if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
 			uint64_t pad = (BLOCK - size % BLOCK) % BLOCK;
 
+			pending |= type != 'g';
 			if (++chain > MAX_META_CHAIN)
 				return rfail(r, "offset %" PRIu64 ": more than %d pax or GNU "
 					     "long-name headers in a row", hoff, MAX_META_CHAIN);
