@@ -58,9 +58,12 @@ struct kf_tar_writer;
  * KF_TAR_ZSTD or KF_TAR_GZIP (KF_TAR_BZIP2 is refused).  level 0 is the
  * default: 19 for zstd (an 8 MiB window), 9 for gzip; otherwise zstd
  * takes 1..22 (21 and 22 make 64 and 128 MiB windows, which
- * kf_tar_reader_open refuses) and gzip 1..9; ignored for KF_TAR_NONE.  zstd writes one frame with its content
- * checksum (ZSTD_c_checksumFlag), single-threaded so that the output is
- * deterministic; gzip writes one member with mtime 0 and no file name.
+ * kf_tar_reader_open refuses) and gzip 1..9; ignored for KF_TAR_NONE.
+ * zstd writes one frame with its content checksum (ZSTD_c_checksumFlag),
+ * single-threaded so that the output is deterministic; gzip writes one
+ * member with mtime 0 and no file name.  Output goes to fd as the
+ * compressor makes it (64 KiB buffers; the compressor's own state is
+ * some 100 MB at zstd level 19, a few hundred KB for gzip).
  *
  * err[0, errlen) (may be NULL) receives the message of every failure of
  * this writer, from open to close, so it must stay valid until
@@ -182,22 +185,27 @@ enum kf_tar_comp kf_tar_reader_comp(const struct kf_tar_reader *r);
  *
  * The clean end is two zero blocks, after which the rest of the stream
  * is read to its end and must be zero bytes (GNU tar's padding to its
- * record size): so a truncated compressed stream, or a bad zstd or gzip
- * checksum in its last bytes, is still an error.  Anything else is an
+ * record size), still within max_total: so a truncated compressed
+ * stream, or a bad zstd or gzip checksum in its last bytes, is still an
+ * error.  Anything else is an
  * error: the input ending anywhere before the two zero blocks (even at a
  * block boundary, even after one zero block), a header whose checksum,
  * "ustar" magic, size or mode field is wrong (octal with leading spaces
  * and a NUL or space after the digits, or GNU base-256 with first byte
- * 0x80), a name or link name empty, longer than max_name or with an
- * embedded NUL, a POSIX prefix field with no NUL in its 155 bytes (the
+ * 0x80), an empty name, a name or link name longer than max_name or with
+ * an embedded NUL (a pax value holding a NUL, a GNU 'L' or 'K' name with
+ * bytes after its NUL), a POSIX prefix field with no NUL in its 155 bytes (the
  * 100-byte name field may be full), a malformed pax record, a pax or GNU
  * header not followed by an entry, a limit exceeded (the message names
  * which), a decompression error.  After -1 every call fails again with
- * the same message. */
+ * the same message.  Also refused: headers without the "ustar" magic
+ * (pre-POSIX v7 tar), more than 16 pax or GNU headers in a row.  An
+ * error found while decompressing gives the offset of the uncompressed
+ * stream reached. */
 int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e);
 
-/* Reads up to n bytes of the current entry's data; returns how many
- * (fewer than asked only at the entry's end), 0 at its end (or before
+/* Reads up to n bytes (at most SSIZE_MAX) of the current entry's data;
+ * returns how many (fewer than asked only at the entry's end), 0 at its end (or before
  * the first kf_tar_next), -1 on error: the input ending inside the data
  * is an error naming the entry and the offset, never a short entry. */
 ssize_t kf_tar_read(struct kf_tar_reader *r, void *buf, size_t n);
