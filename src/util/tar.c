@@ -460,11 +460,12 @@ static int raw_fill(struct kf_tar_reader *r)
 static ssize_t decomp(struct kf_tar_reader *r, uint8_t *dst, size_t n)
 {
 	for (;;) {
-		size_t avail;
+		size_t avail, before;
 
 		if (raw_fill(r) != 0)
 			return -1;
 		avail = r->in_len - r->in_pos;
+		before = r->in_pos;
 		if (r->comp == KF_TAR_NONE) {
 			size_t k = avail < n ? avail : n;
 
@@ -549,7 +550,11 @@ static ssize_t decomp(struct kf_tar_reader *r, uint8_t *dst, size_t n)
 			if (got)
 				return (ssize_t)got;
 		}
-		/* no output: the decompressor needs more input */
+		/* no output: the decompressor needs more input; one that takes
+		 * none of what it has stalls, which would loop forever */
+		if (avail && r->in_pos == before && r->mid_stream)
+			return rfail(r, "offset %" PRIu64 ": the decompressor makes no "
+				     "progress", r->produced);
 		if (r->in_pos == r->in_len && r->in_eof) {
 			if (r->mid_stream)
 				return rfail(r, "offset %" PRIu64 ": the %s stream is "
@@ -802,7 +807,7 @@ static int parse_pax(struct kf_tar_reader *r, uint64_t hoff, const char *p, size
 }
 
 /* Sets *dst to a copy of the field f[0, width) up to its first NUL. */
-static int field_str(struct kf_tar_reader *r, char **dst, const uint8_t *f,
+static int field_str(char **dst, const uint8_t *f,
 		     size_t width, const uint8_t *prefix)
 {
 	size_t n = strnlen((const char *)f, width);
@@ -834,6 +839,24 @@ static const char *hdr_who(const uint8_t *h, char *buf, size_t len)
 	return who(name, buf, len);
 }
 
+/* Consumes a block into h: returns 512, fewer when the input ends
+ * inside it, 0 when it ends before it, -1 on error. */
+static ssize_t take_block(struct kf_tar_reader *r, uint8_t *h)
+{
+	size_t got = 0;
+
+	while (got < BLOCK) {
+		ssize_t k = take(r, h + got, BLOCK - got);
+
+		if (k < 0)
+			return -1;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
 /* After the two zero blocks at eoff: the rest must be zeros to the end. */
 static int drain(struct kf_tar_reader *r, uint64_t eoff)
 {
@@ -862,13 +885,17 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 	uint8_t h[BLOCK];
 	char wb[128];
 	int chain = 0;
+	bool pending = false;   /* an 'x', 'L' or 'K' waits for its entry */
 
 	if (r->failed)
 		return -1;
 	if (r->done)
 		return 0;
-	if (r->remain + r->pad &&
-	    take_exact(r, NULL, r->remain + r->pad, who(r->name, wb, sizeof(wb)), "data") != 0)
+	if (r->remain &&
+	    take_exact(r, NULL, r->remain, who(r->name, wb, sizeof(wb)), "data") != 0)
+		return -1;
+	if (r->pad &&
+	    take_exact(r, NULL, r->pad, who(r->name, wb, sizeof(wb)), "padding") != 0)
 		return -1;
 	r->remain = r->pad = 0;
 	free(r->name);
@@ -878,7 +905,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 		uint64_t hoff = r->pos, size, mode, stored;
 		unsigned usum = 0, i;
 		int ssum = 0;
-		ssize_t k = take(r, h, BLOCK);
+		ssize_t k = take_block(r, h);
 		char type;
 
 		if (k < 0)
@@ -886,21 +913,23 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 		if (k == 0)
 			return rfail(r, "offset %" PRIu64 ": the archive ends without its "
 				     "end-of-archive blocks (truncated)%s", hoff,
-				     chain ? " after a pax or GNU long-name header" : "");
-		if ((size_t)k < BLOCK && take_exact(r, h + k, BLOCK - (size_t)k, "", "header") != 0)
-			return -1;
+				     pending ? " after a pax or GNU long-name header" : "");
+		if (k < BLOCK)
+			return rfail(r, "offset %" PRIu64 ": header is truncated: the input "
+				     "ends after %zd of its 512 bytes", hoff, k);
 		if (all_zero(h, BLOCK)) {
-			k = take(r, h, BLOCK);
+			k = take_block(r, h);
 			if (k < 0)
 				return -1;
-			if ((size_t)k < BLOCK && k > 0 &&
-			    take_exact(r, h + k, BLOCK - (size_t)k, "", "end-of-archive block") != 0)
-				return -1;
+			if (k > 0 && k < BLOCK)
+				return rfail(r, "offset %" PRIu64 ": the second end-of-archive "
+					     "block is truncated: the input ends after %zd of "
+					     "its 512 bytes", hoff + BLOCK, k);
 			if (k == 0 || !all_zero(h, BLOCK))
 				return rfail(r, "offset %" PRIu64 ": a lone zero block%s", hoff,
 					     k == 0 ? " ends the input: the second end-of-archive "
 					     "block is missing (truncated)" : " before a header");
-			if (chain)
+			if (pending)
 				return rfail(r, "offset %" PRIu64 ": a pax or GNU long-name "
 					     "header is followed by the end of the archive", hoff);
 			if (drain(r, hoff) != 0)
@@ -938,6 +967,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 		if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
 			uint64_t pad = (BLOCK - size % BLOCK) % BLOCK;
 
+			pending |= type != 'g';
 			if (++chain > MAX_META_CHAIN)
 				return rfail(r, "offset %" PRIu64 ": more than %d pax or GNU "
 					     "long-name headers in a row", hoff, MAX_META_CHAIN);
@@ -986,7 +1016,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 			if (posix && h[O_PREFIX] && !memchr(h + O_PREFIX, '\0', 155))
 				return rfail(r, "offset %" PRIu64 ": %sthe prefix field has no "
 					     "NUL in its 155 bytes", hoff, hdr_who(h, wb, sizeof(wb)));
-			if (field_str(r, &r->name, h + O_NAME, 100,
+			if (field_str(&r->name, h + O_NAME, 100,
 				      posix && h[O_PREFIX] ? h + O_PREFIX : NULL) != 0)
 				return rfail(r, "offset %" PRIu64 ": out of memory", hoff);
 		}
@@ -996,7 +1026,7 @@ int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e)
 		} else if (r->long_link) {
 			r->linkname = r->long_link;
 			r->long_link = NULL;
-		} else if (field_str(r, &r->linkname, h + O_LINK, 100, NULL) != 0) {
+		} else if (field_str(&r->linkname, h + O_LINK, 100, NULL) != 0) {
 			return rfail(r, "offset %" PRIu64 ": out of memory", hoff);
 		}
 		free_meta(r);
@@ -1213,9 +1243,8 @@ void kf_tar_reader_close(struct kf_tar_reader *r)
 enum kf_tar_comp kf_tar_sniff(const void *buf, size_t len, bool *is_tar)
 {
 	enum kf_tar_comp c = magic(buf, len);
-	/* a little more than the first header: decompressed in 64 KiB
-	 * steps it stops there, with an error once past */
-	struct kf_tar_limits lim = { .max_total = 8 * BLOCK };
+	/* one fill() of the decompressed buffer, no more */
+	struct kf_tar_limits lim = { .max_total = IOBUF };
 	struct kf_tar_reader *r;
 	uint8_t h[BLOCK];
 

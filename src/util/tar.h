@@ -42,8 +42,9 @@ enum kf_tar_comp {
  * *is_tar is set to whether the (decompressed) stream starts with a
  * ustar header: "ustar" at offset 257, which both POSIX ("ustar\0" "00")
  * and GNU ("ustar  \0") headers have.  For a compressed buf that means
- * decompressing its first 512 bytes (in memory, a bounded amount); a buf
- * too short to hold them gives false.  So KF_TAR_NONE with *is_tar false
+ * decompressing the start of it in memory (at most 64 KiB of output,
+ * and the decompressor's state as kf_tar_reader_open describes); a buf
+ * too short to give 512 bytes gives false.  So KF_TAR_NONE with *is_tar false
  * is "not a tar at all", and a compressed non-tar (a .zst of something
  * else) is told apart from a bundle. */
 enum kf_tar_comp kf_tar_sniff(const void *buf, size_t len, bool *is_tar);
@@ -55,11 +56,14 @@ struct kf_tar_writer;
 /* Starts an archive written to fd (which stays the caller's: never closed,
  * synced or seeked; writes start where fd is).  comp is KF_TAR_NONE,
  * KF_TAR_ZSTD or KF_TAR_GZIP (KF_TAR_BZIP2 is refused).  level 0 is the
- * default: 19 for zstd, 9 for gzip; otherwise zstd takes 1..22 (levels
- * above 19 make windows that kf_tar_reader refuses, see there) and gzip
- * 1..9; ignored for KF_TAR_NONE.  zstd writes one frame with its content
- * checksum (ZSTD_c_checksumFlag), single-threaded so that the output is
- * deterministic; gzip writes one member with mtime 0 and no file name.
+ * default: 19 for zstd (an 8 MiB window), 9 for gzip; otherwise zstd
+ * takes 1..22 (21 and 22 make 64 and 128 MiB windows, which
+ * kf_tar_reader_open refuses) and gzip 1..9; ignored for KF_TAR_NONE.
+ * zstd writes one frame with its content checksum (ZSTD_c_checksumFlag),
+ * single-threaded so that the output is deterministic; gzip writes one
+ * member with mtime 0 and no file name.  Output goes to fd as the
+ * compressor makes it (64 KiB buffers; the compressor's own state is
+ * some 100 MB at zstd level 19, a few hundred KB for gzip).
  *
  * err[0, errlen) (may be NULL) receives the message of every failure of
  * this writer, from open to close, so it must stay valid until
@@ -151,7 +155,13 @@ struct kf_tar_reader;
  * zstd, gzip, bzip2 or not at all (told by content, kf_tar_sniff):
  * concatenated zstd frames, gzip members and bzip2 streams are read as
  * one stream.  zstd frames needing a window over 32 MiB (zstd --ultra
- * -21/-22, --long) are refused rather than allocated.  lim may be NULL
+ * -21/-22, --long) are refused rather than allocated.
+ *
+ * Memory, whatever the input: two 64 KiB buffers, the decompressor's
+ * state (zstd: the frame's window, at most 32 MiB; bzip2: up to 3.7 MB
+ * for -9; zlib: some 44 KiB), the names of the current entry and at most
+ * one pax header (2 * max_name + 64 KiB).  Member data is never held: it
+ * goes from the decompressor to the caller's buffer.  lim may be NULL
  * (all defaults).  err[0, errlen) (may be NULL) receives the message of
  * every failure of this reader, so it must stay valid until
  * kf_tar_reader_close.  Reads the first bytes of the input; returns 0, or
@@ -175,22 +185,27 @@ enum kf_tar_comp kf_tar_reader_comp(const struct kf_tar_reader *r);
  *
  * The clean end is two zero blocks, after which the rest of the stream
  * is read to its end and must be zero bytes (GNU tar's padding to its
- * record size): so a truncated compressed stream, or a bad zstd or gzip
- * checksum in its last bytes, is still an error.  Anything else is an
+ * record size), still within max_total: so a truncated compressed
+ * stream, or a bad zstd or gzip checksum in its last bytes, is still an
+ * error.  Anything else is an
  * error: the input ending anywhere before the two zero blocks (even at a
  * block boundary, even after one zero block), a header whose checksum,
  * "ustar" magic, size or mode field is wrong (octal with leading spaces
  * and a NUL or space after the digits, or GNU base-256 with first byte
- * 0x80), a name or link name empty, longer than max_name or with an
- * embedded NUL, a POSIX prefix field with no NUL in its 155 bytes (the
+ * 0x80), an empty name, a name or link name longer than max_name or with
+ * an embedded NUL (a pax value holding a NUL, a GNU 'L' or 'K' name with
+ * bytes after its NUL), a POSIX prefix field with no NUL in its 155 bytes (the
  * 100-byte name field may be full), a malformed pax record, a pax or GNU
  * header not followed by an entry, a limit exceeded (the message names
  * which), a decompression error.  After -1 every call fails again with
- * the same message. */
+ * the same message.  Also refused: headers without the "ustar" magic
+ * (pre-POSIX v7 tar), more than 16 pax or GNU headers in a row.  An
+ * error found while decompressing gives the offset of the uncompressed
+ * stream reached. */
 int kf_tar_next(struct kf_tar_reader *r, struct kf_tar_entry *e);
 
-/* Reads up to n bytes of the current entry's data; returns how many
- * (fewer than asked only at the entry's end), 0 at its end (or before
+/* Reads up to n bytes (at most SSIZE_MAX) of the current entry's data;
+ * returns how many (fewer than asked only at the entry's end), 0 at its end (or before
  * the first kf_tar_next), -1 on error: the input ending inside the data
  * is an error naming the entry and the offset, never a short entry. */
 ssize_t kf_tar_read(struct kf_tar_reader *r, void *buf, size_t n);
