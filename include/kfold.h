@@ -585,6 +585,10 @@ typedef struct kf_archive_options {
 	int level;               /* compression level; 0 = zstd 19, gzip 9 */
 	bool no_compat_perf;     /* skip the --compat=perf pass: the bundle
 				    then answers only kfold's own mode */
+	bool with_vmlinux;       /* include the kernel's image with DWARF
+				    when the analysis used one (hundreds of
+				    MB); else it is left out and the bundle
+				    reads as a machine without it */
 } kf_archive_options;
 
 KF_API void kf_archive_options_init(kf_archive_options *ao);
@@ -622,6 +626,8 @@ typedef struct kf_archive_file {
 	uint64_t size;
 } kf_archive_file;
 KF_API int kf_archive_file_at(const kf_archive *a, size_t i, kf_archive_file *out);
+/* Bytes of the kernel image left out (no with_vmlinux), 0 if none. */
+KF_API uint64_t kf_archive_withheld(const kf_archive *a);
 /* Whether part of the capture could not be read (kf_stats.input_damaged
  * of the analysis). */
 KF_API bool kf_archive_input_damaged(const kf_archive *a);

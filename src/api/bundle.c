@@ -211,6 +211,9 @@ struct kf_archive {
 	bool has_vdso;
 	struct missing *missing;
 	size_t n_missing, cap_missing;
+	char kernel_bid[41];     /* the recorded kernel's, "" if none */
+	bool *withheld;          /* tape.opens[i] left out (its vmlinux) */
+	uint64_t withheld_bytes;
 	json_t *modules;         /* the human view, built with the first pass */
 };
 
@@ -366,8 +369,16 @@ static int collect(struct kf_archive *a)
 	size_t i;
 
 	a->open_member = kf_calloc(a->tape.n_opens + 1, sizeof(*a->open_member));
-	if (!a->open_member)
+	a->withheld = kf_calloc(a->tape.n_opens + 1, sizeof(*a->withheld));
+	if (!a->open_member || !a->withheld)
 		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	for (i = 0; i < kf_session_n_modules(a->first); i++) {
+		kf_module_info mi;
+
+		if (kf_session_module(a->first, i, &mi) == 0 &&
+		    strncmp(mi.name, "[kernel.kallsyms]", 17) == 0)
+			snprintf(a->kernel_bid, sizeof(a->kernel_bid), "%s", mi.build_id);
+	}
 	for (i = 0; i < a->tape.n_opens; i++) {
 		const struct kf_tape_open *op = &a->tape.opens[i];
 		struct member m, *have;
@@ -380,6 +391,16 @@ static int collect(struct kf_archive *a)
 			return kf_fail(&a->err, KF_EIO, "%s%s%s: cannot read again: %s",
 				       op->root, *op->root ? ":" : "", op->path,
 				       strerror(errno));
+		/* the kernel's image with DWARF is hundreds of MB: only when
+		 * asked for (its kallsyms are in the bundle either way) */
+		if (!a->ao.with_vmlinux && a->kernel_bid[0]) {
+			fd_build_id(op->fd, m.bid);
+			if (strcmp(m.bid, a->kernel_bid) == 0) {
+				a->withheld[i] = true;
+				a->withheld_bytes += m.size;
+				continue;
+			}
+		}
 		have = find_member(a, m.sha);
 		if (!have) {
 			if (!KF_GROW(a->members, a->cap_members, a->n_members + 1))
@@ -587,6 +608,11 @@ int kf_archive_file_at(const kf_archive *a, size_t i, kf_archive_file *out)
 	return KF_EINVAL;
 }
 
+uint64_t kf_archive_withheld(const kf_archive *a)
+{
+	return a->withheld_bytes;
+}
+
 bool kf_archive_input_damaged(const kf_archive *a)
 {
 	return a->damaged;
@@ -735,6 +761,14 @@ static json_t *manifest(struct kf_archive *a)
 			json_object_set_new(o, "sha256", json_string(mb->sha));
 			if (mb->bid[0])
 				json_object_set_new(o, "build_id", json_string(mb->bid));
+		} else if (a->withheld[i]) {
+			/* read as absent: the reader behaves as a machine
+			 * without the file */
+			json_object_set_new(o, "errno", json_integer(ENOENT));
+			json_object_set_new(o, "error", json_string(strerror(ENOENT)));
+			json_object_set_new(o, "withheld", json_string(
+				"the kernel's image with DWARF, left out without "
+				"--with-vmlinux"));
 		} else {
 			json_object_set_new(o, "errno", json_integer(op->err));
 			json_object_set_new(o, "error", json_string(strerror(op->err)));
@@ -826,8 +860,7 @@ int kf_archive_write(kf_archive *a, int fd)
 		}
 	if (kf_tar_writer_close(w) != 0) {
 		w = NULL;
-		r = kf_fail(&a->err, KF_EIO, "cannot write the bundle: %s",
-			    strerror(errno));
+		r = kf_fail(&a->err, KF_EIO, "cannot write the bundle: %s", err);
 		goto out;
 	}
 	w = NULL;
@@ -865,6 +898,7 @@ void kf_archive_free(kf_archive *a)
 		close(a->cap_fd);
 	free(a->members);
 	free(a->open_member);
+	free(a->withheld);
 	for (i = 0; i < a->n_missing; i++) {
 		free(a->missing[i].module);
 		free(a->missing[i].what);
@@ -945,29 +979,29 @@ static int want_member(struct kf_bundle *b, struct kf_error *e, const char *wher
 
 	if (!name || !sha || !json_is_integer(sz) || json_integer_value(sz) < 0 ||
 	    !is_hex(sha, 64) || (bid && (strlen(bid) > 40 || !is_hex(bid, strlen(bid)))))
-		return kf_fail(e, KF_EFORMAT, "%s: the manifest's %s has no valid member, "
-			       "size and sha256", where, name ? name : "entry");
+		return kf_fail(e, KF_EFORMAT, "the manifest's %s has no valid member, "
+			       "size and sha256", name ? name : "entry");
 	if (!member_name_ok(name))
-		return kf_fail(e, KF_EFORMAT, "%s: the manifest names member \"%s\", "
-			       "which is not a bundle member's name", where, name);
+		return kf_fail(e, KF_EFORMAT, "the manifest names member \"%s\", "
+			       "which is not a bundle member's name", name);
 	if (strcmp(name, CAPTURE_MEMBER) != 0 &&
 	    strcmp(name + 6, sha) != 0)
-		return kf_fail(e, KF_EFORMAT, "%s: member %s is not named by its "
-			       "SHA-256", where, name);
+		return kf_fail(e, KF_EFORMAT, "member %s is not named by its "
+			       "SHA-256", name);
 	if ((uint64_t)json_integer_value(sz) > MAX_MEMBER)
-		return kf_fail(e, KF_EFORMAT, "%s: member %s would hold %" PRIu64
-			       " bytes, more than the %llu a member may", where, name,
+		return kf_fail(e, KF_EFORMAT, "member %s would hold %" PRIu64
+			       " bytes, more than the %llu a member may", name,
 			       (uint64_t)json_integer_value(sz), MAX_MEMBER);
 	w = find_want(b, name);
 	if (w) {
 		if (w->size != (uint64_t)json_integer_value(sz) ||
 		    strcmp(w->sha, sha) != 0 || strcmp(w->bid, bid ? bid : "") != 0)
-			return kf_fail(e, KF_EFORMAT, "%s: the manifest says two things "
-				       "of member %s", where, name);
+			return kf_fail(e, KF_EFORMAT, "the manifest says two things "
+				       "of member %s", name);
 		return 0;
 	}
 	if (b->n_wants >= MAX_MEMBERS)
-		return kf_fail(e, KF_EFORMAT, "%s: more than %u members", where,
+		return kf_fail(e, KF_EFORMAT, "more than %u members",
 			       MAX_MEMBERS);
 	if (!KF_GROW(b->wants, b->cap_wants, b->n_wants + 1))
 		return kf_fail(e, KF_ENOMEM, "out of memory");
@@ -993,7 +1027,7 @@ static int manifest_members(struct kf_bundle *b, struct kf_error *e, const char 
 	if (r)
 		return r;
 	if (!json_is_array(opens))
-		return kf_fail(e, KF_EFORMAT, "%s: the manifest has no opens", name);
+		return kf_fail(e, KF_EFORMAT, "the manifest has no opens");
 	json_array_foreach(opens, i, o)
 		if (json_object_get(o, "member") && (r = want_member(b, e, name, o)))
 			return r;
@@ -1002,8 +1036,8 @@ static int manifest_members(struct kf_bundle *b, struct kf_error *e, const char 
 	for (i = 0; i < b->n_wants; i++)
 		total += b->wants[i].size;
 	if (total > MAX_TOTAL)
-		return kf_fail(e, KF_EFORMAT, "%s: the members would hold %" PRIu64
-			       " bytes, more than the %llu a bundle may", name, total,
+		return kf_fail(e, KF_EFORMAT, "the members would hold %" PRIu64
+			       " bytes, more than the %llu a bundle may", total,
 			       MAX_TOTAL);
 	return 0;
 }
@@ -1035,19 +1069,19 @@ static int take_member(struct kf_tar_reader *tr, struct kf_error *e, const char 
 	int fd;
 
 	if (te->size != w->size)
-		return kf_fail(e, KF_EFORMAT, "%s: member %s at offset %" PRIu64 " has %"
-			       PRIu64 " bytes, the manifest says %" PRIu64, name, w->name,
+		return kf_fail(e, KF_EFORMAT, "member %s at offset %" PRIu64 " has %"
+			       PRIu64 " bytes, the manifest says %" PRIu64, w->name,
 			       te->header_offset, te->size, w->size);
 	fd = memfd_create("kfold-member", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
-		return kf_fail(e, KF_EIO, "%s: %s", name, strerror(errno));
+		return kf_fail(e, KF_EIO, "%s", strerror(errno));
 	kf_sha256_init(&c);
 	for (;;) {
 		ssize_t r = kf_tar_read(tr, buf, sizeof(buf)), off = 0;
 
 		if (r < 0) {
 			close(fd);
-			return kf_fail(e, KF_EFORMAT, "%s: %s", name, kf_tar_reader_error(tr));
+			return kf_fail(e, KF_EFORMAT, "%s", kf_tar_reader_error(tr));
 		}
 		if (r == 0)
 			break;
@@ -1062,7 +1096,7 @@ static int take_member(struct kf_tar_reader *tr, struct kf_error *e, const char 
 				int er = n < 0 ? errno : EIO;
 
 				close(fd);
-				return kf_fail(e, KF_EIO, "%s: member %s: %s", name, w->name,
+				return kf_fail(e, KF_EIO, "member %s: %s", w->name,
 					       strerror(er));
 			}
 			off += n;
@@ -1072,14 +1106,14 @@ static int take_member(struct kf_tar_reader *tr, struct kf_error *e, const char 
 	kf_sha256_hex(d, hex);
 	if (got != w->size || strcmp(hex, w->sha) != 0) {
 		close(fd);
-		return kf_fail(e, KF_EFORMAT, "%s: member %s at offset %" PRIu64 ": its "
-			       "SHA-256 is not the manifest's", name, w->name,
+		return kf_fail(e, KF_EFORMAT, "member %s at offset %" PRIu64 ": its "
+			       "SHA-256 is not the manifest's", w->name,
 			       te->header_offset);
 	}
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
 		  F_SEAL_SEAL) != 0) {
 		close(fd);
-		return kf_fail(e, KF_EIO, "%s: %s", name, strerror(errno));
+		return kf_fail(e, KF_EIO, "%s", strerror(errno));
 	}
 	if (w->bid[0]) {
 		char bid[41];
@@ -1087,8 +1121,8 @@ static int take_member(struct kf_tar_reader *tr, struct kf_error *e, const char 
 		fd_build_id(fd, bid);
 		if (strcmp(bid, w->bid) != 0) {
 			close(fd);
-			return kf_fail(e, KF_EFORMAT, "%s: member %s: its build-id is not "
-				       "the manifest's", name, w->name);
+			return kf_fail(e, KF_EFORMAT, "member %s: its build-id is not "
+				       "the manifest's", w->name);
 		}
 	}
 	w->fd = fd;
@@ -1107,7 +1141,7 @@ static int replay_host(struct kf_bundle *b, struct kf_error *e, const char *name
 	if (json_is_null(h) || !h)
 		return 0;
 	if (!json_is_object(h))
-		return kf_fail(e, KF_EFORMAT, "%s: the manifest's host is not an object", name);
+		return kf_fail(e, KF_EFORMAT, "the manifest's host is not an object");
 	if (json_object_get(h, "hostname") || json_object_get(h, "hostname_hex")) {
 		t->has_hostname = true;
 		t->hostname = get_path(h, "hostname", &present, &bad);
@@ -1127,13 +1161,11 @@ static int replay_host(struct kf_bundle *b, struct kf_error *e, const char *name
 			struct stat st;
 
 			if (!w || w->fd < 0 || fstat(w->fd, &st) != 0 || st.st_size > (1 << 20))
-				return kf_fail(e, KF_EFORMAT, "%s: the vdso member is missing",
-					       name);
+				return kf_fail(e, KF_EFORMAT, "the vdso member is missing");
 			t->vdso = malloc((size_t)st.st_size + 1);
 			if (!t->vdso || pread(w->fd, t->vdso, (size_t)st.st_size, 0) !=
 			    (ssize_t)st.st_size)
-				return kf_fail(e, KF_EIO, "%s: the vdso member cannot be read",
-					       name);
+				return kf_fail(e, KF_EIO, "the vdso member cannot be read");
 			t->vdso_len = (size_t)st.st_size;
 		}
 	}
@@ -1155,7 +1187,7 @@ static int replay_host(struct kf_bundle *b, struct kf_error *e, const char *name
 		memset(&st, 0, sizeof(st));
 		st.path = get_path(o, "path", &present, &bad);
 		if (!st.path)
-			return kf_fail(e, KF_EFORMAT, "%s: a host stat without a path", name);
+			return kf_fail(e, KF_EFORMAT, "a host stat without a path");
 		st.want_gen = json_is_true(json_object_get(o, "want_gen"));
 		st.known = json_is_true(json_object_get(o, "known"));
 		st.maj = (uint32_t)json_integer_value(json_object_get(o, "maj"));
@@ -1170,13 +1202,12 @@ static int replay_host(struct kf_bundle *b, struct kf_error *e, const char *name
 		char *p = get_path(o, "path", &present, &bad);
 
 		if (!p)
-			return kf_fail(e, KF_EFORMAT, "%s: a host answer without a path", name);
+			return kf_fail(e, KF_EFORMAT, "a host answer without a path");
 		kf_tape_put_regular(t, p, json_is_true(json_object_get(o, "value")));
 		free(p);
 	}
 	if (bad)
-		return kf_fail(e, KF_EFORMAT, "%s: a malformed path in the manifest's host",
-			       name);
+		return kf_fail(e, KF_EFORMAT, "a malformed path in the manifest's host");
 	if (t->failed)
 		return kf_fail(e, KF_ENOMEM, "out of memory");
 	if (kf_host_open_replay(&b->host, t) != 0)
@@ -1205,8 +1236,8 @@ static int replay_opens(struct kf_bundle *b, struct kf_error *e, const char *nam
 		    (!member && err <= 0)) {
 			free(root);
 			free(path);
-			return kf_fail(e, KF_EFORMAT, "%s: open %zu of the manifest is "
-				       "malformed", name, i);
+			return kf_fail(e, KF_EFORMAT, "open %zu of the manifest is "
+				       "malformed", i);
 		}
 		if (member) {
 			struct want *w = find_want(b, member);
@@ -1214,8 +1245,7 @@ static int replay_opens(struct kf_bundle *b, struct kf_error *e, const char *nam
 			if (!w || w->fd < 0 || (fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 				free(root);
 				free(path);
-				return kf_fail(e, KF_EFORMAT, "%s: member %s is missing",
-					       name, member);
+				return kf_fail(e, KF_EFORMAT, "member %s is missing", member);
 			}
 			err = 0;
 		}
@@ -1250,8 +1280,8 @@ static int replay_paths(struct kf_session *s, const char *name, const json_t *m)
 		if (dirs[n])
 			n++;
 	}
-	r = bad ? kf_fail(&s->err, KF_EFORMAT, "%s: a malformed path in the "
-			  "manifest's options", name) :
+	r = bad ? kf_fail(&s->err, KF_EFORMAT, "a malformed path in the "
+			  "manifest's options") :
 	    kf_session_set_paths(s, symfs, kallsyms, vmlinux, pmd, bid,
 				 (const char *const *)dirs, n);
 	free(symfs);
@@ -1284,13 +1314,13 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 
 	r = kf_tar_next(tr, &te);
 	if (r < 0)
-		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, kf_tar_reader_error(tr));
+		return kf_fail(&s->err, KF_EFORMAT, "%s", kf_tar_reader_error(tr));
 	if (r == 0 || te.type != '0' || strcmp(te.name, MANIFEST_MEMBER) != 0)
-		return kf_fail(&s->err, KF_EFORMAT, "%s: not a kfold bundle (its first "
-			       "member is not a manifest.json file)", name);
+		return kf_fail(&s->err, KF_EFORMAT, "not a kfold bundle (its first "
+			       "member is not a manifest.json file)");
 	if (te.size > MAX_MANIFEST)
-		return kf_fail(&s->err, KF_EFORMAT, "%s: the manifest is %" PRIu64
-			       " bytes, more than %u", name, te.size, MAX_MANIFEST);
+		return kf_fail(&s->err, KF_EFORMAT, "the manifest is %" PRIu64
+			       " bytes, more than %u", te.size, MAX_MANIFEST);
 	text = malloc((size_t)te.size + 1);
 	if (!text)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
@@ -1302,7 +1332,7 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 
 			if (n <= 0) {
 				free(text);
-				return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name,
+				return kf_fail(&s->err, KF_EFORMAT, "%s",
 					       n < 0 ? kf_tar_reader_error(tr) :
 					       "the manifest is cut short");
 			}
@@ -1313,19 +1343,19 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 	m = json_loadb(text, (size_t)te.size, JSON_REJECT_DUPLICATES, &je);
 	free(text);
 	if (!m)
-		return kf_fail(&s->err, KF_EFORMAT, "%s: the manifest is not JSON: %s "
-			       "(line %d)", name, je.text, je.line);
+		return kf_fail(&s->err, KF_EFORMAT, "the manifest is not JSON: %s "
+			       "(line %d)", je.text, je.line);
 	if (!json_is_object(m) ||
 	    !(v = json_object_get(m, "schema")) || !json_is_string(v) ||
 	    strcmp(json_string_value(v), BUNDLE_SCHEMA) != 0) {
-		r = kf_fail(&s->err, KF_EFORMAT, "%s: the manifest is not a kfold-bundle "
-			    "manifest", name);
+		r = kf_fail(&s->err, KF_EFORMAT, "the manifest is not a kfold-bundle "
+			    "manifest");
 		goto out;
 	}
 	v = json_object_get(m, "schema_version");
 	if (!json_is_integer(v) || json_integer_value(v) != BUNDLE_VERSION) {
-		r = kf_fail(&s->err, KF_EUNSUPP, "%s: bundle schema version %lld; this "
-			    "kfold reads version %d", name,
+		r = kf_fail(&s->err, KF_EUNSUPP, "bundle schema version %lld; this "
+			    "kfold reads version %d",
 			    json_is_integer(v) ? (long long)json_integer_value(v) : -1LL,
 			    BUNDLE_VERSION);
 		goto out;
@@ -1338,27 +1368,27 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 
 		r = kf_tar_next(tr, &te);
 		if (r < 0) {
-			r = kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, kf_tar_reader_error(tr));
+			r = kf_fail(&s->err, KF_EFORMAT, "%s", kf_tar_reader_error(tr));
 			goto out;
 		}
 		if (r == 0)
 			break;
 		if (te.type != '0') {
-			r = kf_fail(&s->err, KF_EFORMAT, "%s: member \"%s\" at offset %" PRIu64
+			r = kf_fail(&s->err, KF_EFORMAT, "member \"%s\" at offset %" PRIu64
 				    " is not a regular file (type '%c'); a bundle holds "
-				    "only files", name, te.name, te.header_offset,
+				    "only files", te.name, te.header_offset,
 				    te.type >= 32 && te.type < 127 ? te.type : '?');
 			goto out;
 		}
 		w = member_name_ok(te.name) ? find_want(b, te.name) : NULL;
 		if (!w) {
-			r = kf_fail(&s->err, KF_EFORMAT, "%s: member \"%s\" at offset %" PRIu64
-				    " is not one the manifest names", name, te.name,
+			r = kf_fail(&s->err, KF_EFORMAT, "member \"%s\" at offset %" PRIu64
+				    " is not one the manifest names", te.name,
 				    te.header_offset);
 			goto out;
 		}
 		if (w->fd >= 0) {
-			r = kf_fail(&s->err, KF_EFORMAT, "%s: member %s appears twice", name,
+			r = kf_fail(&s->err, KF_EFORMAT, "member %s appears twice",
 				    w->name);
 			goto out;
 		}
@@ -1368,8 +1398,8 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 	}
 	for (i = 0; i < b->n_wants; i++)
 		if (b->wants[i].fd < 0) {
-			r = kf_fail(&s->err, KF_EFORMAT, "%s: member %s, which the manifest "
-				    "names, is missing (a cut bundle?)", name, b->wants[i].name);
+			r = kf_fail(&s->err, KF_EFORMAT, "member %s, which the manifest "
+				    "names, is missing (a cut bundle?)", b->wants[i].name);
 			goto out;
 		}
 	r = replay_opens(b, &s->err, name, m);
@@ -1413,7 +1443,7 @@ int kf_bundle_open_fd(struct kf_session *s, int fd, const char *name)
 	if (r)
 		return r;
 	if (kf_tar_reader_open(&tr, read_fd, &src, NULL, err, sizeof(err)) != 0)
-		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, err);
+		return kf_fail(&s->err, KF_EFORMAT, "%s", err);
 	r = load(s, tr, name);
 	kf_tar_reader_close(tr);
 	return r;
@@ -1429,7 +1459,7 @@ int kf_bundle_open_mem(struct kf_session *s, const void *buf, size_t len,
 	if (r)
 		return r;
 	if (kf_tar_reader_open_mem(&tr, buf, len, NULL, err, sizeof(err)) != 0)
-		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, err);
+		return kf_fail(&s->err, KF_EFORMAT, "%s", err);
 	r = load(s, tr, name);
 	kf_tar_reader_close(tr);
 	return r;

@@ -15,7 +15,7 @@
 
 #include "cli.h"
 
-enum { R_GZIP, R_MAX_SIZE, R_REQUIRE_ALL, R_NO_COMPAT_PERF, R_LEVEL };
+enum { R_GZIP, R_MAX_SIZE, R_REQUIRE_ALL, R_NO_COMPAT_PERF, R_LEVEL, R_WITH_VMLINUX };
 
 static const struct kf_cli_opt archive_opts[] = {
 	{ "gzip", R_GZIP, no_argument, "--gzip",
@@ -27,6 +27,9 @@ static const struct kf_cli_opt archive_opts[] = {
 	  "exit 3 naming the largest files instead" },
 	{ "require-all", R_REQUIRE_ALL, no_argument, "--require-all",
 	  "write no bundle (exit 3) when a module's symbols or\ndebug info are missing" },
+	{ "with-vmlinux", R_WITH_VMLINUX, no_argument, "--with-vmlinux",
+	  "include the kernel's image with DWARF when one was used\n"
+	  "(--vmlinux or found by build-id; hundreds of MB)" },
 	{ "no-compat-perf", R_NO_COMPAT_PERF, no_argument, "--no-compat-perf",
 	  "skip the --compat=perf pass (the bundle then answers\nkfold's own mode only)" },
 	{ NULL, 0, 0, NULL, NULL },
@@ -40,6 +43,7 @@ static int archive_set(struct kf_cli *c, int key, const char *arg)
 	case R_GZIP: c->arch.gzip = true; break;
 	case R_REQUIRE_ALL: c->arch_require_all = true; break;
 	case R_NO_COMPAT_PERF: c->arch.no_compat_perf = true; break;
+	case R_WITH_VMLINUX: c->arch.with_vmlinux = true; break;
 	case R_LEVEL: {
 		long v = strtol(arg, &end, 10);
 
@@ -234,6 +238,12 @@ int kf_cli_archive_run(struct kf_cli *c)
 		kf_archive_free(a);
 		kf_host_close(host);
 		return KF_CLI_NOT_WRITTEN;
+	}
+	if (kf_archive_withheld(a) && !c->quiet) {
+		human(sz, sizeof(sz), kf_archive_withheld(a));
+		fprintf(stderr, "kfold: left out: the kernel's image with DWARF (%s); the "
+			"bundle has no kernel inline frames or lines (--with-vmlinux "
+			"includes it)\n", sz);
 	}
 	status = write_bundle(c, a, out, &written);
 	if (status == KF_CLI_OK && !c->quiet) {

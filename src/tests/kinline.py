@@ -36,6 +36,10 @@
 #  i. a --vmlinux that is not ELF or is truncated: a warning, exit status
 #     0, the kallsyms names; one with damaged DWARF: exit status 0 and
 #     well-formed stacks (no crash: the sanitizer build runs this too);
+#  k. kfold archive --vmlinux IMG: the bundle leaves the image out unless
+#     --with-vmlinux (its stacks are then those of a run without it, and
+#     the manifest says it was withheld); with it, the bundle's stacks are
+#     a.'s;
 #  j. kfold annotate --vmlinux IMG: the kernel's functions disassembled
 #     from the image (at their run-time addresses, KASLR offset added), at
 #     objdump's instruction addresses, each sampled leaf with its one
@@ -383,6 +387,25 @@ if ok:
                                   all(i["size"] == 0 for i in f["instructions"])
                                   for f in doc["functions"])
 check("j. annotate without vmlinux: per-address counts, and why there is no code", ok)
+
+# k. archive
+import tarfile
+rc, want_novm, _err = kf()
+for extra, want, label in (([], want_novm, "without --with-vmlinux: the image left out"),
+                           (["--with-vmlinux"], want_inline, "--with-vmlinux: a.'s inline chains")):
+    bundle = os.path.join(tmp, "k%d.tar.zst" % len(extra))
+    r = run(kfold, "archive", "-q", "--kallsyms", kallsyms, "--buildid-dir",
+            os.path.join(tmp, "nocache"), "--vmlinux", img, *extra, data, "-o", bundle)
+    if r.returncode != 0:
+        check("k. archive " + label, False, r.stderr[-400:])
+        continue
+    r2 = run(kfold, bundle)
+    same("k. archive " + label, sorted(r2.stdout.splitlines()), want)
+    man = json.loads(subprocess.run(["tar", "--zstd", "-xOf", bundle, "manifest.json"],
+                                    capture_output=True).stdout)
+    withheld = [o for o in man["opens"] if o.get("withheld")]
+    check("k. the manifest says the image was %s" % ("included" if extra else "withheld"),
+          bool(withheld) != bool(extra), json.dumps(withheld)[:300])
 
 shutil.rmtree(tmp)
 sys.exit(1 if fails else 0)
