@@ -9,6 +9,7 @@
  */
 #include "bundle.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,6 +34,9 @@
 #define BUNDLE_VERSION 1
 #define CAPTURE_MEMBER "capture/perf.data"
 #define MANIFEST_MEMBER "manifest.json"
+#define DIR_MEMBER "capture/data"      /* a perf record --threads capture's
+					  DIR/data; its DIR/data.N follow */
+#define MAX_PARTS 4096
 #define MAX_MANIFEST (16u << 20)
 #define MAX_MEMBER (4ull << 30)
 #define MAX_TOTAL (16ull << 30)
@@ -90,8 +94,17 @@ static bool member_name_ok(const char *n)
 {
 	size_t i;
 
-	if (strcmp(n, CAPTURE_MEMBER) == 0)
+	if (strcmp(n, CAPTURE_MEMBER) == 0 || strcmp(n, DIR_MEMBER) == 0)
 		return true;
+	if (strncmp(n, DIR_MEMBER ".", sizeof(DIR_MEMBER)) == 0) {
+		/* capture/data.N, N of 1 to 6 digits */
+		const char *d = n + sizeof(DIR_MEMBER);
+
+		for (i = 0; d[i]; i++)
+			if (d[i] < '0' || d[i] > '9')
+				return false;
+		return i >= 1 && i <= 6;
+	}
 	if (strncmp(n, "files/", 6) != 0 || strlen(n) != 6 + 64)
 		return false;
 	for (i = 6; n[i]; i++)
@@ -200,6 +213,10 @@ struct kf_archive {
 	char *input;
 	char cap_sha[65];
 	uint64_t cap_size;
+	bool dir;                /* a perf record --threads directory: cap_fd
+				    is its data file, parts its data.N */
+	struct member *parts;
+	size_t n_parts;
 	bool damaged, modes_perf;
 	kf_capture_info capinfo;
 	kf_session *first;       /* kfold's mode, the default event */
@@ -305,7 +322,8 @@ static int pass(struct kf_archive *a, enum kf_compat mode, const char *event,
 		return kf_fail(&a->err, KF_EIO, "%s: cannot read again: %s", a->input,
 			       strerror(errno));
 	}
-	r = kf_session_open_fd(s, fd, a->input);
+	r = a->dir ? kf_session_open_path(s, a->input) :
+		     kf_session_open_fd(s, fd, a->input);
 	if (r == 0)
 		r = kf_session_run(s);
 	if (r == 0 && (null = null_out())) {
@@ -468,6 +486,76 @@ static int summarise(struct kf_archive *a)
 	return 0;
 }
 
+static int cmp_part(const void *x, const void *y)
+{
+	unsigned long a = strtoul(((const struct member *)x)->name + sizeof(DIR_MEMBER), NULL, 10);
+	unsigned long b = strtoul(((const struct member *)y)->name + sizeof(DIR_MEMBER), NULL, 10);
+
+	return a < b ? -1 : a > b;
+}
+
+/* DIR/data and every DIR/data.N of a perf record --threads directory, as
+ * perfdata.c's open_dir takes them */
+static int open_dir_parts(struct kf_archive *a, int dirfd)
+{
+	int dfd = dup(dirfd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *de;
+	size_t cap = 0;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
+	}
+	a->dir = true;
+	a->cap_fd = openat(dirfd, "data", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (a->cap_fd < 0) {
+		closedir(d);
+		return kf_fail(&a->err, KF_EIO, "%s/data: %s: not a perf.data directory",
+			       a->input, strerror(errno));
+	}
+	while ((de = readdir(d))) {
+		const char *nm = de->d_name;
+		struct member *p;
+		struct stat st;
+		size_t k;
+		int fd;
+
+		if (strncmp(nm, "data.", 5) != 0 || !nm[5])
+			continue;
+		for (k = 5; nm[k]; k++)
+			if (nm[k] < '0' || nm[k] > '9')
+				break;
+		if (nm[k] || k - 5 > 6)
+			continue;
+		fd = openat(dirfd, nm, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			if (fd >= 0)
+				close(fd);
+			continue;    /* perfdata.c skips it too */
+		}
+		if (a->n_parts == MAX_PARTS || !KF_GROW(a->parts, cap, a->n_parts + 1)) {
+			close(fd);
+			closedir(d);
+			return kf_fail(&a->err, KF_ENOMEM, "%s: too many data files", a->input);
+		}
+		p = &a->parts[a->n_parts++];
+		memset(p, 0, sizeof(*p));
+		p->fd = fd;
+		p->owned = true;
+		snprintf(p->name, sizeof(p->name), DIR_MEMBER "%s", nm + 4);
+		if (hash_fd(fd, p->sha, &p->size) != 0) {
+			closedir(d);
+			return kf_fail(&a->err, KF_EIO, "%s/%s: %s", a->input, nm,
+				       strerror(errno));
+		}
+	}
+	closedir(d);
+	qsort(a->parts, a->n_parts, sizeof(*a->parts), cmp_part);
+	return 0;
+}
+
 int kf_archive_new(kf_archive **out, const kf_options *opts,
 		   const kf_archive_options *ao, const char *input)
 {
@@ -501,13 +589,21 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 
 		if (fd < 0)
 			return kf_fail(&a->err, KF_EIO, "%s: %s", input, strerror(errno));
-		if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+		if (fstat(fd, &st) != 0) {
 			close(fd);
-			return kf_fail(&a->err, KF_EUNSUPP, "%s: a directory (perf record "
-				       "--threads) cannot be archived yet", input);
+			return kf_fail(&a->err, KF_EIO, "%s: %s", input, strerror(errno));
 		}
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-		if (S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			r = open_dir_parts(a, fd);
+			close(fd);
+			if (r)
+				return r;
+			fd = -1;
+		}
+		if (fd < 0) {
+			/* a directory: cap_fd is its data file */
+		} else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK),
+			   S_ISREG(st.st_mode)) {
 			a->cap_fd = fd;
 		} else {
 			a->cap_fd = spool(fd);
@@ -560,7 +656,7 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 
 size_t kf_archive_n_files(const kf_archive *a)
 {
-	return a->n_members + (a->has_vdso ? 1 : 0) + 1;
+	return a->n_members + (a->has_vdso ? 1 : 0) + 1 + a->n_parts;
 }
 
 uint64_t kf_archive_size(const kf_archive *a)
@@ -568,6 +664,8 @@ uint64_t kf_archive_size(const kf_archive *a)
 	uint64_t n = a->cap_size;
 	size_t i;
 
+	for (i = 0; i < a->n_parts; i++)
+		n += a->parts[i].size;
 	for (i = 0; i < a->n_members; i++)
 		n += a->members[i].size;
 	if (a->has_vdso && !find_member((kf_archive *)(uintptr_t)a, a->vdso.sha))
@@ -581,11 +679,18 @@ int kf_archive_file_at(const kf_archive *a, size_t i, kf_archive_file *out)
 
 	if (i == 0) {
 		out->path = a->input;
-		out->member = CAPTURE_MEMBER;
+		out->member = a->dir ? DIR_MEMBER : CAPTURE_MEMBER;
 		out->size = a->cap_size;
 		return 0;
 	}
 	i--;
+	if (i < a->n_parts) {
+		out->path = a->input;
+		out->member = a->parts[i].name;
+		out->size = a->parts[i].size;
+		return 0;
+	}
+	i -= a->n_parts;
 	if (i < a->n_members) {
 		const struct member *m = &a->members[i];
 
@@ -657,7 +762,22 @@ static json_t *manifest(struct kf_archive *a)
 		json_array_append_new(modes, json_string("perf"));
 	json_object_set_new(m, "modes", modes);
 
-	json_object_set_new(cap, "member", json_string(CAPTURE_MEMBER));
+	json_object_set_new(cap, "member", json_string(a->dir ? DIR_MEMBER : CAPTURE_MEMBER));
+	json_object_set_new(cap, "form", json_string(a->dir ? "directory" :
+						     a->capinfo.pipe ? "pipe" : "file"));
+	if (a->dir) {
+		json_t *parts = json_array();
+
+		for (i = 0; parts && i < a->n_parts; i++) {
+			json_t *p = json_object();
+
+			json_object_set_new(p, "member", json_string(a->parts[i].name));
+			json_object_set_new(p, "size", jint(a->parts[i].size));
+			json_object_set_new(p, "sha256", json_string(a->parts[i].sha));
+			json_array_append_new(parts, p);
+		}
+		json_object_set_new(cap, "parts", parts);
+	}
 	put_path(cap, "path", a->input);
 	json_object_set_new(cap, "size", jint(a->cap_size));
 	json_object_set_new(cap, "sha256", json_string(a->cap_sha));
@@ -849,10 +969,16 @@ int kf_archive_write(kf_archive *a, int fd)
 		goto out;
 	}
 	if (kf_tar_add_mem(w, MANIFEST_MEMBER, text, strlen(text)) != 0 ||
-	    kf_tar_add_fd(w, CAPTURE_MEMBER, a->cap_fd, a->cap_size) != 0) {
+	    kf_tar_add_fd(w, a->dir ? DIR_MEMBER : CAPTURE_MEMBER, a->cap_fd,
+			  a->cap_size) != 0) {
 		r = KF_EIO;
 		goto fail;
 	}
+	for (i = 0; i < a->n_parts; i++)
+		if (kf_tar_add_fd(w, a->parts[i].name, a->parts[i].fd, a->parts[i].size) != 0) {
+			r = KF_EIO;
+			goto fail;
+		}
 	for (i = 0; i < n; i++)
 		if (kf_tar_add_fd(w, sorted[i].name, sorted[i].fd, sorted[i].size) != 0) {
 			r = KF_EIO;
@@ -896,6 +1022,9 @@ void kf_archive_free(kf_archive *a)
 		close(a->vdso.fd);
 	if (a->cap_fd >= 0)
 		close(a->cap_fd);
+	for (i = 0; i < a->n_parts; i++)
+		close(a->parts[i].fd);
+	free(a->parts);
 	free(a->members);
 	free(a->open_member);
 	free(a->withheld);
@@ -927,6 +1056,10 @@ struct kf_bundle {
 	struct want *wants;
 	size_t n_wants, cap_wants;
 	int cap_fd;
+	bool dir;                /* the capture is a --threads directory */
+	int *part_fds;           /* its data.N, borrowed from wants */
+	char **part_names;       /* "data.N" */
+	size_t n_parts;
 };
 
 void kf_bundle_free(struct kf_bundle *b)
@@ -937,6 +1070,10 @@ void kf_bundle_free(struct kf_bundle *b)
 		return;
 	kf_host_close(b->host);
 	kf_tape_fini(&b->tape);
+	for (i = 0; i < b->n_parts; i++)
+		free(b->part_names[i]);
+	free(b->part_names);
+	free(b->part_fds);
 	for (i = 0; i < b->n_wants; i++)
 		if (b->wants[i].fd >= 0)
 			close(b->wants[i].fd);
@@ -984,8 +1121,7 @@ static int want_member(struct kf_bundle *b, struct kf_error *e, const char *wher
 	if (!member_name_ok(name))
 		return kf_fail(e, KF_EFORMAT, "the manifest names member \"%s\", "
 			       "which is not a bundle member's name", name);
-	if (strcmp(name, CAPTURE_MEMBER) != 0 &&
-	    strcmp(name + 6, sha) != 0)
+	if (strncmp(name, "files/", 6) == 0 && strcmp(name + 6, sha) != 0)
 		return kf_fail(e, KF_EFORMAT, "member %s is not named by its "
 			       "SHA-256", name);
 	if ((uint64_t)json_integer_value(sz) > MAX_MEMBER)
@@ -1026,6 +1162,15 @@ static int manifest_members(struct kf_bundle *b, struct kf_error *e, const char 
 	r = want_member(b, e, name, json_object_get(m, "capture"));
 	if (r)
 		return r;
+	json_array_foreach(json_object_get(json_object_get(m, "capture"), "parts"), i, o) {
+		const char *pn = json_string_value(json_object_get(o, "member"));
+
+		if (!pn || strncmp(pn, DIR_MEMBER ".", sizeof(DIR_MEMBER)) != 0)
+			return kf_fail(e, KF_EFORMAT, "the manifest's capture part %zu is "
+				       "not a capture/data.N member", i);
+		if ((r = want_member(b, e, name, o)))
+			return r;
+	}
 	if (!json_is_array(opens))
 		return kf_fail(e, KF_EFORMAT, "the manifest has no opens");
 	json_array_foreach(opens, i, o)
@@ -1407,7 +1552,35 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 		r = replay_host(b, &s->err, name, json_object_get(m, "host"));
 	if (r)
 		goto out;
-	b->cap_fd = find_want(b, CAPTURE_MEMBER)->fd;
+	{
+		const json_t *cap = json_object_get(m, "capture"), *o;
+		const char *cm = json_string_value(json_object_get(cap, "member"));
+		size_t np = json_array_size(json_object_get(cap, "parts"));
+
+		b->cap_fd = find_want(b, cm)->fd;
+		b->dir = strcmp(cm, DIR_MEMBER) == 0;
+		if (!b->dir && np) {
+			r = kf_fail(&s->err, KF_EFORMAT, "the manifest gives parts to a "
+				    "capture that is not a directory");
+			goto out;
+		}
+		b->part_fds = kf_calloc(np + 1, sizeof(*b->part_fds));
+		b->part_names = kf_calloc(np + 1, sizeof(*b->part_names));
+		if (!b->part_fds || !b->part_names) {
+			r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
+			goto out;
+		}
+		json_array_foreach(json_object_get(cap, "parts"), i, o) {
+			const char *pn = json_string_value(json_object_get(o, "member"));
+
+			b->part_fds[b->n_parts] = find_want(b, pn)->fd;
+			b->part_names[b->n_parts] = strdup(pn + sizeof("capture"));
+			if (!b->part_names[b->n_parts++]) {
+				r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
+				goto out;
+			}
+		}
+	}
 	s->fs.tape = &b->tape;
 	s->o.host = b->host;
 	r = replay_paths(s, name, m);
@@ -1468,4 +1641,13 @@ int kf_bundle_open_mem(struct kf_session *s, const void *buf, size_t len,
 int kf_bundle_capture_fd(const struct kf_bundle *b)
 {
 	return b->cap_fd;
+}
+
+bool kf_bundle_capture_parts(const struct kf_bundle *b, const int **fds,
+			     const char *const **names, size_t *n)
+{
+	*fds = b->part_fds;
+	*names = (const char *const *)b->part_names;
+	*n = b->n_parts;
+	return b->dir;
 }

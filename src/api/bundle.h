@@ -34,6 +34,11 @@ int kf_bundle_open_mem(struct kf_session *s, const void *buf, size_t len,
 /* The capture member's descriptor (the bundle's). */
 int kf_bundle_capture_fd(const struct kf_bundle *b);
 
+/* Whether the capture is a perf record --threads directory: then the
+ * capture fd is its data file, and fds/names (n) its data.N parts. */
+bool kf_bundle_capture_parts(const struct kf_bundle *b, const int **fds,
+			     const char *const **names, size_t *n);
+
 void kf_bundle_free(struct kf_bundle *b);
 
 #endif

@@ -1043,6 +1043,16 @@ static int open_bundle(kf_session *s, int fd, const void *buf, size_t len,
 
 	if (r)
 		return after_open(s, r, w0);
+	{
+		const int *fds;
+		const char *const *names;
+		size_t n;
+
+		if (kf_bundle_capture_parts(s->bundle, &fds, &names, &n))
+			return after_open(s, kf_pd_open_parts(&s->pd,
+					  kf_bundle_capture_fd(s->bundle), fds, names, n,
+					  name, &s->err), w0);
+	}
 	return after_open(s, kf_pd_open_fd(&s->pd, kf_bundle_capture_fd(s->bundle),
 					   name, &s->err), w0);
 }

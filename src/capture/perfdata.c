@@ -1982,25 +1982,32 @@ int kf_pd_open_path(struct kf_pd **out, const char *path, struct kf_error *err)
 	return r;
 }
 
-static void *map_file(const char *path, size_t *len)
+static void *map_fd(int fd, size_t *len)
 {
 	struct stat st;
+	void *m;
+
+	*len = 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > SIZE_MAX)
+		return NULL;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	*len = (size_t)st.st_size;
+	return m;
+}
+
+static void *map_file(const char *path, size_t *len)
+{
 	void *m;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	*len = 0;
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > SIZE_MAX) {
-		close(fd);
-		return NULL;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	m = map_fd(fd, len);
 	close(fd);
-	if (m == MAP_FAILED)
-		return NULL;
-	*len = (size_t)st.st_size;
 	return m;
 }
 
@@ -2084,6 +2091,52 @@ static int open_dir(struct kf_pd **out, const char *path, struct kf_error *err)
 			pd_warn(pd, "%s: unreadable (%s), skipped", buf, strerror(errno));
 	}
 	closedir(d);
+	if (pd->n_parts > 2)
+		qsort(pd->parts + 1, pd->n_parts - 1, sizeof(*pd->parts),
+		      cmp_data_names);
+	return 0;
+}
+
+int kf_pd_open_parts(struct kf_pd **out, int header_fd, const int *fds,
+		     const char *const *names, size_t n, const char *label,
+		     struct kf_error *err)
+{
+	struct kf_pd *pd;
+	void *m;
+	size_t len, k;
+	int r;
+
+	*out = NULL;
+	m = map_fd(header_fd, &len);
+	if (!m)
+		return kf_fail(err, KF_EIO, "%s: cannot read its data file", label);
+	r = kf_pd_open_mem(out, m, len, err);
+	pd = *out;
+	if (!pd) {
+		munmap(m, len);
+		return r;
+	}
+	pd->mem_mapped = true;
+	if (r)
+		return r;
+	if (pd->pipe)
+		return kf_fail(err, KF_EFORMAT, "%s: header file is in pipe format", label);
+	for (k = 0; k < n; k++) {
+		struct part *np = kf_reallocarray(pd->parts, pd->n_parts + 1, sizeof(*np));
+
+		if (!np)
+			return kf_fail(err, KF_ENOMEM, "out of memory");
+		pd->parts = np;
+		np = &pd->parts[pd->n_parts];
+		memset(np, 0, sizeof(*np));
+		np->name = kf_strndup(names[k], strlen(names[k]));
+		if (!np->name)
+			return kf_fail(err, KF_ENOMEM, "out of memory");
+		np->map = map_fd(fds[k], &np->map_len);
+		np->start = 0;
+		np->end = np->map_len;
+		pd->n_parts++;
+	}
 	if (pd->n_parts > 2)
 		qsort(pd->parts + 1, pd->n_parts - 1, sizeof(*pd->parts),
 		      cmp_data_names);

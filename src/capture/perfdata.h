@@ -216,6 +216,13 @@ struct kf_pd_opts {
  * KF_EIO, KF_EFORMAT, KF_EUNSUPP or KF_ENOMEM. */
 int kf_pd_open_path(struct kf_pd **out, const char *path, struct kf_error *err);
 /* The same for an open descriptor (not closed by kfold). */
+/* A `perf record --threads` capture from descriptors instead of a
+ * directory (a bundle's members): header_fd is DIR/data, fds[i] the part
+ * named names[i] ("data.N", read in numeric order).  The descriptors are
+ * mapped, not kept. */
+int kf_pd_open_parts(struct kf_pd **out, int header_fd, const int *fds,
+		     const char *const *names, size_t n, const char *label,
+		     struct kf_error *err);
 int kf_pd_open_fd(struct kf_pd **out, int fd, const char *name,
 		  struct kf_error *err);
 /* The same for a buffer the caller keeps alive until kf_pd_free. */

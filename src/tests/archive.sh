@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # archive.sh KFOLD SRCDIR: a bundle gives the capture host's output
 # anywhere.  For committed captures of every kind (frame pointers, DWARF,
-# pipe, -z, a JIT map, a system-wide one, a dwz-split debug file, a
-# stripped binary with its debug file, C++, Rust, two events), each read
+# pipe, -z, a JIT map, a system-wide one, a perf record --threads
+# directory, a dwz-split debug file, a stripped binary with its debug
+# file, C++, Rust, two events), each read
 # with lib.sh's hermetic options (so "the capture host" is this checkout:
 # its symfs, kallsyms snapshot and empty build-id cache):
 #   1. the outputs on the capture: folded (default, --compat=perf,
@@ -48,7 +49,7 @@ variants=(
 	"header"
 )
 
-cases=(syscall dwarf-small dwarf-deep dwarf-qsort pipe zstd dwarf-zstd jit system
+cases=(syscall dwarf-small dwarf-deep dwarf-qsort pipe zstd dwarf-zstd jit system dirmode
 	inline-dwz inline-clang cxx rust-v0 twoevents ../annotate/stripped
 	../annotate/gcc-fp-z)
 
