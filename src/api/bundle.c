@@ -197,6 +197,7 @@ struct member {
 	uint64_t size;
 	int fd;                  /* borrowed from the tape, or owned */
 	bool owned;
+	char *shown;             /* where it was read, for messages */
 };
 
 struct missing {
@@ -425,6 +426,11 @@ static int collect(struct kf_archive *a)
 				return kf_fail(&a->err, KF_ENOMEM, "out of memory");
 			snprintf(m.name, sizeof(m.name), "files/%s", m.sha);
 			m.fd = op->fd;
+			m.shown = malloc(strlen(op->root) + strlen(op->path) + 2);
+			if (!m.shown)
+				return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+			sprintf(m.shown, "%s%s%s", op->root,
+				*op->root && op->path[0] != '/' ? "/" : "", op->path);
 			fd_build_id(op->fd, m.bid);
 			have = &a->members[a->n_members++];
 			*have = m;
@@ -675,7 +681,6 @@ uint64_t kf_archive_size(const kf_archive *a)
 
 int kf_archive_file_at(const kf_archive *a, size_t i, kf_archive_file *out)
 {
-	size_t k;
 
 	if (i == 0) {
 		out->path = a->input;
@@ -694,12 +699,7 @@ int kf_archive_file_at(const kf_archive *a, size_t i, kf_archive_file *out)
 	if (i < a->n_members) {
 		const struct member *m = &a->members[i];
 
-		out->path = "?";
-		for (k = 0; k < a->tape.n_opens; k++)
-			if (a->open_member[k] == i) {
-				out->path = a->tape.opens[k].path;
-				break;
-			}
+		out->path = m->shown;
 		out->member = m->name;
 		out->size = m->size;
 		return 0;
@@ -1025,6 +1025,8 @@ void kf_archive_free(kf_archive *a)
 	for (i = 0; i < a->n_parts; i++)
 		close(a->parts[i].fd);
 	free(a->parts);
+	for (i = 0; i < a->n_members; i++)
+		free(a->members[i].shown);
 	free(a->members);
 	free(a->open_member);
 	free(a->withheld);

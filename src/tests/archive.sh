@@ -158,6 +158,39 @@ kf_case "$src/testdata/cases/syscall"
 	{ echo "FAIL: the gzip bundle's folded output differs"; fail=1; }
 echo "ok   mode 0600, manifest first, GNU tar lists zstd and gzip bundles"
 
+# exit statuses: missing files are a warning (0), --require-all makes them
+# an error (3, no bundle), and so is a bundle over --max-size
+mkdir -p "$tmp/x"
+"$kfold" archive "${KF_CASE[@]}" "$src/testdata/cases/syscall/perf.data" -o "$tmp/x/m.tar.zst" \
+	2> "$tmp/err"
+rc=$?
+if [ $rc -ne 0 ] || ! grep -q "^kfold: missing: .*libc.so.6: debug info" "$tmp/err" ||
+   ! grep -q "some files are missing" "$tmp/err"; then
+	echo "FAIL: files missing: exit $rc: $(head -3 "$tmp/err")"
+	fail=1
+fi
+rm -f "$tmp/x/m.tar.zst"
+"$kfold" archive --require-all "${KF_CASE[@]}" "$src/testdata/cases/syscall/perf.data" \
+	-o "$tmp/x/r.tar.zst" 2> "$tmp/err"
+rc=$?
+if [ $rc -ne 3 ] || ! grep -q "require-all: no bundle written" "$tmp/err"; then
+	echo "FAIL: --require-all: exit $rc: $(tail -2 "$tmp/err")"
+	fail=1
+fi
+"$kfold" archive --max-size 100K "${KF_CASE[@]}" "$src/testdata/cases/syscall/perf.data" \
+	-o "$tmp/x/s.tar.zst" 2> "$tmp/err"
+rc=$?
+if [ $rc -ne 3 ] || ! grep -q "more than --max-size" "$tmp/err" ||
+   ! grep -q "hermetic.kallsyms" "$tmp/err"; then
+	echo "FAIL: --max-size: exit $rc: $(tail -3 "$tmp/err")"
+	fail=1
+fi
+if [ -n "$(ls -A "$tmp/x")" ]; then
+	echo "FAIL: a refused bundle left files: $(ls -A "$tmp/x")"
+	fail=1
+fi
+echo "ok   missing files: exit 0 with a warning; --require-all, --max-size: exit 3, nothing written"
+
 # a bundle carries its own files: lookup options are refused
 "$kfold" --symfs "$src/testdata/symfs" "$b" > /dev/null 2> "$tmp/err"
 rc=$?
