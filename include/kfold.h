@@ -562,8 +562,9 @@ typedef struct kf_annotate_options {
 /* The defaults: top 10, text, AT&T, lines, local percent, no colour. */
 KF_API void kf_annotate_options_init(kf_annotate_options *ao);
 
-/* Writes the annotation.  0, KF_EIO, KF_ENOMEM, or KF_EINVAL (not run,
- * run without kf_options.annotate, or a bad /REGEX/: errmsg says). */
+/* Writes the annotation.  0, KF_EIO, KF_ENOMEM, KF_EUNSUPP (capstone,
+ * which is loaded at run time, cannot be: errmsg says), or KF_EINVAL (not
+ * run, run without kf_options.annotate, or a bad /REGEX/: errmsg says). */
 KF_API int kf_session_write_annotate(kf_session *s, FILE *out,
 				     const kf_annotate_options *ao);
 

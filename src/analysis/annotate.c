@@ -942,6 +942,10 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 	kf_arena_init(&an->arena);
 	an->samples = ips->samples;
 	an->period = ips->period;
+	/* capstone is loaded at run time (disasm.h): without it there is
+	 * nothing to annotate, whatever the capture */
+	if ((r = kf_disasm_load(err, errlen)) != 0)
+		return r;
 	if (sites) {
 		an->call_sites = true;
 		if ((r = sort_table(&ss, sites)) != 0)

@@ -141,7 +141,8 @@ struct kf_annot {
 	uint16_t dis_machine[3];
 };
 
-/* Builds the annotation.  0, KF_EINVAL (a bad /REGEX/: err says), or
+/* Builds the annotation.  0, KF_EINVAL (a bad /REGEX/: err says),
+ * KF_EUNSUPP (capstone cannot be loaded, disasm.h: err says), or
  * KF_ENOMEM.  an is ready for kf_annot_fini even on failure. */
 /* sites: the samples per return address of the chains (counted once per
  * sample), or NULL; events[0..n_events): when more than one event has

@@ -1,7 +1,9 @@
-/* debuginfod.c - libdebuginfod, asked once per build-id. */
+/* debuginfod.c - libdebuginfod, loaded with dlopen, asked once per build-id. */
 #include "debuginfod.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,15 +20,67 @@ struct kf_dinfod_answer {
 	char *path;            /* malloc'd by libdebuginfod, or NULL */
 };
 
+/* ---- libdebuginfod, resolved once ------------------------------------------- */
+
+#define DINFOD_SONAME "libdebuginfod.so.1"
+
+/* Each pointer has the type of elfutils/debuginfod.h's own prototype
+ * (__typeof__ names the declaration without referring to the symbol). */
+static struct {
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+	__typeof__(debuginfod_find_executable) *find_executable;
+	__typeof__(debuginfod_end) *end;
+	bool ok;
+} lib;
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+
+/* dlsym's object pointer into a function pointer slot: memcpy, as ISO C
+ * has no conversion between the two (POSIX guarantees they are alike). */
+static bool resolve(void *h, const char *name, void *slot, size_t size)
+{
+	void *p = dlsym(h, name);
+
+	if (!p || size != sizeof(p))
+		return false;
+	memcpy(slot, &p, size);
+	return true;
+}
+
+#define RESOLVE(h, f) resolve(h, "debuginfod_" #f, &lib.f, sizeof(lib.f))
+
+static void lib_load(void)
+{
+	/* never closed: libcurl, which it brings, keeps global state */
+	void *h = dlopen(DINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (h && RESOLVE(h, begin) && RESOLVE(h, find_debuginfo) &&
+	    RESOLVE(h, find_executable) && RESOLVE(h, end)) {
+		lib.ok = true;
+		return;
+	}
+	if (h)
+		dlclose(h);   /* the pointers resolved so far stay unused: !lib.ok */
+}
+
+const char kf_dinfod_no_lib_msg[] = "DEBUGINFOD_URLS is set but " DINFOD_SONAME
+	" cannot be loaded (Debian: libdebuginfod1): no debuginfod lookups";
+
 void kf_dinfod_init(struct kf_dinfod *c, const char *urls)
 {
 	memset(c, 0, sizeof(*c));
 	/* an empty (or blank) list is how users switch debuginfod off */
-	c->enabled = urls && urls[strspn(urls, " \t\n")] != '\0';
-	if (c->enabled) {
-		c->urls = strdup(urls);
-		c->enabled = c->urls != NULL;
+	if (!urls || urls[strspn(urls, " \t\n")] == '\0')
+		return;
+	/* loaded only when a server is configured: libdebuginfod brings
+	 * libcurl and some 30 libraries with it */
+	pthread_once(&lib_once, lib_load);
+	if (!lib.ok) {
+		c->no_lib = true;
+		return;
 	}
+	c->urls = strdup(urls);
+	c->enabled = c->urls != NULL;
 }
 
 void kf_dinfod_fini(struct kf_dinfod *c)
@@ -38,7 +92,7 @@ void kf_dinfod_fini(struct kf_dinfod *c)
 	free(c->v);
 	free(c->urls);
 	if (c->client)
-		debuginfod_end(c->client);
+		lib.end(c->client);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -75,7 +129,7 @@ const char *kf_dinfod_fetch(struct kf_dinfod *c, enum kf_dinfod_kind kind,
 		return NULL;
 	}
 	if (!c->client) {
-		c->client = debuginfod_begin();
+		c->client = lib.begin();
 		if (!c->client) {
 			c->client_failed = true;
 			c->last_err = -ENOMEM;
@@ -88,8 +142,8 @@ const char *kf_dinfod_fetch(struct kf_dinfod *c, enum kf_dinfod_kind kind,
 	 * through its own file layer (fs.h), so every open follows one set
 	 * of rules */
 	fd = kind == KF_DINFOD_EXECUTABLE ?
-	     debuginfod_find_executable(c->client, bid, (int)bid_len, &path) :
-	     debuginfod_find_debuginfo(c->client, bid, (int)bid_len, &path);
+	     lib.find_executable(c->client, bid, (int)bid_len, &path) :
+	     lib.find_debuginfo(c->client, bid, (int)bid_len, &path);
 	a = &c->v[c->n++];
 	memset(a, 0, sizeof(*a));
 	memcpy(a->bid, bid, bid_len);

@@ -14,7 +14,14 @@
  * what the server sent: the caller opens the returned path and compares
  * build-ids before using it.  Never forks (libdebuginfod does not either).
  *
- * May use: util, libdebuginfod (only here).
+ * libdebuginfod is not linked: libdebuginfod.so.1 (and the libcurl it
+ * brings) is loaded with dlopen by the first kf_dinfod_init that has
+ * servers, once per process.  Where it cannot be loaded, debuginfod is
+ * off as if $DEBUGINFOD_URLS were unset, and no_lib says so (the caller
+ * warns with kf_dinfod_no_lib_msg).
+ *
+ * May use: util, libdebuginfod (only here: its header for the prototypes,
+ * its functions through dlsym).
  */
 #ifndef KF_DEBUGINFOD_H
 #define KF_DEBUGINFOD_H
@@ -40,7 +47,10 @@ struct kf_dinfod_answer;
 #define KF_DINFOD_MAX_ASKS 256
 
 struct kf_dinfod {
-	bool enabled;          /* $DEBUGINFOD_URLS was set at init */
+	bool enabled;          /* $DEBUGINFOD_URLS was set at init, and
+				  libdebuginfod could be loaded */
+	bool no_lib;           /* $DEBUGINFOD_URLS was set, but
+				  libdebuginfod.so.1 cannot be loaded */
 	char *urls;            /* a copy of it then, for messages */
 	void *client;          /* debuginfod_client, made on first fetch */
 	bool client_failed;    /* debuginfod_begin failed: ask nothing more */
@@ -52,9 +62,16 @@ struct kf_dinfod {
 	bool capped;           /* KF_DINFOD_MAX_ASKS reached: no more asked */
 };
 
+/* "DEBUGINFOD_URLS is set but libdebuginfod.so.1 cannot be loaded
+ * (Debian: libdebuginfod1): no debuginfod lookups": the warning for
+ * no_lib, said once per run. */
+extern const char kf_dinfod_no_lib_msg[];
+
 /* `urls`: the host's $DEBUGINFOD_URLS (host.h), NULL for none (no host,
  * --compat=perf, --no-files): disabled then, and when it is empty.
- * Nothing is connected or allocated yet. */
+ * When it is not, libdebuginfod is loaded (if no call did yet); where it
+ * cannot be, disabled too, with no_lib set.  Nothing is connected or
+ * allocated yet. */
 void kf_dinfod_init(struct kf_dinfod *c, const char *urls);
 /* Ends the client and frees every remembered answer. */
 void kf_dinfod_fini(struct kf_dinfod *c);

@@ -1,6 +1,8 @@
-/* disasm.c - capstone behind disasm.h. */
+/* disasm.c - capstone behind disasm.h, loaded with dlopen on first use. */
 #include "disasm.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,73 @@ const char *kf_insn_kind_name(enum kf_insn_kind k)
 	return (unsigned)k < KF_INSN_N_KINDS ? kind_names[k] : "plain";
 }
 
+/* ---- capstone, resolved once ------------------------------------------------ */
+
+/* Debian 12's soname (libcapstone4): capstone 5 changed the API, so
+ * another major version is not tried. */
+#define CS_SONAME "libcapstone.so.4"
+
+/* Each pointer has the type of capstone.h's own prototype (__typeof__
+ * names the declaration without referring to the symbol), so a call
+ * through it is checked as a direct call would be. */
+static struct {
+	__typeof__(cs_open) *open;
+	__typeof__(cs_option) *option;
+	__typeof__(cs_malloc) *malloc;
+	__typeof__(cs_disasm_iter) *disasm_iter;
+	__typeof__(cs_insn_group) *insn_group;
+	__typeof__(cs_free) *free;
+	__typeof__(cs_close) *close;
+	bool ok;
+	char why[512];             /* when !ok */
+} cs;
+static pthread_once_t cs_once = PTHREAD_ONCE_INIT;
+
+/* dlsym's object pointer into a function pointer slot: memcpy, as ISO C
+ * has no conversion between the two (POSIX guarantees they are alike). */
+static bool resolve(void *h, const char *name, void *slot, size_t size)
+{
+	void *p = dlsym(h, name);
+
+	if (!p || size != sizeof(p))
+		return false;
+	memcpy(slot, &p, size);
+	return true;
+}
+
+#define RESOLVE(h, f) resolve(h, "cs_" #f, &cs.f, sizeof(cs.f))
+
+static void cs_load(void)
+{
+	const char *e;
+	void *h;
+
+	/* never closed: the handles and buffers live as long as the process */
+	h = dlopen(CS_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (h && RESOLVE(h, open) && RESOLVE(h, option) && RESOLVE(h, malloc) &&
+	    RESOLVE(h, disasm_iter) && RESOLVE(h, insn_group) && RESOLVE(h, free) &&
+	    RESOLVE(h, close)) {
+		cs.ok = true;
+		return;
+	}
+	e = dlerror();
+	snprintf(cs.why, sizeof(cs.why), "kfold annotate needs libcapstone (Debian: "
+		 "libcapstone4): cannot load " CS_SONAME ": %.300s",
+		 e ? e : "a function is missing");
+	if (h)
+		dlclose(h);   /* the pointers resolved so far stay unused: !cs.ok */
+}
+
+int kf_disasm_load(char *err, size_t errlen)
+{
+	pthread_once(&cs_once, cs_load);
+	if (cs.ok)
+		return 0;
+	if (err && errlen)
+		snprintf(err, errlen, "%s", cs.why);
+	return KF_EUNSUPP;
+}
+
 int kf_disasm_open(struct kf_disasm **out, uint16_t machine, bool intel)
 {
 	struct kf_disasm *d;
@@ -37,6 +106,8 @@ int kf_disasm_open(struct kf_disasm **out, uint16_t machine, bool intel)
 	cs_arch arch;
 
 	*out = NULL;
+	if (kf_disasm_load(NULL, 0))
+		return KF_EUNSUPP;
 	switch (machine) {
 	case EM_X86_64: arch = CS_ARCH_X86; mode = CS_MODE_64; break;
 	case EM_386: arch = CS_ARCH_X86; mode = CS_MODE_32; break;
@@ -48,17 +119,17 @@ int kf_disasm_open(struct kf_disasm **out, uint16_t machine, bool intel)
 		return KF_ENOMEM;
 	d->arch = arch;
 	d->is64 = mode == CS_MODE_64;
-	if (cs_open(arch, mode, &d->h) != CS_ERR_OK) {
+	if (cs.open(arch, mode, &d->h) != CS_ERR_OK) {
 		free(d);
 		return KF_ENOMEM;
 	}
-	cs_option(d->h, CS_OPT_DETAIL, CS_OPT_ON);
+	cs.option(d->h, CS_OPT_DETAIL, CS_OPT_ON);
 	/* AT&T is what objdump and perf annotate print by default */
 	if (arch == CS_ARCH_X86)
-		cs_option(d->h, CS_OPT_SYNTAX, intel ? CS_OPT_SYNTAX_INTEL : CS_OPT_SYNTAX_ATT);
-	d->insn = cs_malloc(d->h);
+		cs.option(d->h, CS_OPT_SYNTAX, intel ? CS_OPT_SYNTAX_INTEL : CS_OPT_SYNTAX_ATT);
+	d->insn = cs.malloc(d->h);
 	if (!d->insn) {
-		cs_close(&d->h);
+		cs.close(&d->h);
 		free(d);
 		return KF_ENOMEM;
 	}
@@ -70,8 +141,8 @@ void kf_disasm_close(struct kf_disasm *d)
 {
 	if (!d)
 		return;
-	cs_free(d->insn, 1);
-	cs_close(&d->h);
+	cs.free(d->insn, 1);
+	cs.close(&d->h);
 	free(d);
 }
 
@@ -79,8 +150,8 @@ static void classify_x86(const struct kf_disasm *d, const cs_insn *in, struct kf
 {
 	const cs_x86 *x = &in->detail->x86;
 	uint8_t i;
-	bool jump = cs_insn_group(d->h, in, CS_GRP_JUMP);
-	bool call = cs_insn_group(d->h, in, CS_GRP_CALL);
+	bool jump = cs.insn_group(d->h, in, CS_GRP_JUMP);
+	bool call = cs.insn_group(d->h, in, CS_GRP_CALL);
 	bool direct = x->op_count >= 1 && x->operands[0].type == X86_OP_IMM;
 
 	if (in->id != X86_INS_LEA && in->id != X86_INS_NOP) {
@@ -89,7 +160,7 @@ static void classify_x86(const struct kf_disasm *d, const cs_insn *in, struct kf
 			    (x->operands[i].access & CS_AC_READ))
 				o->reads_mem = true;
 	}
-	if (cs_insn_group(d->h, in, CS_GRP_RET) || cs_insn_group(d->h, in, CS_GRP_IRET)) {
+	if (cs.insn_group(d->h, in, CS_GRP_RET) || cs.insn_group(d->h, in, CS_GRP_IRET)) {
 		o->kind = KF_INSN_RET;
 	} else if (call) {
 		o->kind = direct ? KF_INSN_CALL : KF_INSN_ICALL;
@@ -100,7 +171,7 @@ static void classify_x86(const struct kf_disasm *d, const cs_insn *in, struct kf
 			o->kind = KF_INSN_JUMP;
 		else
 			o->kind = KF_INSN_COND;   /* jcc, jrcxz, loop */
-	} else if (cs_insn_group(d->h, in, CS_GRP_INT) || in->id == X86_INS_UD2 ||
+	} else if (cs.insn_group(d->h, in, CS_GRP_INT) || in->id == X86_INS_UD2 ||
 		   in->id == X86_INS_HLT || in->id == X86_INS_SYSCALL ||
 		   in->id == X86_INS_SYSENTER) {
 		o->kind = KF_INSN_TRAP;
@@ -222,7 +293,7 @@ int kf_disasm_run(struct kf_disasm *d, const uint8_t *code, size_t len, uint64_t
 		o = &(*out)[n++];
 		memset(o, 0, sizeof(*o));
 		o->addr = addr;
-		if (cs_disasm_iter(d->h, &p, &left, &a, d->insn) && d->insn->size) {
+		if (cs.disasm_iter(d->h, &p, &left, &a, d->insn) && d->insn->size) {
 			const cs_insn *in = d->insn;
 
 			o->size = (uint8_t)(in->size > KF_INSN_MAX_BYTES ? KF_INSN_MAX_BYTES : in->size);

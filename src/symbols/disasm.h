@@ -11,7 +11,12 @@
  * Knows x86-64, i386 and aarch64 (the architectures kfold unwinds);
  * another e_machine is refused with KF_EUNSUPP.
  *
- * May use: util, capstone (only this file includes it).
+ * capstone is not linked: libcapstone.so.4 is loaded with dlopen on first
+ * use (once per process, thread-safe), so only `kfold annotate` needs it
+ * installed (README "What kfold needs at run time").
+ *
+ * May use: util, capstone (only this file includes it, for its types and
+ * prototypes; its functions are reached through dlsym).
  */
 #ifndef KF_DISASM_H
 #define KF_DISASM_H
@@ -56,9 +61,16 @@ struct kf_insn {
 
 struct kf_disasm;
 
+/* Loads capstone if no call did yet: 0, or KF_EUNSUPP with "kfold
+ * annotate needs libcapstone (Debian: libcapstone4): cannot load
+ * libcapstone.so.4: <dlerror>" in err (if not NULL).  The answer is the
+ * same for the rest of the process. */
+int kf_disasm_load(char *err, size_t errlen);
+
 /* Opens a disassembler for an ELF e_machine (EM_X86_64, EM_386,
  * EM_AARCH64); intel: Intel syntax on x86 instead of AT&T.  0,
- * KF_EUNSUPP (another machine), KF_ENOMEM. */
+ * KF_EUNSUPP (another machine, or capstone cannot be loaded:
+ * kf_disasm_load says why), KF_ENOMEM. */
 int kf_disasm_open(struct kf_disasm **out, uint16_t machine, bool intel);
 void kf_disasm_close(struct kf_disasm *d);
 
