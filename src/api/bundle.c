@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "debuginfod.h"
 #include "dso.h"
 #include "host.h"
 #include "session.h"
@@ -219,6 +220,8 @@ struct kf_archive {
 	struct member *parts;
 	size_t n_parts;
 	bool damaged, modes_perf;
+	bool no_annotate;        /* the annotate pass could not run */
+	bool from_stdin;
 	kf_capture_info capinfo;
 	kf_session *first;       /* kfold's mode, the default event */
 	int first_fd;            /* its descriptor of the capture */
@@ -337,8 +340,18 @@ static int pass(struct kf_archive *a, enum kf_compat mode, const char *event,
 			r = kf_session_write_json(s, null);
 			if (r == 0)
 				r = kf_session_write_explain(s, null);
-			if (r == 0)
-				r = kf_session_write_annotate(s, null, &ao);
+			/* annotate needs capstone, which a production host
+			 * may lack (it is loaded only when used): without it
+			 * the code is not read, and annotate on the bundle
+			 * reads it from the files the other outputs read */
+			if (r == 0) {
+				int ra = kf_session_write_annotate(s, null, &ao);
+
+				if (ra == KF_EUNSUPP)
+					a->no_annotate = true;
+				else
+					r = ra;
+			}
 		}
 		fclose(null);
 	}
@@ -586,6 +599,7 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 		return kf_fail(&a->err, KF_EINVAL, "an archive reads files: no_files "
 			       "makes it impossible");
 	if (!input || strcmp(input, "-") == 0) {
+		a->from_stdin = true;
 		a->cap_fd = spool(0);
 		if (a->cap_fd < 0)
 			return kf_fail(&a->err, KF_EIO, "standard input: %s", strerror(errno));
@@ -761,6 +775,8 @@ static json_t *manifest(struct kf_archive *a)
 	if (a->modes_perf)
 		json_array_append_new(modes, json_string("perf"));
 	json_object_set_new(m, "modes", modes);
+	/* false: the annotate pass could not run here (no capstone) */
+	json_object_set_new(m, "annotate_recorded", json_boolean(!a->no_annotate));
 
 	json_object_set_new(cap, "member", json_string(a->dir ? DIR_MEMBER : CAPTURE_MEMBER));
 	json_object_set_new(cap, "form", json_string(a->dir ? "directory" :
@@ -778,14 +794,19 @@ static json_t *manifest(struct kf_archive *a)
 		}
 		json_object_set_new(cap, "parts", parts);
 	}
-	put_path(cap, "path", a->input);
+	if (a->from_stdin) {
+		json_object_set_new(cap, "path", json_null());
+		json_object_set_new(cap, "stdin", json_true());
+	} else {
+		put_path(cap, "path", a->input);
+	}
 	json_object_set_new(cap, "size", jint(a->cap_size));
 	json_object_set_new(cap, "sha256", json_string(a->cap_sha));
 	json_object_set_new(cap, "pipe", json_boolean(a->capinfo.pipe));
 	json_object_set_new(cap, "compressed", json_boolean(a->capinfo.compressed));
 	put_path(cap, "hostname", a->capinfo.hostname);
 	put_path(cap, "os_release", a->capinfo.os_release);
-	json_object_set_new(cap, "events", jint(a->capinfo.n_events));
+	json_object_set_new(cap, "n_events", jint(a->capinfo.n_events));
 	json_object_set_new(cap, "input_damaged", json_boolean(a->damaged));
 	json_object_set_new(m, "capture", cap);
 
@@ -827,7 +848,7 @@ static json_t *manifest(struct kf_archive *a)
 		}
 		json_object_set_new(host, "clocks", clocks);
 		if (t->has_vdso)
-			json_object_set_new(host, "vdso", a->has_vdso ?
+			json_object_set_new(host, "vdso_member", a->has_vdso ?
 					    json_string(a->vdso.name) : json_null());
 		if (t->has_buildid_dir)
 			put_path(host, "buildid_dir", t->buildid_dir);
@@ -835,6 +856,32 @@ static json_t *manifest(struct kf_archive *a)
 			put_path(host, "perf_map_dir", t->perf_map_dir);
 		if (t->has_files)
 			json_object_set_new(host, "files", json_boolean(t->files));
+		/* the servers' list (a reader repeats it in its messages, never
+		 * asks them) and what they answered */
+		if (t->has_dinfod_urls)
+			put_path(host, "debuginfod_urls", t->dinfod_urls);
+		if (t->n_dinfods) {
+			json_t *da = json_array();
+
+			for (i = 0; da && i < t->n_dinfods; i++) {
+				const struct kf_tape_dinfod *d = &t->dinfods[i];
+				json_t *o = json_object();
+				char hex[41];
+
+				for (size_t k = 0; k < d->bid_len; k++)
+					snprintf(hex + 2 * k, 3, "%02x", d->bid[k]);
+				hex[2 * d->bid_len] = '\0';
+				json_object_set_new(o, "kind", json_string(d->kind ==
+					KF_DINFOD_EXECUTABLE ? "executable" : "debuginfo"));
+				json_object_set_new(o, "build_id", json_string(hex));
+				if (d->path)
+					put_path(o, "path", d->path);
+				else
+					json_object_set_new(o, "errno", json_integer(-d->err));
+				json_array_append_new(da, o);
+			}
+			json_object_set_new(host, "debuginfod", da);
+		}
 		for (i = 0; i < t->n_stats; i++) {
 			const struct kf_tape_stat *st = &t->stats[i];
 			json_t *o = json_object();
@@ -1301,7 +1348,7 @@ static int replay_host(struct kf_bundle *b, struct kf_error *e, const char *name
 		t->clocks[t->n_clocks].ns = (uint64_t)json_integer_value(json_object_get(o, "ns"));
 		t->n_clocks++;
 	}
-	if ((v = json_object_get(h, "vdso"))) {
+	if ((v = json_object_get(h, "vdso_member"))) {
 		t->has_vdso = true;
 		if (json_is_string(v)) {
 			struct want *w = find_want(b, json_string_value(v));
@@ -1327,6 +1374,36 @@ static int replay_host(struct kf_bundle *b, struct kf_error *e, const char *name
 	if ((v = json_object_get(h, "files"))) {
 		t->has_files = true;
 		t->files = json_is_true(v);
+	}
+	if (json_object_get(h, "debuginfod_urls") || json_object_get(h, "debuginfod_urls_hex")) {
+		t->has_dinfod_urls = true;
+		t->dinfod_urls = get_path(h, "debuginfod_urls", &present, &bad);
+	}
+	json_array_foreach(json_object_get(h, "debuginfod"), i, o) {
+		struct kf_tape_dinfod d;
+		const char *kind = json_string_value(json_object_get(o, "kind"));
+		const char *hex = json_string_value(json_object_get(o, "build_id"));
+		size_t k, n = hex ? strlen(hex) : 0;
+
+		memset(&d, 0, sizeof(d));
+		if (!kind || !hex || n == 0 || n > 40 || n % 2 || !is_hex(hex, n))
+			return kf_fail(e, KF_EFORMAT, "a malformed debuginfod answer in the "
+				       "manifest's host");
+		for (k = 0; k < n / 2; k++) {
+			unsigned byte;
+
+			sscanf(hex + 2 * k, "%2x", &byte);
+			d.bid[k] = (uint8_t)byte;
+		}
+		d.bid_len = (uint8_t)(n / 2);
+		d.kind = strcmp(kind, "executable") == 0 ? KF_DINFOD_EXECUTABLE :
+			 KF_DINFOD_DEBUGINFO;
+		d.path = get_path(o, "path", &present, &bad);
+		d.err = d.path ? 0 : -(int)json_integer_value(json_object_get(o, "errno"));
+		if (!d.path && d.err >= 0)
+			d.err = -ENOENT;
+		kf_tape_put_dinfod(t, &d);
+		free(d.path);
 	}
 	json_array_foreach(json_object_get(h, "stat"), i, o) {
 		struct kf_tape_stat st;

@@ -10,6 +10,7 @@
 
 #include <elfutils/debuginfod.h>
 
+#include "tape.h"
 #include "util.h"
 
 struct kf_dinfod_answer {
@@ -65,6 +66,22 @@ static void lib_load(void)
 
 const char kf_dinfod_no_lib_msg[] = "DEBUGINFOD_URLS is set but " DINFOD_SONAME
 	" cannot be loaded (Debian: libdebuginfod1): no debuginfod lookups";
+
+void kf_dinfod_init_tape(struct kf_dinfod *c, const char *urls,
+			 struct kf_tape *tape)
+{
+	if (!tape || !tape->replay) {
+		kf_dinfod_init(c, urls);
+		c->tape = tape;
+		return;
+	}
+	memset(c, 0, sizeof(*c));
+	c->tape = tape;
+	if (!urls || urls[strspn(urls, " \t\n")] == '\0')
+		return;
+	c->urls = strdup(urls);
+	c->enabled = c->urls != NULL;
+}
 
 void kf_dinfod_init(struct kf_dinfod *c, const char *urls)
 {
@@ -128,6 +145,27 @@ const char *kf_dinfod_fetch(struct kf_dinfod *c, enum kf_dinfod_kind kind,
 			*err = -ENOMEM;
 		return NULL;
 	}
+	if (c->tape && c->tape->replay) {
+		const struct kf_tape_dinfod *t = kf_tape_get_dinfod(c->tape, (uint8_t)kind,
+								    bid, bid_len);
+
+		a = &c->v[c->n++];
+		memset(a, 0, sizeof(*a));
+		memcpy(a->bid, bid, bid_len);
+		a->bid_len = (uint8_t)bid_len;
+		a->kind = (uint8_t)kind;
+		a->err = t ? t->err : -ENOENT;
+		a->path = t && t->path ? strdup(t->path) : NULL;
+		if (a->path)
+			c->fetched++;
+		else
+			c->failed++;
+		if (a->err && a->err != -ENOENT)
+			c->last_err = a->err;
+		if (err)
+			*err = a->err;
+		return a->path;
+	}
 	if (!c->client) {
 		c->client = lib.begin();
 		if (!c->client) {
@@ -161,6 +199,13 @@ const char *kf_dinfod_fetch(struct kf_dinfod *c, enum kf_dinfod_kind kind,
 		c->failed++;
 		if (fd != -ENOENT)
 			c->last_err = fd;
+	}
+	if (c->tape) {
+		struct kf_tape_dinfod t = { .kind = a->kind, .bid_len = a->bid_len,
+					    .err = a->err, .path = a->path };
+
+		memcpy(t.bid, a->bid, a->bid_len);
+		kf_tape_put_dinfod(c->tape, &t);
 	}
 	if (err)
 		*err = a->err;

@@ -20,7 +20,7 @@
  * off as if $DEBUGINFOD_URLS were unset, and no_lib says so (the caller
  * warns with kf_dinfod_no_lib_msg).
  *
- * May use: util, libdebuginfod (only here: its header for the prototypes,
+ * May use: util, tape, libdebuginfod (only here: its header for the prototypes,
  * its functions through dlsym).
  */
 #ifndef KF_DEBUGINFOD_H
@@ -60,6 +60,8 @@ struct kf_dinfod {
 	uint64_t failed;       /* answers without one */
 	int last_err;          /* the last error other than "no such file" */
 	bool capped;           /* KF_DINFOD_MAX_ASKS reached: no more asked */
+	struct kf_tape *tape;  /* recording every answer, or giving the
+				  recorded ones instead of asking (tape.h) */
 };
 
 /* "DEBUGINFOD_URLS is set but libdebuginfod.so.1 cannot be loaded
@@ -73,6 +75,11 @@ extern const char kf_dinfod_no_lib_msg[];
  * cannot be, disabled too, with no_lib set.  Nothing is connected or
  * allocated yet. */
 void kf_dinfod_init(struct kf_dinfod *c, const char *urls);
+/* The same with a tape: recording, every answer is written down;
+ * replaying, the recorded answers are given and no server is asked nor
+ * libdebuginfod loaded (`urls` is then the recorded $DEBUGINFOD_URLS). */
+void kf_dinfod_init_tape(struct kf_dinfod *c, const char *urls,
+			 struct kf_tape *tape);
 /* Ends the client and frees every remembered answer. */
 void kf_dinfod_fini(struct kf_dinfod *c);
 

@@ -45,8 +45,8 @@ void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
 	d->env = env;
 	d->warn = warn;
 	d->warn_payload = payload;
-	kf_dinfod_init(&d->dinfod, o->pol->no_debuginfod || fs->no_files ? NULL :
-		       kf_host_debuginfod_urls(o->host));
+	kf_dinfod_init_tape(&d->dinfod, o->pol->no_debuginfod || fs->no_files ? NULL :
+		       kf_host_debuginfod_urls(o->host), fs->tape);
 	if (d->dinfod.no_lib)
 		dso_warnf(d, "%s", kf_dinfod_no_lib_msg);
 	/* libelf's one-time setup; asking again is harmless */

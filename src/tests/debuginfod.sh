@@ -15,7 +15,10 @@
 #   e) a file in the cache with another build-id: rejected, with a
 #      warning naming it and both build-ids;
 #   f) the server stopped: the cache alone gives (b) again;
-#   g) --compat=perf does not ask (Debian's perf 6.1 has no debuginfod).
+#   g) --compat=perf does not ask (Debian's perf 6.1 has no debuginfod);
+#   h) kfold archive with the server: the bundle, read with no server and
+#      DEBUGINFOD_URLS pointing nowhere, gives (b)'s stacks and says the
+#      files came from debuginfod, without asking anything.
 # No skip: a missing server is a failure (scripts/setup.sh installs it).
 set -uo pipefail
 kfold=$1
@@ -171,6 +174,23 @@ if cmp -s "$tmp/full.out" "$tmp/nobin.out" && [ -s "$tmp/cache/$bid/executable" 
 	ok "no local binary: executable and debug file from debuginfod, same output"
 else
 	bad "no local binary:"; diff "$tmp/full.out" "$tmp/nobin.out" | head -10
+fi
+
+# h) a bundle of a run that used the server answers as that run did
+DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$tmp/cache-h DEBUGINFOD_TIMEOUT=10 \
+	"$kfold" archive -q --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" \
+	--symfs "$tmp/symfs" "$case" -o "$tmp/h.tar.zst" 2> "$tmp/h.arerr" ||
+	bad "kfold archive with debuginfod: $(head -3 "$tmp/h.arerr")"
+dead_h=$(free_port)
+DEBUGINFOD_URLS=http://127.0.0.1:$dead_h DEBUGINFOD_CACHE_PATH=$tmp/cache-h2 \
+	"$kfold" -q --stats "$tmp/h.tar.zst" > "$tmp/h.out" 2> "$tmp/h.err"
+if cmp -s "$tmp/full.out" "$tmp/h.out" &&
+   grep -q "from debuginfod, cached at $tmp/cache-h/$bid/debuginfo" "$tmp/h.err" &&
+   ! grep -q "no answer" "$tmp/h.err" && [ ! -e "$tmp/cache-h2" ]; then
+	ok "a bundle made with debuginfod: the same stacks and sources, no server asked"
+else
+	bad "a bundle made with debuginfod:"; diff "$tmp/full.out" "$tmp/h.out" | head -5
+	grep -i debuginfod "$tmp/h.err" | head -3
 fi
 
 # d) a server without the files, and a port nothing listens on

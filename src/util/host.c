@@ -428,10 +428,11 @@ const char *kf_host_debuginfod_urls(const struct kf_host *h)
 
 	if (!h)
 		return NULL;
-	/* a bundle carries the files a server gave, not the server: it is
-	 * not asked again (tape.h) */
+	/* a bundle carries the files a server gave, not the server: the
+	 * recorded answers are given again (debuginfod.h), and no server is
+	 * asked */
 	if (replaying(h))
-		return NULL;
+		return h->tape->has_dinfod_urls ? h->tape->dinfod_urls : NULL;
 	urls = getenv("DEBUGINFOD_URLS");
 	if (recording(h) && !h->tape->has_dinfod_urls) {
 		h->tape->has_dinfod_urls = true;

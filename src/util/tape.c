@@ -33,6 +33,9 @@ void kf_tape_fini(struct kf_tape *t)
 	for (i = 0; i < t->n_regular; i++)
 		free(t->regular[i].path);
 	free(t->regular);
+	for (i = 0; i < t->n_dinfods; i++)
+		free(t->dinfods[i].path);
+	free(t->dinfods);
 	free(t->hostname);
 	free(t->vdso);
 	free(t->buildid_dir);
@@ -222,6 +225,42 @@ const struct kf_tape_regular *kf_tape_get_regular(const struct kf_tape *t,
 	for (i = 0; i < t->n_regular; i++)
 		if (strcmp(t->regular[i].path, path) == 0)
 			return &t->regular[i];
+	return NULL;
+}
+
+bool kf_tape_put_dinfod(struct kf_tape *t, const struct kf_tape_dinfod *a)
+{
+	struct kf_tape_dinfod *n;
+
+	if (a->bid_len == 0 || a->bid_len > 20)
+		return false;
+	if (kf_tape_get_dinfod(t, a->kind, a->bid, a->bid_len))
+		return true;
+	if (!KF_GROW(t->dinfods, t->cap_dinfods, t->n_dinfods + 1)) {
+		t->failed = true;
+		return false;
+	}
+	n = &t->dinfods[t->n_dinfods];
+	*n = *a;
+	n->path = a->path ? strdup(a->path) : NULL;
+	if (a->path && !n->path) {
+		t->failed = true;
+		return false;
+	}
+	t->n_dinfods++;
+	return true;
+}
+
+const struct kf_tape_dinfod *kf_tape_get_dinfod(const struct kf_tape *t,
+						uint8_t kind, const uint8_t *bid,
+						size_t bid_len)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_dinfods; i++)
+		if (t->dinfods[i].kind == kind && t->dinfods[i].bid_len == bid_len &&
+		    memcmp(t->dinfods[i].bid, bid, bid_len) == 0)
+			return &t->dinfods[i];
 	return NULL;
 }
 

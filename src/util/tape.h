@@ -62,6 +62,16 @@ struct kf_tape_regular {
 	bool value;
 };
 
+/* A debuginfod fetch (debuginfod.h): the path libdebuginfod gave, or
+ * the error; the file itself is an open like any other. */
+struct kf_tape_dinfod {
+	uint8_t kind;
+	uint8_t bid[20];
+	uint8_t bid_len;
+	int err;
+	char *path;
+};
+
 struct kf_tape_clock {
 	int clockid;
 	bool ok;
@@ -76,6 +86,8 @@ struct kf_tape {
 	size_t n_stats, cap_stats;
 	struct kf_tape_regular *regular;
 	size_t n_regular, cap_regular;
+	struct kf_tape_dinfod *dinfods;
+	size_t n_dinfods, cap_dinfods;
 	/* the host's answers; the has_ flags say which were asked (a
 	 * replayed question never asked while recording: not known) */
 	bool has_hostname;
@@ -127,6 +139,11 @@ const struct kf_tape_stat *kf_tape_get_stat(const struct kf_tape *t,
 bool kf_tape_put_regular(struct kf_tape *t, const char *path, bool value);
 const struct kf_tape_regular *kf_tape_get_regular(const struct kf_tape *t,
 						  const char *path);
+
+bool kf_tape_put_dinfod(struct kf_tape *t, const struct kf_tape_dinfod *a);
+const struct kf_tape_dinfod *kf_tape_get_dinfod(const struct kf_tape *t,
+						uint8_t kind, const uint8_t *bid,
+						size_t bid_len);
 
 /* Sets a string answer (*dst, freeing the old one; NULL allowed). */
 bool kf_tape_set_str(struct kf_tape *t, char **dst, const char *s);
