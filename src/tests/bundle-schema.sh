@@ -2,9 +2,11 @@
 # bundle-schema.sh KFOLD SRCDIR: the manifest of `kfold archive` bundles.
 #  - on bundles of several committed captures (file and pipe mode, a
 #    zstd-compressed capture, JIT maps, --call-graph dwarf, dwz, two
-#    events, --no-host, --gzip, a capture from standard input) the
-#    manifest validates against docs/kfold-bundle.schema.json
-#    (python3-jsonschema);
+#    events, --no-host, --gzip, a capture from standard input,
+#    --no-compat-perf) the manifest validates against
+#    docs/kfold-bundle.schema.json (python3-jsonschema), and so do
+#    host answers these hermetic bundles lack (the vdso, file
+#    identities: what `kfold archive` wrote on this machine, by hand);
 #  - and, what the schema cannot say, checked with GNU tar, sha256sum,
 #    cmp and readelf: manifest.json is the first member; every member is
 #    a regular file, mode 0600, mtime 0; the members tar lists are
@@ -158,6 +160,7 @@ bundles=(
 	"nohost syscall tar.zst --no-host"
 	"gzip inline-dwz tar.gz --gzip"
 	"stdin twoevents tar.gz --gzip -"
+	"nocompat dwarf-small tar.zst --no-compat-perf"
 )
 n=0
 for row in "${bundles[@]}"; do
@@ -209,6 +212,9 @@ for row in sys.argv[3:]:
         bad = 1
     if (name == "stdin") != (m["capture"].get("path") == "standard input"):
         print(f"FAIL: {name}: capture.path is {m['capture'].get('path')!r}")
+        bad = 1
+    if ("--no-compat-perf" in w) != (m["modes"] == ["kfold"]):
+        print(f"FAIL: {name}: modes are {m['modes']} with options {w[3:]}")
         bad = 1
     if (case == "pipe") != m["capture"]["pipe"] or (case == "zstd") != m["capture"]["compressed"]:
         print(f"FAIL: {name}: capture.pipe/compressed are {m['capture']['pipe']}/{m['capture']['compressed']}")
@@ -321,13 +327,37 @@ cases = [
 ok = copy.deepcopy(good)
 ok["opens"][opened]["path_hex"] = ok["opens"][opened].pop("path").encode().hex() + "ff"
 ok["options"]["symfs_hex"] = ok["options"].pop("symfs").encode().hex()
+# the host answers a non-hermetic run gives (the shape `kfold archive`
+# wrote without --symfs on this machine): the vdso, the build-id cache,
+# clocks, file identities with and without a generation
+host = copy.deepcopy(good)
+vdso = host["opens"][opened]
+host["vdso"] = {k: vdso[k] for k in ("member", "size", "sha256", "build_id") if k in vdso}
+host["host"] = {"hostname": None, "clocks": [{"clockid": -1, "ok": True, "ns": 123456789}],
+                "vdso": vdso["member"], "buildid_dir": "/root/.debug", "files": True,
+                "stat": [{"path": "/usr/bin/x", "want_gen": True, "known": True, "maj": 8,
+                          "min": 1, "ino": 1234, "gen": 77},
+                         {"path_hex": "2fff", "want_gen": False, "known": False}],
+                "regular": [{"path": "/usr/bin/x", "value": True}]}
+novdso = copy.deepcopy(host)
+novdso.pop("vdso")
+novdso["host"]["vdso"] = None
+cases += [
+    broken(host, "host.vdso an object", lambda d: d["host"].__setitem__("vdso", d["vdso"])),
+    broken(host, "vdso without sha256", lambda d: d["vdso"].pop("sha256")),
+    broken(host, "host hostname and hostname_hex", lambda d: d["host"].__setitem__("hostname_hex", "41")),
+    broken(host, "a clock without ns", lambda d: d["host"]["clocks"][0].pop("ns")),
+]
 bad = [w for w, d in cases if v.is_valid(d)]
-if not v.is_valid(ok):
-    bad.append("(rejects a valid manifest with path_hex and symfs_hex)")
+for what, d in (("path_hex and symfs_hex", ok), ("host answers and a vdso", host),
+                ("host.vdso null", novdso)):
+    if not v.is_valid(d):
+        bad.append(f"(rejects a valid manifest with {what}: "
+                   f"{next(v.iter_errors(d)).message[:200]})")
 if bad:
     print("FAIL: the schema accepts a manifest with " + ", ".join(bad))
     sys.exit(1)
-print("ok   the schema rejects %d broken manifests and accepts _hex paths" % len(cases))
+print("ok   the schema rejects %d broken manifests and accepts _hex paths and host answers" % len(cases))
 EOF
 
 exit $fail
