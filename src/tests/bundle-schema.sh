@@ -3,7 +3,8 @@
 #  - on bundles of several committed captures (file and pipe mode, a
 #    zstd-compressed capture, JIT maps, --call-graph dwarf, dwz, two
 #    events, --no-host, --gzip, a capture from standard input,
-#    --no-compat-perf) the manifest validates against
+#    --no-compat-perf, a --vmlinux with the kernel's build-id, which a
+#    kfold with --with-vmlinux withholds) the manifest validates against
 #    docs/kfold-bundle.schema.json (python3-jsonschema), and so do
 #    host answers these hermetic bundles lack (the vdso, file
 #    identities: what `kfold archive` wrote on this machine, by hand);
@@ -162,6 +163,18 @@ bundles=(
 	"stdin twoevents tar.gz --gzip -"
 	"nocompat dwarf-small tar.zst --no-compat-perf"
 )
+# an ELF with the syscall capture's kernel build-id given as --vmlinux:
+# a kfold with --with-vmlinux leaves it out of the bundle (opens[].withheld)
+withheld=0
+if command -v gcc >/dev/null &&
+	echo 'int main(void) { return 0; }' > "$tmp/vm.c" &&
+	gcc -o "$tmp/fakevm" "$tmp/vm.c" \
+		-Wl,--build-id=0x4a5a9b0affb66c437abcd455d2738af879985fa9 2>/dev/null; then
+	bundles+=("vmlinux syscall tar.zst --vmlinux $tmp/fakevm")
+	"$kfold" archive --help 2>&1 | grep -q -- --with-vmlinux && withheld=1
+else
+	echo "note: no gcc: the withheld kernel image goes unchecked"
+fi
 n=0
 for row in "${bundles[@]}"; do
 	read -r name c ext opts <<< "$row"
@@ -188,8 +201,8 @@ for row in "${bundles[@]}"; do
 	n=$((n + 1))
 done
 
-python3 - "$schema" "$tmp" "${bundles[@]}" <<'EOF' || fail=1
-import json, sys, jsonschema
+KF_WITHHELD=$withheld python3 - "$schema" "$tmp" "${bundles[@]}" <<'EOF' || fail=1
+import json, os, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
 jsonschema.Draft202012Validator.check_schema(schema)
 v = jsonschema.Draft202012Validator(schema)
@@ -228,6 +241,12 @@ for row in sys.argv[3:]:
     seen["build_id"] |= any("build_id" in o for o in m["opens"])
     seen["perf mode"] |= "perf" in m["modes"]
     seen["missing"] |= bool(m["missing"])
+    if "--vmlinux" in w:
+        vm = [o for o in m["opens"] if o.get("path") == w[w.index("--vmlinux") + 1]]
+        want = os.environ["KF_WITHHELD"] == "1"
+        if not vm or want != all("withheld" in o and o["errno"] == 2 for o in vm):
+            print(f"FAIL: {name}: the --vmlinux open is {vm} (withheld expected: {want})")
+            bad = 1
 # the bundles above must exercise the schema's branches, or passing says little
 for k, ok in seen.items():
     if not ok:
@@ -339,6 +358,9 @@ host["host"] = {"hostname": None, "clocks": [{"clockid": -1, "ok": True, "ns": 1
                           "min": 1, "ino": 1234, "gen": 77},
                          {"path_hex": "2fff", "want_gen": False, "known": False}],
                 "regular": [{"path": "/usr/bin/x", "value": True}]}
+# kfold archive without --with-vmlinux: the kernel's image read, left out
+withheld = copy.deepcopy(good)
+withheld["opens"][failed]["withheld"] = "the kernel's image with DWARF, left out without --with-vmlinux"
 novdso = copy.deepcopy(host)
 novdso.pop("vdso")
 novdso["host"]["vdso"] = None
@@ -346,11 +368,13 @@ cases += [
     broken(host, "host.vdso an object", lambda d: d["host"].__setitem__("vdso", d["vdso"])),
     broken(host, "vdso without sha256", lambda d: d["vdso"].pop("sha256")),
     broken(host, "host hostname and hostname_hex", lambda d: d["host"].__setitem__("hostname_hex", "41")),
+    broken(withheld, "withheld with a member", lambda d: d["opens"][opened].__setitem__("withheld", "x")),
+    broken(withheld, "withheld not a string", lambda d: d["opens"][failed].__setitem__("withheld", True)),
     broken(host, "a clock without ns", lambda d: d["host"]["clocks"][0].pop("ns")),
 ]
 bad = [w for w, d in cases if v.is_valid(d)]
 for what, d in (("path_hex and symfs_hex", ok), ("host answers and a vdso", host),
-                ("host.vdso null", novdso)):
+                ("host.vdso null", novdso), ("an open withheld", withheld)):
     if not v.is_valid(d):
         bad.append(f"(rejects a valid manifest with {what}: "
                    f"{next(v.iter_errors(d)).message[:200]})")
