@@ -132,11 +132,11 @@ if m["capture"]["sha256"] != insum:
 if m["capture"]["size"] != os.path.getsize(inp):
     bad.append(f"capture.size is {m['capture']['size']}, the input has {os.path.getsize(inp)} bytes")
 host = m["host"]
-if host is not None and isinstance(host.get("vdso"), str):
-    if m.get("vdso", {}).get("member") != host["vdso"]:
-        bad.append("host.vdso names %s, the top-level vdso %s" % (host["vdso"], m.get("vdso")))
+if host is not None and isinstance(host.get("vdso_member"), str):
+    if m.get("vdso", {}).get("member") != host["vdso_member"]:
+        bad.append("host.vdso_member names %s, the top-level vdso %s" % (host["vdso_member"], m.get("vdso")))
 elif "vdso" in m:
-    bad.append("a top-level vdso without host.vdso naming it")
+    bad.append("a top-level vdso without host.vdso_member naming it")
 if set(listed) != named:
     more, fewer = sorted(set(listed) - named), sorted(named - set(listed))
     bad.append(f"tar lists {len(listed)} members, the manifest names {len(named)}: "
@@ -223,7 +223,7 @@ for row in sys.argv[3:]:
     if ("--no-host" in w) != (m["host"] is None):
         print(f"FAIL: {name}: host is {type(m['host']).__name__} with options {w[3:]}")
         bad = 1
-    if (name == "stdin") != (m["capture"].get("path") == "standard input"):
+    if (name == "stdin") != (m["capture"].get("stdin") is True):
         print(f"FAIL: {name}: capture.path is {m['capture'].get('path')!r}")
         bad = 1
     if ("--no-compat-perf" in w) != (m["modes"] == ["kfold"]):
@@ -353,7 +353,7 @@ host = copy.deepcopy(good)
 vdso = host["opens"][opened]
 host["vdso"] = {k: vdso[k] for k in ("member", "size", "sha256", "build_id") if k in vdso}
 host["host"] = {"hostname": None, "clocks": [{"clockid": -1, "ok": True, "ns": 123456789}],
-                "vdso": vdso["member"], "buildid_dir": "/root/.debug", "files": True,
+                "vdso_member": vdso["member"], "buildid_dir": "/root/.debug", "files": True,
                 "stat": [{"path": "/usr/bin/x", "want_gen": True, "known": True, "maj": 8,
                           "min": 1, "ino": 1234, "gen": 77},
                          {"path_hex": "2fff", "want_gen": False, "known": False}],
@@ -363,9 +363,9 @@ withheld = copy.deepcopy(good)
 withheld["opens"][failed]["withheld"] = "the kernel's image with DWARF, left out without --with-vmlinux"
 novdso = copy.deepcopy(host)
 novdso.pop("vdso")
-novdso["host"]["vdso"] = None
+novdso["host"]["vdso_member"] = None
 cases += [
-    broken(host, "host.vdso an object", lambda d: d["host"].__setitem__("vdso", d["vdso"])),
+    broken(host, "host.vdso_member an object", lambda d: d["host"].__setitem__("vdso_member", d["vdso"])),
     broken(host, "vdso without sha256", lambda d: d["vdso"].pop("sha256")),
     broken(host, "host hostname and hostname_hex", lambda d: d["host"].__setitem__("hostname_hex", "41")),
     broken(withheld, "withheld with a member", lambda d: d["opens"][opened].__setitem__("withheld", "x")),

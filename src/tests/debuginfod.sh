@@ -188,6 +188,19 @@ if cmp -s "$tmp/full.out" "$tmp/h.out" &&
    grep -q "from debuginfod, cached at $tmp/cache-h/$bid/debuginfo" "$tmp/h.err" &&
    ! grep -q "no answer" "$tmp/h.err" && [ ! -e "$tmp/cache-h2" ]; then
 	ok "a bundle made with debuginfod: the same stacks and sources, no server asked"
+	if tar --zstd -xOf "$tmp/h.tar.zst" manifest.json > "$tmp/h.json" &&
+	   python3 - "$src/docs/kfold-bundle.schema.json" "$tmp/h.json" <<'PYCHECK'
+import json, sys, jsonschema
+schema, man = (json.load(open(f)) for f in sys.argv[1:3])
+jsonschema.validate(man, schema)
+answers = man["host"]["debuginfod"]
+assert any(a.get("path") for a in answers), answers
+PYCHECK
+	then
+		ok "its manifest validates and records the servers' answers"
+	else
+		bad "the manifest of a bundle made with debuginfod"
+	fi
 else
 	bad "a bundle made with debuginfod:"; diff "$tmp/full.out" "$tmp/h.out" | head -5
 	grep -i debuginfod "$tmp/h.err" | head -3
