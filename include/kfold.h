@@ -586,6 +586,12 @@ typedef struct kf_archive_options {
 	int level;               /* compression level; 0 = zstd 19, gzip 9 */
 	bool no_compat_perf;     /* skip the --compat=perf pass: the bundle
 				    then answers only kfold's own mode */
+	bool redact;             /* leave out of the capture and the manifest
+				    the host name, the command line and, with
+				    home set, paths under it (masked with 'x',
+				    lengths kept); not for -z captures and
+				    --threads directories yet (KF_EUNSUPP) */
+	const char *home;        /* with redact: $HOME, or NULL */
 	bool with_vmlinux;       /* include the kernel's image with DWARF
 				    when the analysis used one (hundreds of
 				    MB); else it is left out and the bundle

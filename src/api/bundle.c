@@ -575,6 +575,251 @@ static int open_dir_parts(struct kf_archive *a, int dirfd)
 	return 0;
 }
 
+/* ---- --redact ----------------------------------------------------------
+ *
+ * The capture is rewritten in place, every length kept, so no offset in
+ * it moves: the host name (HEADER_HOSTNAME) becomes as many 'x', every
+ * string of the command line (HEADER_CMDLINE) as many 'x', and every
+ * occurrence of $HOME followed by '/' (in mapped file names, the build-id
+ * table, the user stack copies) has each byte but the slashes replaced by
+ * 'x'.  The manifest's strings get the same $HOME mask, so the lookups the
+ * rewritten capture makes find the answers recorded under the original
+ * names, and the writing machine's host name the same 'x' mask when it
+ * was the capture's (so "is this the recording host" is answered as it
+ * was), else as many 'y'.  A -z capture would have to be recompressed, a
+ * --threads directory rewritten part by part: not done yet, refused. */
+
+static void mask_home(char *p, size_t n, const char *home, size_t hl)
+{
+	size_t i, k;
+
+	if (hl < 2)
+		return;
+	for (i = 0; i + hl < n; i++)
+		if (memcmp(p + i, home, hl) == 0 && p[i + hl] == '/') {
+			for (k = 0; k < hl; k++)
+				if (p[i + k] != '/')
+					p[i + k] = 'x';
+			i += hl;
+		}
+}
+
+static uint32_t rd32(const uint8_t *p, bool swap)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return swap ? __builtin_bswap32(v) : v;
+}
+
+static uint64_t rd64(const uint8_t *p, bool swap)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return swap ? __builtin_bswap64(v) : v;
+}
+
+#define FEAT_HOSTNAME 3
+#define FEAT_CMDLINE 11
+
+/* the strings of a HOSTNAME or CMDLINE payload (p, n bytes) masked */
+static void mask_feature(uint8_t *p, size_t n, int feat, bool swap)
+{
+	size_t off = 0, nr = 1, i;
+
+	if (feat == FEAT_CMDLINE) {
+		if (n < 4)
+			return;
+		nr = rd32(p, swap);
+		off = 4;
+	}
+	for (i = 0; i < nr && off + 4 <= n; i++) {
+		uint32_t len = rd32(p + off, swap);
+		size_t k;
+
+		off += 4;
+		if (len > n - off)
+			return;
+		for (k = 0; k < len && p[off + k]; k++)
+			p[off + k] = 'x';
+		off += len;
+	}
+}
+
+/* file mode: the feature table after the data section */
+static int redact_file(uint8_t *b, size_t n, bool swap)
+{
+	uint64_t hsize, doff, dsize, pos;
+	int feat;
+
+	if (n < 104)
+		return -1;
+	hsize = rd64(b + 8, swap);
+	if (hsize != 104)
+		return -1;
+	doff = rd64(b + 40, swap);
+	dsize = rd64(b + 48, swap);
+	if (doff > n || dsize > n - doff)
+		return -1;
+	pos = doff + dsize;
+	for (feat = 1; feat < 256; feat++) {
+		uint64_t word = rd64(b + 72 + 8 * (feat / 64), swap), off, sz;
+
+		if (!(word >> (feat % 64) & 1))
+			continue;
+		if (pos + 16 > n)
+			return -1;
+		off = rd64(b + pos, swap);
+		sz = rd64(b + pos + 8, swap);
+		pos += 16;
+		if ((feat == FEAT_HOSTNAME || feat == FEAT_CMDLINE) && off <= n && sz <= n - off)
+			mask_feature(b + off, (size_t)sz, feat, swap);
+	}
+	return 0;
+}
+
+/* pipe mode: the HEADER_FEATURE records (80) of the stream */
+static int redact_pipe(uint8_t *b, size_t n, bool swap)
+{
+	size_t pos = 16;
+
+	while (pos + 8 <= n) {
+		uint32_t type = rd32(b + pos, swap);
+		uint16_t size;
+
+		memcpy(&size, b + pos + 6, 2);
+		if (swap)
+			size = __builtin_bswap16(size);
+		if (size < 8 || size > n - pos)
+			break;
+		if (type == 81 || type == 83)
+			return -1;      /* compressed records: not rewritten */
+		if (type == 80 && size >= 16) {
+			uint64_t feat = rd64(b + pos + 8, swap);
+
+			if (feat == FEAT_HOSTNAME || feat == FEAT_CMDLINE)
+				mask_feature(b + pos + 16, size - 16u, (int)feat, swap);
+		}
+		pos += size;
+		if (type == 66 && size == 16)           /* perf's: the data after it */
+			pos += rd32(b + pos - size + 8, swap);
+		else if (type == 71 && size >= 16)      /* AUX data after it */
+			pos += (size_t)rd64(b + pos - size + 8, swap);
+	}
+	return 0;
+}
+
+static int redact_capture(struct kf_archive *a)
+{
+	const char *home = a->ao.home;
+	size_t hl = home ? strlen(home) : 0;
+	uint8_t *b;
+	size_t n = (size_t)a->cap_size;
+	bool swap;
+	int fd, r;
+
+	while (hl > 1 && home[hl - 1] == '/')
+		hl--;
+	if (a->dir || a->capinfo.compressed)
+		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite a %s "
+			       "yet", a->input, a->dir ? "perf record --threads directory" :
+			       "-z (compressed) capture");
+	b = malloc(n ? n : 1);
+	if (!b)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	if (pread(a->cap_fd, b, n, 0) != (ssize_t)n) {
+		free(b);
+		return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
+	}
+	swap = n >= 8 && memcmp(b, "2ELIFREP", 8) == 0;
+	if (n >= 8 && memcmp(b, swap ? "2ELIFREP" : "PERFILE2", 8) == 0)
+		r = n >= 16 && rd64(b + 8, swap) == 16 ? redact_pipe(b, n, swap) :
+		    redact_file(b, n, swap);
+	else
+		r = -1;
+	if (r != 0) {
+		free(b);
+		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite this "
+			       "capture's header", a->input);
+	}
+	mask_home((char *)b, n, home, hl);
+	fd = kf_tape_memfd("kfold-redacted", b, n);
+	free(b);
+	if (fd < 0)
+		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	close(a->cap_fd);
+	a->cap_fd = fd;
+	if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
+		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	return 0;
+}
+
+/* the manifest's strings, as the capture's: $HOME masked; the host names
+ * masked as redact_capture says */
+static void redact_json(json_t *j, const char *home, size_t hl)
+{
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	if (json_is_object(j)) {
+		json_object_foreach(j, k, v)
+			redact_json(v, home, hl);
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			redact_json(v, home, hl);
+	} else if (json_is_string(j) && hl > 1) {
+		size_t n = json_string_length(j);
+		char *c = malloc(n + 2);
+
+		if (!c)
+			return;
+		memcpy(c, json_string_value(j), n);
+		c[n] = '/';             /* a path that is $HOME itself */
+		c[n + 1] = '\0';
+		mask_home(c, n + 1, home, hl);
+		json_string_setn(j, c, n);
+		free(c);
+	}
+}
+
+static void mask_name(json_t *o, const char *key, char with)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (json_is_string(v)) {
+		size_t n = json_string_length(v);
+		char *c = malloc(n + 1);
+
+		if (!c)
+			return;
+		memset(c, with, n);
+		c[n] = '\0';
+		json_string_set(v, c);
+		free(c);
+	}
+}
+
+static void redact_manifest(struct kf_archive *a, json_t *m)
+{
+	const char *home = a->ao.home;
+	size_t hl = home ? strlen(home) : 0;
+	json_t *host = json_object_get(m, "host");
+	const char *cap = json_string_value(json_object_get(json_object_get(m, "capture"),
+							    "hostname"));
+	const char *here = json_string_value(json_object_get(host, "hostname"));
+	bool same = cap && here && strcmp(cap, here) == 0;
+
+	while (hl > 1 && home[hl - 1] == '/')
+		hl--;
+	mask_name(json_object_get(m, "capture"), "hostname", 'x');
+	if (json_is_object(host))
+		mask_name(host, "hostname", same ? 'x' : 'y');
+	redact_json(m, home, hl);
+	json_object_set_new(m, "redacted", json_true());
+}
+
 int kf_archive_new(kf_archive **out, const kf_options *opts,
 		   const kf_archive_options *ao, const char *input)
 {
@@ -667,6 +912,8 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 	if (a->tape.failed)
 		return kf_fail(&a->err, KF_ENOMEM, "out of memory while recording");
 	r = collect(a);
+	if (r == 0 && a->ao.redact)
+		r = redact_capture(a);
 	if (r)
 		return r;
 	if (summarise(a))
@@ -992,6 +1239,8 @@ int kf_archive_write(kf_archive *a, int fd)
 	if (!a->first)
 		return kf_fail(&a->err, KF_EINVAL, "nothing was recorded");
 	m = manifest(a);
+	if (m && a->ao.redact)
+		redact_manifest(a, m);
 	text = m ? json_dumps(m, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(m);
 	if (!text)

@@ -15,7 +15,8 @@
 
 #include "cli.h"
 
-enum { R_GZIP, R_MAX_SIZE, R_REQUIRE_ALL, R_NO_COMPAT_PERF, R_LEVEL, R_WITH_VMLINUX };
+enum { R_GZIP, R_MAX_SIZE, R_REQUIRE_ALL, R_NO_COMPAT_PERF, R_LEVEL, R_WITH_VMLINUX,
+       R_REDACT };
 
 static const struct kf_cli_opt archive_opts[] = {
 	{ "gzip", R_GZIP, no_argument, "--gzip",
@@ -27,6 +28,9 @@ static const struct kf_cli_opt archive_opts[] = {
 	  "exit 3 naming the largest files instead" },
 	{ "require-all", R_REQUIRE_ALL, no_argument, "--require-all",
 	  "write no bundle (exit 3) when a module's symbols or\ndebug info are missing" },
+	{ "redact", R_REDACT, no_argument, "--redact",
+	  "leave out the host name, the command line and paths\n"
+	  "under $HOME (masked with x, so nothing else moves)" },
 	{ "with-vmlinux", R_WITH_VMLINUX, no_argument, "--with-vmlinux",
 	  "include the kernel's image with DWARF when one was used\n"
 	  "(--vmlinux or found by build-id; hundreds of MB)" },
@@ -44,6 +48,10 @@ static int archive_set(struct kf_cli *c, int key, const char *arg)
 	case R_REQUIRE_ALL: c->arch_require_all = true; break;
 	case R_NO_COMPAT_PERF: c->arch.no_compat_perf = true; break;
 	case R_WITH_VMLINUX: c->arch.with_vmlinux = true; break;
+	case R_REDACT:
+		c->arch.redact = true;
+		c->arch.home = getenv("HOME");
+		break;
 	case R_LEVEL: {
 		long v = strtol(arg, &end, 10);
 

@@ -207,6 +207,50 @@ if [ -n "$lib" ]; then
 	echo "ok   kfold archive runs without capstone; annotate on its bundle is the capture's"
 fi
 
+# --redact: the fixtures' files are under /tmp/kfold-fx, so with that as
+# $HOME their paths are masked; the host name "vm" and the command line
+# too, every length kept.  The folded stacks stay the capture's, the
+# report is the capture's with those strings masked, and neither the
+# rewritten capture nor the manifest holds them; a -z capture is refused.
+for c in syscall pipe bigendian; do
+	dir=$src/testdata/cases/$c
+	kf_case "$dir"
+	HOME=/tmp/kfold-fx "$kfold" archive -q --redact "${KF_CASE[@]}" "$dir/perf.data" \
+		-o "$tmp/red-$c.tar.zst" 2> "$tmp/err" || { echo "FAIL $c: --redact: $(head -2 "$tmp/err")"; fail=1; continue; }
+	"$kfold" "${KF_CASE[@]}" "$dir/perf.data" > "$tmp/red.want" 2>/dev/null
+	"$kfold" "$tmp/red-$c.tar.zst" > "$tmp/red.got" 2>/dev/null
+	cmp -s "$tmp/red.want" "$tmp/red.got" || { echo "FAIL $c: --redact changed the folded stacks"; fail=1; }
+	"$kfold" report "${KF_CASE[@]}" "$dir/perf.data" > "$tmp/red.want" 2>/dev/null
+	"$kfold" report "$tmp/red-$c.tar.zst" > "$tmp/red.got" 2>/dev/null
+	python3 - "$tmp/red.want" "$tmp/red.got" <<'PYCHECK' ||
+import json, sys
+want = open(sys.argv[1]).read().replace("/tmp/kfold-fx/", "/xxx/xxxxxxxx/")
+want, got = json.loads(want), json.load(open(sys.argv[2]))
+assert want["capture"]["hostname"] == "vm" and got["capture"]["hostname"] == "xx"
+want["capture"]["hostname"] = "xx"
+want["capture"]["command_line"] = ["x" * len(a) for a in want["capture"]["command_line"]]
+sys.exit(0 if want == got else 1)
+PYCHECK
+		{ echo "FAIL $c: --redact: the report is not the capture's with the names masked"; fail=1; }
+	"$kfold" header "$tmp/red-$c.tar.zst" > "$tmp/red.hdr" 2>/dev/null
+	if ! grep -q '^# hostname : xx$' "$tmp/red.hdr" || ! grep -q '^# cmdline : x' "$tmp/red.hdr" ||
+	   grep -q '^# cmdline : .*perf' "$tmp/red.hdr"; then
+		echo "FAIL $c: --redact: header: $(grep -E 'hostname|cmdline' "$tmp/red.hdr")"
+		fail=1
+	fi
+	n=$(tar --zstd -xOf "$tmp/red-$c.tar.zst" capture/perf.data manifest.json | grep -c 'kfold-fx')
+	[ "$n" = 0 ] || { echo "FAIL $c: --redact: $n lines still name kfold-fx"; fail=1; }
+	tar --zstd -xOf "$tmp/red-$c.tar.zst" capture/perf.data | grep -qa 'record -' &&
+		{ echo "FAIL $c: --redact: the command line is still in the capture"; fail=1; }
+done
+kf_case "$src/testdata/cases/zstd"
+HOME=/tmp/kfold-fx "$kfold" archive -q --redact "${KF_CASE[@]}" "$src/testdata/cases/zstd/perf.data" \
+	-o "$tmp/red-z.tar.zst" 2> "$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "cannot rewrite a -z" "$tmp/err" && [ ! -e "$tmp/red-z.tar.zst" ] ||
+	{ echo "FAIL: --redact of a -z capture: exit $rc: $(head -2 "$tmp/err")"; fail=1; }
+echo "ok   --redact: host name, command line and \$HOME paths masked; stacks and report otherwise the capture's"
+
 # a bundle carries its own files: lookup options are refused
 "$kfold" --symfs "$src/testdata/symfs" "$b" > /dev/null 2> "$tmp/err"
 rc=$?
