@@ -20,6 +20,8 @@
 #   (c) broken: a warning, the [threads] frames of (a), exit status 0;
 #   (d) mdi, --compat=perf: equal to perf 6.1's own output on that symfs
 #       (hermetic, as scripts/oracle.sh runs it; perf must be installed).
+#   (f) kfold archive of the mdi run: the bundle, read with the symfs
+#       copy gone, gives (b)'s stacks and --stats;
 #   (e) a static program (no .dynsym at all), built now with gcc -static,
 #       in a capture written by MKCAPTURE (recording needs permissions a
 #       test cannot count on): named from its MiniDebugInfo as unstripped,
@@ -115,6 +117,22 @@ fi
 if grep -qE ';(alpha_inner|beta_hash|main_spin)[; ]' "$tmp/stripped.folded"; then
 	echo "FAIL (a): names for the stripped program without MiniDebugInfo:"
 	grep -E 'alpha_inner|beta_hash|main_spin' "$tmp/stripped.folded" | head -3
+	fail=1
+fi
+
+# (f) a bundle of the mdi run carries the MiniDebugInfo
+"$kfold" archive -q --symfs "$tmp/symfs" --kallsyms "$KF_KALLSYMS" --buildid-dir "$KF_NOCACHE" \
+	"$case_dir/perf.data" -o "$tmp/mdi.tar.zst" 2> "$tmp/mdi.arerr" ||
+	{ echo "FAIL (f): kfold archive: $(head -2 "$tmp/mdi.arerr")"; fail=1; }
+mv "$tmp/symfs" "$tmp/symfs.away"
+"$kfold" --no-inline --stats "$tmp/mdi.tar.zst" > "$tmp/mdi-b.folded" 2> "$tmp/mdi-b.err"
+mv "$tmp/symfs.away" "$tmp/symfs"
+if cmp -s "$tmp/mdi.folded" "$tmp/mdi-b.folded" && cmp -s "$tmp/mdi.folded.err" "$tmp/mdi-b.err"; then
+	echo "ok   (f) the bundle of the MiniDebugInfo run gives its stacks and --stats without the files"
+else
+	echo "FAIL (f): the bundle's output differs:"
+	diff "$tmp/mdi.folded" "$tmp/mdi-b.folded" | head -5
+	diff "$tmp/mdi.folded.err" "$tmp/mdi-b.err" | head -5
 	fail=1
 fi
 
