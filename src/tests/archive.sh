@@ -12,7 +12,8 @@
 #   2. kfold archive with the same options;
 #   3. the same commands on the bundle, with no lookup option, inside a
 #      private mount and UTS namespace where testdata/ (the symfs, the
-#      fixtures' recorded files), /tmp, /usr/lib/debug, ~/.debug and
+#      fixtures' perf maps), /tmp/kfold-fx (their recorded paths), the
+#      kallsyms file given, /tmp/perf-*.map, /usr/lib/debug, ~/.debug and
 #      /proc/kallsyms are empty and the host name is another: every
 #      output equals step 1's, byte for byte;
 #   4. under strace, the bundle run opens no file but the bundle, its own
@@ -25,7 +26,7 @@ kfold=$(realpath "$1")
 src=$(realpath "$2")
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for unshare -m"; exit 77; }
 unshare -m -u true 2>/dev/null || { echo "SKIP: unshare -m -u does not work here"; exit 77; }
-# the work directory must stay visible in the namespace, where /tmp and
+# the work directory must stay visible in the namespace, where testdata/
 # testdata/ are hidden: put it next to the binary (the build directory)
 tmp=$(mktemp -d "$(dirname "$kfold")/archive-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -74,13 +75,17 @@ done
 # the reading side, in the namespace; it writes NAME.I.bout/.berr/.brc
 cat > "$tmp/inside.sh" <<'INSIDE'
 set -u
-kfold=$1 tmp=$2 src=$3 home=$4
-shift 4
+kfold=$1 tmp=$2 src=$3 home=$4 kallsyms=$5
+shift 5
 mount --make-rprivate / || exit 1
-for d in "$src/testdata" /tmp /usr/lib/debug "$home/.debug"; do
+# not /tmp as a whole: the checkout (and this work directory) may be
+# under it, as in CI's clean clone
+for d in "$src/testdata" /tmp/kfold-fx /usr/lib/debug "$home/.debug"; do
 	[ -d "$d" ] && { mount -t tmpfs none "$d" || exit 1; }
 done
-mount --bind /dev/null /proc/kallsyms || exit 1
+for f in /proc/kallsyms "$kallsyms" /tmp/perf-*.map; do
+	[ -e "$f" ] && { mount --bind /dev/null "$f" || exit 1; }
+done
 hostname kfold-elsewhere || exit 1
 [ -e "$src/testdata/cases" ] && { echo "testdata still visible"; exit 1; }
 for b in "$tmp"/b/*.tar.zst; do
@@ -95,7 +100,7 @@ for b in "$tmp"/b/*.tar.zst; do
 done
 INSIDE
 printf '%s\n' "${variants[@]}" > "$tmp/variants"
-if ! unshare -m -u bash "$tmp/inside.sh" "$kfold" "$tmp" "$src" "$home"; then
+if ! unshare -m -u bash "$tmp/inside.sh" "$kfold" "$tmp" "$src" "$home" "$KF_KALLSYMS"; then
 	echo "FAIL: the namespace could not be set up"
 	exit 1
 fi
