@@ -27,7 +27,7 @@ src=$(realpath "$2")
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root for unshare -m"; exit 77; }
 unshare -m -u true 2>/dev/null || { echo "SKIP: unshare -m -u does not work here"; exit 77; }
 # the work directory must stay visible in the namespace, where testdata/
-# testdata/ are hidden: put it next to the binary (the build directory)
+# and the fixtures are hidden: put it next to the binary (the build directory)
 tmp=$(mktemp -d "$(dirname "$kfold")/archive-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 . "$src/src/tests/lib.sh"
