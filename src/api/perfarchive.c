@@ -313,6 +313,12 @@ static int member(struct pa_read *pr, struct kf_tar_reader *tr,
 		return 0;
 	if (kf_tape_find(&pr->pa->tape, KF_TAPE_OPEN, pr->pa->root, key))
 		return 0;      /* the same build-id at another path: first stays */
+	if (pr->pa->tape.n_opens >= KF_PERFARCHIVE_MAX_FILES)
+		return kf_fail(pr->e, KF_EFORMAT, "%s: member %s at offset %" PRIu64
+			       ": more than %d files kfold would use, more than it "
+			       "keeps open: extract it and give the directory",
+			       pr->file, te->name, te->header_offset,
+			       KF_PERFARCHIVE_MAX_FILES);
 	r = take(pr, tr, te, &fd);
 	if (r)
 		return r;

@@ -36,8 +36,10 @@ struct kf_perfarchive;
 
 /* The most bytes of files one tarball may put in the overlay (anonymous
  * memory): a bigger archive is refused (extract it and give the
- * directory). */
+ * directory); dropped members do not count. */
 #define KF_PERFARCHIVE_MAX_HELD ((uint64_t)4 << 30)
+/* ... and the most files (each an open anonymous file) */
+#define KF_PERFARCHIVE_MAX_FILES 4096
 
 /* If `dir` names a regular file, reads it as a perf archive tarball and
  * sets fs->overlay and fs->overlay_root (a copy of dir) to its answers;
