@@ -24,8 +24,18 @@ struct kf_perfarchive {
 	struct kf_fs *fs;
 };
 
+/* a member put in the overlay, which a later hard link may name */
+struct pa_kept {
+	char *name;              /* the member's name as the tarball has it */
+	char hex[41];            /* its directory's build-id */
+	int what;                /* enum pa_what */
+	int fd;                  /* the overlay's (not ours to close) */
+};
+
 /* one tarball being read (the outer one, or --all's inner one) */
 struct pa_read {
+	struct pa_kept *kept;
+	size_t n_kept, cap_kept;
 	struct kf_perfarchive *pa;
 	struct kf_error *e;
 	void (*warn)(void *payload, const char *msg);
@@ -133,6 +143,7 @@ static enum pa_what classify(const char *name, char hex[41], char *key, size_t k
 	size_t len[PA_MAX_COMPS], n, b = 0, leaf;
 	const char *lf = NULL;
 	size_t lfl = 0;
+	bool via_link = false;
 
 	if (!split(name, comp, len, &n) || n == 0)
 		return PA_SKIP;
@@ -142,12 +153,10 @@ static enum pa_what classify(const char *name, char hex[41], char *key, size_t k
 	for (leaf = 0; leaf < 2 && leaf < n; leaf++) {
 		b = n - 1 - leaf;
 		hex[0] = '\0';
-		if (is_bid_hex(comp[b], len[b])) {
-			memcpy(hex, comp[b], len[b]);
-			hex[len[b]] = '\0';
-		} else if (b >= 2 && is_hex2(comp[b - 1], len[b - 1]) &&
-			   len[b - 2] == 9 && memcmp(comp[b - 2], ".build-id", 9) == 0 &&
-			   len[b] + 2 <= 40) {
+		/* the link's name first: its <rest> is hex too */
+		if (b >= 2 && is_hex2(comp[b - 1], len[b - 1]) &&
+		    len[b - 2] == 9 && memcmp(comp[b - 2], ".build-id", 9) == 0 &&
+		    len[b] + 2 <= 40) {
 			memcpy(hex, comp[b - 1], 2);
 			memcpy(hex + 2, comp[b], len[b]);
 			hex[len[b] + 2] = '\0';
@@ -155,6 +164,10 @@ static enum pa_what classify(const char *name, char hex[41], char *key, size_t k
 				hex[0] = '\0';
 				continue;
 			}
+			via_link = true;
+		} else if (is_bid_hex(comp[b], len[b])) {
+			memcpy(hex, comp[b], len[b]);
+			hex[len[b]] = '\0';
 		} else {
 			continue;
 		}
@@ -179,7 +192,13 @@ static enum pa_what classify(const char *name, char hex[41], char *key, size_t k
 		return PA_FILE;
 	}
 	/* kallsyms is asked for by its own path, which the tarball must
-	 * have: [kernel.kallsyms]/<bid>/kallsyms */
+	 * have: [kernel.kallsyms]/<bid>/kallsyms; through the link (tar -h)
+	 * it is kept under the link's name, never asked for, so that a hard
+	 * link from its own path can name it */
+	if (lfl == 8 && memcmp(lf, "kallsyms", 8) == 0 && via_link) {
+		snprintf(key, keylen, ".build-id/%.2s/%s/kallsyms", hex, hex + 2);
+		return PA_KALLSYMS;
+	}
 	if (lfl == 8 && memcmp(lf, "kallsyms", 8) == 0 && n == 3 &&
 	    len[0] == 17 && memcmp(comp[0], "[kernel.kallsyms]", 17) == 0) {
 		snprintf(key, keylen, "[kernel.kallsyms]/%s/kallsyms", hex);
@@ -247,7 +266,6 @@ static int take(struct pa_read *pr, struct kf_tar_reader *tr,
 static const char *type_name(char t)
 {
 	switch (t) {
-	case '1': return "a hard link";
 	case '3': return "a character device";
 	case '4': return "a block device";
 	case '6': return "a FIFO";
@@ -268,6 +286,81 @@ static bool is_inner(const char *name)
 
 static int read_tar(struct pa_read *pr, struct kf_tar_reader *tr, int depth);
 
+/* Puts fd (taken over) in the overlay under key, remembering the member. */
+static int keep(struct pa_read *pr, const struct kf_tar_entry *te, const char *key,
+		const char *hex, enum pa_what what, int fd)
+{
+	struct pa_kept *k;
+
+	if (!KF_GROW(pr->kept, pr->cap_kept, pr->n_kept + 1)) {
+		close(fd);
+		return kf_fail(pr->e, KF_ENOMEM, "out of memory");
+	}
+	k = &pr->kept[pr->n_kept];
+	k->name = strdup(te->name);
+	if (!k->name) {
+		close(fd);
+		return kf_fail(pr->e, KF_ENOMEM, "out of memory");
+	}
+	snprintf(k->hex, sizeof(k->hex), "%s", hex);
+	k->what = what;
+	k->fd = fd;
+	if (!kf_tape_add(&pr->pa->tape, KF_TAPE_OPEN, pr->pa->root, key, 0, fd)) {
+		free(k->name);
+		return kf_fail(pr->e, KF_ENOMEM, "out of memory");
+	}
+	pr->n_kept++;
+	return 0;
+}
+
+static int too_many(struct pa_read *pr, const struct kf_tar_entry *te)
+{
+	return kf_fail(pr->e, KF_EFORMAT, "%s: member %s at offset %" PRIu64
+		       ": more than %d files kfold would use, more than it "
+		       "keeps open: extract it and give the directory",
+		       pr->file, te->name, te->header_offset, KF_PERFARCHIVE_MAX_FILES);
+}
+
+/* A hard link: the content of an earlier member (GNU tar stores a file's
+ * second name so, as `tar -h` does for a cache whose links lead to one
+ * file).  Only a member already in the overlay can be named (nothing
+ * outside the tarball is), and the link's own directory must give the
+ * same build-id. */
+static int hard_link(struct pa_read *pr, const struct kf_tar_entry *te)
+{
+	char hex[41], key[128];
+	enum pa_what what = classify(te->name, hex, key, sizeof(key));
+	const struct pa_kept *k = NULL;
+	size_t i;
+	int fd;
+
+	if (what == PA_SKIP)
+		return 0;
+	for (i = 0; i < pr->n_kept && !k; i++)
+		if (strcmp(pr->kept[i].name, te->linkname) == 0)
+			k = &pr->kept[i];
+	if (!k) {
+		pa_warn(pr, "%s: member %s (offset %" PRIu64 ") is a hard link to %s, "
+			"which is no file kfold took before it: not used", pr->file,
+			te->name, te->header_offset, te->linkname);
+		return 0;
+	}
+	if (k->what != (int)what || (what == PA_FILE && strcmp(k->hex, hex) != 0)) {
+		pa_warn(pr, "%s: member %s (offset %" PRIu64 ") is a hard link to %s, "
+			"whose build-id %s is not its directory's %s: not used",
+			pr->file, te->name, te->header_offset, te->linkname, k->hex, hex);
+		return 0;
+	}
+	if (kf_tape_find(&pr->pa->tape, KF_TAPE_OPEN, pr->pa->root, key))
+		return 0;
+	if (pr->pa->tape.n_opens >= KF_PERFARCHIVE_MAX_FILES)
+		return too_many(pr, te);
+	fd = fcntl(k->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return kf_fail(pr->e, KF_EIO, "%s: %s", pr->file, strerror(errno));
+	return keep(pr, te, key, hex, what, fd);
+}
+
 static int member(struct pa_read *pr, struct kf_tar_reader *tr,
 		  const struct kf_tar_entry *te, int depth)
 {
@@ -281,10 +374,13 @@ static int member(struct pa_read *pr, struct kf_tar_reader *tr,
 		return 0;
 	case '0':
 		break;
+	case '1':              /* GNU tar's second name of a file (tar -h) */
+		return hard_link(pr, te);
 	default:
 		return kf_fail(pr->e, KF_EFORMAT, "%s: member %s at offset %" PRIu64
 			       " is %s (type '%c'): a perf archive holds regular "
-			       "files, directories and symlinks only", pr->file,
+			       "files, hard links to them, directories and "
+			       "symlinks only", pr->file,
 			       te->name, te->header_offset, type_name(te->type),
 			       te->type >= 0x20 && te->type < 0x7f ? te->type : '?');
 	}
@@ -314,11 +410,7 @@ static int member(struct pa_read *pr, struct kf_tar_reader *tr,
 	if (kf_tape_find(&pr->pa->tape, KF_TAPE_OPEN, pr->pa->root, key))
 		return 0;      /* the same build-id at another path: first stays */
 	if (pr->pa->tape.n_opens >= KF_PERFARCHIVE_MAX_FILES)
-		return kf_fail(pr->e, KF_EFORMAT, "%s: member %s at offset %" PRIu64
-			       ": more than %d files kfold would use, more than it "
-			       "keeps open: extract it and give the directory",
-			       pr->file, te->name, te->header_offset,
-			       KF_PERFARCHIVE_MAX_FILES);
+		return too_many(pr, te);
 	r = take(pr, tr, te, &fd);
 	if (r)
 		return r;
@@ -345,9 +437,7 @@ static int member(struct pa_read *pr, struct kf_tar_reader *tr,
 			return 0;
 		}
 	}
-	if (!kf_tape_add(&pr->pa->tape, KF_TAPE_OPEN, pr->pa->root, key, 0, fd))
-		return kf_fail(pr->e, KF_ENOMEM, "out of memory");
-	return 0;
+	return keep(pr, te, key, hex, what, fd);
 }
 
 static int read_tar(struct pa_read *pr, struct kf_tar_reader *tr, int depth)
@@ -429,6 +519,9 @@ int kf_perfarchive_attach(struct kf_perfarchive **out, struct kf_fs *fs,
 		r = read_tar(&pr, tr, 0);
 	kf_tar_reader_close(tr);
 	close(fd);
+	for (size_t i = 0; i < pr.n_kept; i++)
+		free(pr.kept[i].name);
+	free(pr.kept);
 	if (r) {
 		kf_perfarchive_free(*out);
 		*out = NULL;

@@ -15,8 +15,11 @@
  * root: .build-id/xx/<rest>/{elf,vdso,debug}, .build-id/xx/<rest> (the
  * pre-4.6 layout) and [kernel.kallsyms]/<bid>/kallsyms.  The build-id is
  * the name of the member's directory, never a symlink's target: symlinks,
- * directories, "probes" and members of no known form are skipped; hard
- * links, devices, FIFOs and other types refuse the tarball.  An ELF member
+ * directories, "probes" and members of no known form are skipped;
+ * devices, FIFOs and other types refuse the tarball.  A hard link (GNU
+ * tar's way of storing a file's second name, which `tar -h` of a cache
+ * makes) stands for an earlier member already taken, and only for one of
+ * the same build-id; any other is dropped with a warning.  An ELF member
  * whose own build-id is not its directory's name is dropped with a
  * warning.  A recording tape (kfold archive) records the overlay's
  * answers like any open, so a bundle made this way needs no tarball.

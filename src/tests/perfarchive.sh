@@ -14,17 +14,20 @@
 #      explain, annotate) with the tarball equals the output with its
 #      extraction, stdout (report paths name the tarball instead of the
 #      directory), stderr and exit status; the same for the pre-perf-4.6
-#      layout (<path>/<bid> the file) and for `perf archive --all`'s
-#      outer tarball (perf.data and perf.symbols.tar.bz2);
+#      layout (<path>/<bid> the file), for the cache packed by tar -h
+#      (links followed) and for `perf archive --all`'s outer tarball
+#      (perf.data and perf.symbols.tar.bz2);
 #   2. the names come from the tarball: with an empty cache they are not
 #      there;
 #   3. kfold archive --buildid-dir TARBALL writes a bundle whose outputs,
 #      read with the tarball gone, are the tarball run's;
 #   4. hostile tarballs: a link to outside (absolute and through ..) is
 #      not followed, as in the extraction; an elf whose build-id is not its
-#      directory's is dropped with a warning; a FIFO, a device, a hard link
-#      refuse the tarball (exit 2, naming the member); a truncated or
-#      damaged .bz2 and a file that is no tarball are errors (exit 2).
+#      directory's is dropped with a warning, and so is a hard link to a
+#      member of another build-id or to no earlier member; a FIFO, a
+#      device, a GNU sparse member refuse the tarball (exit 2, naming the
+#      member); a truncated or damaged .bz2 and a file that is no tarball
+#      are errors (exit 2).
 set -uo pipefail
 kfold=$(realpath "$1")
 src=$(realpath "$2")
@@ -88,6 +91,8 @@ with tarfile.open(out, 'w:bz2', format=tarfile.GNU_FORMAT) as t:
 				ti.type, ti.linkname = tarfile.LNKTYPE, arg
 			elif typ == 'fifo':
 				ti.type = tarfile.FIFOTYPE
+			elif typ == 'sparse':
+				ti.type = tarfile.GNUTYPE_SPARSE
 			elif typ == 'chr':
 				ti.type, ti.devmajor, ti.devminor = tarfile.CHRTYPE, 1, 3
 			elif typ == 'file':
@@ -183,6 +188,14 @@ grep -q '\[ld-linux-x86-64.so.2\]' "$tmp/a.out" && { echo "FAIL: ld's debug entr
 run b "$tmp/empty" fold
 grep -q 'main;do_io\|entry_SYSCALL_64' "$tmp/b.out" && { echo "FAIL: names without the tarball"; fail=1; }
 
+# the cache packed with tar -h (links followed): .build-id/xx/<rest>/elf
+# is a file of its own, read as its link would be
+tar -chjf "$tmp/deref.tar.bz2" -C "$tmp/x-new" . || { echo "FAIL: tar -chjf"; fail=1; }
+tar -tvjf "$tmp/deref.tar.bz2" > "$tmp/deref.list"
+grep -q "^[-h].* \./\.build-id/${b_exe:0:2}/${b_exe:2}/elf" "$tmp/deref.list" ||
+	{ echo "FAIL: tar -h did not follow the link"; fail=1; }
+same_as "$tmp/deref.tar.bz2" "$tmp/x-new" "tar -h"
+
 # perf archive --all: perf.data and perf.symbols.tar.bz2 in an outer tarball
 cp "$tmp/new.tar.bz2" "$tmp/perf.symbols.tar.bz2"
 (cd "$tmp" && cp "$cap" perf.data && tar -cjf all.tar.bz2 perf.data perf.symbols.tar.bz2) ||
@@ -245,8 +258,19 @@ refused() {
 }
 refused "FIFO" "member $exe/$b_exe/fifo at offset [0-9]* is a FIFO" "raw:fifo:$exe/$b_exe/fifo:"
 refused "device" "member dev/null at offset [0-9]* is a character device" "raw:chr:dev/null:"
-refused "hard link" "member $exe/$b_exe/debug at offset [0-9]* is a hard link" \
-	"raw:hardlink:$exe/$b_exe/debug:$exe/$b_exe/elf"
+refused "sparse" "member $exe/$b_exe/x at offset [0-9]* is a member of an unknown type (type 'S')" \
+	"raw:sparse:$exe/$b_exe/x:"
+# hard links: to an earlier member of the same build-id, its content (the
+# program named from the link alone); to anything else, dropped
+mk "$tmp/hl.tar.bz2" "raw:file:x/$b_exe/elf:$symfs/$exe" "raw:hardlink:$exe/$b_exe/elf:x/$b_exe/elf" \
+	"raw:hardlink:$libc/$b_libc/elf:x/$b_exe/elf" "raw:hardlink:$ld/$b_ld/elf:/etc/passwd"
+run a "$tmp/hl.tar.bz2" fold
+[ "$(cat "$tmp/a.rc")" = 0 ] || { echo "FAIL hard links: exit $(cat "$tmp/a.rc")"; cat "$tmp/a.err"; fail=1; }
+grep -q 'main;do_io' "$tmp/a.out" || { echo "FAIL hard links: the program not named"; fail=1; }
+grep -q "$libc/$b_libc/elf (offset [0-9]*) is a hard link to x/$b_exe/elf, whose build-id $b_exe is not its directory's $b_libc: not used" "$tmp/a.err" ||
+	{ echo "FAIL hard link to another build-id: no warning"; cat "$tmp/a.err"; fail=1; }
+grep -q "$ld/$b_ld/elf (offset [0-9]*) is a hard link to /etc/passwd, which is no file kfold took before it: not used" "$tmp/a.err" ||
+	{ echo "FAIL hard link outside: no warning"; cat "$tmp/a.err"; fail=1; }
 
 # damaged: a truncated .bz2, a flipped byte, a file that is no tarball
 size=$(stat -c %s "$tmp/new.tar.bz2")
