@@ -43,7 +43,12 @@ struct pa_read {
 	const char *file;        /* the tarball's path, for messages */
 	uint64_t held;           /* bytes put in the overlay so far */
 	unsigned n_inner;        /* --all's inner tarballs read */
+	unsigned n_links;        /* hard links looked up */
 };
+
+/* bounds on the hard-link lookups (each a scan of the names kept) */
+#define PA_MAX_KEPT  8192
+#define PA_MAX_LINKS 16384
 
 struct fd_src {
 	int fd;
@@ -286,31 +291,34 @@ static bool is_inner(const char *name)
 
 static int read_tar(struct pa_read *pr, struct kf_tar_reader *tr, int depth);
 
+/* Remembers a member's name for later hard links: its content is fd. */
+static int remember(struct pa_read *pr, const char *name, const char *hex,
+		    enum pa_what what, int fd)
+{
+	struct pa_kept *k;
+
+	if (pr->n_kept >= PA_MAX_KEPT)
+		return 0;      /* a link to it will say it was not taken */
+	if (!KF_GROW(pr->kept, pr->cap_kept, pr->n_kept + 1))
+		return kf_fail(pr->e, KF_ENOMEM, "out of memory");
+	k = &pr->kept[pr->n_kept];
+	k->name = strdup(name);
+	if (!k->name)
+		return kf_fail(pr->e, KF_ENOMEM, "out of memory");
+	snprintf(k->hex, sizeof(k->hex), "%s", hex);
+	k->what = what;
+	k->fd = fd;
+	pr->n_kept++;
+	return 0;
+}
+
 /* Puts fd (taken over) in the overlay under key, remembering the member. */
 static int keep(struct pa_read *pr, const struct kf_tar_entry *te, const char *key,
 		const char *hex, enum pa_what what, int fd)
 {
-	struct pa_kept *k;
-
-	if (!KF_GROW(pr->kept, pr->cap_kept, pr->n_kept + 1)) {
-		close(fd);
+	if (!kf_tape_add(&pr->pa->tape, KF_TAPE_OPEN, pr->pa->root, key, 0, fd))
 		return kf_fail(pr->e, KF_ENOMEM, "out of memory");
-	}
-	k = &pr->kept[pr->n_kept];
-	k->name = strdup(te->name);
-	if (!k->name) {
-		close(fd);
-		return kf_fail(pr->e, KF_ENOMEM, "out of memory");
-	}
-	snprintf(k->hex, sizeof(k->hex), "%s", hex);
-	k->what = what;
-	k->fd = fd;
-	if (!kf_tape_add(&pr->pa->tape, KF_TAPE_OPEN, pr->pa->root, key, 0, fd)) {
-		free(k->name);
-		return kf_fail(pr->e, KF_ENOMEM, "out of memory");
-	}
-	pr->n_kept++;
-	return 0;
+	return remember(pr, te->name, hex, what, fd);
 }
 
 static int too_many(struct pa_read *pr, const struct kf_tar_entry *te)
@@ -336,10 +344,16 @@ static int hard_link(struct pa_read *pr, const struct kf_tar_entry *te)
 
 	if (what == PA_SKIP)
 		return 0;
+	if (++pr->n_links > PA_MAX_LINKS)
+		return kf_fail(pr->e, KF_EFORMAT, "%s: member %s at offset %" PRIu64
+			       ": more than %d hard links kfold would use", pr->file,
+			       te->name, te->header_offset, PA_MAX_LINKS);
 	for (i = 0; i < pr->n_kept && !k; i++)
 		if (strcmp(pr->kept[i].name, te->linkname) == 0)
 			k = &pr->kept[i];
 	if (!k) {
+		if (kf_tape_find(&pr->pa->tape, KF_TAPE_OPEN, pr->pa->root, key))
+			return 0;      /* what it would give is there already */
 		pa_warn(pr, "%s: member %s (offset %" PRIu64 ") is a hard link to %s, "
 			"which is no file kfold took before it: not used", pr->file,
 			te->name, te->header_offset, te->linkname);
@@ -351,11 +365,12 @@ static int hard_link(struct pa_read *pr, const struct kf_tar_entry *te)
 			pr->file, te->name, te->header_offset, te->linkname, k->hex, hex);
 		return 0;
 	}
+	fd = k->fd;           /* k moves when the list grows */
 	if (kf_tape_find(&pr->pa->tape, KF_TAPE_OPEN, pr->pa->root, key))
-		return 0;
+		return remember(pr, te->name, hex, what, fd);
 	if (pr->pa->tape.n_opens >= KF_PERFARCHIVE_MAX_FILES)
 		return too_many(pr, te);
-	fd = fcntl(k->fd, F_DUPFD_CLOEXEC, 0);
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return kf_fail(pr->e, KF_EIO, "%s: %s", pr->file, strerror(errno));
 	return keep(pr, te, key, hex, what, fd);
