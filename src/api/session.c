@@ -49,6 +49,7 @@
 
 #include "session.h"
 #include "bundle.h"
+#include "perfarchive.h"
 
 const char *kf_version(void)
 {
@@ -221,6 +222,7 @@ void kf_session_free(kf_session *s)
 	kf_order_free(s->order);
 	kf_pd_free(s->pd);
 	kf_bundle_free(s->bundle);
+	kf_perfarchive_free(s->parchive);
 	kf_stacks_fini(&s->stacks);
 	kf_ipcounts_fini(&s->ips);
 	kf_ipcounts_fini(&s->sites);
@@ -706,6 +708,11 @@ static int setup_stages(struct kf_session *s)
 	if (r)
 		return kf_fail(&s->err, r, "out of memory");
 	s->tasks_ready = true;
+	/* --buildid-dir perf.data.tar.bz2: read in place (perfarchive.h) */
+	r = kf_perfarchive_attach(&s->parchive, &s->fs, s->buildid_dir, dso_warn, s,
+				  &s->err);
+	if (r)
+		return r;
 	memset(&dopts, 0, sizeof(dopts));
 	dopts.symfs = s->symfs;
 	dopts.buildid_dir = s->buildid_dir;

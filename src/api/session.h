@@ -50,6 +50,7 @@ struct kf_session {
 	struct kf_tasks tasks;
 	bool tasks_ready;
 	struct kf_fs fs;
+	struct kf_perfarchive *parchive; /* --buildid-dir FILE.tar.bz2's overlay */
 	struct kf_dsos dsos;
 	bool dsos_ready;
 	struct kf_stacks stacks;

@@ -86,10 +86,10 @@ static int walk_beneath(int dirfd, const char *path)
 
 /* A replayed open: a descriptor of its own (its own offset: a dup would
  * share the tape's) on the recorded content, or the recorded error. */
-static int replay_open(struct kf_fs *fs, enum kf_tape_kind kind,
-		       const char *root, const char *path)
+static int replay_open(struct kf_fs *fs, const struct kf_tape *tape,
+		       enum kf_tape_kind kind, const char *root, const char *path)
 {
-	const struct kf_tape_open *o = kf_tape_find(fs->tape, kind, root, path);
+	const struct kf_tape_open *o = kf_tape_find(tape, kind, root, path);
 	char name[64];
 	int fd;
 
@@ -114,6 +114,16 @@ static int replay_open(struct kf_fs *fs, enum kf_tape_kind kind,
 
 static int open_real(struct kf_fs *fs, const char *root, const char *path);
 
+/* The real open, or the overlay's answer for its root (ENOENT for a path
+ * it does not hold: the file system under that root is never looked at) */
+static int open_here(struct kf_fs *fs, const char *root, const char *path)
+{
+	if (fs->overlay && root && fs->overlay_root &&
+	    strcmp(root, fs->overlay_root) == 0)
+		return replay_open(fs, fs->overlay, KF_TAPE_OPEN, root, path);
+	return open_real(fs, root, path);
+}
+
 int kf_fs_open(struct kf_fs *fs, const char *root, const char *path)
 {
 	int fd;
@@ -123,8 +133,8 @@ int kf_fs_open(struct kf_fs *fs, const char *root, const char *path)
 		return -1;
 	}
 	if (fs->tape && fs->tape->replay)
-		return replay_open(fs, KF_TAPE_OPEN, root, path);
-	fd = open_real(fs, root, path);
+		return replay_open(fs, fs->tape, KF_TAPE_OPEN, root, path);
+	fd = open_here(fs, root, path);
 	if (fs->tape) {
 		int e = errno;
 
@@ -284,10 +294,10 @@ char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
 		return NULL;
 	}
 	if (fs->tape && fs->tape->replay) {
-		fd = replay_open(fs, KF_TAPE_OPEN, root, path);
+		fd = replay_open(fs, fs->tape, KF_TAPE_OPEN, root, path);
 		return fd < 0 ? NULL : read_all(fd, max, len_out);
 	}
-	return record_read(fs, KF_TAPE_OPEN, root, path, open_real(fs, root, path),
+	return record_read(fs, KF_TAPE_OPEN, root, path, open_here(fs, root, path),
 			   max, len_out);
 }
 
@@ -327,7 +337,7 @@ char *kf_fs_read_owned(struct kf_fs *fs, const char *path, size_t max,
 		return NULL;
 	}
 	if (fs->tape && fs->tape->replay) {
-		fd = replay_open(fs, KF_TAPE_OWNED, NULL, path);
+		fd = replay_open(fs, fs->tape, KF_TAPE_OWNED, NULL, path);
 		return fd < 0 ? NULL : read_all(fd, max, len_out);
 	}
 	fd = open_owned(fs, path);

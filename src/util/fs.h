@@ -9,6 +9,11 @@
  * a component-by-component walk where openat2 is missing); and with
  * `no_files` nothing is opened at all.
  *
+ * An overlay (a `perf archive` tarball given as --buildid-dir,
+ * api/perfarchive.h) answers the opens under one root from a table
+ * instead of the file system; a recording tape records its answers like
+ * any other open.
+ *
  * May use: util, tape.
  */
 #ifndef KF_FS_H
@@ -24,6 +29,10 @@ struct kf_fs {
 	bool no_files;         /* open nothing (fuzzing, --no-files) */
 	struct kf_tape *tape;  /* recording every open, or answering every
 				  open from a recording (tape.h); NULL: none */
+	const struct kf_tape *overlay; /* answers every open whose root is
+					  overlay_root (none reaches the file
+					  system); NULL: none */
+	const char *overlay_root;
 	uint64_t opens;        /* files opened */
 	uint64_t refused;      /* paths refused by the rules */
 };
