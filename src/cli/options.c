@@ -83,7 +83,7 @@ static const struct kf_cli_opt find_opts[] = {
 	  "found by build-id, e.g. /usr/lib/debug/boot/vmlinux-*)" },
 	{ "buildid-dir", F_BUILDID_DIR, required_argument, "--buildid-dir DIR",
 	  "perf build-id cache (default ~/.debug; with --symfs\n"
-	  "DIR/.debug)" },
+	  "DIR/.debug), or a perf archive tarball read in place" },
 	{ "debug-dir", F_DEBUG_DIR, required_argument, "--debug-dir DIR",
 	  "also look for debug files in DIR, laid out as\n"
 	  "/usr/lib/debug (repeatable; under --symfs if given)" },
