@@ -36,6 +36,28 @@ static bool load_phdr(Elf *elf, uint64_t vaddr, GElf_Phdr *out)
 	return false;
 }
 
+/* Whether elf's program headers are a debug file's (objcopy
+ * --only-keep-debug, a -dbgsym package): an executable PT_LOAD with no
+ * bytes in the file.  Their p_offset is then not the runtime image's (0
+ * for libc's text, 0x26000 in libc itself), so symbols cannot be turned
+ * into file offsets with them: placed that way they would name the wrong
+ * functions. */
+static bool debug_only_layout(Elf *elf)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X) && ph.p_filesz == 0 && ph.p_memsz > 0)
+			return true;
+	}
+	return false;
+}
+
 static bool name_has(const char *s, const char *what)
 {
 	return strstr(s, what) != NULL;
@@ -55,6 +77,11 @@ static int load_pass(struct kf_symtab *t, Elf *syms, Elf *run, bool dynsym)
 
 	scn = dso_section(syms, dynsym ? ".dynsym" : ".symtab", &sh, NULL);
 	if (!scn || sh.sh_type == SHT_NOBITS || !sh.sh_entsize)
+		return 0;
+	/* a debug file with no runtime image beside it (a build-id cache
+	 * entry holding only `debug`): nothing says where its symbols are
+	 * in the mapped file, and guessing would name the wrong functions */
+	if (debug_only_layout(run))
 		return 0;
 	if (!gelf_getehdr(syms, &eh))
 		return -1;
