@@ -415,6 +415,9 @@ EOF
 # the capture's folded output)
 mkdir -p "$tmp/cwd" "$tmp/tmpdir"
 n=0
+# 200 MB; ASan's shadow memory and quarantine count too: twice that there
+rss_cap=204800
+ldd "$kfold" 2>/dev/null | grep -q libasan && rss_cap=409600
 run() {
 	local name=$1 file=$2 rx=$3 pid base peak now rc why rss secs msg
 	shift 3
@@ -448,8 +451,8 @@ run() {
 	[ -z "$(ls -A "$tmp/cwd")$(ls -A "$tmp/tmpdir")" ] ||
 		why="${why:+$why; }left files: $(ls -A "$tmp/cwd" "$tmp/tmpdir" | tr '\n' ' ')"
 	read -r rss secs < <(tail -n 1 "$tmp/rss" 2>/dev/null)
-	[ -n "$rss" ] && [ "$rss" -lt 204800 ] 2>/dev/null ||
-		why="${why:+$why; }peak RSS ${rss:-?} KiB, not < 200 MB"
+	[ -n "$rss" ] && [ "$rss" -lt "$rss_cap" ] 2>/dev/null ||
+		why="${why:+$why; }peak RSS ${rss:-?} KiB, not < $((rss_cap / 1024)) MB"
 	# a cap that takes a minute is a hang: 20 s is 20 times what it needs
 	# (but 2 GiB must be decompressed and hashed to be refused)
 	[ -n "$secs" ] && [ "${secs%.*}" -lt "$([[ $name == bomb-zeros* ]] && echo 300 || echo 20)" ] ||
