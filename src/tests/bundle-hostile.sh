@@ -8,12 +8,18 @@
 # names, members that are not regular files, a manifest that lies about a
 # member's size, SHA-256 or build-id, manifests that are not version 1,
 # not JSON, not first or with a key twice, the bundle cut short anywhere,
-# and bombs (a 4 GiB+1 member claimed, 2 GiB of zeros streamed, 70000
-# members, a 17 MiB manifest).  Each case must exit 2 with a message that
-# names the member or the offset and what was wrong (a regular expression
-# per case), print nothing on stdout, create nothing in its (empty) working
-# directory or $TMPDIR, and peak at less than 200 MB of RSS.  The good
-# bundle is the positive control: its folded output equals the capture's.
+# broken ustar, pax and GNU headers and compressor checksums, and bombs (a
+# 4 GiB+1 member claimed, 16 GiB in all, 2 GiB of zeros streamed, 70000
+# members, a 17 MiB manifest, 16 MiB manifests of millions of JSON values).
+# Each case must exit 2 with a message that names the member or the offset
+# and what was wrong (a regular expression per case), print nothing on
+# stdout, create nothing in its (empty) working directory or $TMPDIR, peak
+# at less than 200 MB of RSS (400 under ASan), grow the machine's Shmem by
+# less than 200 MB (bombs only: members are memfds) and end within 20 s.
+# A few also go through `kfold report`, `explain` and `annotate`.  The
+# good bundle is the positive control: its folded output equals the
+# capture's, and so does that of the same bundle as a plain tar, gzip, two
+# zstd frames, with pax headers or GNU tar's zero padding.
 #
 # A case the reader is known to get wrong is listed in KNOWN_BUGS: it is
 # still run and printed as SKIP-BUG while it fails, and fails the test as
