@@ -46,6 +46,17 @@ fail=0
 KNOWN_BUGS=" bomb-zeros-2g bomb-70000-members bomb-manifest-json-objects "
 KNOWN_BUGS+=" bomb-manifest-json-arrays bomb-manifest-json-ints bomb-manifest-json-strings "
 
+# python3 -c "$measure" OUT COMMAND...: runs COMMAND, writes its peak RSS
+# (KiB) and wall time (s) to OUT, exits as it did (128 + a signal)
+measure='
+import resource, subprocess, sys, time
+t = time.monotonic()
+r = subprocess.call(sys.argv[2:])
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%d %.2f\n" % (u.ru_maxrss, time.monotonic() - t))
+sys.exit(128 - r if r < 0 else r)
+'
+
 shmem() {
 	awk '/^Shmem:/ { print $2 }' /proc/meminfo
 }
@@ -428,7 +439,7 @@ run() {
 	local name=$1 file=$2 rx=$3 pid base peak now rc why rss secs msg
 	shift 3
 	n=$((n + 1))
-	( cd "$tmp/cwd" && TMPDIR="$tmp/tmpdir" exec /usr/bin/time -f "%M %e" -o "$tmp/rss" \
+	( cd "$tmp/cwd" && TMPDIR="$tmp/tmpdir" exec python3 -c "$measure" "$tmp/rss" \
 		"$kfold" "$@" -q "$file" > "$tmp/out" 2> "$tmp/err" ) &
 	pid=$!
 	# the member files are memfds, shared memory that RSS does not show:
