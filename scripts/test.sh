@@ -45,7 +45,7 @@ meson compile -C build-fuzz
 fuzz_secs=${KFOLD_FUZZ_SECONDS:-30}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for t in perfdata sample debuginfo annotate tar perfarchive; do
+for t in perfdata sample debuginfo annotate tar perfarchive bundle; do
 	mkdir -p "$work/$t"
 	if [ "$t" = perfdata ]; then
 		for f in testdata/cases/*/perf.data; do

@@ -38,7 +38,16 @@
 #define DIR_MEMBER "capture/data"      /* a perf record --threads capture's
 					  DIR/data; its DIR/data.N follow */
 #define MAX_PARTS 4096
-#define MAX_MANIFEST (16u << 20)
+#define MAX_MANIFEST (8u << 20)
+/* JSON values a manifest may hold (jansson keeps ~100 bytes a value:
+ * this bounds its memory near 100 MiB); a real one has ~10 an open */
+#define MAX_JSON_VALUES (1u << 20)
+/* members may expand at most this many times the compressed bytes read
+ * (past the first 64 MiB): real contents compress 2 to 15 times; a bomb,
+ * which would fill memory with anonymous files before its SHA-256 could
+ * be checked, thousands of times */
+#define MAX_RATIO 100u
+#define RATIO_FREE (64ull << 20)
 #define MAX_MEMBER (4ull << 30)
 #define MAX_TOTAL (16ull << 30)
 #define MAX_MEMBERS 65536u
@@ -1353,6 +1362,10 @@ struct kf_bundle {
 	kf_host *host;
 	struct want *wants;
 	size_t n_wants, cap_wants;
+	uint32_t *index;         /* open addressing over wants, by name */
+	size_t index_cap;        /* a power of two, > 2 * n_wants */
+	uint64_t taken;          /* member bytes stored so far */
+	const uint64_t *in_bytes;/* compressed bytes read so far */
 	int cap_fd;
 	bool dir;                /* the capture is a --threads directory */
 	int *part_fds;           /* its data.N, borrowed from wants */
@@ -1376,17 +1389,59 @@ void kf_bundle_free(struct kf_bundle *b)
 		if (b->wants[i].fd >= 0)
 			close(b->wants[i].fd);
 	free(b->wants);
+	free(b->index);
 	free(b);
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+/* the index slot of name: its want's, or the empty one it would take */
+static size_t want_slot(const struct kf_bundle *b, const char *name)
+{
+	size_t i = (size_t)name_hash(name) & (b->index_cap - 1);
+
+	while (b->index[i] && strcmp(b->wants[b->index[i] - 1].name, name) != 0)
+		i = (i + 1) & (b->index_cap - 1);
+	return i;
 }
 
 static struct want *find_want(struct kf_bundle *b, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < b->n_wants; i++)
-		if (strcmp(b->wants[i].name, name) == 0)
-			return &b->wants[i];
-	return NULL;
+	if (!name || !b->index_cap)
+		return NULL;
+	i = want_slot(b, name);
+	return b->index[i] ? &b->wants[b->index[i] - 1] : NULL;
+}
+
+/* indexes the last want added; false when out of memory */
+static bool index_want(struct kf_bundle *b)
+{
+	size_t i;
+
+	if (2 * b->n_wants >= b->index_cap) {
+		size_t ncap = b->index_cap ? 2 * b->index_cap : 64, k;
+		uint32_t *old = b->index, *nx = kf_calloc(ncap, sizeof(*nx));
+
+		if (!nx)
+			return false;
+		b->index = nx;
+		b->index_cap = ncap;
+		for (k = 0; k + 1 < b->n_wants; k++)
+			b->index[want_slot(b, b->wants[k].name)] = (uint32_t)(k + 1);
+		free(old);
+	}
+	i = want_slot(b, b->wants[b->n_wants - 1].name);
+	b->index[i] = (uint32_t)b->n_wants;
+	return true;
 }
 
 static bool is_hex(const char *s, size_t n)
@@ -1446,6 +1501,8 @@ static int want_member(struct kf_bundle *b, struct kf_error *e, const char *wher
 	snprintf(w->bid, sizeof(w->bid), "%s", bid ? bid : "");
 	w->size = (uint64_t)json_integer_value(sz);
 	w->fd = -1;
+	if (!index_want(b))
+		return kf_fail(e, KF_ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -1457,6 +1514,8 @@ static int manifest_members(struct kf_bundle *b, struct kf_error *e, const char 
 	size_t i;
 	int r;
 
+	if (!json_is_object(json_object_get(m, "capture")))
+		return kf_fail(e, KF_EFORMAT, "the manifest names no capture");
 	r = want_member(b, e, name, json_object_get(m, "capture"));
 	if (r)
 		return r;
@@ -1485,8 +1544,11 @@ static int manifest_members(struct kf_bundle *b, struct kf_error *e, const char 
 	return 0;
 }
 
+/* the bundle from offset 0 of its descriptor, whatever the descriptor's
+ * own offset (the capture reader maps it from 0 too) */
 struct fd_src {
 	int fd;
+	uint64_t off;
 };
 
 static ssize_t read_fd(void *ctx, void *buf, size_t n)
@@ -1495,13 +1557,16 @@ static ssize_t read_fd(void *ctx, void *buf, size_t n)
 	ssize_t r;
 
 	do
-		r = read(src->fd, buf, n);
+		r = pread(src->fd, buf, n, (off_t)src->off);
 	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		src->off += (uint64_t)r;
 	return r;
 }
 
 /* streams the current member into a sealed anonymous file, checking it */
-static int take_member(struct kf_tar_reader *tr, struct kf_error *e, const char *name,
+static int take_member(struct kf_bundle *b, struct kf_tar_reader *tr,
+		       struct kf_error *e, const char *name,
 		       const struct kf_tar_entry *te, struct want *w)
 {
 	static uint8_t buf[1 << 16];
@@ -1530,6 +1595,15 @@ static int take_member(struct kf_tar_reader *tr, struct kf_error *e, const char 
 			break;
 		kf_sha256_update(&c, buf, (size_t)r);
 		got += (uint64_t)r;
+		b->taken += (uint64_t)r;
+		if (b->taken > RATIO_FREE && b->in_bytes &&
+		    b->taken / MAX_RATIO > *b->in_bytes) {
+			close(fd);
+			return kf_fail(e, KF_EFORMAT, "member %s at offset %" PRIu64 ": the "
+				       "members expand to more than %u times the %" PRIu64
+				       " compressed bytes read (a compression bomb?); refused",
+				       w->name, te->header_offset, MAX_RATIO, *b->in_bytes);
+		}
 		while (off < r) {
 			ssize_t n = write(fd, buf + off, (size_t)(r - off));
 
@@ -1603,8 +1677,12 @@ static int replay_host(struct kf_bundle *b, struct kf_error *e, const char *name
 			struct want *w = find_want(b, json_string_value(v));
 			struct stat st;
 
-			if (!w || w->fd < 0 || fstat(w->fd, &st) != 0 || st.st_size > (1 << 20))
+			if (!w || w->fd < 0 || fstat(w->fd, &st) != 0)
 				return kf_fail(e, KF_EFORMAT, "the vdso member is missing");
+			if (st.st_size > (1 << 20))
+				return kf_fail(e, KF_EFORMAT, "the vdso member has %lld bytes, "
+					       "more than a vdso's 1 MiB",
+					       (long long)st.st_size);
 			t->vdso = malloc((size_t)st.st_size + 1);
 			if (!t->vdso || pread(w->fd, t->vdso, (size_t)st.st_size, 0) !=
 			    (ssize_t)st.st_size)
@@ -1767,7 +1845,8 @@ static int replay_paths(struct kf_session *s, const char *name, const json_t *m)
 	return r;
 }
 
-static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name)
+static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name,
+		const uint64_t *in_bytes)
 {
 	struct kf_bundle *b;
 	struct kf_tar_entry te;
@@ -1783,6 +1862,7 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	kf_tape_init(&b->tape, true);
 	b->cap_fd = -1;
+	b->in_bytes = in_bytes;
 	s->bundle = b;
 
 	r = kf_tar_next(tr, &te);
@@ -1813,6 +1893,33 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 		}
 		text[got] = '\0';
 	}
+	/* bound jansson's memory before it parses: every value but a string
+	 * or number follows one of these, outside strings */
+	{
+		size_t k, values = 0;
+		bool in_str = false;
+
+		for (k = 0; k < (size_t)te.size; k++) {
+			char ch = text[k];
+
+			if (in_str) {
+				if (ch == '\\')
+					k++;
+				else if (ch == '"')
+					in_str = false;
+			} else if (ch == '"') {
+				in_str = true;
+				values++;
+			} else if (ch == '{' || ch == '[' || ch == ',' || ch == ':') {
+				values++;
+			}
+		}
+		if (values > 2 * MAX_JSON_VALUES) {
+			free(text);
+			return kf_fail(&s->err, KF_EFORMAT, "the manifest holds more than %u "
+				       "JSON values; refused", 2 * MAX_JSON_VALUES);
+		}
+	}
 	m = json_loadb(text, (size_t)te.size, JSON_REJECT_DUPLICATES, &je);
 	free(text);
 	if (!m)
@@ -1826,7 +1933,12 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 		goto out;
 	}
 	v = json_object_get(m, "schema_version");
-	if (!json_is_integer(v) || json_integer_value(v) != BUNDLE_VERSION) {
+	if (!json_is_integer(v)) {
+		r = kf_fail(&s->err, KF_EFORMAT, "the manifest's schema_version is %s, "
+			    "not an integer", v ? "another type" : "missing");
+		goto out;
+	}
+	if (json_integer_value(v) != BUNDLE_VERSION) {
 		r = kf_fail(&s->err, KF_EUNSUPP, "bundle schema version %lld; this "
 			    "kfold reads version %d",
 			    json_is_integer(v) ? (long long)json_integer_value(v) : -1LL,
@@ -1865,7 +1977,7 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 				    w->name);
 			goto out;
 		}
-		r = take_member(tr, &s->err, name, &te, w);
+		r = take_member(b, tr, &s->err, name, &te, w);
 		if (r)
 			goto out;
 	}
@@ -1917,6 +2029,22 @@ out:
 	return r;
 }
 
+/* the bundle's name in front of a reading failure's message, once */
+static int named(struct kf_session *s, const char *name, int r)
+{
+	char msg[sizeof(s->err.msg)];
+	size_t n = strlen(name), k;
+
+	if (r && !(strncmp(s->err.msg, name, n) == 0 && s->err.msg[n] == ':')) {
+		k = (size_t)snprintf(msg, sizeof(msg), "%.*s: ", (int)(sizeof(msg) / 2), name);
+		if (k < sizeof(msg))
+			snprintf(msg + k, sizeof(msg) - k, "%.*s", (int)(sizeof(msg) - k - 1),
+				 s->err.msg);
+		memcpy(s->err.msg, msg, sizeof(msg));
+	}
+	return r;
+}
+
 static int refuse_options(struct kf_session *s, const char *name)
 {
 	const char *opt = s->o.symfs ? "--symfs" : s->o.kallsyms ? "--kallsyms" :
@@ -1937,17 +2065,17 @@ static int refuse_options(struct kf_session *s, const char *name)
 int kf_bundle_open_fd(struct kf_session *s, int fd, const char *name)
 {
 	struct kf_tar_reader *tr = NULL;
-	struct fd_src src = { fd };
+	struct fd_src src = { fd, 0 };
 	char err[256] = "";
 	int r = refuse_options(s, name);
 
 	if (r)
 		return r;
 	if (kf_tar_reader_open(&tr, read_fd, &src, NULL, err, sizeof(err)) != 0)
-		return kf_fail(&s->err, KF_EFORMAT, "%s", err);
-	r = load(s, tr, name);
+		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, err);
+	r = load(s, tr, name, &src.off);
 	kf_tar_reader_close(tr);
-	return r;
+	return named(s, name, r);
 }
 
 int kf_bundle_open_mem(struct kf_session *s, const void *buf, size_t len,
@@ -1959,11 +2087,13 @@ int kf_bundle_open_mem(struct kf_session *s, const void *buf, size_t len,
 
 	if (r)
 		return r;
+	uint64_t in = len;
+
 	if (kf_tar_reader_open_mem(&tr, buf, len, NULL, err, sizeof(err)) != 0)
-		return kf_fail(&s->err, KF_EFORMAT, "%s", err);
-	r = load(s, tr, name);
+		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, err);
+	r = load(s, tr, name, &in);
 	kf_tar_reader_close(tr);
-	return r;
+	return named(s, name, r);
 }
 
 int kf_bundle_capture_fd(const struct kf_bundle *b)

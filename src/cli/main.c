@@ -216,7 +216,14 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 		r = load == KF_CLI_LOAD_HEADER ? kf_session_open_path(s, c->input) :
 						 kf_session_load_path(s, c->input);
 	if (r < 0) {
-		fprintf(stderr, "kfold: %s: %s\n", c->input, kf_session_errmsg(s));
+		const char *msg = kf_session_errmsg(s);
+		size_t n = strlen(c->input);
+
+		/* the library names the file itself in most messages */
+		if (strncmp(msg, c->input, n) == 0 && msg[n] == ':')
+			fprintf(stderr, "kfold: %s\n", msg);
+		else
+			fprintf(stderr, "kfold: %s: %s\n", c->input, msg);
 		/* `kfold -q report`: the command must be the first word */
 		if (!c->named && kf_cli_cmd_find(c->input))
 			fprintf(stderr, "kfold: (a command is the first word: "

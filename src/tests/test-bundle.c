@@ -240,12 +240,6 @@ int main(int argc, char **argv)
 	expected = argv[2];
 	RUN(test_corpus);
 	RUN(test_refused);
-	/* known bug: kf_bundle_open_fd reads from the fd's offset, which
-	 * fd_is_bundle's pread at 0 ignores (session.c); set the variable to
-	 * run it */
-	if (getenv("KF_TEST_BUNDLE_FD_OFFSET"))
-		RUN(test_fd_offset);
-	else
-		fprintf(stderr, "SKIP-BUG test_fd_offset (KF_TEST_BUNDLE_FD_OFFSET=1 runs it)\n");
+	RUN(test_fd_offset);
 	return CHECK_DONE();
 }
