@@ -43,14 +43,15 @@
  * this bounds its memory near 100 MiB); a real one has ~10 an open */
 #define MAX_JSON_VALUES (1u << 20)
 /* members may expand at most this many times the compressed bytes read
- * (past the first 64 MiB): real contents compress 2 to 15 times; a bomb,
+ * (past the first 64 MiB): real contents compress 2 to 15 times (a whole
+ * bundle about 5 times at zstd 19); a bomb,
  * which would fill memory with anonymous files before its SHA-256 could
  * be checked, thousands of times */
-#define MAX_RATIO 100u
+#define MAX_RATIO 50u
 #define RATIO_FREE (64ull << 20)
 #define MAX_MEMBER (4ull << 30)
 #define MAX_TOTAL (16ull << 30)
-#define MAX_MEMBERS 65536u
+#define MAX_MEMBERS 32768u
 
 bool kf_bundle_sniff(const void *buf, size_t len)
 {
