@@ -2020,6 +2020,54 @@ static int cmp_data_names(const void *a, const void *b)
 	return na < nb ? -1 : na > nb;
 }
 
+/* The header file of a --threads capture, mapped at m (len bytes): the
+ * capture opened from it, the mapping its own.  `label` names it. */
+static int open_header(struct kf_pd **out, void *m, size_t len, const char *label,
+		       struct kf_error *err)
+{
+	int r = kf_pd_open_mem(out, m, len, err);
+
+	if (!*out) {
+		munmap(m, len);
+		return r;
+	}
+	(*out)->mem_mapped = true;
+	if (r)
+		return r;
+	if ((*out)->pipe)
+		return kf_fail(err, KF_EFORMAT, "%s: header file is in pipe format", label);
+	return 0;
+}
+
+/* One more data.N part, mapped at map (len bytes; NULL: unreadable or
+ * empty), read after the others. */
+static struct part *add_part(struct kf_pd *pd, const char *name, const void *map,
+			     size_t len, struct kf_error *err)
+{
+	struct part *np = kf_reallocarray(pd->parts, pd->n_parts + 1, sizeof(*np));
+
+	if (!np) {
+		kf_fail(err, KF_ENOMEM, "out of memory");
+		return NULL;
+	}
+	pd->parts = np;
+	np = &pd->parts[pd->n_parts];
+	memset(np, 0, sizeof(*np));
+	np->name = kf_strndup(name, strlen(name));
+	np->map = map;
+	np->map_len = len;
+	np->start = 0;
+	np->end = len;
+	if (!np->name) {
+		if (map)
+			munmap((void *)map, len);
+		kf_fail(err, KF_ENOMEM, "out of memory");
+		return NULL;
+	}
+	pd->n_parts++;
+	return np;
+}
+
 /* `perf record --threads` writes DIR/data (header, synthesized records,
  * features) and DIR/data.N (bare record streams).  perf 6.1 reads them
  * round-robin (__perf_session__process_dir_events); kfold reads the header
@@ -2041,24 +2089,17 @@ static int open_dir(struct kf_pd **out, const char *path, struct kf_error *err)
 	if (!m)
 		return kf_fail(err, KF_EIO, "%s: cannot read %s: not a perf.data directory",
 			       path, buf);
-	r = kf_pd_open_mem(out, m, len, err);
+	r = open_header(out, m, len, buf, err);
 	pd = *out;
-	if (!pd) {
-		munmap(m, len);
+	if (r || !pd)
 		return r;
-	}
-	pd->mem_mapped = true;
-	if (r)
-		return r;
-	if (pd->pipe)
-		return kf_fail(err, KF_EFORMAT, "%s: header file is in pipe format", buf);
 	d = opendir(path);
 	if (!d)
 		return kf_fail(err, KF_EIO, "%s: %s", path, strerror(errno));
 	while ((de = readdir(d))) {
-		struct part *np;
 		const char *nm = de->d_name;
-		size_t k;
+		const void *pm;
+		size_t k, plen;
 
 		if (strncmp(nm, "data.", 5) != 0 || !nm[5])
 			continue;
@@ -2069,25 +2110,13 @@ static int open_dir(struct kf_pd **out, const char *path, struct kf_error *err)
 			continue;
 		if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", path, nm) >= sizeof(buf))
 			continue;
-		np = kf_reallocarray(pd->parts, pd->n_parts + 1, sizeof(*np));
-		if (!np) {
+		pm = map_file(buf, &plen);
+		if (!add_part(pd, nm, pm, plen, err)) {
 			closedir(d);
-			return kf_fail(err, KF_ENOMEM, "out of memory");
+			return KF_ENOMEM;
 		}
-		pd->parts = np;
-		np = &pd->parts[pd->n_parts];
-		memset(np, 0, sizeof(*np));
-		np->name = kf_strndup(nm, strlen(nm));
-		np->map = map_file(buf, &np->map_len);
-		np->start = 0;
-		np->end = np->map_len;
-		if (!np->name) {
-			closedir(d);
-			return kf_fail(err, KF_ENOMEM, "out of memory");
-		}
-		pd->n_parts++;
 		/* an empty data.N is a CPU that recorded nothing */
-		if (!np->map && access(buf, R_OK) != 0)
+		if (!pm && access(buf, R_OK) != 0)
 			pd_warn(pd, "%s: unreadable (%s), skipped", buf, strerror(errno));
 	}
 	closedir(d);
@@ -2101,7 +2130,6 @@ int kf_pd_open_parts(struct kf_pd **out, int header_fd, const int *fds,
 		     const char *const *names, size_t n, const char *label,
 		     struct kf_error *err)
 {
-	struct kf_pd *pd;
 	void *m;
 	size_t len, k;
 	int r;
@@ -2110,35 +2138,17 @@ int kf_pd_open_parts(struct kf_pd **out, int header_fd, const int *fds,
 	m = map_fd(header_fd, &len);
 	if (!m)
 		return kf_fail(err, KF_EIO, "%s: cannot read its data file", label);
-	r = kf_pd_open_mem(out, m, len, err);
-	pd = *out;
-	if (!pd) {
-		munmap(m, len);
+	r = open_header(out, m, len, label, err);
+	if (r || !*out)
 		return r;
-	}
-	pd->mem_mapped = true;
-	if (r)
-		return r;
-	if (pd->pipe)
-		return kf_fail(err, KF_EFORMAT, "%s: header file is in pipe format", label);
 	for (k = 0; k < n; k++) {
-		struct part *np = kf_reallocarray(pd->parts, pd->n_parts + 1, sizeof(*np));
+		void *pm = map_fd(fds[k], &len);
 
-		if (!np)
-			return kf_fail(err, KF_ENOMEM, "out of memory");
-		pd->parts = np;
-		np = &pd->parts[pd->n_parts];
-		memset(np, 0, sizeof(*np));
-		np->name = kf_strndup(names[k], strlen(names[k]));
-		if (!np->name)
-			return kf_fail(err, KF_ENOMEM, "out of memory");
-		np->map = map_fd(fds[k], &np->map_len);
-		np->start = 0;
-		np->end = np->map_len;
-		pd->n_parts++;
+		if (!add_part(*out, names[k], pm, pm ? len : 0, err))
+			return KF_ENOMEM;
 	}
-	if (pd->n_parts > 2)
-		qsort(pd->parts + 1, pd->n_parts - 1, sizeof(*pd->parts),
+	if ((*out)->n_parts > 2)
+		qsort((*out)->parts + 1, (*out)->n_parts - 1, sizeof(*(*out)->parts),
 		      cmp_data_names);
 	return 0;
 }

@@ -36,19 +36,7 @@ static struct {
 } lib;
 static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 
-/* dlsym's object pointer into a function pointer slot: memcpy, as ISO C
- * has no conversion between the two (POSIX guarantees they are alike). */
-static bool resolve(void *h, const char *name, void *slot, size_t size)
-{
-	void *p = dlsym(h, name);
-
-	if (!p || size != sizeof(p))
-		return false;
-	memcpy(slot, &p, size);
-	return true;
-}
-
-#define RESOLVE(h, f) resolve(h, "debuginfod_" #f, &lib.f, sizeof(lib.f))
+#define RESOLVE(h, f) kf_dlsym(h, "debuginfod_" #f, &lib.f, sizeof(lib.f))
 
 static void lib_load(void)
 {

@@ -1,6 +1,7 @@
 /* util.c - arena, arrays, hash map, interner, text buffer. */
 #include "util.h"
 
+#include <dlfcn.h>
 #include <stdatomic.h>
 
 #include <stdarg.h>
@@ -154,6 +155,16 @@ char *kf_arena_strndup(struct kf_arena *a, const char *s, size_t n)
 }
 
 /* ---- arrays ------------------------------------------------------------- */
+
+bool kf_dlsym(void *h, const char *name, void *slot, size_t size)
+{
+	void *p = dlsym(h, name);
+
+	if (!p || size != sizeof(p))
+		return false;
+	memcpy(slot, &p, size);
+	return true;
+}
 
 bool kf_grow(void **p, size_t *cap, size_t need, size_t elem)
 {

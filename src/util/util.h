@@ -78,6 +78,11 @@ char *kf_arena_strndup(struct kf_arena *a, const char *s, size_t n);
  * ENOMEM. */
 bool kf_grow(void **p, size_t *cap, size_t need, size_t elem);
 
+/* dlsym(h, name) into a function pointer slot of `size` bytes: memcpy,
+ * as ISO C has no conversion between object and function pointers
+ * (POSIX guarantees they are alike).  False when not found. */
+bool kf_dlsym(void *h, const char *name, void *slot, size_t size);
+
 #define KF_GROW(ptr, cap, need) \
 	kf_grow((void **)&(ptr), &(cap), (need), sizeof(*(ptr)))
 
