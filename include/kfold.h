@@ -583,7 +583,7 @@ KF_API int kf_session_write_annotate(kf_session *s, FILE *out,
  * no_files. */
 typedef struct kf_archive_options {
 	bool gzip;               /* .tar.gz instead of .tar.zst */
-	int level;               /* compression level; 0 = zstd 19, gzip 9 */
+	int level;               /* compression level; 0 = 9 (zstd and gzip) */
 	bool no_compat_perf;     /* skip the --compat=perf pass: the bundle
 				    then answers only kfold's own mode */
 	bool redact;             /* leave out of the capture and the manifest

@@ -1269,7 +1269,7 @@ int kf_archive_write(kf_archive *a, int fd)
 	qsort(sorted, n, sizeof(*sorted), cmp_member);
 
 	if (kf_tar_writer_open(&w, fd, a->ao.gzip ? KF_TAR_GZIP : KF_TAR_ZSTD,
-			       a->ao.level ? a->ao.level : a->ao.gzip ? 9 : 19,
+			       a->ao.level ? a->ao.level : 9,
 			       err, sizeof(err)) != 0) {
 		r = kf_fail(&a->err, KF_EIO, "cannot write the bundle: %s", err);
 		goto out;
