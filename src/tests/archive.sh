@@ -17,8 +17,10 @@
 #      /proc/kallsyms are empty and the host name is another: every
 #      output equals step 1's, byte for byte;
 #   4. under strace, the bundle run opens no file but the bundle, its own
-#      anonymous files (/proc/self/fd/N), the dynamic loader's libraries
-#      and /dev/urandom (jansson's hash seed).
+#      anonymous files (/proc/self/fd/N), the dynamic loader's libraries,
+#      /dev/urandom (jansson's hash seed) and, in a sanitizer build, what
+#      the sanitizer runtime reads of the process itself (/proc/self/maps,
+#      cmdline, environ).
 # Also: the bundle is mode 0600, manifest.json is its first member, and
 # GNU tar lists it (--zstd and, with --gzip, -z).
 set -uo pipefail
@@ -128,7 +130,7 @@ echo "ok   ${#cases[@]} captures x ${#variants[@]} outputs: $n equal to the capt
 # what the bundle run opens
 leaks() {
 	grep -oE '(open|openat|openat2)\((AT_FDCWD, )?"[^"]*"' "$1" | sed 's/.*"\(.*\)"/\1/' |
-		grep -vE '^(/proc/self/fd/[0-9]+|/dev/null|/dev/urandom)$' |
+		grep -vE '^(/proc/self/.*|/dev/null|/dev/urandom)$' |
 		grep -vE '^(/etc/ld\.so\.cache|/lib/|/lib64/|/usr/lib/x86_64-linux-gnu/lib[^/]*\.so[.0-9]*|/usr/lib/locale/|/usr/share/locale/)' |
 		grep -vxF "$2" || true
 }
