@@ -712,10 +712,16 @@ static int redact_pipe(uint8_t *b, size_t n, bool swap)
 				mask_feature(b + pos + 16, size - 16u, (int)feat, swap);
 		}
 		pos += size;
-		if (type == 66 && size == 16)           /* perf's: the data after it */
-			pos += rd32(b + pos - size + 8, swap);
-		else if (type == 71 && size >= 16)      /* AUX data after it */
-			pos += (size_t)rd64(b + pos - size + 8, swap);
+		/* data after the record (tracing data, AUX data): its length
+		 * is the capture's word, so checked against what is left */
+		{
+			uint64_t after = type == 66 && size == 16 ? rd32(b + pos - size + 8, swap) :
+					 type == 71 && size >= 16 ? rd64(b + pos - size + 8, swap) : 0;
+
+			if (after > n - pos)
+				break;
+			pos += (size_t)after;
+		}
 	}
 	return 0;
 }
@@ -1091,8 +1097,17 @@ static json_t *manifest(struct kf_archive *a)
 		json_t *clocks = json_array(), *stats = json_array(), *reg = json_array();
 
 		host = json_object();
-		if (!host || !clocks || !stats || !reg)
-			goto fail;
+		if (!host || !clocks || !stats || !reg) {
+			/* cap, opt and modes belong to m already */
+			json_decref(host);
+			json_decref(clocks);
+			json_decref(stats);
+			json_decref(reg);
+			json_decref(opens);
+			json_decref(miss);
+			json_decref(m);
+			return NULL;
+		}
 		if (t->has_hostname)
 			put_path(host, "hostname", t->hostname);
 		for (i = 0; i < t->n_clocks; i++) {
