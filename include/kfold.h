@@ -596,6 +596,17 @@ typedef struct kf_archive_options {
 				    when the analysis used one (hundreds of
 				    MB); else it is left out and the bundle
 				    reads as a machine without it */
+	bool symbols_only;       /* no ELF file at all (binaries, debug
+				    files, the vdso): a name table of the
+				    frames the stacks use instead, and the
+				    capture with every DWARF sample's user
+				    registers and stack copy zeroed (its
+				    unwinds kept); such a bundle answers
+				    folding, report and explain, not annotate
+				    or --compat=perf; implies no_compat_perf;
+				    not for -z captures, --threads
+				    directories or with_vmlinux yet
+				    (KF_EUNSUPP) */
 } kf_archive_options;
 
 KF_API void kf_archive_options_init(kf_archive_options *ao);

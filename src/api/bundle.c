@@ -26,6 +26,7 @@
 #include "dso.h"
 #include "host.h"
 #include "session.h"
+#include "symonly.h"
 #include "sha256.h"
 #include "tape.h"
 #include "tar.h"
@@ -35,6 +36,8 @@
 #define BUNDLE_VERSION 1
 #define CAPTURE_MEMBER "capture/perf.data"
 #define MANIFEST_MEMBER "manifest.json"
+#define NAMES_MEMBER "names.json"      /* --symbols-only (symonly.h) */
+#define UNWOUND_MEMBER "unwound.bin"
 #define DIR_MEMBER "capture/data"      /* a perf record --threads capture's
 					  DIR/data; its DIR/data.N follow */
 #define MAX_PARTS 4096
@@ -105,7 +108,8 @@ static bool member_name_ok(const char *n)
 {
 	size_t i;
 
-	if (strcmp(n, CAPTURE_MEMBER) == 0 || strcmp(n, DIR_MEMBER) == 0)
+	if (strcmp(n, CAPTURE_MEMBER) == 0 || strcmp(n, DIR_MEMBER) == 0 ||
+	    strcmp(n, NAMES_MEMBER) == 0 || strcmp(n, UNWOUND_MEMBER) == 0)
 		return true;
 	if (strncmp(n, DIR_MEMBER ".", sizeof(DIR_MEMBER)) == 0) {
 		/* capture/data.N, N of 1 to 6 digits */
@@ -246,6 +250,13 @@ struct kf_archive {
 	bool *withheld;          /* tape.opens[i] left out (its vmlinux) */
 	uint64_t withheld_bytes;
 	json_t *modules;         /* the human view, built with the first pass */
+	/* --symbols-only: what naming and unwinding found, recorded by the
+	 * passes, and their members */
+	struct kf_nametab names;
+	struct kf_uwtab uw;
+	struct member names_m, uw_m;
+	uint64_t zeroed;         /* capture bytes zeroed */
+	uint64_t elf_withheld;   /* ELF files left out */
 };
 
 void kf_archive_options_init(kf_archive_options *ao)
@@ -300,7 +311,7 @@ static FILE *null_out(void)
  * it: every output written (to nowhere), so every file any output reads
  * is read. */
 static int pass(struct kf_archive *a, enum kf_compat mode, const char *event,
-		kf_session **keep)
+		unsigned variant, kf_session **keep)
 {
 	kf_options o = a->o;
 	kf_session *s = NULL;
@@ -311,10 +322,11 @@ static int pass(struct kf_archive *a, enum kf_compat mode, const char *event,
 	o.compat = mode;
 	o.event = event;
 	o.host = a->host;
-	o.inline_frames = true;
-	o.srcline = true;
+	o.inline_frames = variant & 1;
+	o.srcline = (variant & 2) != 0;
 	o.classify = mode == KF_COMPAT_NONE;
-	o.annotate = mode == KF_COMPAT_NONE;
+	/* a --symbols-only bundle holds no code to annotate */
+	o.annotate = mode == KF_COMPAT_NONE && !a->ao.symbols_only;
 	o.ips_only = false;
 	o.call_sites = false;
 	o.context = KF_CONTEXT_NONE;
@@ -328,6 +340,8 @@ static int pass(struct kf_archive *a, enum kf_compat mode, const char *event,
 		return r;
 	}
 	s->fs.tape = &a->tape;
+	if (a->ao.symbols_only)
+		s->uw_record = &a->uw;
 	/* a description of its own for each pass (its own offset) */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", a->cap_fd);
 	fd = open(self, O_RDONLY | O_CLOEXEC);
@@ -354,7 +368,7 @@ static int pass(struct kf_archive *a, enum kf_compat mode, const char *event,
 			 * may lack (it is loaded only when used): without it
 			 * the code is not read, and annotate on the bundle
 			 * reads it from the files the other outputs read */
-			if (r == 0) {
+			if (r == 0 && o.annotate) {
 				int ra = kf_session_write_annotate(s, null, &ao);
 
 				if (ra == KF_EUNSUPP)
@@ -364,6 +378,13 @@ static int pass(struct kf_archive *a, enum kf_compat mode, const char *event,
 			}
 		}
 		fclose(null);
+	}
+	if (r == 0 && a->ao.symbols_only && s->namer_ready) {
+		r = kf_nametab_take(&a->names, &s->dsos, &s->namer);
+		if (r == 0 && a->uw.failed)
+			r = KF_ENOMEM;
+		if (r)
+			kf_fail(&s->err, r, "out of memory");
 	}
 	if (r) {
 		r = kf_fail(&a->err, r, "%s", kf_session_errmsg(s));
@@ -433,6 +454,18 @@ static int collect(struct kf_archive *a)
 			return kf_fail(&a->err, KF_EIO, "%s%s%s: cannot read again: %s",
 				       op->root, *op->root ? ":" : "", op->path,
 				       strerror(errno));
+		/* --symbols-only: no ELF file at all (their names are in
+		 * names.json) */
+		if (a->ao.symbols_only) {
+			uint8_t magic[4];
+
+			if (pread(op->fd, magic, 4, 0) == 4 && memcmp(magic, "\177ELF", 4) == 0) {
+				a->withheld[i] = true;
+				a->elf_withheld++;
+				a->withheld_bytes += m.size;
+				continue;
+			}
+		}
 		/* the kernel's image with DWARF is hundreds of MB: only when
 		 * asked for (its kallsyms are in the bundle either way) */
 		if (!a->ao.with_vmlinux && a->kernel_bid[0]) {
@@ -460,7 +493,7 @@ static int collect(struct kf_archive *a)
 		}
 		a->open_member[i] = (size_t)(have - a->members);
 	}
-	if (a->tape.has_vdso && a->tape.vdso) {
+	if (a->tape.has_vdso && a->tape.vdso && !a->ao.symbols_only) {
 		int fd = kf_tape_memfd("kfold-vdso", a->tape.vdso, a->tape.vdso_len);
 
 		if (fd < 0)
@@ -771,6 +804,47 @@ static int redact_capture(struct kf_archive *a)
 	return 0;
 }
 
+/* an in-memory member: its memfd, size and SHA-256 */
+static int mem_member(struct kf_archive *a, struct member *m, const char *name,
+		      void *buf, size_t len)
+{
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	if (!buf)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	m->fd = kf_tape_memfd("kfold-member", buf, len);
+	free(buf);
+	if (m->fd < 0 || hash_fd(m->fd, m->sha, &m->size) != 0)
+		return kf_fail(&a->err, KF_EIO, "%s: %s", name, strerror(errno));
+	m->owned = true;
+	return 0;
+}
+
+/* --symbols-only: the capture with its register and stack copies zeroed,
+ * and the names and unwinds the passes recorded */
+static int symbols_only(struct kf_archive *a)
+{
+	size_t len = 0;
+	void *buf;
+	int fd, r;
+
+	r = kf_symonly_zero(a->cap_fd, a->cap_size, &fd, &a->zeroed, &a->err);
+	if (r)
+		return r;
+	close(a->cap_fd);
+	a->cap_fd = fd;
+	if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
+		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	buf = kf_symonly_names_text(&a->names, &len);
+	r = mem_member(a, &a->names_m, NAMES_MEMBER, buf, len);
+	if (r == 0) {
+		buf = kf_symonly_uw_bytes(&a->uw, &len);
+		r = mem_member(a, &a->uw_m, UNWOUND_MEMBER, buf, len);
+	}
+	return r;
+}
+
 /* the manifest's strings, as the capture's: $HOME masked; the host names
  * masked as redact_capture says */
 static void redact_json(json_t *j, const char *home, size_t hl)
@@ -898,18 +972,49 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 	if (a->o.host && kf_host_open_recording(&a->host, &a->tape) != 0)
 		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
 
-	r = pass(a, KF_COMPAT_NONE, a->o.event, &a->first);
+	if (a->ao.symbols_only) {
+		if (a->ao.with_vmlinux)
+			return kf_fail(&a->err, KF_EUNSUPP, "--symbols-only leaves every "
+				       "binary out: --with-vmlinux cannot go with it");
+		if (a->dir)
+			return kf_fail(&a->err, KF_EUNSUPP, "%s: --symbols-only cannot "
+				       "rewrite a perf record --threads directory yet",
+				       a->input);
+		/* names for --compat=perf would need the binaries */
+		a->ao.no_compat_perf = true;
+		kf_uwtab_init(&a->uw);
+		if (kf_nametab_init(&a->names))
+			return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	}
+	r = pass(a, KF_COMPAT_NONE, a->o.event, 3, &a->first);
 	if (r)
 		return r;
 	kf_session_capture(a->first, &a->capinfo);
 	a->damaged = kf_session_stats(a->first)->input_damaged;
+	if (a->ao.symbols_only && a->capinfo.compressed)
+		return kf_fail(&a->err, KF_EUNSUPP, "%s: --symbols-only cannot rewrite a "
+			       "-z (compressed) capture yet", a->input);
 	n_ev = kf_session_n_events(a->first);
 	for (ev = 0; ev < n_ev && n_ev > 1; ev++) {
 		kf_event_info ei;
 
 		if (kf_session_event(a->first, ev, &ei) != 0 || !ei.name)
 			continue;
-		r = pass(a, KF_COMPAT_NONE, ei.name, NULL);
+		r = pass(a, KF_COMPAT_NONE, ei.name, 3, NULL);
+		if (r)
+			return r;
+	}
+	/* --symbols-only: the names of the other variants of inline frames
+	 * and source lines, which a reader may ask for */
+	for (unsigned v = 0; a->ao.symbols_only && v < 3; v++) {
+		r = pass(a, KF_COMPAT_NONE, a->o.event, v, NULL);
+		for (ev = 0; r == 0 && ev < n_ev && n_ev > 1; ev++) {
+			kf_event_info ei;
+
+			if (kf_session_event(a->first, ev, &ei) != 0 || !ei.name)
+				continue;
+			r = pass(a, KF_COMPAT_NONE, ei.name, v, NULL);
+		}
 		if (r)
 			return r;
 	}
@@ -920,7 +1025,7 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 
 			if (kf_session_event(a->first, ev, &ei) != 0 || !ei.name)
 				continue;
-			r = pass(a, KF_COMPAT_PERF, n_ev > 1 ? ei.name : a->o.event, NULL);
+			r = pass(a, KF_COMPAT_PERF, n_ev > 1 ? ei.name : a->o.event, 3, NULL);
 			if (r)
 				return r;
 		}
@@ -928,6 +1033,8 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 	if (a->tape.failed)
 		return kf_fail(&a->err, KF_ENOMEM, "out of memory while recording");
 	r = collect(a);
+	if (r == 0 && a->ao.symbols_only)
+		r = symbols_only(a);
 	if (r == 0 && a->ao.redact)
 		r = redact_capture(a);
 	if (r)
@@ -1206,6 +1313,8 @@ static json_t *manifest(struct kf_archive *a)
 			json_object_set_new(o, "errno", json_integer(ENOENT));
 			json_object_set_new(o, "error", json_string(strerror(ENOENT)));
 			json_object_set_new(o, "withheld", json_string(
+				a->ao.symbols_only ? "an ELF file, left out of a "
+				"--symbols-only bundle (names.json has its names)" :
 				"the kernel's image with DWARF, left out without "
 				"--with-vmlinux"));
 		} else {
@@ -1223,6 +1332,21 @@ static json_t *manifest(struct kf_archive *a)
 		if (a->vdso.bid[0])
 			json_object_set_new(v, "build_id", json_string(a->vdso.bid));
 		json_object_set_new(m, "vdso", v);
+	}
+	if (a->ao.symbols_only) {
+		json_t *so = json_object(), *nm = json_object(), *uw = json_object();
+
+		json_object_set_new(nm, "member", json_string(a->names_m.name));
+		json_object_set_new(nm, "size", jint(a->names_m.size));
+		json_object_set_new(nm, "sha256", json_string(a->names_m.sha));
+		json_object_set_new(uw, "member", json_string(a->uw_m.name));
+		json_object_set_new(uw, "size", jint(a->uw_m.size));
+		json_object_set_new(uw, "sha256", json_string(a->uw_m.sha));
+		json_object_set_new(so, "names", nm);
+		json_object_set_new(so, "unwound", uw);
+		json_object_set_new(so, "zeroed_bytes", jint(a->zeroed));
+		json_object_set_new(so, "elf_files_left_out", jint(a->elf_withheld));
+		json_object_set_new(m, "symbols_only", so);
 	}
 	json_object_set(m, "modules", a->modules);
 	for (i = 0; i < a->n_missing; i++) {
@@ -1300,6 +1424,12 @@ int kf_archive_write(kf_archive *a, int fd)
 			r = KF_EIO;
 			goto fail;
 		}
+	if (a->ao.symbols_only &&
+	    (kf_tar_add_fd(w, NAMES_MEMBER, a->names_m.fd, a->names_m.size) != 0 ||
+	     kf_tar_add_fd(w, UNWOUND_MEMBER, a->uw_m.fd, a->uw_m.size) != 0)) {
+		r = KF_EIO;
+		goto fail;
+	}
 	for (i = 0; i < n; i++)
 		if (kf_tar_add_fd(w, sorted[i].name, sorted[i].fd, sorted[i].size) != 0) {
 			r = KF_EIO;
@@ -1359,6 +1489,14 @@ void kf_archive_free(kf_archive *a)
 	}
 	free(a->missing);
 	json_decref(a->modules);
+	if (a->ao.symbols_only) {
+		kf_nametab_fini(&a->names);
+		kf_uwtab_fini(&a->uw);
+		if (a->names_m.fd > 0)
+			close(a->names_m.fd);
+		if (a->uw_m.fd > 0)
+			close(a->uw_m.fd);
+	}
 	free(a->input);
 	free(a);
 }
@@ -1387,6 +1525,10 @@ struct kf_bundle {
 	int *part_fds;           /* its data.N, borrowed from wants */
 	char **part_names;       /* "data.N" */
 	size_t n_parts;
+	bool symbols_only;       /* a --symbols-only bundle: names and
+				    unwinds from these, no ELF file */
+	struct kf_nametab names;
+	struct kf_uwtab uw;
 };
 
 void kf_bundle_free(struct kf_bundle *b)
@@ -1406,6 +1548,10 @@ void kf_bundle_free(struct kf_bundle *b)
 			close(b->wants[i].fd);
 	free(b->wants);
 	free(b->index);
+	if (b->symbols_only) {
+		kf_nametab_fini(&b->names);
+		kf_uwtab_fini(&b->uw);
+	}
 	free(b);
 }
 
@@ -1551,6 +1697,19 @@ static int manifest_members(struct kf_bundle *b, struct kf_error *e, const char 
 			return r;
 	if ((o = json_object_get(m, "vdso")) && (r = want_member(b, e, name, o)))
 		return r;
+	if ((o = json_object_get(m, "symbols_only"))) {
+		const json_t *nm = json_object_get(o, "names"), *uw = json_object_get(o, "unwound");
+		const char *nn = json_string_value(json_object_get(nm, "member"));
+		const char *un = json_string_value(json_object_get(uw, "member"));
+
+		if (!json_is_object(o) || !nn || strcmp(nn, NAMES_MEMBER) != 0 ||
+		    !un || strcmp(un, UNWOUND_MEMBER) != 0)
+			return kf_fail(e, KF_EFORMAT, "the manifest's symbols_only does not "
+				       "name members %s and %s", NAMES_MEMBER, UNWOUND_MEMBER);
+		if ((r = want_member(b, e, name, nm)) || (r = want_member(b, e, name, uw)))
+			return r;
+		b->symbols_only = true;
+	}
 	for (i = 0; i < b->n_wants; i++)
 		total += b->wants[i].size;
 	if (total > MAX_TOTAL)
@@ -2037,6 +2196,22 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 			}
 		}
 	}
+	if (b->symbols_only) {
+		struct want *wn = find_want(b, NAMES_MEMBER), *wu = find_want(b, UNWOUND_MEMBER);
+
+		kf_uwtab_init(&b->uw);
+		if (kf_nametab_init(&b->names)) {
+			r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
+			goto out;
+		}
+		r = kf_symonly_names_read(&b->names, wn->fd, wn->size, NAMES_MEMBER, &s->err);
+		if (r == 0)
+			r = kf_symonly_uw_read(&b->uw, wu->fd, wu->size, UNWOUND_MEMBER, &s->err);
+		if (r)
+			goto out;
+		s->names = &b->names;
+		s->uw_replay = &b->uw;
+	}
 	s->fs.tape = &b->tape;
 	s->o.host = b->host;
 	r = replay_paths(s, name, m);
@@ -2078,6 +2253,18 @@ static int refuse_options(struct kf_session *s, const char *name)
 	return 0;
 }
 
+/* what a --symbols-only bundle cannot answer (after load) */
+static int refuse_symbols_only(struct kf_session *s, const char *name, int r)
+{
+	if (r == 0 && s->bundle && s->bundle->symbols_only &&
+	    (s->o.annotate || s->o.compat != KF_COMPAT_NONE))
+		return kf_fail(&s->err, KF_EINVAL, "%s is a --symbols-only bundle: it holds "
+			       "no binaries, so %s cannot read it (a bundle written "
+			       "without --symbols-only can)", name,
+			       s->o.annotate ? "annotate" : "--compat=perf");
+	return r;
+}
+
 int kf_bundle_open_fd(struct kf_session *s, int fd, const char *name)
 {
 	struct kf_tar_reader *tr = NULL;
@@ -2091,7 +2278,7 @@ int kf_bundle_open_fd(struct kf_session *s, int fd, const char *name)
 		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, err);
 	r = load(s, tr, name, &src.off);
 	kf_tar_reader_close(tr);
-	return named(s, name, r);
+	return refuse_symbols_only(s, name, named(s, name, r));
 }
 
 int kf_bundle_open_mem(struct kf_session *s, const void *buf, size_t len,
@@ -2109,7 +2296,7 @@ int kf_bundle_open_mem(struct kf_session *s, const void *buf, size_t len,
 		return kf_fail(&s->err, KF_EFORMAT, "%s: %s", name, err);
 	r = load(s, tr, name, &in);
 	kf_tar_reader_close(tr);
-	return named(s, name, r);
+	return refuse_symbols_only(s, name, named(s, name, r));
 }
 
 int kf_bundle_capture_fd(const struct kf_bundle *b)

@@ -36,6 +36,7 @@
 #include "header.h"
 #include "maps.h"
 #include "module.h"
+#include "nametab.h"
 #include "order.h"
 #include "perfdata.h"
 #include "records.h"
@@ -569,6 +570,7 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 			      rec->offset, kf_sample_strerror(e));
 		return 0;
 	}
+	s->cc.key = rec->offset;     /* --symbols-only: its unwind's key */
 	/* perf script filters guest samples (perf_guest is off) */
 	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
 	    s->pol->drop_guest_samples)
@@ -725,6 +727,8 @@ static int setup_stages(struct kf_session *s)
 	dopts.host = s->o.host;
 	kf_dsos_init(&s->dsos, &dopts, &s->fs, &s->modules, kf_pd_env(s->pd),
 		     dso_warn, s);
+	if (s->names)
+		kf_nametab_attach(s->names, &s->dsos);
 	/* the samples' clock: perf's default (sched_clock) unless the first
 	 * event was recorded with -k CLOCKID */
 	s->dsos.clockid = -1;
@@ -752,6 +756,8 @@ static int setup_stages(struct kf_session *s)
 	s->namer_ready = true;
 	kf_callchain_init(&s->cc, &s->tasks, &s->modules, &s->dsos, kf_pd_env(s->pd),
 			  s->pol, s->namer.a2l_inline ? &s->namer : NULL);
+	s->cc.uw_record = s->uw_record;
+	s->cc.uw_replay = s->uw_replay;
 	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
 			 KF_MAX_QUEUE_BYTES);
 	if (r)

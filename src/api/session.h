@@ -37,6 +37,12 @@ struct kf_session {
 	char **debug_dirs;       /* copies of o.debug_dirs, or a bundle's */
 	size_t n_debug_dirs;
 	struct kf_bundle *bundle;     /* the bundle read (bundle.h), or NULL */
+	/* --symbols-only: a bundle's name table and unwinds (the bundle's,
+	 * set by its load), or kfold archive's tables to record the
+	 * unwinds into (borrowed); NULL: none */
+	const struct kf_nametab *names;
+	const struct kf_uwtab *uw_replay;
+	struct kf_uwtab *uw_record;
 	struct kf_error err;
 	kf_stats stats;               /* .work: a copy of `work` */
 	struct kf_work_total work;    /* every thread's work (util.h) */

@@ -240,8 +240,27 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 		cc->counts.uw_skipped[KF_UWS_COMPAT]++;
 		return (long)n;
 	}
-	end = kf_unwind(cc->unwinder, th->maps, smp, a->sample_regs_user, cc->uframes,
-			KF_CHAIN_MAX_STACK, &nu, &endmod);
+	if (cc->uw_replay) {
+		const struct kf_uwent *e = kf_uwtab_find(cc->uw_replay, cc->key);
+
+		/* a sample the capture host did not unwind (never, but a
+		 * damaged bundle): as one without registers */
+		end = e ? (enum kf_unwind_end)e->end : KF_UW_NO_REGS;
+		endmod = e && e->end_module < cc->modules->n ? e->end_module : 0;
+		nu = e ? e->n : 0;
+		if (nu > KF_CHAIN_MAX_STACK)
+			nu = KF_CHAIN_MAX_STACK;
+		if (nu)
+			memcpy(cc->uframes, cc->uw_replay->frames + e->first,
+			       nu * sizeof(*cc->uframes));
+		kf_unwinder_tally(cc->unwinder, endmod, end);
+	} else {
+		end = kf_unwind(cc->unwinder, th->maps, smp, a->sample_regs_user,
+				cc->uframes, KF_CHAIN_MAX_STACK, &nu, &endmod);
+		if (cc->uw_record &&
+		    !kf_uwtab_add(cc->uw_record, cc->key, end, endmod, cc->uframes, nu))
+			cc->uw_record->failed = true;
+	}
 	KF_WORK(nu);
 	if (nu)
 		cc->counts.samples_unwound++;
@@ -347,4 +366,51 @@ int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
 	out->frames = cc->frames;
 	out->n = (size_t)n;
 	return 0;
+}
+
+void kf_uwtab_init(struct kf_uwtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	kf_map64_init(&t->index);
+}
+
+void kf_uwtab_fini(struct kf_uwtab *t)
+{
+	free(t->v);
+	free(t->frames);
+	kf_map64_fini(&t->index);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct kf_uwent *kf_uwtab_find(const struct kf_uwtab *t, uint64_t key)
+{
+	uint32_t i;
+
+	return kf_map64_get(&t->index, key, &i) ? &t->v[i] : NULL;
+}
+
+bool kf_uwtab_add(struct kf_uwtab *t, uint64_t key, enum kf_unwind_end end,
+		  uint32_t end_module, const struct kf_uframe *frames, size_t n)
+{
+	struct kf_uwent *e;
+
+	if (key == UINT64_MAX || n > UINT16_MAX)
+		return false;
+	if (kf_uwtab_find(t, key))
+		return true;
+	if (t->n >= UINT32_MAX || t->n_frames + n >= UINT32_MAX ||
+	    !KF_GROW(t->v, t->cap, t->n + 1) ||
+	    !KF_GROW(t->frames, t->cap_frames, t->n_frames + n) ||
+	    !kf_map64_put(&t->index, key, (uint32_t)t->n))
+		return false;
+	e = &t->v[t->n++];
+	e->key = key;
+	e->end = (uint8_t)end;
+	e->end_module = end_module;
+	e->n = (uint16_t)n;
+	e->first = (uint32_t)t->n_frames;
+	if (n)
+		memcpy(t->frames + t->n_frames, frames, n * sizeof(*frames));
+	t->n_frames += n;
+	return true;
 }

@@ -83,6 +83,36 @@ struct kf_chain {
 	bool user_marker;         /* the callchain had a PERF_CONTEXT_USER */
 };
 
+/* A --symbols-only bundle's unwinds: for each DWARF sample, by its key
+ * (the record's offset in the capture), what the unwinder found on the
+ * capture host: its frames, why it stopped and the module charged.  The
+ * bundle's capture has the samples' register and stack copies zeroed;
+ * reading it, the chains take their user part from here. */
+struct kf_uwent {
+	uint64_t key;
+	uint32_t end_module;
+	uint32_t first;           /* frames[first .. first + n) */
+	uint16_t n;
+	uint8_t end;              /* enum kf_unwind_end */
+};
+
+struct kf_uwtab {
+	struct kf_uwent *v;
+	size_t n, cap;
+	struct kf_uframe *frames;
+	size_t n_frames, cap_frames;
+	struct kf_map64 index;    /* key -> index in v */
+	bool failed;              /* an add ran out of memory */
+};
+
+void kf_uwtab_init(struct kf_uwtab *t);
+void kf_uwtab_fini(struct kf_uwtab *t);
+/* Adds an unwind unless its key is there; false on ENOMEM or a key of
+ * ~0. */
+bool kf_uwtab_add(struct kf_uwtab *t, uint64_t key, enum kf_unwind_end end,
+		  uint32_t end_module, const struct kf_uframe *frames, size_t n);
+const struct kf_uwent *kf_uwtab_find(const struct kf_uwtab *t, uint64_t key);
+
 struct kf_callchain {
 	/* configuration (kf_callchain_init) */
 	struct kf_tasks *tasks;
@@ -95,6 +125,13 @@ struct kf_callchain {
 	struct kf_unwinder *unwinder; /* NULL until kf_callchain_unwinding */
 	bool unwinder_unsupported;    /* its architecture has no unwinder */
 	struct kf_chain_counts counts;
+	/* --symbols-only: unwinds are recorded into uw_record (kfold
+	 * archive), or taken from uw_replay instead of unwinding (a bundle
+	 * without stack copies); both borrowed, NULL: neither.  key: the
+	 * sample's, set by the caller before each kf_callchain_build */
+	struct kf_uwtab *uw_record;
+	const struct kf_uwtab *uw_replay;
+	uint64_t key;
 
 	/* per-sample scratch */
 	struct kf_frame *frames;

@@ -166,6 +166,12 @@ static void count(struct kf_unwinder *u, uint32_t module, enum kf_unwind_end e)
 	u->counts[(size_t)module * KF_UW_N_REASONS + e]++;
 }
 
+void kf_unwinder_tally(struct kf_unwinder *u, uint32_t module, enum kf_unwind_end e)
+{
+	if ((unsigned)e < KF_UW_N_REASONS)
+		count(u, module, e);
+}
+
 /* ---- one unwind's state ---------------------------------------------------- */
 
 struct uw {

@@ -80,6 +80,10 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			     struct kf_uframe *out, size_t max, size_t *n,
 			     uint32_t *end_module);
 
+/* Counts an unwind done elsewhere (a --symbols-only bundle's, on the
+ * capture host) as kf_unwind counts its own. */
+void kf_unwinder_tally(struct kf_unwinder *u, uint32_t module, enum kf_unwind_end e);
+
 /* Cumulative counts of why unwinds ended, per module (module 0: none). */
 uint64_t kf_unwinder_count(const struct kf_unwinder *u, uint32_t module,
 			   enum kf_unwind_end e);

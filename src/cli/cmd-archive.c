@@ -16,7 +16,7 @@
 #include "cli.h"
 
 enum { R_GZIP, R_MAX_SIZE, R_REQUIRE_ALL, R_NO_COMPAT_PERF, R_LEVEL, R_WITH_VMLINUX,
-       R_REDACT };
+       R_REDACT, R_SYMBOLS_ONLY };
 
 static const struct kf_cli_opt archive_opts[] = {
 	{ "gzip", R_GZIP, no_argument, "--gzip",
@@ -31,6 +31,11 @@ static const struct kf_cli_opt archive_opts[] = {
 	{ "redact", R_REDACT, no_argument, "--redact",
 	  "leave out the host name, the command line and paths\n"
 	  "under $HOME (masked with x, so nothing else moves)" },
+	{ "symbols-only", R_SYMBOLS_ONLY, no_argument, "--symbols-only",
+	  "no binaries and no stack copies: the names of the frames\n"
+	  "the stacks use, and the capture with DWARF samples'\n"
+	  "registers and stack bytes zeroed (no annotate, no\n"
+	  "--compat=perf on it)" },
 	{ "with-vmlinux", R_WITH_VMLINUX, no_argument, "--with-vmlinux",
 	  "include the kernel's image with DWARF when one was used\n"
 	  "(--vmlinux or found by build-id; hundreds of MB)" },
@@ -48,6 +53,7 @@ static int archive_set(struct kf_cli *c, int key, const char *arg)
 	case R_REQUIRE_ALL: c->arch_require_all = true; break;
 	case R_NO_COMPAT_PERF: c->arch.no_compat_perf = true; break;
 	case R_WITH_VMLINUX: c->arch.with_vmlinux = true; break;
+	case R_SYMBOLS_ONLY: c->arch.symbols_only = true; break;
 	case R_REDACT:
 		c->arch.redact = true;
 		c->arch.home = getenv("HOME");

@@ -72,6 +72,9 @@ struct dso_state {
 	/* debug info, for inline chains and source lines */
 	bool dw_tried;
 	Dwarf *dw;
+	bool tab_dw;             /* a name table's module (nametab.h): debug
+				    info was found on the capture host (dw
+				    stays NULL) */
 	const char *dw_file;     /* the path of the file it came from */
 	struct cand alt;         /* dwz's supplementary file, if any */
 	bool dw_unusable;        /* --compat=perf: perf would not read it */

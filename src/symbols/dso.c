@@ -7,6 +7,7 @@
  * decides which name a frame gets is noted where it is implemented.
  */
 #include "dso-int.h"
+#include "nametab.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -170,6 +171,77 @@ static struct dso_state *load_syms(struct kf_dsos *d, struct kf_module *mod)
 	return st;
 }
 
+/* A --symbols-only bundle's module (nametab.h): its state as its loads
+ * on the capture host left it; no file is opened.  The parts asked for
+ * are marked tried, so the getters answer as they did there (no DWARF,
+ * CFI or code of its own: names come from the table, the capture's user
+ * stacks were unwound there). */
+static int table_load(struct kf_dsos *d, struct kf_module *mod, unsigned what)
+{
+	struct dso_state *st = dso_state_of(mod);
+	const struct kf_nametab *t = d->names;
+	const struct kf_nt_module *m;
+	const char *s;
+
+	if (!st) {
+		d->load_failed = true;
+		return KF_ENOMEM;
+	}
+	m = kf_nametab_module(t, mod->id);
+	if (m && (!(s = kf_nametab_get(t, m->name)) || strcmp(s, mod->name) != 0))
+		m = NULL;
+	if (st->status == KF_DSO_UNTRIED) {
+		d->n_loads++;
+		st->status = m ? (enum kf_dso_status)m->status : KF_DSO_MISSING;
+		if (st->status == KF_DSO_UNTRIED)
+			st->status = KF_DSO_MISSING;
+		if (m) {
+			st->has_syms = m->named;
+			st->inode_checked = m->inode_checked;
+			st->mdi_used = m->mdi_used;
+			st->syms_dinfod = m->syms_dinfod;
+			st->mdi_note = kf_nametab_get(t, m->mdi_note);
+			st->unverified_why = kf_nametab_get(t, m->unverified_why);
+			if ((s = kf_nametab_get(t, m->file)) && !(st->file = strdup(s)))
+				return KF_ENOMEM;
+			if (st->status == KF_DSO_UNVERIFIED && mod->kind == KF_MOD_FILE &&
+			    (s = kf_nametab_get(t, m->status_text)) &&
+			    !(st->status_text = strdup(s)))
+				return KF_ENOMEM;
+		}
+		/* the count elf.c keeps of files nothing could check */
+		if (st->status == KF_DSO_UNVERIFIED && mod->kind == KF_MOD_FILE &&
+		    !st->inode_checked && st->unverified_why) {
+			if (!d->n_unverified++)
+				d->unverified_why = st->unverified_why;
+			else if (d->unverified_why && strcmp(d->unverified_why,
+							     st->unverified_why) != 0)
+				d->unverified_why = NULL;
+		}
+	}
+	if ((what & KF_DSO_LOAD_DWARF) && !st->dw_tried) {
+		d->n_loads++;
+		st->dw_tried = true;
+		if (m && m->dw_known) {
+			st->tab_dw = m->dw_found;
+			st->dw_dinfod = m->dw_dinfod;
+			st->dw_file = kf_nametab_get(t, m->dw_file);
+			if ((s = kf_nametab_get(t, m->dw_hint)) && !(st->dw_hint = strdup(s)))
+				return KF_ENOMEM;
+		}
+	}
+	if ((what & KF_DSO_LOAD_CFI) && !st->cfi_tried) {
+		d->n_loads++;
+		st->cfi_tried = true;
+	}
+	if ((what & KF_DSO_LOAD_CODE) && !st->code_tried) {
+		d->n_loads++;
+		st->code_tried = true;
+		st->code_why = "a --symbols-only bundle holds no code";
+	}
+	return 0;
+}
+
 int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what)
 {
 	struct kf_module *mod;
@@ -178,6 +250,8 @@ int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what)
 	if (module == 0)
 		return 0;            /* no module: nothing to load */
 	mod = kf_modules_at(d->modules, module);
+	if (d->names && kf_nt_kind(mod->kind))
+		return table_load(d, mod, what);
 	st = mod->priv;
 	if (!st || st->status == KF_DSO_UNTRIED) {
 		st = load_syms(d, mod);

@@ -99,6 +99,8 @@ struct kf_dso_opts {
 					  (host.h); NULL: nothing */
 };
 
+struct kf_nametab;
+
 typedef void (*kf_dso_warn_fn)(void *payload, const char *msg);
 
 struct kf_dsos {
@@ -142,6 +144,9 @@ struct kf_dsos {
 	uint64_t n_loads;
 	bool load_failed;             /* a load ran out of memory: getters
 					 may then meet modules not loaded */
+	/* a --symbols-only bundle's name table (nametab.h), borrowed: its
+	 * user-space modules load from it, never from files; NULL: none */
+	const struct kf_nametab *names;
 };
 
 void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,

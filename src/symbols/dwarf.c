@@ -472,7 +472,7 @@ const char *kf_dso_debuginfo_file(struct kf_dsos *d, uint32_t module, bool *look
 	struct dso_state *st = module ? mod->priv : NULL;
 
 	*looked = st && st->dw_tried;
-	return st && st->dw ? st->dw_file : NULL;
+	return st && (st->dw || st->tab_dw) ? st->dw_file : NULL;
 }
 
 void kf_dso_debuginfod(struct kf_dsos *d, uint32_t module, bool *syms, bool *dwarf)
@@ -483,7 +483,7 @@ void kf_dso_debuginfod(struct kf_dsos *d, uint32_t module, bool *syms, bool *dwa
 	if (syms)
 		*syms = st && st->has_syms && st->syms_dinfod;
 	if (dwarf)
-		*dwarf = st && st->dw && st->dw_dinfod;
+		*dwarf = st && (st->dw || st->tab_dw) && st->dw_dinfod;
 }
 
 bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *vaddr)
@@ -504,5 +504,5 @@ const char *kf_dso_debuginfo_hint(struct kf_dsos *d, uint32_t module)
 	struct kf_module *mod = kf_modules_at(d->modules, module);
 	struct dso_state *st = module ? mod->priv : NULL;
 
-	return st && st->dw_tried && !st->dw ? st->dw_hint : NULL;
+	return st && st->dw_tried && !st->dw && !st->tab_dw ? st->dw_hint : NULL;
 }

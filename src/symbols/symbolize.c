@@ -5,6 +5,7 @@
  * symbol and its offset, the module, perf's addr2line lines; folded.c
  * makes the line and folds it by stackcollapse-perf.pl's rules.
  */
+#include "nametab.h"
 #include "symbolize.h"
 
 #include <inttypes.h>
@@ -415,8 +416,51 @@ const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f)
 	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO |
 					   KF_FRAME_ROOT | KF_FRAME_TRUNCATED)))
 		return NULL;
+	if (n->dsos->names && kf_nt_kind(kf_modules_at(n->modules, f->module)->kind)) {
+		const struct kf_nt_entry *e = NULL;
+		unsigned v = kf_nt_variant(n->inline_frames, n->srcline), i;
+
+		/* the symbol does not depend on the variant */
+		for (i = 0; !e && i <= KF_NT_VARIANTS; i++)
+			e = kf_nametab_find(n->dsos->names, i ? i - 1 : v, f->module,
+					    f->addr, f->flags & NAMING_FLAGS);
+		return e ? kf_nametab_get(n->dsos->names, e->sym) : NULL;
+	}
 	s = frame_sym(n, f, &t, &at);
 	return s ? kf_sym_name(t, s) : NULL;
+}
+
+/* A --symbols-only bundle's module: its frames as the capture host named
+ * them (nametab.h).  A frame the table lacks (never, for the capture's
+ * own stacks) gets no name, with its module's status. */
+static bool name_table(struct kf_namer *n, const struct kf_frame *f, struct kf_symframe *sf)
+{
+	const struct kf_nametab *t = n->dsos->names;
+	const struct kf_nt_entry *e = kf_nametab_find(t, kf_nt_variant(n->inline_frames,
+								       n->srcline),
+						      f->module, f->addr, f->flags);
+	uint32_t k;
+
+	/* as name_dwarf: a name of a file's frame reads its debug info */
+	if (n->inline_frames || n->srcline)
+		ask_debuginfo(n, f->module);
+	if (!e) {
+		trust(n, sf);
+		sf->why = why_unnamed(sf, kf_dso_symtab(n->dsos, f->module) != NULL);
+		return push(n, sf);
+	}
+	for (k = 0; k < e->count; k++) {
+		struct kf_symframe x = t->frames[e->first + k];
+
+		if (!str_id(n, x.name ? kf_strtab_get(&t->strings, x.name) : NULL, &x.name) ||
+		    !str_id(n, x.file ? kf_strtab_get(&t->strings, x.file) : NULL, &x.file))
+			return false;
+		x.addr = f->addr;
+		x.module = f->module;
+		if (!push(n, &x))
+			return false;
+	}
+	return true;
 }
 
 static bool name_kfold(struct kf_namer *n, const struct kf_frame *f)
@@ -430,6 +474,8 @@ static bool name_kfold(struct kf_namer *n, const struct kf_frame *f)
 	base_frame(n, f, &sf);
 	if (!sf.module)
 		return push(n, &sf);   /* truncated, or no mapping */
+	if (n->dsos->names && kf_nt_kind(mod->kind))
+		return name_table(n, f, &sf);
 	s = frame_sym(n, f, &t, &at);
 	trust(n, &sf);
 	if (s) {

@@ -1,0 +1,616 @@
+/* symonly.c - the parts of a --symbols-only bundle (symonly.h). */
+#include "symonly.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "perfdata.h"
+#include "sample.h"
+#include "tape.h"
+#include "util.h"
+
+#define NAMES_SCHEMA "kfold-names"
+#define NAMES_VERSION 1
+#define MAX_LINE ((size_t)1 << 20)
+#define MAX_PART ((uint64_t)1 << 30)
+#define UW_MAGIC "KFUW"
+#define UW_VERSION 1u
+
+/* ---- the capture without stack copies ---------------------------------------- */
+
+static uint64_t rd64(const uint8_t *p, bool swap)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return swap ? __builtin_bswap64(v) : v;
+}
+
+static void zero(uint8_t *b, uint64_t size, uint64_t off, uint64_t len, uint64_t *n)
+{
+	if (off >= size)
+		return;
+	if (len > size - off)
+		len = size - off;
+	memset(b + off, 0, (size_t)len);
+	*n += len;
+}
+
+/* where the data section ends: a file's header says; a pipe's stream is
+ * all data */
+static uint64_t data_end(const uint8_t *b, uint64_t size, bool pipe, bool swap)
+{
+	uint64_t off, len;
+
+	if (pipe || size < 56)
+		return size;
+	off = rd64(b + 40, swap);
+	len = rd64(b + 48, swap);
+	if (off > size || len > size - off)
+		return size;
+	return off + len;
+}
+
+int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
+		    struct kf_error *e)
+{
+	struct kf_pd *pd = NULL;
+	struct kf_error pe;
+	struct kf_rec rec;
+	uint8_t *b;
+	uint64_t last_end = 0, got = 0;
+	bool any = false, swap;
+	size_t i;
+	int r;
+
+	*out = -1;
+	*n_zeroed = 0;
+	if (size > SIZE_MAX - 1)
+		return kf_fail(e, KF_ENOMEM, "out of memory");
+	b = malloc(size ? (size_t)size : 1);
+	if (!b)
+		return kf_fail(e, KF_ENOMEM, "out of memory");
+	while (got < size) {
+		ssize_t n = pread(fd, b + got, (size_t)(size - got), (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(b);
+			return kf_fail(e, KF_EIO, "the capture: cannot read it again: %s",
+				       n < 0 ? strerror(errno) : "it is shorter now");
+		}
+		got += (uint64_t)n;
+	}
+	memset(&pe, 0, sizeof(pe));
+	r = kf_pd_open_mem(&pd, b, (size_t)size, &pe);
+	if (r) {
+		r = kf_fail(e, r, "the capture: %s", pe.msg);
+		goto out;
+	}
+	swap = kf_pd_swapped(pd);
+	while ((r = kf_pd_next(pd, &rec)) > 0) {
+		const struct kf_attr *a;
+		struct kf_sample smp;
+		enum kf_sample_err es;
+		uint64_t at;
+
+		if (rec.compressed) {
+			r = kf_fail(e, KF_EUNSUPP, "the capture: --symbols-only cannot "
+				    "rewrite a -z (compressed) capture yet");
+			goto out;
+		}
+		/* where the record is in b: the reader reads a file's records
+		 * in place, and a pipe's from a copy at its stream offset */
+		if (rec.data >= b && rec.data <= b + size && rec.size <= b + size - rec.data)
+			at = (uint64_t)(rec.data - b);
+		else if (rec.offset <= size && rec.size <= size - rec.offset)
+			at = rec.offset;
+		else
+			continue;
+		if (at + rec.size > last_end)
+			last_end = at + rec.size;
+		if (rec.type != KF_REC_SAMPLE)
+			continue;
+		/* a pipe's attrs come as records, before its samples */
+		for (i = 0; !any && i < kf_pd_n_attrs(pd); i++)
+			if (kf_pd_attr(pd, i)->sample_type &
+			    (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER))
+				any = true;
+		if (!any)
+			continue;
+		if (rec.attr < 0) {
+			zero(b, size, at + 8, rec.size - 8u, n_zeroed);
+			continue;
+		}
+		a = kf_pd_attr(pd, (size_t)rec.attr);
+		if (!(a->sample_type & (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER)))
+			continue;
+		es = kf_sample_decode(a, swap, rec.data, rec.size, &smp);
+		if (es != KF_SAMPLE_OK && es != KF_SAMPLE_TRAILING) {
+			zero(b, size, at + 8, rec.size - 8u, n_zeroed);
+			continue;
+		}
+		if (smp.regs_user && smp.n_regs_user)
+			zero(b, size, at + (uint64_t)(smp.regs_user - rec.data),
+			     8ull * smp.n_regs_user, n_zeroed);
+		if (smp.stack && smp.stack_size)
+			zero(b, size, at + (uint64_t)(smp.stack - rec.data), smp.stack_size,
+			     n_zeroed);
+	}
+	if (r < 0) {
+		r = kf_fail(e, r, "the capture: %s", r == KF_ENOMEM ? "out of memory" :
+			    "cannot be read");
+		goto out;
+	}
+	/* a cut or damaged capture: whatever follows the last whole record
+	 * may be part of a sample */
+	for (i = 0; !any && i < kf_pd_n_attrs(pd); i++)
+		if (kf_pd_attr(pd, i)->sample_type & (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER))
+			any = true;
+	if (any && kf_pd_end_reason(pd) != KF_PD_END_CLEAN) {
+		uint64_t end = data_end(b, size, kf_pd_is_pipe(pd), swap);
+
+		if (end > last_end)
+			zero(b, size, last_end, end - last_end, n_zeroed);
+	}
+	kf_pd_free(pd);
+	pd = NULL;
+	*out = kf_tape_memfd("kfold-symbols-only", b, (size_t)size);
+	r = *out < 0 ? kf_fail(e, KF_EIO, "%s", strerror(errno)) : 0;
+out:
+	kf_pd_free(pd);
+	free(b);
+	return r;
+}
+
+/* ---- names.json ---------------------------------------------------------------- */
+
+static json_t *jstr(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *jref(const struct kf_nametab *t, uint32_t ref)
+{
+	return jstr(kf_nametab_get(t, ref));
+}
+
+static json_t *jid(const struct kf_nametab *t, uint32_t id)
+{
+	return id ? json_string(kf_strtab_get(&t->strings, id)) : json_null();
+}
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static bool put_line(struct kf_buf *out, json_t *j)
+{
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	bool ok = s != NULL;
+
+	if (s) {
+		kf_buf_puts(out, s);
+		kf_buf_puts(out, "\n");
+	}
+	ok = ok && !out->oom;
+	free(s);
+	json_decref(j);
+	return ok;
+}
+
+char *kf_symonly_names_text(const struct kf_nametab *t, size_t *len)
+{
+	struct kf_buf out;
+	json_t *h, *host;
+	size_t i, k;
+
+	kf_buf_init(&out);
+	h = json_object();
+	host = json_object();
+	if (!h || !host) {
+		json_decref(h);
+		json_decref(host);
+		return NULL;
+	}
+	json_object_set_new(h, "schema", json_string(NAMES_SCHEMA));
+	json_object_set_new(h, "schema_version", json_integer(NAMES_VERSION));
+	json_object_set_new(host, "decided", json_boolean(t->host_decided));
+	json_object_set_new(host, "verdict", json_integer(t->host));
+	json_object_set_new(host, "why", jref(t, t->host_why));
+	json_object_set_new(h, "host", host);
+	if (!put_line(&out, h))
+		goto fail;
+	for (i = 0; i < t->n_mods; i++) {
+		const struct kf_nt_module *m = &t->mods[i];
+		json_t *o = json_object();
+
+		if (!o)
+			goto fail;
+		json_object_set_new(o, "module", jint(m->id));
+		json_object_set_new(o, "name", jref(t, m->name));
+		json_object_set_new(o, "status", json_integer(m->status));
+		json_object_set_new(o, "named", json_boolean(m->named));
+		json_object_set_new(o, "inode_checked", json_boolean(m->inode_checked));
+		json_object_set_new(o, "mdi_used", json_boolean(m->mdi_used));
+		json_object_set_new(o, "syms_dinfod", json_boolean(m->syms_dinfod));
+		json_object_set_new(o, "dw_known", json_boolean(m->dw_known));
+		json_object_set_new(o, "dw_found", json_boolean(m->dw_found));
+		json_object_set_new(o, "dw_dinfod", json_boolean(m->dw_dinfod));
+		json_object_set_new(o, "status_text", jref(t, m->status_text));
+		json_object_set_new(o, "file", jref(t, m->file));
+		json_object_set_new(o, "mdi_note", jref(t, m->mdi_note));
+		json_object_set_new(o, "unverified_why", jref(t, m->unverified_why));
+		json_object_set_new(o, "dw_file", jref(t, m->dw_file));
+		json_object_set_new(o, "dw_hint", jref(t, m->dw_hint));
+		if (!put_line(&out, o))
+			goto fail;
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct kf_nt_entry *en = &t->entries[i];
+		json_t *a = json_array(), *fr = json_array();
+
+		if (!a || !fr) {
+			json_decref(a);
+			json_decref(fr);
+			goto fail;
+		}
+		json_array_append_new(a, json_integer(en->variant));
+		json_array_append_new(a, jint(en->module));
+		json_array_append_new(a, jint(en->addr));
+		json_array_append_new(a, jint(en->flags));
+		json_array_append_new(a, jref(t, en->sym));
+		for (k = 0; k < en->count; k++) {
+			const struct kf_symframe *sf = &t->frames[en->first + k];
+			json_t *f = json_array();
+
+			if (!f || json_array_append_new(fr, f))
+				break;
+			json_array_append_new(f, jid(t, sf->name));
+			json_array_append_new(f, jid(t, sf->file));
+			json_array_append_new(f, jint(sf->line));
+			json_array_append_new(f, jint(sf->sym_start));
+			json_array_append_new(f, jint(sf->offset));
+			json_array_append_new(f, jint(sf->inline_depth));
+			json_array_append_new(f, jint(sf->kind));
+			json_array_append_new(f, jint(sf->why));
+			json_array_append_new(f, jint(sf->status));
+			json_array_append_new(f, jint(sf->flags));
+		}
+		json_array_append_new(a, fr);
+		if (!put_line(&out, a))
+			goto fail;
+	}
+	*len = out.len;
+	if (!out.p)
+		return strdup("");
+	return out.p;
+fail:
+	kf_buf_fini(&out);
+	return NULL;
+}
+
+/* the whole member, in memory (it was checked against its SHA-256) */
+static uint8_t *slurp(int fd, uint64_t size, const char *what, struct kf_error *e)
+{
+	uint8_t *b;
+	uint64_t got = 0;
+
+	if (size > MAX_PART) {
+		kf_fail(e, KF_EFORMAT, "member %s is %" PRIu64 " bytes, more than the "
+			"%" PRIu64 " it may be", what, size, MAX_PART);
+		return NULL;
+	}
+	b = malloc((size_t)size + 1);
+	if (!b) {
+		kf_fail(e, KF_ENOMEM, "out of memory");
+		return NULL;
+	}
+	while (got < size) {
+		ssize_t n = pread(fd, b + got, (size_t)(size - got), (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(b);
+			kf_fail(e, KF_EFORMAT, "member %s: cannot read it", what);
+			return NULL;
+		}
+		got += (uint64_t)n;
+	}
+	b[size] = 0;
+	return b;
+}
+
+static bool get_u64(const json_t *v, uint64_t max, uint64_t *out)
+{
+	if (!json_is_integer(v))
+		return false;
+	*out = (uint64_t)json_integer_value(v);
+	return *out <= max;
+}
+
+/* a string or null into a ref; false when it is neither or on ENOMEM */
+static bool get_ref(struct kf_nametab *t, const json_t *v, uint32_t *ref)
+{
+	if (json_is_null(v)) {
+		*ref = 0;
+		return true;
+	}
+	return json_is_string(v) && kf_nametab_str(t, json_string_value(v), ref);
+}
+
+static bool get_bool(const json_t *o, const char *k, bool *out)
+{
+	const json_t *v = json_object_get(o, k);
+
+	if (!json_is_boolean(v))
+		return false;
+	*out = json_is_true(v);
+	return true;
+}
+
+static bool read_module(struct kf_nametab *t, const json_t *o)
+{
+	struct kf_nt_module m;
+	uint64_t v;
+
+	memset(&m, 0, sizeof(m));
+	if (!get_u64(json_object_get(o, "module"), UINT32_MAX - 1, &v) || v == 0)
+		return false;
+	m.id = (uint32_t)v;
+	if (!get_u64(json_object_get(o, "status"), KF_DSO_NO_HOST, &v))
+		return false;
+	m.status = (uint8_t)v;
+	return get_bool(o, "named", &m.named) &&
+	       get_bool(o, "inode_checked", &m.inode_checked) &&
+	       get_bool(o, "mdi_used", &m.mdi_used) &&
+	       get_bool(o, "syms_dinfod", &m.syms_dinfod) &&
+	       get_bool(o, "dw_known", &m.dw_known) &&
+	       get_bool(o, "dw_found", &m.dw_found) &&
+	       get_bool(o, "dw_dinfod", &m.dw_dinfod) &&
+	       get_ref(t, json_object_get(o, "name"), &m.name) && m.name &&
+	       get_ref(t, json_object_get(o, "status_text"), &m.status_text) &&
+	       get_ref(t, json_object_get(o, "file"), &m.file) &&
+	       get_ref(t, json_object_get(o, "mdi_note"), &m.mdi_note) &&
+	       get_ref(t, json_object_get(o, "unverified_why"), &m.unverified_why) &&
+	       get_ref(t, json_object_get(o, "dw_file"), &m.dw_file) &&
+	       get_ref(t, json_object_get(o, "dw_hint"), &m.dw_hint) &&
+	       kf_nametab_add_module(t, &m);
+}
+
+#define MAX_CHAIN 64
+
+static bool read_frame(struct kf_nametab *t, const json_t *a)
+{
+	struct kf_symframe sf[MAX_CHAIN];
+	struct kf_nt_entry en;
+	const json_t *fr = json_array_get(a, 5), *f;
+	uint64_t v[10];
+	size_t k, j;
+
+	memset(&en, 0, sizeof(en));
+	if (json_array_size(a) != 6 || !json_is_array(fr) || json_array_size(fr) == 0 ||
+	    json_array_size(fr) > MAX_CHAIN ||
+	    !get_u64(json_array_get(a, 0), KF_NT_VARIANTS - 1, &v[0]) ||
+	    !get_u64(json_array_get(a, 1), UINT32_MAX - 1, &v[1]) || v[1] == 0 ||
+	    !get_u64(json_array_get(a, 2), UINT64_MAX, &v[2]) ||
+	    !get_u64(json_array_get(a, 3), UINT32_MAX, &v[3]) ||
+	    !get_ref(t, json_array_get(a, 4), &en.sym))
+		return false;
+	en.variant = (uint8_t)v[0];
+	en.module = (uint32_t)v[1];
+	en.addr = v[2];
+	en.flags = (uint32_t)v[3];
+	json_array_foreach(fr, k, f) {
+		static const uint64_t max[10] = {
+			0, 0, UINT32_MAX, UINT64_MAX, UINT64_MAX, UINT16_MAX,
+			KF_SYM_UNKNOWN, KF_SYMWHY_UNTRUSTED, KF_DSO_NO_HOST, UINT8_MAX,
+		};
+		uint32_t ref;
+
+		memset(&sf[k], 0, sizeof(sf[k]));
+		if (!json_is_array(f) || json_array_size(f) != 10)
+			return false;
+		for (j = 2; j < 10; j++)
+			if (!get_u64(json_array_get(f, j), max[j], &v[j]))
+				return false;
+		if (!get_ref(t, json_array_get(f, 0), &ref))
+			return false;
+		sf[k].name = ref ? ref - 1 : 0;
+		if (!get_ref(t, json_array_get(f, 1), &ref))
+			return false;
+		sf[k].file = ref ? ref - 1 : 0;
+		sf[k].addr = en.addr;
+		sf[k].module = en.module;
+		sf[k].line = (uint32_t)v[2];
+		sf[k].sym_start = v[3];
+		sf[k].offset = v[4];
+		sf[k].inline_depth = (uint16_t)v[5];
+		sf[k].kind = (uint8_t)v[6];
+		sf[k].why = (uint8_t)v[7];
+		sf[k].status = (uint8_t)v[8];
+		sf[k].flags = (uint8_t)v[9];
+	}
+	return kf_nametab_add(t, &en, sf, json_array_size(fr));
+}
+
+int kf_symonly_names_read(struct kf_nametab *t, int fd, uint64_t size,
+			  const char *what, struct kf_error *e)
+{
+	uint8_t *b = slurp(fd, size, what, e);
+	size_t pos = 0, line = 0;
+	int r = 0;
+
+	if (!b)
+		return e->code ? e->code : KF_EFORMAT;
+	while (pos < size) {
+		const char *s = (const char *)b + pos;
+		const char *nl = memchr(s, '\n', (size_t)size - pos);
+		size_t n = nl ? (size_t)(nl - s) : (size_t)size - pos;
+		json_error_t je;
+		json_t *j;
+		bool ok;
+
+		line++;
+		if (n > MAX_LINE) {
+			r = kf_fail(e, KF_EFORMAT, "member %s: line %zu is longer than "
+				    "%zu bytes", what, line, MAX_LINE);
+			break;
+		}
+		j = json_loadb(s, n, JSON_REJECT_DUPLICATES, &je);
+		if (!j) {
+			r = kf_fail(e, KF_EFORMAT, "member %s: line %zu is not JSON: %s",
+				    what, line, je.text);
+			break;
+		}
+		if (line == 1) {
+			const json_t *h = json_object_get(j, "host");
+			uint64_t v = 0;
+
+			ok = json_is_object(j) &&
+			     json_is_string(json_object_get(j, "schema")) &&
+			     strcmp(json_string_value(json_object_get(j, "schema")),
+				    NAMES_SCHEMA) == 0 &&
+			     json_is_integer(json_object_get(j, "schema_version")) &&
+			     json_integer_value(json_object_get(j, "schema_version")) ==
+			     NAMES_VERSION &&
+			     json_is_object(h) && get_bool(h, "decided", &t->host_decided) &&
+			     get_u64(json_object_get(h, "verdict"), 2, &v) &&
+			     get_ref(t, json_object_get(h, "why"), &t->host_why);
+			t->host = (uint8_t)v;
+		} else if (json_is_object(j)) {
+			ok = read_module(t, j);
+		} else {
+			ok = json_is_array(j) && read_frame(t, j);
+		}
+		json_decref(j);
+		if (!ok) {
+			r = kf_fail(e, KF_EFORMAT, "member %s: line %zu is not a%s of a "
+				    "kfold-names table version %d (or a duplicate)", what,
+				    line, line == 1 ? " header" : "n entry", NAMES_VERSION);
+			break;
+		}
+		pos += n + (nl ? 1 : 0);
+	}
+	if (r == 0 && line == 0)
+		r = kf_fail(e, KF_EFORMAT, "member %s is empty", what);
+	free(b);
+	return r;
+}
+
+/* ---- unwound.bin ----------------------------------------------------------------- */
+
+static void put_le(uint8_t *p, uint64_t v, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+uint8_t *kf_symonly_uw_bytes(const struct kf_uwtab *t, size_t *len)
+{
+	size_t total = 16, i, k;
+	uint8_t *b, *p;
+
+	for (i = 0; i < t->n; i++)
+		total += 16 + 8 * (size_t)t->v[i].n + ((size_t)t->v[i].n + 7) / 8;
+	b = kf_calloc(total, 1);
+	if (!b)
+		return NULL;
+	memcpy(b, UW_MAGIC, 4);
+	put_le(b + 4, UW_VERSION, 4);
+	put_le(b + 8, t->n, 8);
+	p = b + 16;
+	for (i = 0; i < t->n; i++) {
+		const struct kf_uwent *u = &t->v[i];
+
+		put_le(p, u->key, 8);
+		put_le(p + 8, u->end_module, 4);
+		put_le(p + 12, u->n, 2);
+		p[14] = u->end;
+		p += 16;
+		for (k = 0; k < u->n; k++, p += 8)
+			put_le(p, t->frames[u->first + k].pc, 8);
+		for (k = 0; k < u->n; k++)
+			if (t->frames[u->first + k].guessed)
+				p[k / 8] |= (uint8_t)(1u << (k % 8));
+		p += (u->n + 7u) / 8;
+	}
+	*len = total;
+	return b;
+}
+
+int kf_symonly_uw_read(struct kf_uwtab *t, int fd, uint64_t size, const char *what,
+		       struct kf_error *e)
+{
+	struct kf_uframe fr[UINT16_MAX];
+	uint8_t *b = slurp(fd, size, what, e);
+	uint64_t n, i, pos = 16;
+	int r = 0;
+
+	if (!b)
+		return e->code ? e->code : KF_EFORMAT;
+	if (size < 16 || memcmp(b, UW_MAGIC, 4) != 0 || get_le(b + 4, 4) != UW_VERSION) {
+		free(b);
+		return kf_fail(e, KF_EFORMAT, "member %s is not a kfold unwind table "
+			       "version %u", what, UW_VERSION);
+	}
+	n = get_le(b + 8, 8);
+	for (i = 0; i < n && r == 0; i++) {
+		uint64_t key, nf, k;
+		uint32_t mod;
+		uint8_t end;
+
+		if (size - pos < 16) {
+			r = kf_fail(e, KF_EFORMAT, "member %s: entry %" PRIu64 " of %" PRIu64
+				    " at offset %" PRIu64 " is cut short", what, i, n, pos);
+			break;
+		}
+		key = get_le(b + pos, 8);
+		mod = (uint32_t)get_le(b + pos + 8, 4);
+		nf = get_le(b + pos + 12, 2);
+		end = b[pos + 14];
+		pos += 16;
+		if (end >= KF_UW_N_REASONS || nf > KF_CHAIN_MAX_STACK ||
+		    size - pos < 8 * nf + (nf + 7) / 8) {
+			r = kf_fail(e, KF_EFORMAT, "member %s: entry %" PRIu64 " at offset %"
+				    PRIu64 " has a bad reason, count or length", what, i,
+				    pos - 16);
+			break;
+		}
+		for (k = 0; k < nf; k++) {
+			fr[k].pc = get_le(b + pos + 8 * k, 8);
+			fr[k].guessed = b[pos + 8 * nf + k / 8] >> (k % 8) & 1;
+		}
+		pos += 8 * nf + (nf + 7) / 8;
+		if (kf_uwtab_find(t, key))
+			r = kf_fail(e, KF_EFORMAT, "member %s: key %#" PRIx64 " appears "
+				    "twice", what, key);
+		else if (!kf_uwtab_add(t, key, (enum kf_unwind_end)end, mod, fr, (size_t)nf))
+			r = kf_fail(e, KF_ENOMEM, "out of memory");
+	}
+	if (r == 0 && pos != size)
+		r = kf_fail(e, KF_EFORMAT, "member %s: %" PRIu64 " bytes after its %"
+			    PRIu64 " entries", what, size - pos, n);
+	free(b);
+	return r;
+}
