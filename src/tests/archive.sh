@@ -21,6 +21,10 @@
 #      /dev/urandom (jansson's hash seed) and, in a sanitizer build, what
 #      the sanitizer runtime reads of the process itself (/proc/self/maps,
 #      cmdline, environ).
+# --symbols-only bundles of the captures it can rewrite (not -z, not a
+# directory) are read in the namespace too: fold (four inline/srcline
+# variants and --context), report, explain and header equal the capture
+# host's, and annotate and --compat=perf are refused (exit 2).
 # Also: the bundle is mode 0600, manifest.json is its first member, and
 # GNU tar lists it (--zstd and, with --gzip, -z).
 set -uo pipefail
@@ -52,11 +56,41 @@ variants=(
 	"header"
 )
 
+# what a --symbols-only bundle answers
+so_variants=(
+	"fold"
+	"fold --no-inline"
+	"fold --srcline"
+	"fold --no-inline --srcline"
+	"fold --context=leaf"
+	"report"
+	"explain"
+	"header"
+)
+so_cases=(syscall dwarf-small dwarf-deep dwarf-qsort pipe jit system inline-dwz
+	inline-clang cxx rust-v0 twoevents ../annotate/stripped)
+
 cases=(syscall dwarf-small dwarf-deep dwarf-qsort pipe zstd dwarf-zstd jit system dirmode
 	inline-dwz inline-clang cxx rust-v0 twoevents ../annotate/stripped
 	../annotate/gcc-fp-z)
 
-mkdir -p "$tmp/b"
+mkdir -p "$tmp/b" "$tmp/s"
+for c in "${so_cases[@]}"; do
+	dir=$src/testdata/cases/$c
+	name=$(basename "$c")
+	kf_case "$dir"
+	for i in "${!so_variants[@]}"; do
+		read -r -a v <<< "${so_variants[$i]}"
+		"$kfold" "${v[@]}" "${KF_CASE[@]}" "$dir/perf.data" \
+			> "$tmp/s/$name.$i.out" 2> "$tmp/s/$name.$i.err"
+		echo $? > "$tmp/s/$name.$i.rc"
+	done
+	if ! "$kfold" archive -q --symbols-only "${KF_CASE[@]}" "$dir/perf.data" \
+		-o "$tmp/s/$name.tar.zst" 2> "$tmp/s/$name.arerr"; then
+		echo "FAIL $name: kfold archive --symbols-only: $(head -3 "$tmp/s/$name.arerr")"
+		fail=1
+	fi
+done
 for c in "${cases[@]}"; do
 	dir=$src/testdata/cases/$c
 	name=$(basename "$c")
@@ -100,8 +134,23 @@ for b in "$tmp"/b/*.tar.zst; do
 		i=$((i + 1))
 	done < "$tmp/variants"
 done
+for b in "$tmp"/s/*.tar.zst; do
+	name=$(basename "$b" .tar.zst)
+	i=0
+	while read -r line; do
+		read -r -a v <<< "$line"
+		"$kfold" "${v[@]}" "$b" > "$tmp/s/$name.$i.bout" 2> "$tmp/s/$name.$i.berr"
+		echo $? > "$tmp/s/$name.$i.brc"
+		i=$((i + 1))
+	done < "$tmp/so_variants"
+	for v in annotate --compat=perf; do
+		"$kfold" $v "$b" > /dev/null 2> "$tmp/s/$name.$v.berr"
+		echo $? > "$tmp/s/$name.$v.brc"
+	done
+done
 INSIDE
 printf '%s\n' "${variants[@]}" > "$tmp/variants"
+printf '%s\n' "${so_variants[@]}" > "$tmp/so_variants"
 if ! unshare -m -u bash "$tmp/inside.sh" "$kfold" "$tmp" "$src" "$home" "$KF_KALLSYMS"; then
 	echo "FAIL: the namespace could not be set up"
 	exit 1
@@ -126,6 +175,40 @@ for c in "${cases[@]}"; do
 	fi
 done
 echo "ok   ${#cases[@]} captures x ${#variants[@]} outputs: $n equal to the capture host's, read elsewhere"
+
+# --symbols-only: no ELF member, no stack byte, the same answers
+n=0
+for c in "${so_cases[@]}"; do
+	name=$(basename "$c")
+	b=$tmp/s/$name.tar.zst
+	bad=
+	for i in "${!so_variants[@]}"; do
+		f=$tmp/s/$name.$i
+		if ! cmp -s "$f.rc" "$f.brc" || ! cmp -s "$f.out" "$f.bout" ||
+		   ! cmp -s "$f.err" "$f.berr"; then
+			bad="$bad [${so_variants[$i]}: rc $(cat "$f.rc")/$(cat "$f.brc" 2>/dev/null)]"
+			[ -n "${KF_VERBOSE:-}" ] && diff "$f.out" "$f.bout" | head -5
+			[ -n "${KF_VERBOSE:-}" ] && diff "$f.err" "$f.berr" | head -5
+		fi
+		n=$((n + 1))
+	done
+	for v in annotate --compat=perf; do
+		[ "$(cat "$tmp/s/$name.$v.brc")" = 2 ] && grep -q 'symbols-only' "$tmp/s/$name.$v.berr" ||
+			bad="$bad [$v not refused: rc $(cat "$tmp/s/$name.$v.brc")]"
+	done
+	while read -r m; do
+		case $m in
+		*/) ;;
+		*) [ "$(tar --zstd -xOf "$b" "$m" | head -c 4 | od -An -c | tr -d ' ')" = '177ELF' ] &&
+			bad="$bad [ELF member $m]" ;;
+		esac
+	done < <(tar --zstd -tf "$b")
+	if [ -n "$bad" ]; then
+		echo "FAIL $name: the --symbols-only bundle differs:$bad"
+		fail=1
+	fi
+done
+echo "ok   ${#so_cases[@]} --symbols-only bundles x ${#so_variants[@]} outputs: $n equal to the capture host's, read elsewhere; no ELF member; annotate and --compat=perf refused"
 
 # what the bundle run opens
 leaks() {
