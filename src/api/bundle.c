@@ -25,6 +25,7 @@
 #include "debuginfod.h"
 #include "dso.h"
 #include "host.h"
+#include "inflate.h"
 #include "session.h"
 #include "symonly.h"
 #include "sha256.h"
@@ -257,6 +258,7 @@ struct kf_archive {
 	struct member names_m, uw_m;
 	uint64_t zeroed;         /* capture bytes zeroed */
 	uint64_t elf_withheld;   /* ELF files left out */
+	bool inflated;           /* cap_fd is a -z capture inflated (inflate.h) */
 };
 
 void kf_archive_options_init(kf_archive_options *ao)
@@ -770,16 +772,29 @@ static int redact_capture(struct kf_archive *a)
 
 	while (hl > 1 && home[hl - 1] == '/')
 		hl--;
-	if (a->dir || a->capinfo.compressed)
-		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite a %s "
-			       "yet", a->input, a->dir ? "perf record --threads directory" :
-			       "-z (compressed) capture");
+	if (a->dir)
+		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite a perf "
+			       "record --threads directory yet", a->input);
 	b = malloc(n ? n : 1);
 	if (!b)
 		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
 	if (pread(a->cap_fd, b, n, 0) != (ssize_t)n) {
 		free(b);
 		return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
+	}
+	/* a -z capture's strings may be in its compressed records: the bundle
+	 * holds it inflated (inflate.h) */
+	if (a->capinfo.compressed && !a->inflated) {
+		uint8_t *big;
+		size_t blen;
+
+		r = kf_inflate_capture(b, n, (size_t)16 << 30, &big, &blen, &a->err);
+		free(b);
+		if (r)
+			return r;
+		b = big;
+		n = blen;
+		a->inflated = true;
 	}
 	swap = n >= 8 && memcmp(b, "2ELIFREP", 8) == 0;
 	if (n >= 8 && memcmp(b, swap ? "2ELIFREP" : "PERFILE2", 8) == 0)
@@ -829,9 +844,11 @@ static int symbols_only(struct kf_archive *a)
 	void *buf;
 	int fd, r;
 
-	r = kf_symonly_zero(a->cap_fd, a->cap_size, &fd, &a->zeroed, &a->err);
+	r = kf_symonly_zero(a->cap_fd, a->cap_size, a->capinfo.compressed, &fd,
+			    &a->zeroed, &a->err);
 	if (r)
 		return r;
+	a->inflated = a->capinfo.compressed;
 	close(a->cap_fd);
 	a->cap_fd = fd;
 	if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
@@ -991,9 +1008,6 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 		return r;
 	kf_session_capture(a->first, &a->capinfo);
 	a->damaged = kf_session_stats(a->first)->input_damaged;
-	if (a->ao.symbols_only && a->capinfo.compressed)
-		return kf_fail(&a->err, KF_EUNSUPP, "%s: --symbols-only cannot rewrite a "
-			       "-z (compressed) capture yet", a->input);
 	n_ev = kf_session_n_events(a->first);
 	for (ev = 0; ev < n_ev && n_ev > 1; ev++) {
 		kf_event_info ei;
@@ -1174,6 +1188,8 @@ static json_t *manifest(struct kf_archive *a)
 	json_object_set_new(cap, "sha256", json_string(a->cap_sha));
 	json_object_set_new(cap, "pipe", json_boolean(a->capinfo.pipe));
 	json_object_set_new(cap, "compressed", json_boolean(a->capinfo.compressed));
+	/* the member holds a -z capture's records inflated (inflate.h) */
+	json_object_set_new(cap, "inflated", json_boolean(a->inflated));
 	put_path(cap, "hostname", a->capinfo.hostname);
 	put_path(cap, "os_release", a->capinfo.os_release);
 	json_object_set_new(cap, "n_events", jint(a->capinfo.n_events));

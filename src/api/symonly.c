@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "inflate.h"
 #include "perfdata.h"
 #include "sample.h"
 #include "tape.h"
@@ -20,6 +21,8 @@
 #define MAX_PART ((uint64_t)1 << 30)
 #define UW_MAGIC "KFUW"
 #define UW_VERSION 1u
+/* a -z capture inflated in memory: at most this */
+#define MAX_INFLATED ((size_t)16 << 30)
 
 /* ---- the capture without stack copies ---------------------------------------- */
 
@@ -56,7 +59,7 @@ static uint64_t data_end(const uint8_t *b, uint64_t size, bool pipe, bool swap)
 	return off + len;
 }
 
-int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
+int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_zeroed,
 		    struct kf_error *e)
 {
 	struct kf_pd *pd = NULL;
@@ -87,6 +90,17 @@ int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
 		}
 		got += (uint64_t)n;
 	}
+	if (inflate) {
+		uint8_t *big;
+		size_t blen;
+
+		r = kf_inflate_capture(b, (size_t)size, MAX_INFLATED, &big, &blen, e);
+		free(b);
+		if (r)
+			return r;
+		b = big;
+		size = blen;
+	}
 	memset(&pe, 0, sizeof(pe));
 	r = kf_pd_open_mem(&pd, b, (size_t)size, &pe);
 	if (r) {
@@ -101,8 +115,9 @@ int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
 		uint64_t at;
 
 		if (rec.compressed) {
-			r = kf_fail(e, KF_EUNSUPP, "the capture: --symbols-only cannot "
-				    "rewrite a -z (compressed) capture yet");
+			/* never: inflated first */
+			r = kf_fail(e, KF_EUNSUPP, "the capture: compressed records "
+				    "where none were expected");
 			goto out;
 		}
 		/* where the record is in b: the reader reads a file's records
