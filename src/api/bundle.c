@@ -2274,9 +2274,9 @@ static int refuse_symbols_only(struct kf_session *s, const char *name, int r)
 {
 	if (r == 0 && s->bundle && s->bundle->symbols_only &&
 	    (s->o.annotate || s->o.compat != KF_COMPAT_NONE))
-		return kf_fail(&s->err, KF_EINVAL, "%s is a --symbols-only bundle: it holds "
-			       "no binaries, so %s cannot read it (a bundle written "
-			       "without --symbols-only can)", name,
+		return kf_fail(&s->err, KF_EINVAL, "%s: a --symbols-only bundle holds no "
+			       "binaries, and %s needs them (a bundle written without "
+			       "--symbols-only has them)", name,
 			       s->o.annotate ? "annotate" : "--compat=perf");
 	return r;
 }

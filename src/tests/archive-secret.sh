@@ -58,12 +58,27 @@ KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 --call-graph dwarf,81
 KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 --call-graph dwarf,8192 \
 	-o - -- "$prog" 0.3 > p.data 2> rec.err ||
 	skip "perf record -o - cannot run here: $(head -2 rec.err)"
+# and with -z, where the stack copies are in compressed records
+KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 -z --call-graph dwarf,8192 \
+	-o z.data -- "$prog" 0.3 2> rec.err ||
+	skip "perf record -z cannot run here: $(head -2 rec.err)"
 
-caps="d p"
+caps="d p z"
 sym_ok=""
 for c in $caps; do
-	# the secret is in the capture, in the samples' stack copies
-	n=$(grep -o -a -F "$secret" "$c.data" | wc -l)
+	# the secret is in the capture, in the samples' stack copies; a -z
+	# capture's are compressed, so it is looked for in the capture as
+	# --redact bundles it, inflated (and only names masked)
+	view=$c.data
+	if [ "$c" = z ]; then
+		"$kfold" archive -q --redact z.data -o z.red.tar.zst 2> z.red.err ||
+			bad "z: kfold archive --redact: $(head -2 z.red.err)"
+		tar --zstd -xOf z.red.tar.zst capture/perf.data > z.inflated
+		view=z.inflated
+		grep -q -a -F "$secret" z.data &&
+			bad "z: the secret is readable in the -z capture itself: not a -z test"
+	fi
+	n=$(grep -o -a -F "$secret" "$view" | wc -l)
 	samples=$("$kfold" report "$c.data" 2> /dev/null | jq -r '.capture.samples')
 	if [ "$n" -ge 20 ] && [ "$samples" -gt 0 ] 2> /dev/null && [ $((2 * n)) -ge "$samples" ]; then
 		ok "$c: the secret is in the capture $n times ($samples samples)"
@@ -98,6 +113,9 @@ for c in $caps; do
 	[ -s "$c.full.tar.zst" ] || continue
 
 	zstd -dc "$c.full.tar.zst" > "$c.full.tar" || bad "$c: zstd -dc of the full bundle failed"
+	# (a -z capture is in its full bundle as recorded, compressed: the
+	# control is the inflated copy above)
+	[ "$c" = z ] && cat z.inflated >> "$c.full.tar"
 	n=$(grep -o -a -F "$secret" "$c.full.tar" | wc -l)
 	if [ "$n" -gt 0 ] && grep -q -a -F -f pieces "$c.full.tar"; then
 		ok "$c: the full bundle holds the secret ($n times)"
@@ -135,12 +153,13 @@ for c in $caps; do
 	else
 		bad "$c: the symbols-only bundle has ELF members:$elf"
 	fi
-	# the capture zeroed in place: the same size
+	# the capture zeroed in place: the same size (a -z one: the size of
+	# its inflated copy)
 	csize=$(tar --zstd -xOf "$c.sym.tar.zst" capture/perf.data 2> /dev/null | wc -c)
-	if [ "$csize" -eq "$(stat -c %s "$c.data")" ]; then
+	if [ "$csize" -eq "$(stat -c %s "$view")" ]; then
 		ok "$c: the symbols-only bundle's capture/perf.data has the capture's $csize bytes"
 	else
-		bad "$c: the symbols-only bundle's capture/perf.data has $csize bytes, the capture $(stat -c %s "$c.data")"
+		bad "$c: the symbols-only bundle's capture/perf.data has $csize bytes, the capture $(stat -c %s "$view")"
 	fi
 	fs=$(stat -c %s "$c.full.tar.zst")
 	ss=$(stat -c %s "$c.sym.tar.zst")
@@ -199,6 +218,12 @@ for c in $caps; do
 		# (its samples carry no stack to unwind): that figure alone may
 		# differ, and is masked
 		sed -i -E 's/, work [0-9]+ steps$/, work N steps/' "$c.$i.full.err" "$c.$i.sym.err"
+		# a -z capture is in a symbols-only bundle inflated: the bytes
+		# read and the ordering queue's peak are those of reading that
+		if [ "$c" = z ]; then
+			sed -i -E 's/^kfold: bytes read [0-9]+, ordering queue peak [0-9]+ bytes/kfold: bytes read N, ordering queue peak N bytes/' \
+				"$c.$i.full.err" "$c.$i.sym.err"
+		fi
 		if ! cmp -s "$c.$i.full.err" "$c.$i.sym.err"; then
 			bad "$what: stderr differs from the full bundle's:"
 			diff "$c.$i.full.err" "$c.$i.sym.err" | head -6
