@@ -854,6 +854,14 @@ static int symbols_only(struct kf_archive *a)
 	if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
 		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
 	buf = kf_symonly_names_text(&a->names, &len);
+	/* --redact: its paths as the capture's and the manifest's */
+	if (buf && a->ao.redact && a->ao.home) {
+		size_t hl = strlen(a->ao.home);
+
+		while (hl > 1 && a->ao.home[hl - 1] == '/')
+			hl--;
+		mask_home(buf, len, a->ao.home, hl);
+	}
 	r = mem_member(a, &a->names_m, NAMES_MEMBER, buf, len);
 	if (r == 0) {
 		buf = kf_symonly_uw_bytes(&a->uw, &len);

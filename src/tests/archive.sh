@@ -336,6 +336,26 @@ PYCHECK
 	tar --zstd -xOf "$tmp/red-$c.tar.zst" capture/perf.data | grep -qa 'record -' &&
 		{ echo "FAIL $c: --redact: the command line is still in the capture"; fail=1; }
 done
+# --redact with --symbols-only: names.json's paths are masked as well, and
+# the bundle folds as the --redact one does
+for c in dwarf-small dwarf-zstd; do
+	dir=$src/testdata/cases/$c
+	kf_case "$dir"
+	HOME=/tmp/kfold-fx "$kfold" archive -q --redact "${KF_CASE[@]}" "$dir/perf.data" \
+		-o "$tmp/red-$c.tar.zst" 2> /dev/null
+	HOME=/tmp/kfold-fx "$kfold" archive -q --redact --symbols-only "${KF_CASE[@]}" \
+		"$dir/perf.data" -o "$tmp/reds-$c.tar.zst" 2> "$tmp/err" ||
+		{ echo "FAIL $c: --redact --symbols-only: $(head -2 "$tmp/err")"; fail=1; continue; }
+	for v in "" --srcline report explain; do
+		"$kfold" $v "$tmp/red-$c.tar.zst" > "$tmp/red.want" 2>&1
+		"$kfold" $v "$tmp/reds-$c.tar.zst" > "$tmp/red.got" 2>&1
+		cmp -s "$tmp/red.want" "$tmp/red.got" ||
+			{ echo "FAIL $c: --redact --symbols-only $v differs from --redact's"; fail=1; }
+	done
+	grep -q 'kfold-fx/' "$tmp/red.want" && { echo "FAIL $c: --redact's explain names kfold-fx"; fail=1; }
+	n=$(tar --zstd -xOf "$tmp/reds-$c.tar.zst" | grep -ac 'kfold-fx')
+	[ "$n" = 0 ] || { echo "FAIL $c: --redact --symbols-only: $n lines still name kfold-fx"; fail=1; }
+done
 kf_case "$src/testdata/cases/dirmode"
 for opt in --redact --symbols-only; do
 	HOME=/tmp/kfold-fx "$kfold" archive -q $opt "${KF_CASE[@]}" "$src/testdata/cases/dirmode/perf.data" \
