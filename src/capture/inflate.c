@@ -68,6 +68,14 @@ static void wr64(uint8_t *p, uint64_t v, bool swap)
 	memcpy(p, &v, 8);
 }
 
+/* why a put failed */
+static int put_failed(const struct out *o, struct kf_error *e)
+{
+	return o->too_big ? kf_fail(e, KF_EUNSUPP, "the capture inflates to more than "
+				    "%zu bytes", o->max) :
+	       kf_fail(e, KF_ENOMEM, "out of memory");
+}
+
 /* Walks records b[pos..end) into o, inflating the compressed ones.
  * *stop: where the walk could not go on (end when it reached it). */
 static int walk(const uint8_t *b, size_t pos, size_t end, bool swap, bool pipe,
@@ -146,9 +154,7 @@ static int walk(const uint8_t *b, size_t pos, size_t end, bool swap, bool pipe,
 	*stop = pos;
 	return 0;
 full:
-	return o->too_big ? kf_fail(e, KF_EUNSUPP, "the capture inflates to more than "
-				    "%zu bytes", o->max) :
-	       kf_fail(e, KF_ENOMEM, "out of memory");
+	return put_failed(o, e);
 }
 
 int kf_inflate_capture(const uint8_t *b, size_t n, size_t max_out, uint8_t **out,
@@ -175,11 +181,11 @@ int kf_inflate_capture(const uint8_t *b, size_t n, size_t max_out, uint8_t **out
 		return kf_fail(e, KF_ENOMEM, "cannot set up zstd");
 	}
 	if (pipe) {
-		r = put(&o, b, 16) ? 0 : kf_fail(e, KF_ENOMEM, "out of memory");
+		r = put(&o, b, 16) ? 0 : put_failed(&o, e);
 		if (r == 0)
 			r = walk(b, 16, n, swap, true, zs, &o, &stop, e);
 		if (r == 0 && !put(&o, b + stop, n - stop))
-			r = kf_fail(e, o.too_big ? KF_EUNSUPP : KF_ENOMEM, "out of memory");
+			r = put_failed(&o, e);
 	} else {
 		uint64_t doff = rd64(b + 40, swap), dsize = rd64(b + 48, swap), delta;
 		size_t dend, fpos;
@@ -192,11 +198,11 @@ int kf_inflate_capture(const uint8_t *b, size_t n, size_t max_out, uint8_t **out
 				       doff, dsize);
 		}
 		dend = (size_t)(doff + dsize);
-		r = put(&o, b, (size_t)doff) ? 0 : kf_fail(e, KF_ENOMEM, "out of memory");
+		r = put(&o, b, (size_t)doff) ? 0 : put_failed(&o, e);
 		if (r == 0)
 			r = walk(b, (size_t)doff, dend, swap, false, zs, &o, &stop, e);
 		if (r == 0 && !put(&o, b + stop, dend - stop))
-			r = kf_fail(e, KF_ENOMEM, "out of memory");
+			r = put_failed(&o, e);
 		if (r)
 			goto out;
 		/* the new data section, then the features moved after it */
@@ -204,7 +210,7 @@ int kf_inflate_capture(const uint8_t *b, size_t n, size_t max_out, uint8_t **out
 		wr64(o.p + 48, o.len - doff, swap);
 		fpos = o.len;
 		if (!put(&o, b + dend, n - dend)) {
-			r = kf_fail(e, o.too_big ? KF_EUNSUPP : KF_ENOMEM, "out of memory");
+			r = put_failed(&o, e);
 			goto out;
 		}
 		for (feat = 1; feat < 256; feat++) {
