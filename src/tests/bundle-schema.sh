@@ -17,10 +17,28 @@
 #    capture/perf.data is the input byte for byte and the capture's
 #    sha256 and size are the input's; host.vdso names the top-level
 #    vdso's member;
+#  - --symbols-only bundles (a frame-pointer capture, a DWARF one, one
+#    with inline chains and dwz): the manifest validates, and every line of
+#    names.json against docs/kfold-names.schema.json; what the schemas
+#    cannot say: names.json's header is its first line only, module ids
+#    and frame keys are unique; the symbols_only members have the
+#    manifest's size and sha256 (sha256sum); no member is an ELF file;
+#    every ELF open is withheld with the --symbols-only text, as many as
+#    elf_files_left_out; capture/perf.data differs from the input only in
+#    zeroed bytes, no more than zeroed_bytes; unwound.bin's records add up
+#    to its length;
 #  - the checks are not a formality: a bundle repacked by GNU tar from its
 #    own members passes them, one with a member's byte changed, one with
 #    a member more, and one with a member's mode 0644 fail; manifests
-#    with a field of the wrong type (and other breakage) fail the schema.
+#    with a field of the wrong type (and other breakage) fail the schema;
+#  - the names schema is kfold's reader: names.json lines each with one
+#    thing broken (a frame of arity 5, an inner frame with kind 99, ...)
+#    fail the schema and, repacked into a bundle by GNU tar, make kfold
+#    refuse it at that line; edge values the reader takes (2^64 - 1 as -1,
+#    a chain of 64, module id 2^32 - 2) pass both; the two known
+#    differences (the schema refuses unknown fields, the reader ignores
+#    them; JSON Schema's integer takes 6.0, jansson's does not) are
+#    checked to be just those.
 set -uo pipefail
 kfold=$1
 src=$2
@@ -37,6 +55,7 @@ done
 tar --zstd -cf /dev/null --files-from /dev/null 2>/dev/null ||
 	{ echo "FAIL: this tar cannot write zstd (GNU tar >= 1.31 can)"; exit 1; }
 schema=$src/docs/kfold-bundle.schema.json
+names_schema=$src/docs/kfold-names.schema.json
 fail=0
 
 # the tar option that reads bundle $1
@@ -71,10 +90,12 @@ check() {
 		echo "FAIL: $b: tar cannot extract it"
 		return 1
 	fi
-	if ! cmp -s "$d/m/capture/perf.data" "$in"; then
-		echo "FAIL: $b: capture/perf.data is not $in byte for byte"
-		bad=1
-	fi
+	# a --symbols-only capture is the input with bytes zeroed: the
+	# manifest tells (python below)
+	cmp -s "$d/m/capture/perf.data" "$in"
+	echo $? > "$d/cmp"
+	(cd "$d/m" && for f in capture/perf.data names.json unwound.bin; do
+		[ -e "$f" ] && sha256sum -- "$f"; done) > "$d/tsums"
 	: > "$d/sums"
 	if [ -d "$d/m/files" ]; then
 		(cd "$d/m/files" && sha256sum -- *) > "$d/sums" || bad=1
@@ -95,6 +116,12 @@ sums = {}
 for line in open(os.path.join(d, "sums")):
     h, f = line.split()
     sums[f] = h
+tsums = {}
+for line in open(os.path.join(d, "tsums")):
+    h, f = line.split()
+    tsums[f] = h
+so = m.get("symbols_only")
+same = open(os.path.join(d, "cmp")).read().strip() == "0"
 bids = {}
 for line in open(os.path.join(d, "bids")):
     w = line.split()
@@ -107,6 +134,8 @@ entries = [("capture", m["capture"])]
 entries += [("opens[%d]" % i, o) for i, o in enumerate(m["opens"]) if "member" in o]
 if "vdso" in m:
     entries.append(("vdso", m["vdso"]))
+if so is not None:
+    entries += [("symbols_only.names", so["names"]), ("symbols_only.unwound", so["unwound"])]
 for where, e in entries:
     mb = e["member"]
     named.add(mb)
@@ -126,9 +155,77 @@ for where, e in entries:
             bad.append(f"{where}: build_id {e['build_id']}, readelf says {bids.get(x)!r}")
         if "build_id" not in e and bids.get(x):
             bad.append(f"{where}: readelf finds build-id {bids[x]} in {mb}, the manifest names none")
+    elif tsums.get(mb) != e["sha256"]:
+        bad.append(f"{where}: sha256sum of {mb} is {tsums.get(mb)}, the manifest says {e['sha256']}")
 insum = open(os.path.join(d, "insum")).read().split()[0]
-if m["capture"]["sha256"] != insum:
-    bad.append(f"capture.sha256 is {m['capture']['sha256']}, sha256sum of the input {insum}")
+SO_TEXT = "an ELF file, left out of a --symbols-only bundle (names.json has its names)"
+withheld = [o for o in m["opens"] if "withheld" in o]
+if so is None:
+    if not same:
+        bad.append(f"capture/perf.data is not {inp} byte for byte (cmp)")
+    if m["capture"]["sha256"] != insum:
+        bad.append(f"capture.sha256 is {m['capture']['sha256']}, sha256sum of the input {insum}")
+    if any(o["withheld"] == SO_TEXT for o in withheld):
+        bad.append("an open has the --symbols-only withheld text, and no symbols_only")
+else:
+    # the capture: the input with bytes zeroed, no more than zeroed_bytes
+    a = open(inp, "rb").read()
+    c = open(os.path.join(d, "m", "capture", "perf.data"), "rb").read()
+    if len(a) == len(c):
+        diff = [i for i in range(len(a)) if a[i] != c[i]]
+        if any(c[i] for i in diff):
+            bad.append("capture/perf.data has a byte changed to other than 0")
+        if len(diff) > so["zeroed_bytes"] or so["zeroed_bytes"] > c.count(0):
+            bad.append(f"{len(diff)} bytes differ from the input, {c.count(0)} are 0; "
+                       f"zeroed_bytes is {so['zeroed_bytes']}")
+    # no ELF member at all; every ELF open withheld, with the text
+    for mb in listed:
+        with open(os.path.join(d, "m", mb), "rb") as f:
+            if f.read(4) == b"\x7fELF":
+                bad.append(f"member {mb} is an ELF file")
+    if len(withheld) != so["elf_files_left_out"] or any(o["withheld"] != SO_TEXT for o in withheld):
+        bad.append(f"{len(withheld)} opens withheld, elf_files_left_out {so['elf_files_left_out']}, "
+                   f"texts {sorted(set(o['withheld'] for o in withheld))}")
+    if "vdso" in m or (m["host"] or {}).get("vdso_member"):
+        bad.append("a vdso member in a --symbols-only bundle")
+    # unwound.bin: "KFUW", u32 1, u64 count, records that add up to its length
+    u = open(os.path.join(d, "m", "unwound.bin"), "rb").read()
+    pos, n = 16, 0
+    if u[:4] != b"KFUW" or int.from_bytes(u[4:8], "little") != 1 or len(u) < 16:
+        bad.append("unwound.bin does not start with KFUW, version 1")
+    else:
+        while pos + 16 <= len(u) and n < int.from_bytes(u[8:16], "little"):
+            key = int.from_bytes(u[pos:pos + 8], "little")
+            nf = int.from_bytes(u[pos + 12:pos + 14], "little")
+            if key >= len(c) or u[pos + 15] != 0:
+                bad.append(f"unwound.bin record {n}: key {key}, pad {u[pos + 15]}")
+                break
+            pos += 16 + 8 * nf + (nf + 7) // 8
+            n += 1
+        if n != int.from_bytes(u[8:16], "little") or pos != len(u):
+            bad.append(f"unwound.bin: {n} records end at {pos} of {len(u)} bytes, "
+                       f"count {int.from_bytes(u[8:16], 'little')}")
+    # names.json: the header first and only first, unique modules and frames
+    text = open(os.path.join(d, "m", "names.json"), "rb").read()
+    lines = text.split(b"\n")
+    if lines[-1] != b"" or len(lines) < 2:
+        bad.append("names.json does not end in a newline, or is empty")
+    mods, frames = set(), set()
+    for i, ln in enumerate(lines[:-1]):
+        j = json.loads(ln)
+        if (i == 0) != (isinstance(j, dict) and "schema" in j):
+            bad.append(f"names.json line {i + 1}: the header is line 1 and only line 1")
+        elif i and isinstance(j, dict):
+            if j.get("module") in mods:
+                bad.append(f"names.json line {i + 1}: module {j.get('module')} again")
+            mods.add(j.get("module"))
+        elif i:
+            k = tuple(j[:4]) if isinstance(j, list) else None
+            if k in frames:
+                bad.append(f"names.json line {i + 1}: frame {k} again")
+            frames.add(k)
+        if len(ln) > 1 << 20:
+            bad.append(f"names.json line {i + 1} is longer than 1 MiB")
 if m["capture"]["size"] != os.path.getsize(inp):
     bad.append(f"capture.size is {m['capture']['size']}, the input has {os.path.getsize(inp)} bytes")
 host = m["host"]
@@ -162,6 +259,9 @@ bundles=(
 	"gzip inline-dwz tar.gz --gzip"
 	"stdin twoevents tar.gz --gzip -"
 	"nocompat dwarf-small tar.zst --no-compat-perf"
+	"symonly-fp syscall tar.zst --symbols-only"
+	"symonly-dwarf dwarf-small tar.zst --symbols-only"
+	"symonly-inline inline-dwz tar.zst --symbols-only"
 )
 # an ELF with the syscall capture's kernel build-id given as --vmlinux:
 # a kfold with --with-vmlinux leaves it out of the bundle (opens[].withheld)
@@ -197,21 +297,32 @@ for row in "${bundles[@]}"; do
 	fi
 	tar "$(tflag "$b")" -xOf "$b" manifest.json > "$tmp/$name.json" ||
 		{ echo "FAIL: $name: no manifest.json"; fail=1; continue; }
+	case " $opts " in
+	*" --symbols-only "*)
+		tar "$(tflag "$b")" -xOf "$b" names.json > "$tmp/$name.names.json" ||
+			{ echo "FAIL: $name: no names.json"; fail=1; continue; } ;;
+	esac
 	check "$b" "$in" || fail=1
 	n=$((n + 1))
 done
 
-KF_WITHHELD=$withheld python3 - "$schema" "$tmp" "${bundles[@]}" <<'EOF' || fail=1
+KF_WITHHELD=$withheld python3 - "$schema" "$names_schema" "$tmp" "${bundles[@]}" <<'EOF' || fail=1
 import json, os, sys, jsonschema
 schema = json.load(open(sys.argv[1]))
 jsonschema.Draft202012Validator.check_schema(schema)
 v = jsonschema.Draft202012Validator(schema)
-tmp = sys.argv[2]
+nschema = json.load(open(sys.argv[2]))
+jsonschema.Draft202012Validator.check_schema(nschema)
+vn = jsonschema.Draft202012Validator(nschema)
+tmp = sys.argv[3]
 bad = 0
+n_lines = 0
 seen = {"host null": False, "host object": False, "pipe": False, "compressed": False,
         "owned open": False, "failed open": False, "build_id": False, "perf mode": False,
-        "missing": False}
-for row in sys.argv[3:]:
+        "missing": False, "symbols_only": False, "an ELF open withheld": False,
+        "stacks zeroed": False, "names module line": False, "names frame line": False,
+        "names inline chain": False, "names null symbol": False, "names null file": False}
+for row in sys.argv[4:]:
     w = row.split()
     name, case = w[0], w[1]
     m = json.load(open(f"{tmp}/{name}.json"))
@@ -226,7 +337,8 @@ for row in sys.argv[3:]:
     if (name == "stdin") != (m["capture"].get("stdin") is True):
         print(f"FAIL: {name}: capture.path is {m['capture'].get('path')!r}")
         bad = 1
-    if ("--no-compat-perf" in w) != (m["modes"] == ["kfold"]):
+    so = "--symbols-only" in w
+    if ("--no-compat-perf" in w or so) != (m["modes"] == ["kfold"]):
         print(f"FAIL: {name}: modes are {m['modes']} with options {w[3:]}")
         bad = 1
     if (case == "pipe") != m["capture"]["pipe"] or (case == "zstd") != m["capture"]["compressed"]:
@@ -241,6 +353,27 @@ for row in sys.argv[3:]:
     seen["build_id"] |= any("build_id" in o for o in m["opens"])
     seen["perf mode"] |= "perf" in m["modes"]
     seen["missing"] |= bool(m["missing"])
+    if so != ("symbols_only" in m):
+        print(f"FAIL: {name}: symbols_only is {m.get('symbols_only')} with options {w[3:]}")
+        bad = 1
+    if so:
+        seen["symbols_only"] = True
+        seen["an ELF open withheld"] |= m["symbols_only"]["elf_files_left_out"] > 0
+        seen["stacks zeroed"] |= m["symbols_only"]["zeroed_bytes"] > 0
+        for i, ln in enumerate(open(f"{tmp}/{name}.names.json")):
+            j = json.loads(ln)
+            n_lines += 1
+            errs = list(vn.iter_errors(j))
+            for e in errs[:3]:
+                print(f"FAIL: {name}: names.json line {i + 1}: {e.message[:300]}")
+            bad |= bool(errs)
+            if isinstance(j, dict) and "module" in j:
+                seen["names module line"] = True
+            elif isinstance(j, list) and len(j) == 6:
+                seen["names frame line"] = True
+                seen["names inline chain"] |= len(j[5]) > 1
+                seen["names null symbol"] |= j[4] is None
+                seen["names null file"] |= any(f[1] is None for f in j[5])
     if "--vmlinux" in w:
         vm = [o for o in m["opens"] if o.get("path") == w[w.index("--vmlinux") + 1]]
         want = os.environ["KF_WITHHELD"] == "1"
@@ -253,7 +386,8 @@ for k, ok in seen.items():
         print(f"FAIL: no bundle has {k}")
         bad = 1
 if not bad:
-    print("ok   %d manifests validate against the schema" % (len(sys.argv) - 3))
+    print("ok   %d manifests validate against the schema, and %d lines of names.json against the names schema" %
+          (len(sys.argv) - 4, n_lines))
 sys.exit(bad)
 EOF
 [ $n -eq ${#bundles[@]} ] && echo "ok   $n bundles: first member, modes, mtimes, members, sha256sum, readelf, cmp"
