@@ -440,12 +440,13 @@ done
 [ $fail -eq 0 ] && echo "ok   the checks pass a repacked bundle and fail a changed byte, a member more, mode 0644"
 
 # the schema is not a formality: manifests each with one thing broken fail
-python3 - "$schema" "$tmp/syscall.json" "$tmp/jit.json" <<'EOF' || fail=1
+python3 - "$schema" "$tmp/syscall.json" "$tmp/jit.json" "$tmp/symonly-dwarf.json" <<'EOF' || fail=1
 import copy, json, sys, jsonschema
 v = jsonschema.Draft202012Validator(json.load(open(sys.argv[1])))
 good = json.load(open(sys.argv[2]))
 jit = json.load(open(sys.argv[3]))
-assert v.is_valid(good) and v.is_valid(jit)
+so = json.load(open(sys.argv[4]))
+assert v.is_valid(good) and v.is_valid(jit) and v.is_valid(so)
 def broken(doc, what, f):
     d = copy.deepcopy(doc)
     f(d)
@@ -506,6 +507,23 @@ cases += [
     broken(withheld, "withheld not a string", lambda d: d["opens"][failed].__setitem__("withheld", True)),
     broken(host, "a clock without ns", lambda d: d["host"]["clocks"][0].pop("ns")),
 ]
+# --symbols-only: the two members' names are fixed
+so_cases = [
+    broken(so, "symbols_only naming files/x", lambda d: d["symbols_only"]["names"].__setitem__("member", "files/x")),
+    broken(so, "symbols_only naming a files/<sha256>", lambda d: d["symbols_only"]["unwound"].__setitem__("member", "files/" + d["symbols_only"]["unwound"]["sha256"])),
+    broken(so, "names and unwound swapped", lambda d: d["symbols_only"].update(names=d["symbols_only"]["unwound"], unwound=d["symbols_only"]["names"])),
+    broken(so, "symbols_only without unwound", lambda d: d["symbols_only"].pop("unwound")),
+    broken(so, "symbols_only without zeroed_bytes", lambda d: d["symbols_only"].pop("zeroed_bytes")),
+    broken(so, "zeroed_bytes -1", lambda d: d["symbols_only"].__setitem__("zeroed_bytes", -1)),
+    broken(so, "elf_files_left_out as a string", lambda d: d["symbols_only"].__setitem__("elf_files_left_out", "5")),
+    broken(so, "names without sha256", lambda d: d["symbols_only"]["names"].pop("sha256")),
+    broken(so, "names with a build_id", lambda d: d["symbols_only"]["names"].__setitem__("build_id", "ab")),
+    broken(so, "an unknown field in symbols_only", lambda d: d["symbols_only"].__setitem__("zeroed_samples", 1)),
+    broken(so, "symbols_only as true", lambda d: d.__setitem__("symbols_only", True)),
+    broken(so, "an opens[].member names.json", lambda d: d["opens"].append({"root": "", "path": "/x", "kind": "open", "member": "names.json", "size": 1, "sha256": "0" * 64})),
+    broken(so, "the --symbols-only withheld with a member", lambda d: d["opens"][next(i for i, o in enumerate(d["opens"]) if "withheld" in o)].update(member="files/" + "0" * 64, size=1, sha256="0" * 64)),
+]
+cases += so_cases
 bad = [w for w, d in cases if v.is_valid(d)]
 for what, d in (("path_hex and symfs_hex", ok), ("host answers and a vdso", host),
                 ("host.vdso null", novdso), ("an open withheld", withheld)):
@@ -515,7 +533,203 @@ for what, d in (("path_hex and symfs_hex", ok), ("host answers and a vdso", host
 if bad:
     print("FAIL: the schema accepts a manifest with " + ", ".join(bad))
     sys.exit(1)
-print("ok   the schema rejects %d broken manifests and accepts _hex paths and host answers" % len(cases))
+print("ok   the schema rejects %d broken manifests (%d of them --symbols-only) and accepts _hex paths and host answers" %
+      (len(cases), len(so_cases)))
 EOF
+
+# the --symbols-only checks and the names schema are not a formality: a
+# --symbols-only bundle, repacked by GNU tar with one thing changed (and
+# the manifest's size and sha256 of what changed updated, so only that
+# thing is wrong), fails check for that reason; and names.json lines each
+# with one thing broken fail the names schema and make kfold's reader
+# refuse the bundle at that line, while edge values pass both
+sr=$tmp/so-repack
+so_in=$src/testdata/cases/syscall/perf.data
+mkdir "$sr" && tar --zstd -xf "$tmp/symonly-fp.tar.zst" -C "$sr" &&
+	tar --zstd -tf "$tmp/symonly-fp.tar.zst" > "$tmp/so-order" || fail=1
+python3 - "$names_schema" "$sr" "$tmp/so-order" "$tmp" "$kfold" <<'EOF' || fail=1
+import copy, hashlib, json, os, shutil, subprocess, sys, jsonschema
+vn = jsonschema.Draft202012Validator(json.load(open(sys.argv[1])))
+r, order, tmp, kfold = sys.argv[2], open(sys.argv[3]).read().split(), sys.argv[4], sys.argv[5]
+orig = {f: open(os.path.join(r, f), "rb").read() for f in ("manifest.json", "names.json", "unwound.bin", "capture/perf.data")}
+man = json.loads(orig["manifest.json"])
+lines = orig["names.json"].decode().split("\n")[:-1]
+
+def sha(b):
+    return hashlib.sha256(b).hexdigest()
+
+# write the bundle OUT with the given members replaced (bytes), the
+# manifest updated by fix(m) or, by default, for the replaced members
+def pack(out, repl, fix=None, extra=()):
+    m = copy.deepcopy(man)
+    for f, b in repl.items():
+        open(os.path.join(r, f), "wb").write(b)
+        if f == "names.json":
+            m["symbols_only"]["names"].update(size=len(b), sha256=sha(b))
+        elif f == "unwound.bin":
+            m["symbols_only"]["unwound"].update(size=len(b), sha256=sha(b))
+        elif f == "capture/perf.data":
+            m["capture"].update(size=len(b), sha256=sha(b))
+    if fix:
+        fix(m)
+    open(os.path.join(r, "manifest.json"), "w").write(json.dumps(m))
+    subprocess.run(["tar", "--zstd", "--format=ustar", "--owner=0", "--group=0", "--numeric-owner",
+                    "--mtime=@0", "--mode=0600", "--no-recursion", "-cf", out] + order + list(extra),
+                   cwd=r, check=True)
+    for f, b in orig.items():
+        open(os.path.join(r, f), "wb").write(b)
+
+# for check (the shell below): a capture byte made non-zero, an ELF
+# member for a withheld open, a module line twice, names.json changed
+# without the manifest, bytes after unwound.bin's records
+cap = bytearray(orig["capture/perf.data"])
+i = max(k for k in range(len(cap)) if cap[k] == 0)
+cap[i] = 0x58
+pack(f"{tmp}/so-zero.tar.zst", {"capture/perf.data": bytes(cap)})
+elf = open(kfold, "rb").read()
+os.makedirs(os.path.join(r, "files"), exist_ok=True)
+open(os.path.join(r, "files", sha(elf)), "wb").write(elf)
+def give(m):
+    o = next(o for o in m["opens"] if "withheld" in o)
+    for k in ("withheld", "errno", "error"):
+        o.pop(k)
+    o.update(member="files/" + sha(elf), size=len(elf), sha256=sha(elf))
+pack(f"{tmp}/so-elf.tar.zst", {}, give, ["files/" + sha(elf)])
+os.remove(os.path.join(r, "files", sha(elf)))
+mod = next(ln for ln in lines if ln.startswith("{\"module\""))
+pack(f"{tmp}/so-dup.tar.zst", {"names.json": (("\n".join(lines + [mod])) + "\n").encode()})
+pack(f"{tmp}/so-names.tar.zst", {"names.json": orig["names.json"].replace(b"\"status\":", b"\"status\": ", 1)},
+     lambda m: m["symbols_only"]["names"].update(size=len(orig["names.json"]), sha256=sha(orig["names.json"])))
+pack(f"{tmp}/so-uw.tar.zst", {"unwound.bin": orig["unwound.bin"] + bytes(16)})
+
+# names.json lines: (what, line, where, schema valid, reader takes it)
+H = json.loads(lines[0])
+M = json.loads(mod)
+F = json.loads(next(ln for ln in lines if ln.startswith("[")))
+n = [0]
+def fr(f=None, inner=None):
+    # F at a fresh (variant, module, addr, flags), changed by f and inner
+    d = copy.deepcopy(F)
+    n[0] += 1
+    d[2] = 0x7eadbeef00 + n[0]
+    if inner:
+        inner(d[5][0])
+    if f:
+        f(d)
+    return d
+def md(f):
+    d = copy.deepcopy(M)
+    n[0] += 1
+    d["module"] = 4000000000 + n[0]
+    f(d)
+    return d
+def hd(f):
+    d = copy.deepcopy(H)
+    f(d)
+    return d
+def put(i, x):
+    return lambda a: a.__setitem__(i, x)
+U32, U64 = 2**32, 2**64
+cases = [
+    # broken: both refuse
+    ("a frame line of arity 5", fr(lambda a: a.pop()), "append", False, False),
+    ("a frame line of arity 7", fr(lambda a: a.append(0)), "append", False, False),
+    ("an inner frame with kind 99", fr(inner=put(6, 99)), "append", False, False),
+    ("an inner frame with kind 7", fr(inner=put(6, 7)), "append", False, False),
+    ("an inner frame of arity 9", fr(inner=lambda f: f.pop()), "append", False, False),
+    ("an inner frame of arity 11", fr(inner=lambda f: f.append(0)), "append", False, False),
+    ("an empty chain", fr(put(5, [])), "append", False, False),
+    ("a chain of 65", fr(lambda a: a.__setitem__(5, a[5][:1] * 65)), "append", False, False),
+    ("a chain as an object", fr(put(5, {})), "append", False, False),
+    ("variant 4", fr(put(0, 4)), "append", False, False),
+    ("variant -1", fr(put(0, -1)), "append", False, False),
+    ("a frame of module 0", fr(put(1, 0)), "append", False, False),
+    ("a frame of module 2^32 - 1", fr(put(1, U32 - 1)), "append", False, False),
+    ("frame flags 2^32", fr(put(3, U32)), "append", False, False),
+    ("frame flags -1", fr(put(3, -1)), "append", False, False),
+    ("addr 2^63 (too big for jansson)", fr(put(2, 2**63)), "append", False, False),
+    ("addr as a string", fr(put(2, "0x10")), "append", False, False),
+    ("symbol as a number", fr(put(4, 5)), "append", False, False),
+    ("a symbol with U+0000", fr(put(4, "a\u0000b")), "append", False, False),
+    ("an inner name as a number", fr(inner=put(0, 5)), "append", False, False),
+    ("an inner file as false", fr(inner=put(1, False)), "append", False, False),
+    ("line 2^32", fr(inner=put(2, U32)), "append", False, False),
+    ("line -1", fr(inner=put(2, -1)), "append", False, False),
+    ("sym_start null", fr(inner=put(3, None)), "append", False, False),
+    ("inline_depth 65536", fr(inner=put(5, 65536)), "append", False, False),
+    ("why 5", fr(inner=put(7, 5)), "append", False, False),
+    ("status 13", fr(inner=put(8, 13)), "append", False, False),
+    ("inner flags 256", fr(inner=put(9, 256)), "append", False, False),
+    ("a module id 0", md(lambda o: o.__setitem__("module", 0)), "append", False, False),
+    ("a module id 2^32 - 1", md(lambda o: o.__setitem__("module", U32 - 1)), "append", False, False),
+    ("a module name null", md(lambda o: o.__setitem__("name", None)), "append", False, False),
+    ("a module status 13", md(lambda o: o.__setitem__("status", 13)), "append", False, False),
+    ("a module without dw_hint", md(lambda o: o.pop("dw_hint")), "append", False, False),
+    ("a module's named as 1", md(lambda o: o.__setitem__("named", 1)), "append", False, False),
+    ("a module's file as a number", md(lambda o: o.__setitem__("file", 7)), "append", False, False),
+    ("a header of schema_version 2", hd(lambda o: o.__setitem__("schema_version", 2)), "header", False, False),
+    ("a header of schema kfold-nams", hd(lambda o: o.__setitem__("schema", "kfold-nams")), "header", False, False),
+    ("a header verdict 3", hd(lambda o: o["host"].__setitem__("verdict", 3)), "header", False, False),
+    ("a header decided as 0", hd(lambda o: o["host"].__setitem__("decided", 0)), "header", False, False),
+    ("a header without host", hd(lambda o: o.pop("host")), "header", False, False),
+    ("a string as a line", "names", "append", False, False),
+    # edge values the reader takes: both take them
+    ("addr -1 (2^64 - 1)", fr(put(2, -1)), "append", True, True),
+    ("sym_start and offset -2^63", fr(inner=lambda f: f.__setitem__(slice(3, 5), [-2**63, -2**63])), "append", True, True),
+    ("a chain of 64", fr(lambda a: a.__setitem__(5, a[5][:1] * 64)), "append", True, True),
+    ("a frame of module 2^32 - 2, flags 2^32 - 1, variant 3",
+     fr(lambda a: a.__setitem__(slice(0, 4), [3, U32 - 2, a[2], U32 - 1])), "append", True, True),
+    ("an inner frame at every maximum", fr(inner=lambda f: f.__setitem__(slice(0, 10), [None, None, U32 - 1, U64 // 2 - 1, 0, 65535, 6, 4, 12, 255])), "append", True, True),
+    ("a module id 2^32 - 2, strings null", md(lambda o: o.update({"module": U32 - 2, **{k: None for k in ("status_text", "file", "mdi_note", "unverified_why", "dw_file", "dw_hint")}})), "append", True, True),
+    ("a module name \"\", status 12", md(lambda o: o.update(name="", status=12)), "append", True, True),
+    ("a header verdict 2 with a why", hd(lambda o: o["host"].update(verdict=2, why="a row")), "header", True, True),
+    # where they differ, on purpose (the schema's description says so)
+    ("an unknown field in a module line", md(lambda o: o.__setitem__("extra", 1)), "append", False, True),
+    ("an unknown field in the header", hd(lambda o: o.__setitem__("extra", 1)), "header", False, True),
+    ("kind written 6.0", fr(inner=put(6, 6.0)), "append", True, False),
+    # the positional rules, the schema's description's, not the schema's
+    ("a second header", H, "append", True, False),
+    ("a module line first", M, "header", True, False),
+    ("a module line twice", M, "append", True, False),
+    ("a frame line twice", F, "append", True, False),
+]
+bad = []
+for i, (what, line, where, want_schema, want_reader) in enumerate(cases):
+    text = json.dumps(line, separators=(",", ":"))
+    nl = lines + [text] if where == "append" else [text] + lines[1:]
+    at = len(nl) if where == "append" else 1
+    b = f"{tmp}/nm.tar.zst"
+    pack(b, {"names.json": ("\n".join(nl) + "\n").encode()})
+    p = subprocess.run([kfold, "header", b], capture_output=True, text=True)
+    got_schema = vn.is_valid(json.loads(text))
+    got_reader = p.returncode == 0
+    if got_schema != want_schema:
+        bad.append(f"{what}: the names schema {'takes' if got_schema else 'refuses'} it")
+    if got_reader != want_reader:
+        bad.append(f"{what}: kfold's reader {'takes' if got_reader else 'refuses'} it (exit {p.returncode}: {p.stderr.strip()[:200]})")
+    elif not got_reader and f"names.json: line {at} " not in p.stderr:
+        bad.append(f"{what}: kfold refuses it, but not at names.json line {at}: {p.stderr.strip()[:200]}")
+for b in bad:
+    print("FAIL: " + b)
+k = lambda s, r: sum(c[3] is s and c[4] is r for c in cases)
+if not bad:
+    print(f"ok   names.json lines: the names schema and kfold's reader both refuse {k(False, False)} broken ones "
+          f"(at that line) and take {k(True, True)} edge values; they differ on {k(False, True) + k(True, False)} "
+          f"as documented (4 of them the positional rules)")
+sys.exit(1 if bad else 0)
+EOF
+for t in "zero:changed to other than 0" "elf:is an ELF file" "dup:again" "names:sha256sum of names.json" "uw:records end at"; do
+	k=${t%%:*}
+	want=${t#*:}
+	if check "$tmp/so-$k.tar.zst" "$so_in" > "$tmp/out" 2>&1; then
+		echo "FAIL: the checks pass a --symbols-only bundle with $k"
+		fail=1
+	elif ! grep -q -- "$want" "$tmp/out"; then
+		echo "FAIL: the checks fail the --symbols-only $k bundle, but not for \"$want\":"
+		cat "$tmp/out"
+		fail=1
+	fi
+done
+[ $fail -eq 0 ] && echo "ok   the checks fail a --symbols-only bundle with a capture byte not zeroed but changed, an ELF member, a module line twice, names.json unlike its sha256, bytes after unwound.bin's records"
 
 exit $fail
