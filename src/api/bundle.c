@@ -35,6 +35,11 @@
 
 #define BUNDLE_SCHEMA "kfold-bundle"
 #define BUNDLE_VERSION 1
+/* a --symbols-only bundle: its capture is not the recorded one byte for
+ * byte (stack copies zeroed, a -z one inflated) and its ELF files' opens
+ * are answered by names.json, which a version 1 reader would not know to
+ * look at */
+#define BUNDLE_VERSION_SYMBOLS_ONLY 2
 #define CAPTURE_MEMBER "capture/perf.data"
 #define MANIFEST_MEMBER "manifest.json"
 #define NAMES_MEMBER "names.json"      /* --symbols-only (symonly.h) */
@@ -1161,14 +1166,18 @@ static json_t *manifest(struct kf_archive *a)
 	if (!m || !cap || !opt || !opens || !modes || !miss)
 		goto fail;
 	json_object_set_new(m, "schema", json_string(BUNDLE_SCHEMA));
-	json_object_set_new(m, "schema_version", json_integer(BUNDLE_VERSION));
+	json_object_set_new(m, "schema_version", json_integer(a->ao.symbols_only ?
+							      BUNDLE_VERSION_SYMBOLS_ONLY :
+							      BUNDLE_VERSION));
 	json_object_set_new(m, "kfold_version", json_string(kf_version()));
 	json_array_append_new(modes, json_string("kfold"));
 	if (a->modes_perf)
 		json_array_append_new(modes, json_string("perf"));
 	json_object_set_new(m, "modes", modes);
-	/* false: the annotate pass could not run here (no capstone) */
-	json_object_set_new(m, "annotate_recorded", json_boolean(!a->no_annotate));
+	/* false: the annotate pass could not run here (no capstone), or
+	 * did not (--symbols-only: there is no code to annotate) */
+	json_object_set_new(m, "annotate_recorded", json_boolean(!a->no_annotate &&
+								  !a->ao.symbols_only));
 
 	json_object_set_new(cap, "member", json_string(a->dir ? DIR_MEMBER : CAPTURE_MEMBER));
 	json_object_set_new(cap, "form", json_string(a->dir ? "directory" :
@@ -2137,11 +2146,21 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 			    "not an integer", v ? "another type" : "missing");
 		goto out;
 	}
-	if (json_integer_value(v) != BUNDLE_VERSION) {
+	if (json_integer_value(v) != BUNDLE_VERSION &&
+	    json_integer_value(v) != BUNDLE_VERSION_SYMBOLS_ONLY) {
 		r = kf_fail(&s->err, KF_EUNSUPP, "bundle schema version %lld; this "
-			    "kfold reads version %d",
-			    json_is_integer(v) ? (long long)json_integer_value(v) : -1LL,
-			    BUNDLE_VERSION);
+			    "kfold reads versions %d and %d (--symbols-only)",
+			    (long long)json_integer_value(v), BUNDLE_VERSION,
+			    BUNDLE_VERSION_SYMBOLS_ONLY);
+		goto out;
+	}
+	if ((json_integer_value(v) == BUNDLE_VERSION_SYMBOLS_ONLY) !=
+	    (json_object_get(m, "symbols_only") != NULL)) {
+		r = kf_fail(&s->err, KF_EFORMAT, "the manifest's schema_version is %lld, "
+			    "but it %s symbols_only (version %d is a --symbols-only "
+			    "bundle's, %d a full one's)", (long long)json_integer_value(v),
+			    json_object_get(m, "symbols_only") ? "has" : "has no",
+			    BUNDLE_VERSION_SYMBOLS_ONLY, BUNDLE_VERSION);
 		goto out;
 	}
 	r = manifest_members(b, &s->err, name, m);

@@ -8,8 +8,9 @@
  *    one line per module ({"module": ID, "name": ..., ...}) and one per
  *    named frame: [variant, module, addr, flags, symbol, [[name, file,
  *    line, sym_start, offset, inline_depth, kind, why, status, flags],
- *    ...]], strings inline, null for none.  Readable as it is, so a
- *    reviewer sees every name that leaves the host.
+ *    ...]], strings inline, null for none, {"hex": HEX} for one that is
+ *    not UTF-8.  Readable as it is, so a reviewer sees every name that
+ *    leaves the host.
  *  - unwound.bin: "KFUW" u32 version 1, u64 count, then per DWARF sample
  *    (little-endian) u64 key (the record's kf_rec.seq), u32 end module, u16
  *    frames, u8 why it stopped, u8 0, then the frames' u64 pcs and a bit
