@@ -27,6 +27,9 @@
 
 /* ---- the capture without stack copies ---------------------------------------- */
 
+/* the sample fields a --symbols-only bundle zeroes */
+#define ZEROED (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER | KF_SAMPLE_REGS_INTR)
+
 static uint64_t rd64(const uint8_t *p, bool swap)
 {
 	uint64_t v;
@@ -135,8 +138,7 @@ int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_z
 			continue;
 		/* a pipe's attrs come as records, before its samples */
 		for (i = 0; !any && i < kf_pd_n_attrs(pd); i++)
-			if (kf_pd_attr(pd, i)->sample_type &
-			    (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER))
+			if (kf_pd_attr(pd, i)->sample_type & ZEROED)
 				any = true;
 		if (!any)
 			continue;
@@ -145,7 +147,7 @@ int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_z
 			continue;
 		}
 		a = kf_pd_attr(pd, (size_t)rec.attr);
-		if (!(a->sample_type & (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER)))
+		if (!(a->sample_type & ZEROED))
 			continue;
 		es = kf_sample_decode(a, swap, rec.data, rec.size, &smp);
 		if (es != KF_SAMPLE_OK && es != KF_SAMPLE_TRAILING) {
@@ -155,6 +157,9 @@ int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_z
 		if (smp.regs_user && smp.n_regs_user)
 			zero(b, size, at + (uint64_t)(smp.regs_user - rec.data),
 			     8ull * smp.n_regs_user, n_zeroed);
+		if (smp.regs_intr && smp.n_regs_intr)
+			zero(b, size, at + (uint64_t)(smp.regs_intr - rec.data),
+			     8ull * smp.n_regs_intr, n_zeroed);
 		if (smp.stack && smp.stack_size)
 			zero(b, size, at + (uint64_t)(smp.stack - rec.data), smp.stack_size,
 			     n_zeroed);
@@ -167,7 +172,7 @@ int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_z
 	/* a cut or damaged capture: whatever follows the last whole record
 	 * may be part of a sample */
 	for (i = 0; !any && i < kf_pd_n_attrs(pd); i++)
-		if (kf_pd_attr(pd, i)->sample_type & (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER))
+		if (kf_pd_attr(pd, i)->sample_type & ZEROED)
 			any = true;
 	if (any && kf_pd_end_reason(pd) != KF_PD_END_CLEAN) {
 		uint64_t end = data_end(b, size, kf_pd_is_pipe(pd), swap);

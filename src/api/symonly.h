@@ -32,7 +32,8 @@
 #include "nametab.h"
 
 /* A copy of the capture in fd (size bytes; not a directory) with every
- * sample's user registers and user stack copy zeroed in place: a sample
+ * sample's user registers, registers at the interrupt (--intr-regs) and
+ * user stack copy zeroed in place: a sample
  * that cannot be decoded has its whole body zeroed, and bytes past the
  * last whole record (a cut capture) too.  With inflate (a -z capture),
  * its compressed records are inflated first (inflate.h).  *out: a sealed
