@@ -264,6 +264,7 @@ struct kf_archive {
 	uint64_t zeroed;         /* capture bytes zeroed */
 	uint64_t elf_withheld;   /* ELF files left out */
 	bool inflated;           /* cap_fd is a -z capture inflated (inflate.h) */
+	uint64_t ksyms_trimmed_from; /* bytes of the kallsyms files cut down */
 };
 
 void kf_archive_options_init(kf_archive_options *ao)
@@ -434,6 +435,56 @@ static struct member *find_member(struct kf_archive *a, const char *sha)
 	return NULL;
 }
 
+/* a kallsyms file the analysis read: --kallsyms, a build-id cache's
+ * [kernel.kallsyms]/HEX/kallsyms, /proc/kallsyms */
+static bool is_kallsyms(const struct kf_archive *a, const struct kf_tape_open *op)
+{
+	const char *base = strrchr(op->path, '/');
+
+	base = base ? base + 1 : op->path;
+	return strcmp(base, "kallsyms") == 0 ||
+	       (!*op->root && a->o.kallsyms && strcmp(op->path, a->o.kallsyms) == 0);
+}
+
+/* m (hashed from op) becomes an owned member of op's kallsyms cut down
+ * to the lines the kernel frames' names need (kf_kallsyms_trim) */
+static int trim_kallsyms(struct kf_archive *a, const struct kf_tape_open *op,
+			 struct member *m)
+{
+	size_t n = (size_t)m->size, got = 0, tl = 0;
+	char *buf = malloc(n + 1), *cut;
+	int fd;
+
+	if (!buf)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	while (got < n) {
+		ssize_t k = pread(op->fd, buf + got, n - got, (off_t)got);
+
+		if (k <= 0) {
+			free(buf);
+			return kf_fail(&a->err, KF_EIO, "%s: cannot read again", op->path);
+		}
+		got += (size_t)k;
+	}
+	cut = kf_kallsyms_trim(buf, n, a->first->dsos.kref_name[0] ?
+			       a->first->dsos.kref_name : NULL,
+			       a->names.kaddrs, a->names.n_kaddrs, &tl);
+	free(buf);
+	if (!cut)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	fd = kf_tape_memfd("kfold-kallsyms", cut, tl);
+	free(cut);
+	if (fd < 0 || hash_fd(fd, m->sha, &m->size) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return kf_fail(&a->err, KF_EIO, "%s: %s", op->path, strerror(errno));
+	}
+	m->fd = fd;
+	m->owned = true;
+	a->ksyms_trimmed_from += n;
+	return 0;
+}
+
 static int collect(struct kf_archive *a)
 {
 	size_t i;
@@ -461,6 +512,14 @@ static int collect(struct kf_archive *a)
 			return kf_fail(&a->err, KF_EIO, "%s%s%s: cannot read again: %s",
 				       op->root, *op->root ? ":" : "", op->path,
 				       strerror(errno));
+		/* --symbols-only: a kallsyms file with only the lines the
+		 * stacks' kernel frames are named from */
+		if (a->ao.symbols_only && is_kallsyms(a, op)) {
+			int r = trim_kallsyms(a, op, &m);
+
+			if (r)
+				return r;
+		}
 		/* --symbols-only: no ELF file at all (their names are in
 		 * names.json) */
 		if (a->ao.symbols_only) {
@@ -484,11 +543,14 @@ static int collect(struct kf_archive *a)
 			}
 		}
 		have = find_member(a, m.sha);
+		if (have && m.owned)
+			close(m.fd);        /* the same cut kallsyms again */
 		if (!have) {
 			if (!KF_GROW(a->members, a->cap_members, a->n_members + 1))
 				return kf_fail(&a->err, KF_ENOMEM, "out of memory");
 			snprintf(m.name, sizeof(m.name), "files/%s", m.sha);
-			m.fd = op->fd;
+			if (!m.owned)
+				m.fd = op->fd;
 			m.shown = malloc(strlen(op->root) + strlen(op->path) + 2);
 			if (!m.shown)
 				return kf_fail(&a->err, KF_ENOMEM, "out of memory");
@@ -1509,8 +1571,11 @@ void kf_archive_free(kf_archive *a)
 	for (i = 0; i < a->n_parts; i++)
 		close(a->parts[i].fd);
 	free(a->parts);
-	for (i = 0; i < a->n_members; i++)
+	for (i = 0; i < a->n_members; i++) {
 		free(a->members[i].shown);
+		if (a->members[i].owned)
+			close(a->members[i].fd);
+	}
 	free(a->members);
 	free(a->open_member);
 	free(a->withheld);

@@ -7,7 +7,7 @@
 # with lib.sh's hermetic options (so "the capture host" is this checkout:
 # its symfs, kallsyms snapshot and empty build-id cache):
 #   1. the outputs on the capture: folded (default, --compat=perf,
-#      --no-inline, --srcline, --context), report, explain, annotate
+#      --no-inline, --srcline, --context=frames), report, explain, annotate
 #      (text and JSON), header; stdout, stderr and exit status;
 #   2. kfold archive with the same options;
 #   3. the same commands on the bundle, with no lookup option, inside a
@@ -48,7 +48,7 @@ variants=(
 	"fold --compat=perf"
 	"fold --no-inline"
 	"fold --srcline"
-	"fold --context=leaf"
+	"fold --context=frames"
 	"report"
 	"explain"
 	"annotate --top 0"
@@ -62,7 +62,8 @@ so_variants=(
 	"fold --no-inline"
 	"fold --srcline"
 	"fold --no-inline --srcline"
-	"fold --context=leaf"
+	"fold --context=frames"
+	"fold --context=verdict --exclude=idle"
 	"report"
 	"explain"
 	"header"
@@ -107,6 +108,11 @@ for c in "${cases[@]}"; do
 		echo "FAIL $name: kfold archive: $(head -3 "$tmp/b/$name.arerr")"
 		fail=1
 	fi
+done
+
+# a variant refused as a usage error would compare two refusals: none is
+for f in "$tmp"/b/*.rc "$tmp"/s/*.rc; do
+	[ "$(cat "$f")" = 2 ] && { echo "FAIL $(basename "$f" .rc): exit 2 on the capture: $(head -1 "${f%.rc}.err")"; fail=1; }
 done
 
 # the reading side, in the namespace; it writes NAME.I.bout/.berr/.brc
