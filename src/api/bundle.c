@@ -273,7 +273,7 @@ void kf_archive_options_init(kf_archive_options *ao)
 }
 
 /* copies all of in (a pipe, a FIFO) into an anonymous file */
-static int spool(int in)
+int kf_bundle_spool(int in)
 {
 	static char buf[1 << 16];
 	int fd = memfd_create("kfold-capture", MFD_CLOEXEC);
@@ -1027,7 +1027,7 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 			       "makes it impossible");
 	if (!input || strcmp(input, "-") == 0) {
 		a->from_stdin = true;
-		a->cap_fd = spool(0);
+		a->cap_fd = kf_bundle_spool(0);
 		if (a->cap_fd < 0)
 			return kf_fail(&a->err, KF_EIO, "standard input: %s", strerror(errno));
 	} else {
@@ -1053,7 +1053,7 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 			   S_ISREG(st.st_mode)) {
 			a->cap_fd = fd;
 		} else {
-			a->cap_fd = spool(fd);
+			a->cap_fd = kf_bundle_spool(fd);
 			close(fd);
 			if (a->cap_fd < 0)
 				return kf_fail(&a->err, KF_EIO, "%s: %s", input, strerror(errno));

@@ -381,4 +381,25 @@ if [ $rc -ne 2 ] || ! grep -q "carries the files it needs" "$tmp/err"; then
 	fail=1
 fi
 echo "ok   lookup options refused with a bundle"
+
+# a bundle on standard input, redirected from the file or through a pipe,
+# reads as the file does
+for v in fold report; do
+	"$kfold" $v "$tmp/b/syscall.tar.zst" > "$tmp/in.want" 2>&1
+	"$kfold" $v - < "$tmp/b/syscall.tar.zst" > "$tmp/in.file" 2>&1
+	cat "$tmp/b/syscall.tar.zst" | "$kfold" $v - > "$tmp/in.pipe" 2>&1
+	cat "$tmp/s/dwarf-zstd.tar.zst" | "$kfold" $v - > "$tmp/in.spipe" 2>&1
+	"$kfold" $v "$tmp/s/dwarf-zstd.tar.zst" > "$tmp/in.swant" 2>&1
+	if [ ! -s "$tmp/in.want" ] || ! cmp -s "$tmp/in.want" "$tmp/in.file" ||
+	   ! cmp -s "$tmp/in.want" "$tmp/in.pipe" || ! cmp -s "$tmp/in.swant" "$tmp/in.spipe"; then
+		echo "FAIL: $v of a bundle on standard input differs from the file's"
+		fail=1
+	fi
+done
+# and a pipe capture still streams through
+cat "$src/testdata/cases/pipe/perf.data" | "$kfold" --no-host - > "$tmp/in.cap" 2>/dev/null
+"$kfold" --no-host "$src/testdata/cases/pipe/perf.data" > "$tmp/in.capwant" 2>/dev/null
+cmp -s "$tmp/in.cap" "$tmp/in.capwant" && [ -s "$tmp/in.cap" ] ||
+	{ echo "FAIL: a pipe capture on standard input"; fail=1; }
+echo "ok   a bundle on standard input (a file or a pipe) reads as the file; a pipe capture streams"
 exit $fail
