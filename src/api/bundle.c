@@ -828,6 +828,85 @@ static int redact_pipe(uint8_t *b, size_t n, bool swap)
 	return 0;
 }
 
+/* A --threads directory's data file and data.N files rewritten
+ * (symonly.h): with zero_samples, every sample's register and stack
+ * copies zeroed; a -z one's records inflated either way. */
+static int rewrite_dir(struct kf_archive *a, bool zero_samples)
+{
+	int *fds = kf_calloc(a->n_parts + 1, sizeof(*fds));
+	int *out = kf_calloc(a->n_parts + 1, sizeof(*out));
+	uint64_t *sizes = kf_calloc(a->n_parts + 1, sizeof(*sizes));
+	const char **names = kf_calloc(a->n_parts + 1, sizeof(*names));
+	uint64_t nz = 0;
+	int hfd = -1, r;
+	size_t i;
+
+	if (!fds || !out || !sizes || !names) {
+		r = kf_fail(&a->err, KF_ENOMEM, "out of memory");
+		goto done;
+	}
+	for (i = 0; i < a->n_parts; i++) {
+		fds[i] = a->parts[i].fd;
+		sizes[i] = a->parts[i].size;
+		names[i] = a->parts[i].name + sizeof("capture");   /* "data.N" */
+	}
+	r = kf_symonly_zero_parts(a->cap_fd, a->cap_size, fds, sizes, names, a->n_parts,
+				  a->capinfo.compressed && !a->inflated, zero_samples,
+				  &hfd, out, &nz, &a->err);
+	if (r)
+		goto done;
+	a->zeroed += nz;
+	a->inflated = a->capinfo.compressed;
+	close(a->cap_fd);
+	a->cap_fd = hfd;
+	if (hash_fd(hfd, a->cap_sha, &a->cap_size) != 0)
+		r = kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	for (i = 0; i < a->n_parts; i++) {
+		close(a->parts[i].fd);
+		a->parts[i].fd = out[i];
+		if (r == 0 && hash_fd(out[i], a->parts[i].sha, &a->parts[i].size) != 0)
+			r = kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	}
+done:
+	free(fds);
+	free(out);
+	free(sizes);
+	free(names);
+	return r;
+}
+
+/* --redact of a --threads directory: the data file's features masked and
+ * $HOME in every file, after any inflating */
+static int redact_fd(struct kf_archive *a, int *fdp, char *sha, uint64_t *size,
+		     bool header, const char *home, size_t hl)
+{
+	size_t n = (size_t)*size;
+	uint8_t *b = malloc(n ? n : 1);
+	bool swap;
+	int fd;
+
+	if (!b)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	if (pread(*fdp, b, n, 0) != (ssize_t)n) {
+		free(b);
+		return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
+	}
+	swap = n >= 8 && memcmp(b, "2ELIFREP", 8) == 0;
+	if (header && redact_file(b, n, swap) != 0) {
+		free(b);
+		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite this "
+			       "capture's header", a->input);
+	}
+	mask_home((char *)b, n, home, hl);
+	fd = kf_tape_memfd("kfold-redacted", b, n);
+	free(b);
+	if (fd < 0)
+		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	close(*fdp);
+	*fdp = fd;
+	return hash_fd(fd, sha, size) != 0 ? kf_fail(&a->err, KF_EIO, "%s", strerror(errno)) : 0;
+}
+
 static int redact_capture(struct kf_archive *a)
 {
 	const char *home = a->ao.home;
@@ -839,9 +918,17 @@ static int redact_capture(struct kf_archive *a)
 
 	while (hl > 1 && home[hl - 1] == '/')
 		hl--;
-	if (a->dir)
-		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite a perf "
-			       "record --threads directory yet", a->input);
+	if (a->dir) {
+		size_t i;
+
+		r = a->capinfo.compressed && !a->inflated ? rewrite_dir(a, false) : 0;
+		if (r == 0)
+			r = redact_fd(a, &a->cap_fd, a->cap_sha, &a->cap_size, true, home, hl);
+		for (i = 0; r == 0 && i < a->n_parts; i++)
+			r = redact_fd(a, &a->parts[i].fd, a->parts[i].sha, &a->parts[i].size,
+				      false, home, hl);
+		return r;
+	}
 	b = malloc(n ? n : 1);
 	if (!b)
 		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
@@ -911,15 +998,21 @@ static int symbols_only(struct kf_archive *a)
 	void *buf;
 	int fd, r;
 
-	r = kf_symonly_zero(a->cap_fd, a->cap_size, a->capinfo.compressed, &fd,
-			    &a->zeroed, &a->err);
-	if (r)
-		return r;
-	a->inflated = a->capinfo.compressed;
-	close(a->cap_fd);
-	a->cap_fd = fd;
-	if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
-		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	if (a->dir) {
+		r = rewrite_dir(a, true);
+		if (r)
+			return r;
+	} else {
+		r = kf_symonly_zero(a->cap_fd, a->cap_size, a->capinfo.compressed, &fd,
+				    &a->zeroed, &a->err);
+		if (r)
+			return r;
+		a->inflated = a->capinfo.compressed;
+		close(a->cap_fd);
+		a->cap_fd = fd;
+		if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
+			return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	}
 	buf = kf_symonly_names_text(&a->names, &len);
 	/* --redact: its paths as the capture's and the manifest's */
 	if (buf && a->ao.redact && a->ao.home) {
@@ -1068,10 +1161,6 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 		if (a->ao.with_vmlinux)
 			return kf_fail(&a->err, KF_EUNSUPP, "--symbols-only leaves every "
 				       "binary out: --with-vmlinux cannot go with it");
-		if (a->dir)
-			return kf_fail(&a->err, KF_EUNSUPP, "%s: --symbols-only cannot "
-				       "rewrite a perf record --threads directory yet",
-				       a->input);
 		/* names for --compat=perf would need the binaries */
 		a->ao.no_compat_perf = true;
 		kf_uwtab_init(&a->uw);
