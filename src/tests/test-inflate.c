@@ -125,7 +125,7 @@ static void one(const char *path)
 	 * damaged copies of it inflate or fail cleanly */
 	if (n >= 104 && memcmp(b + 8, "\x68\0\0\0\0\0\0\0", 8) == 0) {
 		uint64_t doff, dsz, xoff, xsz;
-		uint8_t *r = NULL, *c;
+		uint8_t *dr = NULL, *c;
 		size_t rn = 0, cut;
 
 		memcpy(&doff, b + 40, 8);
@@ -135,10 +135,10 @@ static void one(const char *path)
 		CHECK(doff <= n && dsz <= n - doff && xoff <= xn && xsz <= xn - xoff);
 		if (doff <= n && dsz <= n - doff && xoff <= xn && xsz <= xn - xoff) {
 			memset(&e, 0, sizeof(e));
-			CHECK_EQ(kf_inflate_records(b + doff, (size_t)dsz, false, MAX_OUT, &r, &rn,
+			CHECK_EQ(kf_inflate_records(b + doff, (size_t)dsz, false, MAX_OUT, &dr, &rn,
 						    &e), 0);
-			CHECK(r && rn == xsz && memcmp(r, x + xoff, rn) == 0);
-			free(r);
+			CHECK(dr && rn == xsz && memcmp(dr, x + xoff, rn) == 0);
+			free(dr);
 			c = malloc((size_t)dsz + 1);
 			for (cut = 0; c && cut < 300; cut++) {
 				size_t k = (size_t)(next_rand() % (dsz + 1));
@@ -150,12 +150,12 @@ static void one(const char *path)
 				else
 					k = (size_t)dsz - k;
 				memset(&e, 0, sizeof(e));
-				r = NULL;
+				dr = NULL;
 				rr = kf_inflate_records(c, cut % 2 ? (size_t)dsz : k, false, MAX_OUT,
-							&r, &rn, &e);
+							&dr, &rn, &e);
 				CHECK(rr == 0 || rr == KF_EFORMAT);
-				CHECK(rr != 0 || r != NULL);
-				free(r);
+				CHECK(rr != 0 || dr != NULL);
+				free(dr);
 			}
 			free(c);
 		}
