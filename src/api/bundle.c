@@ -892,7 +892,9 @@ static int redact_fd(struct kf_archive *a, int *fdp, char *sha, uint64_t *size,
 		return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
 	}
 	swap = n >= 8 && memcmp(b, "2ELIFREP", 8) == 0;
-	if (header && redact_file(b, n, swap) != 0) {
+	if (header && (n < 16 || memcmp(b, swap ? "2ELIFREP" : "PERFILE2", 8) != 0 ||
+		       (rd64(b + 8, swap) == 16 ? redact_pipe(b, n, swap) :
+			redact_file(b, n, swap)) != 0)) {
 		free(b);
 		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite this "
 			       "capture's header", a->input);
@@ -910,17 +912,12 @@ static int redact_fd(struct kf_archive *a, int *fdp, char *sha, uint64_t *size,
 static int redact_capture(struct kf_archive *a)
 {
 	const char *home = a->ao.home;
-	size_t hl = home ? strlen(home) : 0;
-	uint8_t *b;
-	size_t n = (size_t)a->cap_size;
-	bool swap;
-	int fd, r;
+	size_t hl = home ? strlen(home) : 0, i;
+	int r = 0;
 
 	while (hl > 1 && home[hl - 1] == '/')
 		hl--;
 	if (a->dir) {
-		size_t i;
-
 		r = a->capinfo.compressed && !a->inflated ? rewrite_dir(a, false) : 0;
 		if (r == 0)
 			r = redact_fd(a, &a->cap_fd, a->cap_sha, &a->cap_size, true, home, hl);
@@ -929,48 +926,33 @@ static int redact_capture(struct kf_archive *a)
 				      false, home, hl);
 		return r;
 	}
-	b = malloc(n ? n : 1);
-	if (!b)
-		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
-	if (pread(a->cap_fd, b, n, 0) != (ssize_t)n) {
-		free(b);
-		return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
-	}
 	/* a -z capture's strings may be in its compressed records: the bundle
 	 * holds it inflated (inflate.h) */
 	if (a->capinfo.compressed && !a->inflated) {
-		uint8_t *big;
-		size_t blen;
+		size_t n = (size_t)a->cap_size, blen;
+		uint8_t *b = malloc(n ? n : 1), *big;
+		int fd;
 
+		if (!b)
+			return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+		if (pread(a->cap_fd, b, n, 0) != (ssize_t)n) {
+			free(b);
+			return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
+		}
 		r = kf_inflate_capture(b, n, (size_t)16 << 30, &big, &blen, &a->err);
 		free(b);
 		if (r)
 			return r;
-		b = big;
-		n = blen;
+		fd = kf_tape_memfd("kfold-inflated", big, blen);
+		free(big);
+		if (fd < 0)
+			return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+		close(a->cap_fd);
+		a->cap_fd = fd;
+		a->cap_size = blen;
 		a->inflated = true;
 	}
-	swap = n >= 8 && memcmp(b, "2ELIFREP", 8) == 0;
-	if (n >= 8 && memcmp(b, swap ? "2ELIFREP" : "PERFILE2", 8) == 0)
-		r = n >= 16 && rd64(b + 8, swap) == 16 ? redact_pipe(b, n, swap) :
-		    redact_file(b, n, swap);
-	else
-		r = -1;
-	if (r != 0) {
-		free(b);
-		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite this "
-			       "capture's header", a->input);
-	}
-	mask_home((char *)b, n, home, hl);
-	fd = kf_tape_memfd("kfold-redacted", b, n);
-	free(b);
-	if (fd < 0)
-		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
-	close(a->cap_fd);
-	a->cap_fd = fd;
-	if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
-		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
-	return 0;
+	return redact_fd(a, &a->cap_fd, a->cap_sha, &a->cap_size, true, home, hl);
 }
 
 /* an in-memory member: its memfd, size and SHA-256 */

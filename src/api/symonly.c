@@ -70,7 +70,9 @@ struct zfile {
 	uint64_t size, last_end, data_end;
 };
 
-static uint8_t *read_all(int fd, uint64_t size, struct kf_error *e)
+/* all of fd's size bytes, NUL-terminated, or NULL (the message names
+ * `what`) */
+static uint8_t *read_all(int fd, uint64_t size, const char *what, struct kf_error *e)
 {
 	uint8_t *b;
 	uint64_t got = 0;
@@ -79,7 +81,7 @@ static uint8_t *read_all(int fd, uint64_t size, struct kf_error *e)
 		kf_fail(e, KF_ENOMEM, "out of memory");
 		return NULL;
 	}
-	b = malloc(size ? (size_t)size : 1);
+	b = malloc((size_t)size + 1);
 	if (!b) {
 		kf_fail(e, KF_ENOMEM, "out of memory");
 		return NULL;
@@ -91,12 +93,13 @@ static uint8_t *read_all(int fd, uint64_t size, struct kf_error *e)
 			continue;
 		if (n <= 0) {
 			free(b);
-			kf_fail(e, KF_EIO, "the capture: cannot read it again: %s",
+			kf_fail(e, KF_EIO, "%s: cannot read it again: %s", what,
 				n < 0 ? strerror(errno) : "it is shorter now");
 			return NULL;
 		}
 		got += (uint64_t)n;
 	}
+	b[size] = 0;
 	return b;
 }
 
@@ -199,7 +202,7 @@ int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_z
 
 	*out = -1;
 	*n_zeroed = 0;
-	b = read_all(fd, size, e);
+	b = read_all(fd, size, "the capture", e);
 	if (!b)
 		return e->code ? e->code : KF_EIO;
 	if (inflate) {
@@ -262,7 +265,7 @@ int kf_symonly_zero_parts(int header_fd, uint64_t header_size, const int *fds,
 	/* files[0] the data file, files[1 + i] data.N names[i] */
 	for (i = 0; i <= n && r == 0; i++) {
 		f[i].size = i ? sizes[i - 1] : header_size;
-		f[i].b = read_all(i ? fds[i - 1] : header_fd, f[i].size, e);
+		f[i].b = read_all(i ? fds[i - 1] : header_fd, f[i].size, "the capture", e);
 		if (!f[i].b)
 			r = e->code ? e->code : KF_EIO;
 	}
@@ -509,31 +512,17 @@ fail:
 static uint8_t *slurp(int fd, uint64_t size, const char *what, struct kf_error *e)
 {
 	uint8_t *b;
-	uint64_t got = 0;
 
 	if (size > MAX_PART) {
 		kf_fail(e, KF_EFORMAT, "member %s is %" PRIu64 " bytes, more than the "
 			"%" PRIu64 " it may be", what, size, MAX_PART);
 		return NULL;
 	}
-	b = malloc((size_t)size + 1);
-	if (!b) {
-		kf_fail(e, KF_ENOMEM, "out of memory");
+	b = read_all(fd, size, what, e);
+	if (!b && e->code == KF_EIO) {
+		e->code = KF_EFORMAT;
 		return NULL;
 	}
-	while (got < size) {
-		ssize_t n = pread(fd, b + got, (size_t)(size - got), (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(b);
-			kf_fail(e, KF_EFORMAT, "member %s: cannot read it", what);
-			return NULL;
-		}
-		got += (uint64_t)n;
-	}
-	b[size] = 0;
 	return b;
 }
 
