@@ -58,26 +58,26 @@ grep -q -a -F "$secret" "$prog" && { echo "FAIL the secret is in the binary"; ex
 
 # record into a file and into a pipe; the secret only in the workload's
 # environment (not exported to perf's command line or to kfold)
-KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 --call-graph dwarf,8192 \
-	-o d.data -- "$prog" 0.3 2> rec.err ||
+KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 499 --call-graph dwarf,8192 \
+	-o d.data -- "$prog" 0.2 2> rec.err ||
 	skip "perf record --call-graph dwarf cannot run here: $(head -2 rec.err)"
-KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 --call-graph dwarf,8192 \
-	-o - -- "$prog" 0.3 > p.data 2> rec.err ||
+KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 499 --call-graph dwarf,8192 \
+	-o - -- "$prog" 0.2 > p.data 2> rec.err ||
 	skip "perf record -o - cannot run here: $(head -2 rec.err)"
 # and with -z, where the stack copies are in compressed records
-KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 -z --call-graph dwarf,8192 \
-	-o z.data -- "$prog" 0.3 2> rec.err ||
+KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 499 -z --call-graph dwarf,8192 \
+	-o z.data -- "$prog" 0.2 2> rec.err ||
 	skip "perf record -z cannot run here: $(head -2 rec.err)"
-KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 -z --call-graph dwarf,8192 \
-	-o - -- "$prog" 0.3 > zp.data 2> rec.err ||
+KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 499 -z --call-graph dwarf,8192 \
+	-o - -- "$prog" 0.2 > zp.data 2> rec.err ||
 	skip "perf record -z -o - cannot run here: $(head -2 rec.err)"
 # and into perf record --threads directories (data, data.N), -z too
 caps="d p z zp"
 for c in t tz; do
 	zopt=()
 	[ $c = tz ] && zopt=(-z)
-	if KFOLD_SECRET=$secret perf record -N -q --threads "${zopt[@]}" -e cpu-clock -F 999 \
-		--call-graph dwarf,8192 -o $c.data -- "$prog" 0.3 2> rec.err && [ -d $c.data ]; then
+	if KFOLD_SECRET=$secret perf record -N -q --threads "${zopt[@]}" -e cpu-clock -F 499 \
+		--call-graph dwarf,8192 -o $c.data -- "$prog" 0.2 2> rec.err && [ -d $c.data ]; then
 		caps="$caps $c"
 	else
 		echo "note: perf record --threads ${zopt[*]} cannot run here: $(head -1 rec.err)"
