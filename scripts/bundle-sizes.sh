@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bundle-sizes.sh [KFOLD]: the size and time of `kfold archive` against
-# `perf archive` on committed captures, for issue 14's closing note.
+# `perf archive` on committed captures, for issue 14's closing note; and
+# of a `kfold archive --symbols-only` bundle of each.
 #
 # perf archive packs the build-id cache's entries of the files a sample
 # hit, so each case gets a private cache filled the way a user's would
@@ -23,8 +24,8 @@ cases=(${BUNDLE_CASES:-syscall dwarf-small dwarf-deep pipe zstd dwarf-zstd jit s
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
-echo "| capture | its size | kfold archive: bundle, files, time | perf archive: tarball, files, time, exit |"
-echo "|---|---|---|---|"
+echo "| capture | its size | kfold archive: bundle, files, time | kfold archive --symbols-only: bundle, time | perf archive: tarball, files, time, exit |"
+echo "|---|---|---|---|---|"
 for c in "${cases[@]}"; do
 	dir=$src/testdata/cases/$c
 	kf_case "$dir"
@@ -43,6 +44,11 @@ for c in "${cases[@]}"; do
 	t1=$(now)
 	kn=$(tar --zstd -tf "$w/b.tar.zst" 2>/dev/null | wc -l)
 	ks=$(stat -c %s "$w/b.tar.zst" 2>/dev/null || echo 0)
+	t4=$(now)
+	"$kfold" archive -q --symbols-only "${KF_CASE[@]}" "$w/perf.data" -o "$w/s.tar.zst" \
+		2>/dev/null
+	t5=$(now)
+	ss=$(stat -c %s "$w/s.tar.zst" 2>/dev/null || echo 0)
 	t2=$(now)
 	(cd "$w" && perf --buildid-dir "$w/cache" archive perf.data > perf-archive.out 2>&1)
 	prc=$?
@@ -54,8 +60,9 @@ for c in "${cases[@]}"; do
 		ps=0
 		pn=0
 	fi
-	printf '| %s | %d | %d B, %d files, %s s | %d B, %d entries, %s s, exit %d%s |\n' \
+	printf '| %s | %d | %d B, %d files, %s s | %d B, %s s | %d B, %d entries, %s s, exit %d%s |\n' \
 		"$c" "$(stat -c %s "$dir/perf.data")" "$ks" "$kn" "$(secs "$t0" "$t1")" \
+		"$ss" "$(secs "$t4" "$t5")" \
 		"$ps" "$pn" "$(secs "$t2" "$t3")" "$prc" \
 		"$([ $prc -ne 0 ] && printf ': %s' "$(head -1 "$w/perf-archive.out")")"
 done

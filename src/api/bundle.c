@@ -25,6 +25,7 @@
 #include "debuginfod.h"
 #include "dso.h"
 #include "host.h"
+#include "inflate.h"
 #include "session.h"
 #include "symonly.h"
 #include "sha256.h"
@@ -34,6 +35,11 @@
 
 #define BUNDLE_SCHEMA "kfold-bundle"
 #define BUNDLE_VERSION 1
+/* a --symbols-only bundle: its capture is not the recorded one byte for
+ * byte (stack copies zeroed, a -z one inflated) and its ELF files' opens
+ * are answered by names.json, which a version 1 reader would not know to
+ * look at */
+#define BUNDLE_VERSION_SYMBOLS_ONLY 2
 #define CAPTURE_MEMBER "capture/perf.data"
 #define MANIFEST_MEMBER "manifest.json"
 #define NAMES_MEMBER "names.json"      /* --symbols-only (symonly.h) */
@@ -257,6 +263,7 @@ struct kf_archive {
 	struct member names_m, uw_m;
 	uint64_t zeroed;         /* capture bytes zeroed */
 	uint64_t elf_withheld;   /* ELF files left out */
+	bool inflated;           /* cap_fd is a -z capture inflated (inflate.h) */
 };
 
 void kf_archive_options_init(kf_archive_options *ao)
@@ -770,16 +777,29 @@ static int redact_capture(struct kf_archive *a)
 
 	while (hl > 1 && home[hl - 1] == '/')
 		hl--;
-	if (a->dir || a->capinfo.compressed)
-		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite a %s "
-			       "yet", a->input, a->dir ? "perf record --threads directory" :
-			       "-z (compressed) capture");
+	if (a->dir)
+		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite a perf "
+			       "record --threads directory yet", a->input);
 	b = malloc(n ? n : 1);
 	if (!b)
 		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
 	if (pread(a->cap_fd, b, n, 0) != (ssize_t)n) {
 		free(b);
 		return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
+	}
+	/* a -z capture's strings may be in its compressed records: the bundle
+	 * holds it inflated (inflate.h) */
+	if (a->capinfo.compressed && !a->inflated) {
+		uint8_t *big;
+		size_t blen;
+
+		r = kf_inflate_capture(b, n, (size_t)16 << 30, &big, &blen, &a->err);
+		free(b);
+		if (r)
+			return r;
+		b = big;
+		n = blen;
+		a->inflated = true;
 	}
 	swap = n >= 8 && memcmp(b, "2ELIFREP", 8) == 0;
 	if (n >= 8 && memcmp(b, swap ? "2ELIFREP" : "PERFILE2", 8) == 0)
@@ -829,14 +849,24 @@ static int symbols_only(struct kf_archive *a)
 	void *buf;
 	int fd, r;
 
-	r = kf_symonly_zero(a->cap_fd, a->cap_size, &fd, &a->zeroed, &a->err);
+	r = kf_symonly_zero(a->cap_fd, a->cap_size, a->capinfo.compressed, &fd,
+			    &a->zeroed, &a->err);
 	if (r)
 		return r;
+	a->inflated = a->capinfo.compressed;
 	close(a->cap_fd);
 	a->cap_fd = fd;
 	if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
 		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
 	buf = kf_symonly_names_text(&a->names, &len);
+	/* --redact: its paths as the capture's and the manifest's */
+	if (buf && a->ao.redact && a->ao.home) {
+		size_t hl = strlen(a->ao.home);
+
+		while (hl > 1 && a->ao.home[hl - 1] == '/')
+			hl--;
+		mask_home(buf, len, a->ao.home, hl);
+	}
 	r = mem_member(a, &a->names_m, NAMES_MEMBER, buf, len);
 	if (r == 0) {
 		buf = kf_symonly_uw_bytes(&a->uw, &len);
@@ -991,9 +1021,6 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 		return r;
 	kf_session_capture(a->first, &a->capinfo);
 	a->damaged = kf_session_stats(a->first)->input_damaged;
-	if (a->ao.symbols_only && a->capinfo.compressed)
-		return kf_fail(&a->err, KF_EUNSUPP, "%s: --symbols-only cannot rewrite a "
-			       "-z (compressed) capture yet", a->input);
 	n_ev = kf_session_n_events(a->first);
 	for (ev = 0; ev < n_ev && n_ev > 1; ev++) {
 		kf_event_info ei;
@@ -1139,14 +1166,18 @@ static json_t *manifest(struct kf_archive *a)
 	if (!m || !cap || !opt || !opens || !modes || !miss)
 		goto fail;
 	json_object_set_new(m, "schema", json_string(BUNDLE_SCHEMA));
-	json_object_set_new(m, "schema_version", json_integer(BUNDLE_VERSION));
+	json_object_set_new(m, "schema_version", json_integer(a->ao.symbols_only ?
+							      BUNDLE_VERSION_SYMBOLS_ONLY :
+							      BUNDLE_VERSION));
 	json_object_set_new(m, "kfold_version", json_string(kf_version()));
 	json_array_append_new(modes, json_string("kfold"));
 	if (a->modes_perf)
 		json_array_append_new(modes, json_string("perf"));
 	json_object_set_new(m, "modes", modes);
-	/* false: the annotate pass could not run here (no capstone) */
-	json_object_set_new(m, "annotate_recorded", json_boolean(!a->no_annotate));
+	/* false: the annotate pass could not run here (no capstone), or
+	 * did not (--symbols-only: there is no code to annotate) */
+	json_object_set_new(m, "annotate_recorded", json_boolean(!a->no_annotate &&
+								  !a->ao.symbols_only));
 
 	json_object_set_new(cap, "member", json_string(a->dir ? DIR_MEMBER : CAPTURE_MEMBER));
 	json_object_set_new(cap, "form", json_string(a->dir ? "directory" :
@@ -1174,6 +1205,8 @@ static json_t *manifest(struct kf_archive *a)
 	json_object_set_new(cap, "sha256", json_string(a->cap_sha));
 	json_object_set_new(cap, "pipe", json_boolean(a->capinfo.pipe));
 	json_object_set_new(cap, "compressed", json_boolean(a->capinfo.compressed));
+	/* the member holds a -z capture's records inflated (inflate.h) */
+	json_object_set_new(cap, "inflated", json_boolean(a->inflated));
 	put_path(cap, "hostname", a->capinfo.hostname);
 	put_path(cap, "os_release", a->capinfo.os_release);
 	json_object_set_new(cap, "n_events", jint(a->capinfo.n_events));
@@ -2113,11 +2146,21 @@ static int load(struct kf_session *s, struct kf_tar_reader *tr, const char *name
 			    "not an integer", v ? "another type" : "missing");
 		goto out;
 	}
-	if (json_integer_value(v) != BUNDLE_VERSION) {
+	if (json_integer_value(v) != BUNDLE_VERSION &&
+	    json_integer_value(v) != BUNDLE_VERSION_SYMBOLS_ONLY) {
 		r = kf_fail(&s->err, KF_EUNSUPP, "bundle schema version %lld; this "
-			    "kfold reads version %d",
-			    json_is_integer(v) ? (long long)json_integer_value(v) : -1LL,
-			    BUNDLE_VERSION);
+			    "kfold reads versions %d and %d (--symbols-only)",
+			    (long long)json_integer_value(v), BUNDLE_VERSION,
+			    BUNDLE_VERSION_SYMBOLS_ONLY);
+		goto out;
+	}
+	if ((json_integer_value(v) == BUNDLE_VERSION_SYMBOLS_ONLY) !=
+	    (json_object_get(m, "symbols_only") != NULL)) {
+		r = kf_fail(&s->err, KF_EFORMAT, "the manifest's schema_version is %lld, "
+			    "but it %s symbols_only (version %d is a --symbols-only "
+			    "bundle's, %d a full one's)", (long long)json_integer_value(v),
+			    json_object_get(m, "symbols_only") ? "has" : "has no",
+			    BUNDLE_VERSION_SYMBOLS_ONLY, BUNDLE_VERSION);
 		goto out;
 	}
 	r = manifest_members(b, &s->err, name, m);
@@ -2258,9 +2301,9 @@ static int refuse_symbols_only(struct kf_session *s, const char *name, int r)
 {
 	if (r == 0 && s->bundle && s->bundle->symbols_only &&
 	    (s->o.annotate || s->o.compat != KF_COMPAT_NONE))
-		return kf_fail(&s->err, KF_EINVAL, "%s is a --symbols-only bundle: it holds "
-			       "no binaries, so %s cannot read it (a bundle written "
-			       "without --symbols-only can)", name,
+		return kf_fail(&s->err, KF_EINVAL, "%s: a --symbols-only bundle holds no "
+			       "binaries, and %s needs them (a bundle written without "
+			       "--symbols-only has them)", name,
 			       s->o.annotate ? "annotate" : "--compat=perf");
 	return r;
 }

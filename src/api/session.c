@@ -570,7 +570,7 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 			      rec->offset, kf_sample_strerror(e));
 		return 0;
 	}
-	s->cc.key = rec->offset;     /* --symbols-only: its unwind's key */
+	s->cc.key = rec->seq;        /* --symbols-only: its unwind's key */
 	/* perf script filters guest samples (perf_guest is off) */
 	if ((smp.misc & KF_MISC_CPUMODE_MASK) >= KF_MISC_GUEST_KERNEL &&
 	    s->pol->drop_guest_samples)

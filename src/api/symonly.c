@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "inflate.h"
 #include "perfdata.h"
 #include "sample.h"
 #include "tape.h"
@@ -20,8 +22,13 @@
 #define MAX_PART ((uint64_t)1 << 30)
 #define UW_MAGIC "KFUW"
 #define UW_VERSION 1u
+/* a -z capture inflated in memory: at most this */
+#define MAX_INFLATED ((size_t)16 << 30)
 
 /* ---- the capture without stack copies ---------------------------------------- */
+
+/* the sample fields a --symbols-only bundle zeroes */
+#define ZEROED (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER | KF_SAMPLE_REGS_INTR)
 
 static uint64_t rd64(const uint8_t *p, bool swap)
 {
@@ -56,7 +63,7 @@ static uint64_t data_end(const uint8_t *b, uint64_t size, bool pipe, bool swap)
 	return off + len;
 }
 
-int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
+int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_zeroed,
 		    struct kf_error *e)
 {
 	struct kf_pd *pd = NULL;
@@ -87,6 +94,17 @@ int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
 		}
 		got += (uint64_t)n;
 	}
+	if (inflate) {
+		uint8_t *big;
+		size_t blen;
+
+		r = kf_inflate_capture(b, (size_t)size, MAX_INFLATED, &big, &blen, e);
+		free(b);
+		if (r)
+			return r;
+		b = big;
+		size = blen;
+	}
 	memset(&pe, 0, sizeof(pe));
 	r = kf_pd_open_mem(&pd, b, (size_t)size, &pe);
 	if (r) {
@@ -101,8 +119,9 @@ int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
 		uint64_t at;
 
 		if (rec.compressed) {
-			r = kf_fail(e, KF_EUNSUPP, "the capture: --symbols-only cannot "
-				    "rewrite a -z (compressed) capture yet");
+			/* never: inflated first */
+			r = kf_fail(e, KF_EUNSUPP, "the capture: compressed records "
+				    "where none were expected");
 			goto out;
 		}
 		/* where the record is in b: the reader reads a file's records
@@ -119,8 +138,7 @@ int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
 			continue;
 		/* a pipe's attrs come as records, before its samples */
 		for (i = 0; !any && i < kf_pd_n_attrs(pd); i++)
-			if (kf_pd_attr(pd, i)->sample_type &
-			    (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER))
+			if (kf_pd_attr(pd, i)->sample_type & ZEROED)
 				any = true;
 		if (!any)
 			continue;
@@ -129,7 +147,7 @@ int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
 			continue;
 		}
 		a = kf_pd_attr(pd, (size_t)rec.attr);
-		if (!(a->sample_type & (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER)))
+		if (!(a->sample_type & ZEROED))
 			continue;
 		es = kf_sample_decode(a, swap, rec.data, rec.size, &smp);
 		if (es != KF_SAMPLE_OK && es != KF_SAMPLE_TRAILING) {
@@ -139,6 +157,9 @@ int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
 		if (smp.regs_user && smp.n_regs_user)
 			zero(b, size, at + (uint64_t)(smp.regs_user - rec.data),
 			     8ull * smp.n_regs_user, n_zeroed);
+		if (smp.regs_intr && smp.n_regs_intr)
+			zero(b, size, at + (uint64_t)(smp.regs_intr - rec.data),
+			     8ull * smp.n_regs_intr, n_zeroed);
 		if (smp.stack && smp.stack_size)
 			zero(b, size, at + (uint64_t)(smp.stack - rec.data), smp.stack_size,
 			     n_zeroed);
@@ -151,7 +172,7 @@ int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
 	/* a cut or damaged capture: whatever follows the last whole record
 	 * may be part of a sample */
 	for (i = 0; !any && i < kf_pd_n_attrs(pd); i++)
-		if (kf_pd_attr(pd, i)->sample_type & (KF_SAMPLE_REGS_USER | KF_SAMPLE_STACK_USER))
+		if (kf_pd_attr(pd, i)->sample_type & ZEROED)
 			any = true;
 	if (any && kf_pd_end_reason(pd) != KF_PD_END_CLEAN) {
 		uint64_t end = data_end(b, size, kf_pd_is_pipe(pd), swap);
@@ -171,19 +192,31 @@ out:
 
 /* ---- names.json ---------------------------------------------------------------- */
 
-static json_t *jstr(const char *s)
+/* A string; one that is not UTF-8 (jansson takes only that) as
+ * {"hex": its bytes in hex}, as the manifest's *_hex keys.  *bad on
+ * ENOMEM. */
+static json_t *jstr(const char *s, bool *bad)
 {
-	return s ? json_string(s) : json_null();
-}
+	json_t *j;
 
-static json_t *jref(const struct kf_nametab *t, uint32_t ref)
-{
-	return jstr(kf_nametab_get(t, ref));
-}
+	if (!s)
+		return json_null();
+	j = json_string(s);
+	if (!j) {
+		size_t n = strlen(s), i;
+		char *hex = malloc(2 * n + 1);
 
-static json_t *jid(const struct kf_nametab *t, uint32_t id)
-{
-	return id ? json_string(kf_strtab_get(&t->strings, id)) : json_null();
+		if (hex) {
+			for (i = 0; i < n; i++)
+				snprintf(hex + 2 * i, 3, "%02x", (unsigned char)s[i]);
+			hex[2 * n] = '\0';
+			j = json_pack("{s:s}", "hex", hex);
+			free(hex);
+		}
+	}
+	if (!j)
+		*bad = true;
+	return j;
 }
 
 static json_t *jint(uint64_t v)
@@ -191,9 +224,22 @@ static json_t *jint(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
-static bool put_line(struct kf_buf *out, json_t *j)
+/* json_*_set_new and _append_new, noting a failure */
+static void set(json_t *o, const char *k, json_t *v, bool *bad)
 {
-	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	if (!v || json_object_set_new(o, k, v) != 0)
+		*bad = true;
+}
+
+static void app(json_t *a, json_t *v, bool *bad)
+{
+	if (!v || json_array_append_new(a, v) != 0)
+		*bad = true;
+}
+
+static bool put_line(struct kf_buf *out, json_t *j, bool bad)
+{
+	char *s = j && !bad ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	bool ok = s != NULL;
 
 	if (s) {
@@ -210,6 +256,7 @@ char *kf_symonly_names_text(const struct kf_nametab *t, size_t *len)
 {
 	struct kf_buf out;
 	json_t *h, *host;
+	bool bad = false;
 	size_t i, k;
 
 	kf_buf_init(&out);
@@ -220,13 +267,13 @@ char *kf_symonly_names_text(const struct kf_nametab *t, size_t *len)
 		json_decref(host);
 		return NULL;
 	}
-	json_object_set_new(h, "schema", json_string(NAMES_SCHEMA));
-	json_object_set_new(h, "schema_version", json_integer(NAMES_VERSION));
-	json_object_set_new(host, "decided", json_boolean(t->host_decided));
-	json_object_set_new(host, "verdict", json_integer(t->host));
-	json_object_set_new(host, "why", jref(t, t->host_why));
-	json_object_set_new(h, "host", host);
-	if (!put_line(&out, h))
+	set(h, "schema", json_string(NAMES_SCHEMA), &bad);
+	set(h, "schema_version", json_integer(NAMES_VERSION), &bad);
+	set(host, "decided", json_boolean(t->host_decided), &bad);
+	set(host, "verdict", json_integer(t->host), &bad);
+	set(host, "why", jstr(kf_nametab_get(t, t->host_why), &bad), &bad);
+	set(h, "host", host, &bad);
+	if (!put_line(&out, h, bad))
 		goto fail;
 	for (i = 0; i < t->n_mods; i++) {
 		const struct kf_nt_module *m = &t->mods[i];
@@ -234,23 +281,23 @@ char *kf_symonly_names_text(const struct kf_nametab *t, size_t *len)
 
 		if (!o)
 			goto fail;
-		json_object_set_new(o, "module", jint(m->id));
-		json_object_set_new(o, "name", jref(t, m->name));
-		json_object_set_new(o, "status", json_integer(m->status));
-		json_object_set_new(o, "named", json_boolean(m->named));
-		json_object_set_new(o, "inode_checked", json_boolean(m->inode_checked));
-		json_object_set_new(o, "mdi_used", json_boolean(m->mdi_used));
-		json_object_set_new(o, "syms_dinfod", json_boolean(m->syms_dinfod));
-		json_object_set_new(o, "dw_known", json_boolean(m->dw_known));
-		json_object_set_new(o, "dw_found", json_boolean(m->dw_found));
-		json_object_set_new(o, "dw_dinfod", json_boolean(m->dw_dinfod));
-		json_object_set_new(o, "status_text", jref(t, m->status_text));
-		json_object_set_new(o, "file", jref(t, m->file));
-		json_object_set_new(o, "mdi_note", jref(t, m->mdi_note));
-		json_object_set_new(o, "unverified_why", jref(t, m->unverified_why));
-		json_object_set_new(o, "dw_file", jref(t, m->dw_file));
-		json_object_set_new(o, "dw_hint", jref(t, m->dw_hint));
-		if (!put_line(&out, o))
+		set(o, "module", jint(m->id), &bad);
+		set(o, "name", jstr(kf_nametab_get(t, m->name), &bad), &bad);
+		set(o, "status", json_integer(m->status), &bad);
+		set(o, "named", json_boolean(m->named), &bad);
+		set(o, "inode_checked", json_boolean(m->inode_checked), &bad);
+		set(o, "mdi_used", json_boolean(m->mdi_used), &bad);
+		set(o, "syms_dinfod", json_boolean(m->syms_dinfod), &bad);
+		set(o, "dw_known", json_boolean(m->dw_known), &bad);
+		set(o, "dw_found", json_boolean(m->dw_found), &bad);
+		set(o, "dw_dinfod", json_boolean(m->dw_dinfod), &bad);
+		set(o, "status_text", jstr(kf_nametab_get(t, m->status_text), &bad), &bad);
+		set(o, "file", jstr(kf_nametab_get(t, m->file), &bad), &bad);
+		set(o, "mdi_note", jstr(kf_nametab_get(t, m->mdi_note), &bad), &bad);
+		set(o, "unverified_why", jstr(kf_nametab_get(t, m->unverified_why), &bad), &bad);
+		set(o, "dw_file", jstr(kf_nametab_get(t, m->dw_file), &bad), &bad);
+		set(o, "dw_hint", jstr(kf_nametab_get(t, m->dw_hint), &bad), &bad);
+		if (!put_line(&out, o, bad))
 			goto fail;
 	}
 	for (i = 0; i < t->n; i++) {
@@ -262,30 +309,33 @@ char *kf_symonly_names_text(const struct kf_nametab *t, size_t *len)
 			json_decref(fr);
 			goto fail;
 		}
-		json_array_append_new(a, json_integer(en->variant));
-		json_array_append_new(a, jint(en->module));
-		json_array_append_new(a, jint(en->addr));
-		json_array_append_new(a, jint(en->flags));
-		json_array_append_new(a, jref(t, en->sym));
+		app(a, json_integer(en->variant), &bad);
+		app(a, jint(en->module), &bad);
+		app(a, jint(en->addr), &bad);
+		app(a, jint(en->flags), &bad);
+		app(a, jstr(kf_nametab_get(t, en->sym), &bad), &bad);
 		for (k = 0; k < en->count; k++) {
 			const struct kf_symframe *sf = &t->frames[en->first + k];
 			json_t *f = json_array();
 
-			if (!f || json_array_append_new(fr, f))
+			app(fr, f, &bad);
+			if (!f)
 				break;
-			json_array_append_new(f, jid(t, sf->name));
-			json_array_append_new(f, jid(t, sf->file));
-			json_array_append_new(f, jint(sf->line));
-			json_array_append_new(f, jint(sf->sym_start));
-			json_array_append_new(f, jint(sf->offset));
-			json_array_append_new(f, jint(sf->inline_depth));
-			json_array_append_new(f, jint(sf->kind));
-			json_array_append_new(f, jint(sf->why));
-			json_array_append_new(f, jint(sf->status));
-			json_array_append_new(f, jint(sf->flags));
+			app(f, sf->name ? jstr(kf_strtab_get(&t->strings, sf->name), &bad) :
+			    json_null(), &bad);
+			app(f, sf->file ? jstr(kf_strtab_get(&t->strings, sf->file), &bad) :
+			    json_null(), &bad);
+			app(f, jint(sf->line), &bad);
+			app(f, jint(sf->sym_start), &bad);
+			app(f, jint(sf->offset), &bad);
+			app(f, jint(sf->inline_depth), &bad);
+			app(f, jint(sf->kind), &bad);
+			app(f, jint(sf->why), &bad);
+			app(f, jint(sf->status), &bad);
+			app(f, jint(sf->flags), &bad);
 		}
-		json_array_append_new(a, fr);
-		if (!put_line(&out, a))
+		app(a, fr, &bad);
+		if (!put_line(&out, a, bad))
 			goto fail;
 	}
 	*len = out.len;
@@ -340,11 +390,33 @@ static bool get_u64(const json_t *v, uint64_t max, uint64_t *out)
 /* a string or null into a ref; false when it is neither or on ENOMEM */
 static bool get_ref(struct kf_nametab *t, const json_t *v, uint32_t *ref)
 {
-	if (json_is_null(v)) {
-		*ref = 0;
+	const char *hex;
+	char buf[4096];
+	size_t n, i;
+
+	*ref = 0;
+	if (json_is_null(v))
 		return true;
+	if (json_is_string(v))
+		return kf_nametab_str(t, json_string_value(v), ref);
+	/* {"hex": ...}: a string that is not UTF-8 (jstr) */
+	if (!json_is_object(v) || json_object_size(v) != 1 ||
+	    !(hex = json_string_value(json_object_get(v, "hex"))))
+		return false;
+	n = strlen(hex);
+	if (n % 2 || n / 2 >= sizeof(buf))
+		return false;
+	for (i = 0; i < n / 2; i++) {
+		unsigned x;
+
+		if (sscanf(hex + 2 * i, "%2x", &x) != 1 || !x ||
+		    !strchr("0123456789abcdef", hex[2 * i]) ||
+		    !strchr("0123456789abcdef", hex[2 * i + 1]))
+			return false;
+		buf[i] = (char)x;
 	}
-	return json_is_string(v) && kf_nametab_str(t, json_string_value(v), ref);
+	buf[n / 2] = '\0';
+	return kf_nametab_str(t, buf, ref);
 }
 
 static bool get_bool(const json_t *o, const char *k, bool *out)

@@ -8,20 +8,22 @@
  *    one line per module ({"module": ID, "name": ..., ...}) and one per
  *    named frame: [variant, module, addr, flags, symbol, [[name, file,
  *    line, sym_start, offset, inline_depth, kind, why, status, flags],
- *    ...]], strings inline, null for none.  Readable as it is, so a
- *    reviewer sees every name that leaves the host.
+ *    ...]], strings inline, null for none, {"hex": HEX} for one that is
+ *    not UTF-8.  Readable as it is, so a reviewer sees every name that
+ *    leaves the host.
  *  - unwound.bin: "KFUW" u32 version 1, u64 count, then per DWARF sample
- *    (little-endian) u64 key (the record's offset), u32 end module, u16
+ *    (little-endian) u64 key (the record's kf_rec.seq), u32 end module, u16
  *    frames, u8 why it stopped, u8 0, then the frames' u64 pcs and a bit
  *    per frame (guessed by a frame-pointer step), in bytes.
  * Reading checks every length and count against what is left and caps a
  * line at 1 MiB.
  *
- * May use: util, capture, symbols (nametab), callchain, jansson.
+ * May use: util, capture (inflate, perfdata, sample), symbols (nametab), callchain, jansson.
  */
 #ifndef KF_SYMONLY_H
 #define KF_SYMONLY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,12 +31,14 @@
 #include "error.h"
 #include "nametab.h"
 
-/* A copy of the capture in fd (size bytes; not -z, not a directory) with
- * every sample's user registers and user stack copy zeroed in place: a
- * sample that cannot be decoded has its whole body zeroed, and bytes past
- * the last whole record (a cut capture) too.  *out: a sealed memfd.
- * 0, KF_ENOMEM, KF_EIO, KF_EUNSUPP (a -z record met). */
-int kf_symonly_zero(int fd, uint64_t size, int *out, uint64_t *n_zeroed,
+/* A copy of the capture in fd (size bytes; not a directory) with every
+ * sample's user registers, registers at the interrupt (--intr-regs) and
+ * user stack copy zeroed in place: a sample
+ * that cannot be decoded has its whole body zeroed, and bytes past the
+ * last whole record (a cut capture) too.  With inflate (a -z capture),
+ * its compressed records are inflated first (inflate.h).  *out: a sealed
+ * memfd.  0, KF_ENOMEM, KF_EIO, KF_EFORMAT, KF_EUNSUPP. */
+int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_zeroed,
 		    struct kf_error *e);
 
 /* The members' bytes (malloc'd, *len set); NULL on ENOMEM. */

@@ -84,8 +84,9 @@ struct kf_chain {
 };
 
 /* A --symbols-only bundle's unwinds: for each DWARF sample, by its key
- * (the record's offset in the capture), what the unwinder found on the
- * capture host: its frames, why it stopped and the module charged.  The
+ * (its record's kf_rec.seq, its place in the capture), what the unwinder
+ * found on the capture host: its frames, why it stopped and the module
+ * charged.  The
  * bundle's capture has the samples' register and stack copies zeroed;
  * reading it, the chains take their user part from here. */
 struct kf_uwent {

@@ -209,6 +209,7 @@ struct kf_pd {
 	size_t n_warnings, warn_next;
 	char warn_buf[320];
 	uint64_t bytes;
+	uint64_t seq;            /* records returned so far (kf_rec.seq) */
 	char name_buf[128];
 };
 
@@ -1498,6 +1499,7 @@ int kf_pd_next(struct kf_pd *pd, struct kf_rec *rec)
 		if (r == 1)
 			continue;
 		rec->attr = rec->type < KF_REC_USER_START ? attr_of(pd, rec) : -1;
+		rec->seq = pd->seq++;
 		return 1;
 	}
 }

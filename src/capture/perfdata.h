@@ -184,6 +184,10 @@ struct kf_rec {
 	int attr;               /* index into attrs, -1 if unknown */
 	bool stable;            /* data valid until kf_pd_free */
 	bool compressed;        /* came out of a COMPRESSED record */
+	uint64_t seq;           /* its place among the records kf_pd_next
+				 * returned, from 0: the same for the same
+				 * records whether or not they were compressed
+				 * (offset is shared by a COMPRESSED one's) */
 };
 
 /* The sample_id_all trailer (or the same fields of a SAMPLE). */

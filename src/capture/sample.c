@@ -175,9 +175,14 @@ enum kf_sample_err kf_sample_decode(const struct kf_attr *attr, bool swap,
 
 		if (!kf_cur_u64(&c, &abi))
 			return fail(&c);
-		if (abi && !kf_cur_skip(&c, 8u * (size_t)__builtin_popcountll(
-						  attr->sample_regs_intr)))
-			return fail(&c);
+		if (abi) {
+			size_t n = (size_t)__builtin_popcountll(attr->sample_regs_intr);
+
+			if (8u * n > kf_cur_left(&c))
+				return fail(&c);
+			kf_cur_view(&c, &s->regs_intr, 8u * n);
+			s->n_regs_intr = (unsigned)n;
+		}
 	}
 	if ((st & KF_SAMPLE_PHYS_ADDR) && !kf_cur_u64(&c, &s->phys_addr))
 		return fail(&c);

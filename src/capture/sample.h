@@ -49,6 +49,12 @@ struct kf_sample {
 	const uint8_t *regs_user;
 	unsigned n_regs_user;
 
+	/* REGS_INTR (the registers at the interrupt): n_regs_intr values in
+	 * file byte order, not used but by kfold archive --symbols-only,
+	 * which zeroes them as it does the user registers */
+	const uint8_t *regs_intr;
+	unsigned n_regs_intr;
+
 	/* STACK_USER: `stack_size` bytes copied, first `stack_dyn` valid */
 	const uint8_t *stack;
 	uint64_t stack_size, stack_dyn;

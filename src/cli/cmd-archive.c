@@ -262,16 +262,24 @@ int kf_cli_archive_run(struct kf_cli *c)
 	}
 	if (kf_archive_withheld(a) && !c->quiet) {
 		human(sz, sizeof(sz), kf_archive_withheld(a));
-		fprintf(stderr, "kfold: left out: the kernel's image with DWARF (%s); the "
-			"bundle has no kernel inline frames or lines (--with-vmlinux "
-			"includes it)\n", sz);
+		if (c->arch.symbols_only)
+			fprintf(stderr, "kfold: left out: every ELF file read (%s): "
+				"--symbols-only keeps the names of the frames the stacks "
+				"use (names.json) and the user stacks' unwinds "
+				"(unwound.bin) instead\n", sz);
+		else
+			fprintf(stderr, "kfold: left out: the kernel's image with DWARF (%s); "
+				"the bundle has no kernel inline frames or lines "
+				"(--with-vmlinux includes it)\n", sz);
 	}
 	status = write_bundle(c, a, out, &written);
 	if (status == KF_CLI_OK && !c->quiet) {
 		human(sz, sizeof(sz), written);
-		fprintf(stderr, "kfold: wrote %s: %zu files (the capture and %zu read by "
-			"its analysis), %s%s\n", out, kf_archive_n_files(a),
-			kf_archive_n_files(a) - 1, sz,
+		fprintf(stderr, "kfold: wrote %s: %zu files (the capture%s and %zu read by "
+			"its analysis)%s, %s%s\n", out, kf_archive_n_files(a),
+			c->arch.symbols_only ? " without stack copies" : "",
+			kf_archive_n_files(a) - 1,
+			c->arch.symbols_only ? " and a name table" : "", sz,
 			nm ? "; some files are missing (above)" : "");
 	}
 	if (status == KF_CLI_OK && kf_archive_input_damaged(a))

@@ -5,15 +5,20 @@
 # run; from the environment, not argv, which perf writes into the capture's
 # header) into a buffer on its stack and spins a few frames deeper, so the
 # 8 KiB user stack copy of each `--call-graph dwarf` sample holds it. It is
-# recorded into a file and into a pipe (`-o -`). Asserted:
+# recorded into a file and into a pipe (`-o -`), each also with -z, whose
+# stack copies are compressed: the secret is looked for there in the
+# capture as `kfold archive --redact` bundles it, inflated. Asserted:
 # - the secret is in each capture, once per sample (it is real: the test
 #   is not vacuous), and not in what `kfold header` prints;
 # - the full bundle holds it, the symbols-only bundle holds no 8-byte piece
 #   of it, no ELF member (the full one does), its capture member has the
-#   capture's size (zeroed in place), and it is smaller than the full one;
+#   capture's size (zeroed in place; a -z one's inflated size), and it is
+#   smaller than the full one;
 # - with the program deleted, every fold mode, --stats, report, explain and
 #   header of the symbols-only bundle equal the full bundle's (stdout,
-#   stderr, exit status), the fold naming main;hold;spin;churn;mix;
+#   stderr, exit status; --stats' work, bytes read and queue figures
+#   masked where they measure reading another capture), the fold naming
+#   main;hold;spin;churn;mix;
 # - annotate and --compat=perf of the symbols-only bundle exit 2 saying
 #   "symbols-only" (they need the binaries).
 # Asserts about its own workload only.
@@ -58,12 +63,30 @@ KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 --call-graph dwarf,81
 KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 --call-graph dwarf,8192 \
 	-o - -- "$prog" 0.3 > p.data 2> rec.err ||
 	skip "perf record -o - cannot run here: $(head -2 rec.err)"
+# and with -z, where the stack copies are in compressed records
+KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 -z --call-graph dwarf,8192 \
+	-o z.data -- "$prog" 0.3 2> rec.err ||
+	skip "perf record -z cannot run here: $(head -2 rec.err)"
+KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 -z --call-graph dwarf,8192 \
+	-o - -- "$prog" 0.3 > zp.data 2> rec.err ||
+	skip "perf record -z -o - cannot run here: $(head -2 rec.err)"
 
-caps="d p"
+caps="d p z zp"
 sym_ok=""
 for c in $caps; do
-	# the secret is in the capture, in the samples' stack copies
-	n=$(grep -o -a -F "$secret" "$c.data" | wc -l)
+	# the secret is in the capture, in the samples' stack copies; a -z
+	# capture's are compressed, so it is looked for in the capture as
+	# --redact bundles it, inflated (and only names masked)
+	view=$c.data
+	case $c in z*)
+		"$kfold" archive -q --redact "$c.data" -o "$c.red.tar.zst" 2> "$c.red.err" ||
+			bad "$c: kfold archive --redact: $(head -2 "$c.red.err")"
+		tar --zstd -xOf "$c.red.tar.zst" capture/perf.data > "$c.inflated"
+		view=$c.inflated
+		grep -q -a -F "$secret" "$c.data" &&
+			bad "$c: the secret is readable in the -z capture itself: not a -z test"
+	esac
+	n=$(grep -o -a -F "$secret" "$view" | wc -l)
 	samples=$("$kfold" report "$c.data" 2> /dev/null | jq -r '.capture.samples')
 	if [ "$n" -ge 20 ] && [ "$samples" -gt 0 ] 2> /dev/null && [ $((2 * n)) -ge "$samples" ]; then
 		ok "$c: the secret is in the capture $n times ($samples samples)"
@@ -82,7 +105,7 @@ for c in $caps; do
 	for kind in full sym; do
 		opt=()
 		[ $kind = sym ] && opt=(--symbols-only)
-		if [ "$c" = p ]; then
+		if [ "$c" = p ] || [ "$c" = zp ]; then
 			"$kfold" archive -q "${opt[@]}" - -o "$c.$kind.tar.zst" < "$c.data" 2> "$c.$kind.arerr"
 		else
 			"$kfold" archive -q "${opt[@]}" "$c.data" -o "$c.$kind.tar.zst" 2> "$c.$kind.arerr"
@@ -98,6 +121,9 @@ for c in $caps; do
 	[ -s "$c.full.tar.zst" ] || continue
 
 	zstd -dc "$c.full.tar.zst" > "$c.full.tar" || bad "$c: zstd -dc of the full bundle failed"
+	# (a -z capture is in its full bundle as recorded, compressed: the
+	# control is the inflated copy above)
+	case $c in z*) cat "$c.inflated" >> "$c.full.tar" ;; esac
 	n=$(grep -o -a -F "$secret" "$c.full.tar" | wc -l)
 	if [ "$n" -gt 0 ] && grep -q -a -F -f pieces "$c.full.tar"; then
 		ok "$c: the full bundle holds the secret ($n times)"
@@ -135,12 +161,13 @@ for c in $caps; do
 	else
 		bad "$c: the symbols-only bundle has ELF members:$elf"
 	fi
-	# the capture zeroed in place: the same size
+	# the capture zeroed in place: the same size (a -z one: the size of
+	# its inflated copy)
 	csize=$(tar --zstd -xOf "$c.sym.tar.zst" capture/perf.data 2> /dev/null | wc -c)
-	if [ "$csize" -eq "$(stat -c %s "$c.data")" ]; then
+	if [ "$csize" -eq "$(stat -c %s "$view")" ]; then
 		ok "$c: the symbols-only bundle's capture/perf.data has the capture's $csize bytes"
 	else
-		bad "$c: the symbols-only bundle's capture/perf.data has $csize bytes, the capture $(stat -c %s "$c.data")"
+		bad "$c: the symbols-only bundle's capture/perf.data has $csize bytes, the capture $(stat -c %s "$view")"
 	fi
 	fs=$(stat -c %s "$c.full.tar.zst")
 	ss=$(stat -c %s "$c.sym.tar.zst")
@@ -199,6 +226,12 @@ for c in $caps; do
 		# (its samples carry no stack to unwind): that figure alone may
 		# differ, and is masked
 		sed -i -E 's/, work [0-9]+ steps$/, work N steps/' "$c.$i.full.err" "$c.$i.sym.err"
+		# a -z capture is in a symbols-only bundle inflated: the bytes
+		# read and the ordering queue's peak are those of reading that
+		if [ "$c" != "${c#z}" ]; then
+			sed -i -E 's/^kfold: bytes read [0-9]+, ordering queue peak [0-9]+ bytes/kfold: bytes read N, ordering queue peak N bytes/' \
+				"$c.$i.full.err" "$c.$i.sym.err"
+		fi
 		if ! cmp -s "$c.$i.full.err" "$c.$i.sym.err"; then
 			bad "$what: stderr differs from the full bundle's:"
 			diff "$c.$i.full.err" "$c.$i.sym.err" | head -6

@@ -21,8 +21,8 @@
 #      /dev/urandom (jansson's hash seed) and, in a sanitizer build, what
 #      the sanitizer runtime reads of the process itself (/proc/self/maps,
 #      cmdline, environ).
-# --symbols-only bundles of the captures it can rewrite (not -z, not a
-# directory) are read in the namespace too: fold (four inline/srcline
+# --symbols-only bundles of the captures it can rewrite (all but the
+# directory; -z ones are inflated) are read in the namespace too: fold (four inline/srcline
 # variants and --context), report, explain and header equal the capture
 # host's, and annotate and --compat=perf are refused (exit 2).
 # Also: the bundle is mode 0600, manifest.json is its first member, and
@@ -67,8 +67,9 @@ so_variants=(
 	"explain"
 	"header"
 )
-so_cases=(syscall dwarf-small dwarf-deep dwarf-qsort pipe jit system inline-dwz
-	inline-clang cxx rust-v0 twoevents ../annotate/stripped)
+so_cases=(syscall dwarf-small dwarf-deep dwarf-qsort pipe zstd dwarf-zstd jit system
+	inline-dwz inline-clang cxx rust-v0 twoevents ../annotate/stripped
+	../annotate/gcc-fp-z)
 
 cases=(syscall dwarf-small dwarf-deep dwarf-qsort pipe zstd dwarf-zstd jit system dirmode
 	inline-dwz inline-clang cxx rust-v0 twoevents ../annotate/stripped
@@ -301,8 +302,10 @@ fi
 # $HOME their paths are masked; the host name "vm" and the command line
 # too, every length kept.  The folded stacks stay the capture's, the
 # report is the capture's with those strings masked, and neither the
-# rewritten capture nor the manifest holds them; a -z capture is refused.
-for c in syscall pipe bigendian; do
+# rewritten capture nor the manifest holds them.  A -z capture is
+# inflated first (its strings may be in compressed records); a --threads
+# directory is refused.
+for c in syscall pipe bigendian zstd dwarf-zstd; do
 	dir=$src/testdata/cases/$c
 	kf_case "$dir"
 	HOME=/tmp/kfold-fx "$kfold" archive -q --redact "${KF_CASE[@]}" "$dir/perf.data" \
@@ -333,12 +336,35 @@ PYCHECK
 	tar --zstd -xOf "$tmp/red-$c.tar.zst" capture/perf.data | grep -qa 'record -' &&
 		{ echo "FAIL $c: --redact: the command line is still in the capture"; fail=1; }
 done
-kf_case "$src/testdata/cases/zstd"
-HOME=/tmp/kfold-fx "$kfold" archive -q --redact "${KF_CASE[@]}" "$src/testdata/cases/zstd/perf.data" \
-	-o "$tmp/red-z.tar.zst" 2> "$tmp/err"
-rc=$?
-[ $rc -eq 2 ] && grep -q "cannot rewrite a -z" "$tmp/err" && [ ! -e "$tmp/red-z.tar.zst" ] ||
-	{ echo "FAIL: --redact of a -z capture: exit $rc: $(head -2 "$tmp/err")"; fail=1; }
+# --redact with --symbols-only: names.json's paths are masked as well, and
+# the bundle folds as the --redact one does
+for c in dwarf-small dwarf-zstd; do
+	dir=$src/testdata/cases/$c
+	kf_case "$dir"
+	HOME=/tmp/kfold-fx "$kfold" archive -q --redact "${KF_CASE[@]}" "$dir/perf.data" \
+		-o "$tmp/red-$c.tar.zst" 2> /dev/null
+	HOME=/tmp/kfold-fx "$kfold" archive -q --redact --symbols-only "${KF_CASE[@]}" \
+		"$dir/perf.data" -o "$tmp/reds-$c.tar.zst" 2> "$tmp/err" ||
+		{ echo "FAIL $c: --redact --symbols-only: $(head -2 "$tmp/err")"; fail=1; continue; }
+	for v in "" --srcline report explain; do
+		"$kfold" $v "$tmp/red-$c.tar.zst" > "$tmp/red.want" 2>&1
+		"$kfold" $v "$tmp/reds-$c.tar.zst" > "$tmp/red.got" 2>&1
+		cmp -s "$tmp/red.want" "$tmp/red.got" ||
+			{ echo "FAIL $c: --redact --symbols-only $v differs from --redact's"; fail=1; }
+	done
+	grep -q 'kfold-fx/' "$tmp/red.want" && { echo "FAIL $c: --redact's explain names kfold-fx"; fail=1; }
+	n=$(tar --zstd -xOf "$tmp/reds-$c.tar.zst" | grep -ac 'kfold-fx')
+	[ "$n" = 0 ] || { echo "FAIL $c: --redact --symbols-only: $n lines still name kfold-fx"; fail=1; }
+done
+kf_case "$src/testdata/cases/dirmode"
+for opt in --redact --symbols-only; do
+	HOME=/tmp/kfold-fx "$kfold" archive -q $opt "${KF_CASE[@]}" "$src/testdata/cases/dirmode/perf.data" \
+		-o "$tmp/red-d.tar.zst" 2> "$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "cannot rewrite a perf record --threads directory" "$tmp/err" &&
+	[ ! -e "$tmp/red-d.tar.zst" ] ||
+		{ echo "FAIL: $opt of a --threads directory: exit $rc: $(head -2 "$tmp/err")"; fail=1; }
+done
 echo "ok   --redact: host name, command line and \$HOME paths masked; stacks and report otherwise the capture's"
 
 # a bundle carries its own files: lookup options are refused

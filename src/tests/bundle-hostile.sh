@@ -329,9 +329,13 @@ o = copy(elf); o["build_id"] = "00" * 20; o["path"] += ".again"
 m["opens"].append(o)
 case("lie-two-build-ids", zst(tar(entries(m))),
      r"the manifest says two things of member %s" % elfm)
+m = copy(manifest); m["schema_version"] = 3
+case("schema-version-3", zst(tar(entries(m))),
+     r"bundle schema version 3; this kfold reads versions 1 and 2 \(--symbols-only\)")
+# version 2 is a --symbols-only bundle's (it has symbols_only)
 m = copy(manifest); m["schema_version"] = 2
-case("schema-version-2", zst(tar(entries(m))),
-     r"bundle schema version 2; this kfold reads version 1")
+case("schema-version-2-full", zst(tar(entries(m))),
+     r"schema_version is 2, but it has no symbols_only")
 m = copy(manifest); m["schema_version"] = "1"
 case("schema-version-string", zst(tar(entries(m))), r"schema_version is another type, not an integer")
 m = copy(manifest); m["schema"] = "kfold-bundle2"

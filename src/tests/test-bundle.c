@@ -51,7 +51,8 @@ static const struct want wants[] = {
 	{ "dotdot-member.tar.zst", KF_EFORMAT, "member \"../x\" at offset 48640 is not one the manifest names" },
 	{ "dup-key.tar.zst", KF_EFORMAT, "the manifest is not JSON: duplicate object key" },
 	{ "manifest-second.tar.zst", KF_EFORMAT, "its first member is not a manifest.json file" },
-	{ "schema-v2.tar.zst", KF_EUNSUPP, "bundle schema version 2; this kfold reads version 1" },
+	/* version 2 is a --symbols-only bundle's: this full one is not */
+	{ "schema-v2.tar.zst", KF_EFORMAT, "the manifest's schema_version is 2, but it has no symbols_only" },
 	{ "symlink-member.tar.zst", KF_EFORMAT, "member \"files/a8b59cb4328c80ed0eb10d79d7ac012f14bf2ab40616c2d90625d68d8b7c984c\" at offset 48640 is not a regular file (type '2')" },
 };
 
