@@ -589,8 +589,8 @@ typedef struct kf_archive_options {
 	bool redact;             /* leave out of the capture and the manifest
 				    the host name, the command line and, with
 				    home set, paths under it (masked with 'x',
-				    lengths kept); not for -z captures and
-				    --threads directories yet (KF_EUNSUPP) */
+				    lengths kept; a -z capture's records
+				    inflated first) */
 	const char *home;        /* with redact: $HOME, or NULL */
 	bool with_vmlinux;       /* include the kernel's image with DWARF
 				    when the analysis used one (hundreds of
@@ -604,8 +604,8 @@ typedef struct kf_archive_options {
 				    unwinds kept); such a bundle answers
 				    folding, report and explain, not annotate
 				    or --compat=perf; implies no_compat_perf;
-				    not for -z captures, --threads
-				    directories or with_vmlinux yet
+				    a -z capture is inflated (as with
+				    redact); not with with_vmlinux
 				    (KF_EUNSUPP) */
 } kf_archive_options;
 

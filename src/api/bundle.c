@@ -264,6 +264,7 @@ struct kf_archive {
 	uint64_t zeroed;         /* capture bytes zeroed */
 	uint64_t elf_withheld;   /* ELF files left out */
 	bool inflated;           /* cap_fd is a -z capture inflated (inflate.h) */
+	uint64_t ksyms_trimmed_from; /* bytes of the kallsyms files cut down */
 };
 
 void kf_archive_options_init(kf_archive_options *ao)
@@ -272,7 +273,7 @@ void kf_archive_options_init(kf_archive_options *ao)
 }
 
 /* copies all of in (a pipe, a FIFO) into an anonymous file */
-static int spool(int in)
+int kf_bundle_spool(int in)
 {
 	static char buf[1 << 16];
 	int fd = memfd_create("kfold-capture", MFD_CLOEXEC);
@@ -434,6 +435,56 @@ static struct member *find_member(struct kf_archive *a, const char *sha)
 	return NULL;
 }
 
+/* a kallsyms file the analysis read: --kallsyms, a build-id cache's
+ * [kernel.kallsyms]/HEX/kallsyms, /proc/kallsyms */
+static bool is_kallsyms(const struct kf_archive *a, const struct kf_tape_open *op)
+{
+	const char *base = strrchr(op->path, '/');
+
+	base = base ? base + 1 : op->path;
+	return strcmp(base, "kallsyms") == 0 ||
+	       (!*op->root && a->o.kallsyms && strcmp(op->path, a->o.kallsyms) == 0);
+}
+
+/* m (hashed from op) becomes an owned member of op's kallsyms cut down
+ * to the lines the kernel frames' names need (kf_kallsyms_trim) */
+static int trim_kallsyms(struct kf_archive *a, const struct kf_tape_open *op,
+			 struct member *m)
+{
+	size_t n = (size_t)m->size, got = 0, tl = 0;
+	char *buf = malloc(n + 1), *cut;
+	int fd;
+
+	if (!buf)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	while (got < n) {
+		ssize_t k = pread(op->fd, buf + got, n - got, (off_t)got);
+
+		if (k <= 0) {
+			free(buf);
+			return kf_fail(&a->err, KF_EIO, "%s: cannot read again", op->path);
+		}
+		got += (size_t)k;
+	}
+	cut = kf_kallsyms_trim(buf, n, a->first->dsos.kref_name[0] ?
+			       a->first->dsos.kref_name : NULL,
+			       a->names.kaddrs, a->names.n_kaddrs, &tl);
+	free(buf);
+	if (!cut)
+		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+	fd = kf_tape_memfd("kfold-kallsyms", cut, tl);
+	free(cut);
+	if (fd < 0 || hash_fd(fd, m->sha, &m->size) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return kf_fail(&a->err, KF_EIO, "%s: %s", op->path, strerror(errno));
+	}
+	m->fd = fd;
+	m->owned = true;
+	a->ksyms_trimmed_from += n;
+	return 0;
+}
+
 static int collect(struct kf_archive *a)
 {
 	size_t i;
@@ -461,6 +512,14 @@ static int collect(struct kf_archive *a)
 			return kf_fail(&a->err, KF_EIO, "%s%s%s: cannot read again: %s",
 				       op->root, *op->root ? ":" : "", op->path,
 				       strerror(errno));
+		/* --symbols-only: a kallsyms file with only the lines the
+		 * stacks' kernel frames are named from */
+		if (a->ao.symbols_only && is_kallsyms(a, op)) {
+			int r = trim_kallsyms(a, op, &m);
+
+			if (r)
+				return r;
+		}
 		/* --symbols-only: no ELF file at all (their names are in
 		 * names.json) */
 		if (a->ao.symbols_only) {
@@ -484,11 +543,14 @@ static int collect(struct kf_archive *a)
 			}
 		}
 		have = find_member(a, m.sha);
+		if (have && m.owned)
+			close(m.fd);        /* the same cut kallsyms again */
 		if (!have) {
 			if (!KF_GROW(a->members, a->cap_members, a->n_members + 1))
 				return kf_fail(&a->err, KF_ENOMEM, "out of memory");
 			snprintf(m.name, sizeof(m.name), "files/%s", m.sha);
-			m.fd = op->fd;
+			if (!m.owned)
+				m.fd = op->fd;
 			m.shown = malloc(strlen(op->root) + strlen(op->path) + 2);
 			if (!m.shown)
 				return kf_fail(&a->err, KF_ENOMEM, "out of memory");
@@ -766,48 +828,73 @@ static int redact_pipe(uint8_t *b, size_t n, bool swap)
 	return 0;
 }
 
-static int redact_capture(struct kf_archive *a)
+/* A --threads directory's data file and data.N files rewritten
+ * (symonly.h): with zero_samples, every sample's register and stack
+ * copies zeroed; a -z one's records inflated either way. */
+static int rewrite_dir(struct kf_archive *a, bool zero_samples)
 {
-	const char *home = a->ao.home;
-	size_t hl = home ? strlen(home) : 0;
-	uint8_t *b;
-	size_t n = (size_t)a->cap_size;
-	bool swap;
-	int fd, r;
+	int *fds = kf_calloc(a->n_parts + 1, sizeof(*fds));
+	int *out = kf_calloc(a->n_parts + 1, sizeof(*out));
+	uint64_t *sizes = kf_calloc(a->n_parts + 1, sizeof(*sizes));
+	const char **names = kf_calloc(a->n_parts + 1, sizeof(*names));
+	uint64_t nz = 0;
+	int hfd = -1, r;
+	size_t i;
 
-	while (hl > 1 && home[hl - 1] == '/')
-		hl--;
-	if (a->dir)
-		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite a perf "
-			       "record --threads directory yet", a->input);
-	b = malloc(n ? n : 1);
+	if (!fds || !out || !sizes || !names) {
+		r = kf_fail(&a->err, KF_ENOMEM, "out of memory");
+		goto done;
+	}
+	for (i = 0; i < a->n_parts; i++) {
+		fds[i] = a->parts[i].fd;
+		sizes[i] = a->parts[i].size;
+		names[i] = a->parts[i].name + sizeof("capture");   /* "data.N" */
+	}
+	r = kf_symonly_zero_parts(a->cap_fd, a->cap_size, fds, sizes, names, a->n_parts,
+				  a->capinfo.compressed && !a->inflated, zero_samples,
+				  &hfd, out, &nz, &a->err);
+	if (r)
+		goto done;
+	a->zeroed += nz;
+	a->inflated = a->capinfo.compressed;
+	close(a->cap_fd);
+	a->cap_fd = hfd;
+	if (hash_fd(hfd, a->cap_sha, &a->cap_size) != 0)
+		r = kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	for (i = 0; i < a->n_parts; i++) {
+		close(a->parts[i].fd);
+		a->parts[i].fd = out[i];
+		if (r == 0 && hash_fd(out[i], a->parts[i].sha, &a->parts[i].size) != 0)
+			r = kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	}
+done:
+	free(fds);
+	free(out);
+	free(sizes);
+	free(names);
+	return r;
+}
+
+/* --redact of a --threads directory: the data file's features masked and
+ * $HOME in every file, after any inflating */
+static int redact_fd(struct kf_archive *a, int *fdp, char *sha, uint64_t *size,
+		     bool header, const char *home, size_t hl)
+{
+	size_t n = (size_t)*size;
+	uint8_t *b = malloc(n ? n : 1);
+	bool swap;
+	int fd;
+
 	if (!b)
 		return kf_fail(&a->err, KF_ENOMEM, "out of memory");
-	if (pread(a->cap_fd, b, n, 0) != (ssize_t)n) {
+	if (pread(*fdp, b, n, 0) != (ssize_t)n) {
 		free(b);
 		return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
 	}
-	/* a -z capture's strings may be in its compressed records: the bundle
-	 * holds it inflated (inflate.h) */
-	if (a->capinfo.compressed && !a->inflated) {
-		uint8_t *big;
-		size_t blen;
-
-		r = kf_inflate_capture(b, n, (size_t)16 << 30, &big, &blen, &a->err);
-		free(b);
-		if (r)
-			return r;
-		b = big;
-		n = blen;
-		a->inflated = true;
-	}
 	swap = n >= 8 && memcmp(b, "2ELIFREP", 8) == 0;
-	if (n >= 8 && memcmp(b, swap ? "2ELIFREP" : "PERFILE2", 8) == 0)
-		r = n >= 16 && rd64(b + 8, swap) == 16 ? redact_pipe(b, n, swap) :
-		    redact_file(b, n, swap);
-	else
-		r = -1;
-	if (r != 0) {
+	if (header && (n < 16 || memcmp(b, swap ? "2ELIFREP" : "PERFILE2", 8) != 0 ||
+		       (rd64(b + 8, swap) == 16 ? redact_pipe(b, n, swap) :
+			redact_file(b, n, swap)) != 0)) {
 		free(b);
 		return kf_fail(&a->err, KF_EUNSUPP, "%s: --redact cannot rewrite this "
 			       "capture's header", a->input);
@@ -817,11 +904,55 @@ static int redact_capture(struct kf_archive *a)
 	free(b);
 	if (fd < 0)
 		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
-	close(a->cap_fd);
-	a->cap_fd = fd;
-	if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
-		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
-	return 0;
+	close(*fdp);
+	*fdp = fd;
+	return hash_fd(fd, sha, size) != 0 ? kf_fail(&a->err, KF_EIO, "%s", strerror(errno)) : 0;
+}
+
+static int redact_capture(struct kf_archive *a)
+{
+	const char *home = a->ao.home;
+	size_t hl = home ? strlen(home) : 0, i;
+	int r = 0;
+
+	while (hl > 1 && home[hl - 1] == '/')
+		hl--;
+	if (a->dir) {
+		r = a->capinfo.compressed && !a->inflated ? rewrite_dir(a, false) : 0;
+		if (r == 0)
+			r = redact_fd(a, &a->cap_fd, a->cap_sha, &a->cap_size, true, home, hl);
+		for (i = 0; r == 0 && i < a->n_parts; i++)
+			r = redact_fd(a, &a->parts[i].fd, a->parts[i].sha, &a->parts[i].size,
+				      false, home, hl);
+		return r;
+	}
+	/* a -z capture's strings may be in its compressed records: the bundle
+	 * holds it inflated (inflate.h) */
+	if (a->capinfo.compressed && !a->inflated) {
+		size_t n = (size_t)a->cap_size, blen;
+		uint8_t *b = malloc(n ? n : 1), *big;
+		int fd;
+
+		if (!b)
+			return kf_fail(&a->err, KF_ENOMEM, "out of memory");
+		if (pread(a->cap_fd, b, n, 0) != (ssize_t)n) {
+			free(b);
+			return kf_fail(&a->err, KF_EIO, "%s: %s", a->input, strerror(errno));
+		}
+		r = kf_inflate_capture(b, n, (size_t)16 << 30, &big, &blen, &a->err);
+		free(b);
+		if (r)
+			return r;
+		fd = kf_tape_memfd("kfold-inflated", big, blen);
+		free(big);
+		if (fd < 0)
+			return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+		close(a->cap_fd);
+		a->cap_fd = fd;
+		a->cap_size = blen;
+		a->inflated = true;
+	}
+	return redact_fd(a, &a->cap_fd, a->cap_sha, &a->cap_size, true, home, hl);
 }
 
 /* an in-memory member: its memfd, size and SHA-256 */
@@ -849,15 +980,21 @@ static int symbols_only(struct kf_archive *a)
 	void *buf;
 	int fd, r;
 
-	r = kf_symonly_zero(a->cap_fd, a->cap_size, a->capinfo.compressed, &fd,
-			    &a->zeroed, &a->err);
-	if (r)
-		return r;
-	a->inflated = a->capinfo.compressed;
-	close(a->cap_fd);
-	a->cap_fd = fd;
-	if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
-		return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	if (a->dir) {
+		r = rewrite_dir(a, true);
+		if (r)
+			return r;
+	} else {
+		r = kf_symonly_zero(a->cap_fd, a->cap_size, a->capinfo.compressed, &fd,
+				    &a->zeroed, &a->err);
+		if (r)
+			return r;
+		a->inflated = a->capinfo.compressed;
+		close(a->cap_fd);
+		a->cap_fd = fd;
+		if (hash_fd(fd, a->cap_sha, &a->cap_size) != 0)
+			return kf_fail(&a->err, KF_EIO, "%s", strerror(errno));
+	}
 	buf = kf_symonly_names_text(&a->names, &len);
 	/* --redact: its paths as the capture's and the manifest's */
 	if (buf && a->ao.redact && a->ao.home) {
@@ -965,7 +1102,7 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 			       "makes it impossible");
 	if (!input || strcmp(input, "-") == 0) {
 		a->from_stdin = true;
-		a->cap_fd = spool(0);
+		a->cap_fd = kf_bundle_spool(0);
 		if (a->cap_fd < 0)
 			return kf_fail(&a->err, KF_EIO, "standard input: %s", strerror(errno));
 	} else {
@@ -991,7 +1128,7 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 			   S_ISREG(st.st_mode)) {
 			a->cap_fd = fd;
 		} else {
-			a->cap_fd = spool(fd);
+			a->cap_fd = kf_bundle_spool(fd);
 			close(fd);
 			if (a->cap_fd < 0)
 				return kf_fail(&a->err, KF_EIO, "%s: %s", input, strerror(errno));
@@ -1006,10 +1143,6 @@ int kf_archive_new(kf_archive **out, const kf_options *opts,
 		if (a->ao.with_vmlinux)
 			return kf_fail(&a->err, KF_EUNSUPP, "--symbols-only leaves every "
 				       "binary out: --with-vmlinux cannot go with it");
-		if (a->dir)
-			return kf_fail(&a->err, KF_EUNSUPP, "%s: --symbols-only cannot "
-				       "rewrite a perf record --threads directory yet",
-				       a->input);
 		/* names for --compat=perf would need the binaries */
 		a->ao.no_compat_perf = true;
 		kf_uwtab_init(&a->uw);
@@ -1509,8 +1642,11 @@ void kf_archive_free(kf_archive *a)
 	for (i = 0; i < a->n_parts; i++)
 		close(a->parts[i].fd);
 	free(a->parts);
-	for (i = 0; i < a->n_members; i++)
+	for (i = 0; i < a->n_members; i++) {
 		free(a->members[i].shown);
+		if (a->members[i].owned)
+			close(a->members[i].fd);
+	}
 	free(a->members);
 	free(a->open_member);
 	free(a->withheld);

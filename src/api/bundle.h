@@ -23,6 +23,9 @@ struct kf_bundle;
 /* Whether the first bytes of a file are those of a bundle (a tar,
  * compressed or not); a perf.data starts with "PERFILE2" or "PERFFILE". */
 bool kf_bundle_sniff(const void *buf, size_t len);
+/* All of `in` (a pipe) copied into an anonymous file, returned (-1 and
+ * errno on failure). */
+int kf_bundle_spool(int in);
 
 /* Reads the bundle from fd (not closed) or memory into s and opens its
  * capture.  `name` names the bundle in messages.  0 or a KF_E* code with

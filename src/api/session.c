@@ -1070,6 +1070,25 @@ static int open_bundle(kf_session *s, int fd, const void *buf, size_t len,
 					   name, &s->err), w0);
 }
 
+/* Whether standard input, a pipe, starts with a bundle: its first bytes
+ * are looked at without being taken (tee(2) copies what the pipe holds),
+ * so a capture streamed there is read as it is. */
+static bool stdin_pipe_is_bundle(void)
+{
+	unsigned char head[512];
+	ssize_t n, got = 0;
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return false;
+	n = tee(0, p[1], sizeof(head), 0);
+	if (n > 0)
+		got = read(p[0], head, (size_t)n);
+	close(p[0]);
+	close(p[1]);
+	return got > 0 && kf_bundle_sniff(head, (size_t)got);
+}
+
 int kf_session_open_path(kf_session *s, const char *path)
 {
 	uint64_t w0 = kf_work;
@@ -1078,6 +1097,22 @@ int kf_session_open_path(kf_session *s, const char *path)
 
 	if (r)
 		return r;
+	/* a bundle on standard input: a file (kfold - < B) or a pipe, copied
+	 * into memory first (a bundle is read whole anyway) */
+	if (strcmp(path, "-") == 0 && fstat(0, &st) == 0) {
+		if (S_ISREG(st.st_mode) && fd_is_bundle(0))
+			return open_bundle(s, 0, NULL, 0, "-", w0);
+		if (S_ISFIFO(st.st_mode) && stdin_pipe_is_bundle()) {
+			int fd = kf_bundle_spool(0);
+
+			if (fd < 0)
+				return kf_fail(&s->err, KF_EIO, "standard input: %s",
+					       strerror(errno));
+			r = open_bundle(s, fd, NULL, 0, "-", w0);
+			close(fd);
+			return r;
+		}
+	}
 	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 

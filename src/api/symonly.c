@@ -63,25 +63,29 @@ static uint64_t data_end(const uint8_t *b, uint64_t size, bool pipe, bool swap)
 	return off + len;
 }
 
-int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_zeroed,
-		    struct kf_error *e)
-{
-	struct kf_pd *pd = NULL;
-	struct kf_error pe;
-	struct kf_rec rec;
+/* one file of a capture being zeroed: its bytes, and where its last
+ * whole record ended */
+struct zfile {
 	uint8_t *b;
-	uint64_t last_end = 0, got = 0;
-	bool any = false, swap;
-	size_t i;
-	int r;
+	uint64_t size, last_end, data_end;
+};
 
-	*out = -1;
-	*n_zeroed = 0;
-	if (size > SIZE_MAX - 1)
-		return kf_fail(e, KF_ENOMEM, "out of memory");
-	b = malloc(size ? (size_t)size : 1);
-	if (!b)
-		return kf_fail(e, KF_ENOMEM, "out of memory");
+/* all of fd's size bytes, NUL-terminated, or NULL (the message names
+ * `what`) */
+static uint8_t *read_all(int fd, uint64_t size, const char *what, struct kf_error *e)
+{
+	uint8_t *b;
+	uint64_t got = 0;
+
+	if (size > SIZE_MAX - 1) {
+		kf_fail(e, KF_ENOMEM, "out of memory");
+		return NULL;
+	}
+	b = malloc((size_t)size + 1);
+	if (!b) {
+		kf_fail(e, KF_ENOMEM, "out of memory");
+		return NULL;
+	}
 	while (got < size) {
 		ssize_t n = pread(fd, b + got, (size_t)(size - got), (off_t)got);
 
@@ -89,51 +93,54 @@ int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_z
 			continue;
 		if (n <= 0) {
 			free(b);
-			return kf_fail(e, KF_EIO, "the capture: cannot read it again: %s",
-				       n < 0 ? strerror(errno) : "it is shorter now");
+			kf_fail(e, KF_EIO, "%s: cannot read it again: %s", what,
+				n < 0 ? strerror(errno) : "it is shorter now");
+			return NULL;
 		}
 		got += (uint64_t)n;
 	}
-	if (inflate) {
-		uint8_t *big;
-		size_t blen;
+	b[size] = 0;
+	return b;
+}
 
-		r = kf_inflate_capture(b, (size_t)size, MAX_INFLATED, &big, &blen, e);
-		free(b);
-		if (r)
-			return r;
-		b = big;
-		size = blen;
-	}
-	memset(&pe, 0, sizeof(pe));
-	r = kf_pd_open_mem(&pd, b, (size_t)size, &pe);
-	if (r) {
-		r = kf_fail(e, r, "the capture: %s", pe.msg);
-		goto out;
-	}
-	swap = kf_pd_swapped(pd);
+/* Zeroes the sample fields of every record pd returns in its file:
+ * files[file_of[rec.part]] (n_parts entries; SIZE_MAX: none).  A record
+ * is found in its file by its data pointer when it points there (a file
+ * read in place), else by its offset (a pipe's copy, a data.N mapped
+ * from another descriptor). */
+static int zero_walk(struct kf_pd *pd, struct zfile *files, const size_t *file_of,
+		     size_t n_parts, uint64_t *n_zeroed, struct kf_error *e)
+{
+	struct kf_rec rec;
+	bool any = false, swap = kf_pd_swapped(pd);
+	size_t i;
+	int r;
+
 	while ((r = kf_pd_next(pd, &rec)) > 0) {
 		const struct kf_attr *a;
 		struct kf_sample smp;
 		enum kf_sample_err es;
-		uint64_t at;
+		struct zfile *f;
+		uint8_t *b;
+		uint64_t at, size;
 
-		if (rec.compressed) {
+		if (rec.compressed)
 			/* never: inflated first */
-			r = kf_fail(e, KF_EUNSUPP, "the capture: compressed records "
-				    "where none were expected");
-			goto out;
-		}
-		/* where the record is in b: the reader reads a file's records
-		 * in place, and a pipe's from a copy at its stream offset */
+			return kf_fail(e, KF_EUNSUPP, "the capture: compressed records "
+				       "where none were expected");
+		if (rec.part >= n_parts || file_of[rec.part] == SIZE_MAX)
+			continue;
+		f = &files[file_of[rec.part]];
+		b = f->b;
+		size = f->size;
 		if (rec.data >= b && rec.data <= b + size && rec.size <= b + size - rec.data)
 			at = (uint64_t)(rec.data - b);
 		else if (rec.offset <= size && rec.size <= size - rec.offset)
 			at = rec.offset;
 		else
 			continue;
-		if (at + rec.size > last_end)
-			last_end = at + rec.size;
+		if (at + rec.size > f->last_end)
+			f->last_end = at + rec.size;
 		if (rec.type != KF_REC_SAMPLE)
 			continue;
 		/* a pipe's attrs come as records, before its samples */
@@ -164,29 +171,183 @@ int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_z
 			zero(b, size, at + (uint64_t)(smp.stack - rec.data), smp.stack_size,
 			     n_zeroed);
 	}
-	if (r < 0) {
-		r = kf_fail(e, r, "the capture: %s", r == KF_ENOMEM ? "out of memory" :
-			    "cannot be read");
-		goto out;
-	}
-	/* a cut or damaged capture: whatever follows the last whole record
-	 * may be part of a sample */
+	if (r < 0)
+		return kf_fail(e, r, "the capture: %s", r == KF_ENOMEM ? "out of memory" :
+			       "cannot be read");
+	/* a cut or damaged capture: whatever follows a file's last whole
+	 * record may be part of a sample */
 	for (i = 0; !any && i < kf_pd_n_attrs(pd); i++)
 		if (kf_pd_attr(pd, i)->sample_type & ZEROED)
 			any = true;
-	if (any && kf_pd_end_reason(pd) != KF_PD_END_CLEAN) {
-		uint64_t end = data_end(b, size, kf_pd_is_pipe(pd), swap);
+	if (any && kf_pd_end_reason(pd) != KF_PD_END_CLEAN)
+		for (i = 0; i < n_parts; i++) {
+			struct zfile *f = file_of[i] == SIZE_MAX ? NULL : &files[file_of[i]];
 
-		if (end > last_end)
-			zero(b, size, last_end, end - last_end, n_zeroed);
+			if (f && f->data_end > f->last_end)
+				zero(f->b, f->size, f->last_end, f->data_end - f->last_end,
+				     n_zeroed);
+		}
+	return 0;
+}
+
+int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_zeroed,
+		    struct kf_error *e)
+{
+	struct kf_pd *pd = NULL;
+	struct kf_error pe;
+	struct zfile f;
+	size_t file_of = 0;
+	uint8_t *b;
+	int r;
+
+	*out = -1;
+	*n_zeroed = 0;
+	b = read_all(fd, size, "the capture", e);
+	if (!b)
+		return e->code ? e->code : KF_EIO;
+	if (inflate) {
+		uint8_t *big;
+		size_t blen;
+
+		r = kf_inflate_capture(b, (size_t)size, MAX_INFLATED, &big, &blen, e);
+		free(b);
+		if (r)
+			return r;
+		b = big;
+		size = blen;
 	}
+	memset(&pe, 0, sizeof(pe));
+	r = kf_pd_open_mem(&pd, b, (size_t)size, &pe);
+	if (r) {
+		r = kf_fail(e, r, "the capture: %s", pe.msg);
+		goto out;
+	}
+	f.b = b;
+	f.size = size;
+	f.last_end = 0;
+	f.data_end = data_end(b, size, kf_pd_is_pipe(pd), kf_pd_swapped(pd));
+	r = zero_walk(pd, &f, &file_of, 1, n_zeroed, e);
 	kf_pd_free(pd);
 	pd = NULL;
-	*out = kf_tape_memfd("kfold-symbols-only", b, (size_t)size);
-	r = *out < 0 ? kf_fail(e, KF_EIO, "%s", strerror(errno)) : 0;
+	if (r == 0) {
+		*out = kf_tape_memfd("kfold-symbols-only", b, (size_t)size);
+		r = *out < 0 ? kf_fail(e, KF_EIO, "%s", strerror(errno)) : 0;
+	}
 out:
 	kf_pd_free(pd);
 	free(b);
+	return r;
+}
+
+int kf_symonly_zero_parts(int header_fd, uint64_t header_size, const int *fds,
+			  const uint64_t *sizes, const char *const *names, size_t n,
+			  bool inflate, bool zero_samples, int *out_header, int *out_fds,
+			  uint64_t *n_zeroed, struct kf_error *e)
+{
+	struct zfile *f = kf_calloc(n + 1, sizeof(*f));
+	int *tmp = kf_calloc(n + 1, sizeof(*tmp));
+	size_t *file_of = kf_calloc(n + 2, sizeof(*file_of)), i, k;
+	struct kf_pd *pd = NULL;
+	struct kf_error pe;
+	bool swap;
+	int r = 0;
+
+	*out_header = -1;
+	for (i = 0; i < n; i++)
+		out_fds[i] = -1;
+	*n_zeroed = 0;
+	if (!f || !tmp || !file_of) {
+		r = kf_fail(e, KF_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i <= n; i++)
+		tmp[i] = -1;
+	/* files[0] the data file, files[1 + i] data.N names[i] */
+	for (i = 0; i <= n && r == 0; i++) {
+		f[i].size = i ? sizes[i - 1] : header_size;
+		f[i].b = read_all(i ? fds[i - 1] : header_fd, f[i].size, "the capture", e);
+		if (!f[i].b)
+			r = e->code ? e->code : KF_EIO;
+	}
+	if (r)
+		goto out;
+	swap = f[0].size >= 8 && memcmp(f[0].b, "2ELIFREP", 8) == 0;
+	for (i = 0; inflate && i <= n && r == 0; i++) {
+		uint8_t *big;
+		size_t blen;
+
+		r = i ? kf_inflate_records(f[i].b, (size_t)f[i].size, swap, MAX_INFLATED, &big,
+					   &blen, e) :
+			kf_inflate_capture(f[i].b, (size_t)f[i].size, MAX_INFLATED, &big, &blen, e);
+		if (r == 0) {
+			free(f[i].b);
+			f[i].b = big;
+			f[i].size = blen;
+		}
+	}
+	if (r)
+		goto out;
+	for (i = 0; i <= n; i++) {
+		tmp[i] = kf_tape_memfd("kfold-part", f[i].b, (size_t)f[i].size);
+		if (tmp[i] < 0) {
+			r = kf_fail(e, KF_EIO, "%s", strerror(errno));
+			goto out;
+		}
+		f[i].data_end = i ? f[i].size : data_end(f[i].b, f[i].size, false, swap);
+	}
+	if (zero_samples) {
+		memset(&pe, 0, sizeof(pe));
+		r = kf_pd_open_parts(&pd, tmp[0], tmp + 1, names, n, "the capture", &pe);
+		if (r) {
+			r = kf_fail(e, r, "the capture: %s", pe.msg);
+			goto out;
+		}
+		/* the reader's parts are in numeric order: found by name */
+		file_of[0] = 0;
+		for (k = 1; k <= n; k++) {
+			const char *pn = kf_pd_part_name(pd, (uint32_t)k);
+
+			file_of[k] = SIZE_MAX;
+			for (i = 0; pn && i < n; i++)
+				if (strcmp(pn, names[i]) == 0)
+					file_of[k] = i + 1;
+		}
+		r = zero_walk(pd, f, file_of, n + 1, n_zeroed, e);
+		if (r)
+			goto out;
+	}
+	for (i = 0; i <= n; i++) {
+		int fd = kf_tape_memfd("kfold-symbols-only", f[i].b, (size_t)f[i].size);
+
+		if (fd < 0) {
+			r = kf_fail(e, KF_EIO, "%s", strerror(errno));
+			goto out;
+		}
+		if (i)
+			out_fds[i - 1] = fd;
+		else
+			*out_header = fd;
+	}
+out:
+	kf_pd_free(pd);
+	for (i = 0; f && tmp && i <= n; i++) {
+		free(f[i].b);
+		if (tmp[i] >= 0)
+			close(tmp[i]);
+	}
+	if (r) {
+		if (*out_header >= 0)
+			close(*out_header);
+		*out_header = -1;
+		for (i = 0; i < n; i++) {
+			if (out_fds[i] >= 0)
+				close(out_fds[i]);
+			out_fds[i] = -1;
+		}
+	}
+	free(f);
+	free(tmp);
+	free(file_of);
 	return r;
 }
 
@@ -351,31 +512,17 @@ fail:
 static uint8_t *slurp(int fd, uint64_t size, const char *what, struct kf_error *e)
 {
 	uint8_t *b;
-	uint64_t got = 0;
 
 	if (size > MAX_PART) {
 		kf_fail(e, KF_EFORMAT, "member %s is %" PRIu64 " bytes, more than the "
 			"%" PRIu64 " it may be", what, size, MAX_PART);
 		return NULL;
 	}
-	b = malloc((size_t)size + 1);
-	if (!b) {
-		kf_fail(e, KF_ENOMEM, "out of memory");
+	b = read_all(fd, size, what, e);
+	if (!b && e->code == KF_EIO) {
+		e->code = KF_EFORMAT;
 		return NULL;
 	}
-	while (got < size) {
-		ssize_t n = pread(fd, b + got, (size_t)(size - got), (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(b);
-			kf_fail(e, KF_EFORMAT, "member %s: cannot read it", what);
-			return NULL;
-		}
-		got += (uint64_t)n;
-	}
-	b[size] = 0;
 	return b;
 }
 

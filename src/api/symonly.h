@@ -41,6 +41,15 @@
 int kf_symonly_zero(int fd, uint64_t size, bool inflate, int *out, uint64_t *n_zeroed,
 		    struct kf_error *e);
 
+/* The same for a perf record --threads directory: its data file
+ * (header_fd) and data.N files (fds[i], sizes[i], names[i] "data.N"),
+ * each inflated first with inflate; with zero_samples false only
+ * inflated (--redact).  *out_header and out_fds[0..n): sealed memfds. */
+int kf_symonly_zero_parts(int header_fd, uint64_t header_size, const int *fds,
+			  const uint64_t *sizes, const char *const *names, size_t n,
+			  bool inflate, bool zero_samples, int *out_header, int *out_fds,
+			  uint64_t *n_zeroed, struct kf_error *e);
+
 /* The members' bytes (malloc'd, *len set); NULL on ENOMEM. */
 char *kf_symonly_names_text(const struct kf_nametab *t, size_t *len);
 uint8_t *kf_symonly_uw_bytes(const struct kf_uwtab *t, size_t *len);

@@ -236,3 +236,33 @@ out:
 	*out_len = o.len;
 	return 0;
 }
+
+int kf_inflate_records(const uint8_t *b, size_t n, bool swap, size_t max_out, uint8_t **out,
+		       size_t *out_len, struct kf_error *e)
+{
+	struct out o = { NULL, 0, 0, max_out, false };
+	ZSTD_DStream *zs = ZSTD_createDStream();
+	size_t stop = 0;
+	int r;
+
+	*out = NULL;
+	*out_len = 0;
+	if (!zs || ZSTD_isError(ZSTD_initDStream(zs))) {
+		ZSTD_freeDStream(zs);
+		return kf_fail(e, KF_ENOMEM, "cannot set up zstd");
+	}
+	r = walk(b, 0, n, swap, false, zs, &o, &stop, e);
+	if (r == 0 && !put(&o, b + stop, n - stop))
+		r = put_failed(&o, e);
+	ZSTD_freeDStream(zs);
+	if (r) {
+		free(o.p);
+		return r;
+	}
+	if (!o.p && !(o.p = malloc(1))) {
+		return kf_fail(e, KF_ENOMEM, "out of memory");
+	}
+	*out = o.p;
+	*out_len = o.len;
+	return 0;
+}

@@ -18,6 +18,7 @@
 #ifndef KF_INFLATE_H
 #define KF_INFLATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,13 @@
  * 0; KF_EFORMAT (not a perf.data, corrupt compressed data: the message
  * names the offset), KF_ENOMEM, KF_EUNSUPP (more than max_out bytes). */
 int kf_inflate_capture(const uint8_t *b, size_t n, size_t max_out, uint8_t **out,
+		       size_t *out_len, struct kf_error *e);
+
+/* The same for one data.N file of a perf record --threads directory: a
+ * stream of records (in the byte order of its data file's header, swap)
+ * with no header of its own; its compressed records are their own zstd
+ * stream, as perf writes them. */
+int kf_inflate_records(const uint8_t *b, size_t n, bool swap, size_t max_out, uint8_t **out,
 		       size_t *out_len, struct kf_error *e);
 
 #endif

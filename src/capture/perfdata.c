@@ -1500,6 +1500,7 @@ int kf_pd_next(struct kf_pd *pd, struct kf_rec *rec)
 			continue;
 		rec->attr = rec->type < KF_REC_USER_START ? attr_of(pd, rec) : -1;
 		rec->seq = pd->seq++;
+		rec->part = (uint32_t)pd->cur_part;
 		return 1;
 	}
 }
@@ -2153,6 +2154,11 @@ int kf_pd_open_parts(struct kf_pd **out, int header_fd, const int *fds,
 		qsort((*out)->parts + 1, (*out)->n_parts - 1, sizeof(*(*out)->parts),
 		      cmp_data_names);
 	return 0;
+}
+
+const char *kf_pd_part_name(const struct kf_pd *pd, uint32_t i)
+{
+	return i < pd->n_parts && i > 0 ? pd->parts[i].name : NULL;
 }
 
 void kf_pd_free(struct kf_pd *pd)

@@ -184,6 +184,9 @@ struct kf_rec {
 	int attr;               /* index into attrs, -1 if unknown */
 	bool stable;            /* data valid until kf_pd_free */
 	bool compressed;        /* came out of a COMPRESSED record */
+	uint32_t part;          /* a --threads capture's file it is in: 0 the
+				 * data file (or the only file), else the
+				 * data.N kf_pd_part_name names */
 	uint64_t seq;           /* its place among the records kf_pd_next
 				 * returned, from 0: the same for the same
 				 * records whether or not they were compressed
@@ -233,6 +236,9 @@ int kf_pd_open_fd(struct kf_pd **out, int fd, const char *name,
 int kf_pd_open_mem(struct kf_pd **out, const void *buf, size_t len,
 		   struct kf_error *err);
 void kf_pd_free(struct kf_pd *pd);
+/* The name ("data.N") of part i of a --threads capture (kf_rec.part);
+ * NULL for 0 (the data file) and past the last. */
+const char *kf_pd_part_name(const struct kf_pd *pd, uint32_t i);
 
 /* Fetches the next record.  Returns 1 with *rec filled, 0 at the end of
  * the data (see kf_pd_end_reason), or a negative code on ENOMEM/EIO.  Bad

@@ -147,6 +147,8 @@ struct kf_dsos {
 	/* a --symbols-only bundle's name table (nametab.h), borrowed: its
 	 * user-space modules load from it, never from files; NULL: none */
 	const struct kf_nametab *names;
+	/* kallsyms' addresses less the capture's (KASLR), once loaded */
+	uint64_t ksyms_delta;
 };
 
 void kf_dsos_init(struct kf_dsos *d, const struct kf_dso_opts *o,
@@ -356,5 +358,16 @@ size_t kf_dso_fd_build_id(int fd, uint8_t out[20]);
 
 /* Text for a status ("build-id mismatch", ...). */
 const char *kf_dso_status_str(enum kf_dso_status s);
+
+/* A kallsyms file cut down to the lines lookups of the given addresses
+ * (the file's own, before the KASLR delta) need to give the same answers
+ * as the whole file: the symbol each falls in and the one after it (its
+ * end), the relocation reference `kref` (NULL: none), and the kernel
+ * table's first and last symbols; the lines kfold does not load are
+ * dropped.  Lines stay in file order.  malloc'd, NULL on ENOMEM.  For
+ * --symbols-only bundles, which carry no more of the kernel's names than
+ * the stacks use. */
+char *kf_kallsyms_trim(const char *buf, size_t len, const char *kref,
+		       const uint64_t *addrs, size_t n_addrs, size_t *out_len);
 
 #endif

@@ -103,6 +103,7 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 		}
 		delta = faddr - d->kref_addr;
 	}
+	d->ksyms_delta = delta;
 	kf_symtab_init(&all);
 	while ((p = ksym_next(p, end, &l, &ok))) {
 		if (ok && kallsyms_type_ok(l.type) && l.name[0] != '$') {
@@ -313,4 +314,148 @@ untrusted:
 		if (st)
 			st->status = status;
 	}
+}
+
+/* ---- a kallsyms file cut down to what some lookups need ------------------- */
+
+struct tline {
+	uint64_t addr;
+	size_t off, len;          /* the line, its newline included */
+	size_t idx;               /* its place in the file */
+	bool keep, kernel;        /* kernel: goes to the kernel's table */
+};
+
+static int cmp_tline(const void *x, const void *y)
+{
+	const struct tline *a = x, *b = y;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int cmp_idx(const void *x, const void *y)
+{
+	const struct tline *a = x, *b = y;
+
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* marks the run of lines at t[i]'s address */
+static void keep_run(struct tline *t, size_t n, size_t i)
+{
+	size_t k;
+
+	for (k = i; k > 0 && t[k - 1].addr == t[i].addr; k--)
+		;
+	for (; k < n && t[k].addr == t[i].addr; k++)
+		t[k].keep = true;
+}
+
+/* keeps the run of lines at t[i]'s address and the next run (its end) */
+static void keep_with_end(struct tline *t, size_t n, size_t i)
+{
+	size_t k = i;
+
+	keep_run(t, n, i);
+	while (k < n && t[k].addr == t[i].addr)
+		k++;
+	if (k < n)
+		keep_run(t, n, k);
+}
+
+char *kf_kallsyms_trim(const char *buf, size_t len, const char *kref,
+		       const uint64_t *addrs_in, size_t n_addrs, size_t *out_len)
+{
+	const char *p = buf, *end = buf + len, *start;
+	struct tline *t = NULL;
+	uint64_t *addrs = NULL;
+	size_t n = 0, cap = 0, i, a, lo = SIZE_MAX, hi = SIZE_MAX, kref_i = SIZE_MAX;
+	struct ksym_line l;
+	char *out = NULL;
+	size_t olen = 0;
+	bool ok;
+
+	*out_len = 0;
+	/* the lines load_kallsyms_text takes, in file order */
+	for (start = p; (p = ksym_next(p, end, &l, &ok)); start = p) {
+		if (ok && kallsyms_type_ok(l.type) && l.name[0] != '$') {
+			const char *nl = memchr(l.name, '\n', (size_t)(end - l.name));
+
+			if (!KF_GROW(t, cap, n + 1))
+				goto fail;
+			t[n].addr = l.addr;
+			t[n].off = (size_t)(start - buf);
+			t[n].len = (size_t)((nl ? nl + 1 : end) - start);
+			t[n].idx = n;
+			t[n].keep = false;
+			t[n].kernel = !memchr(l.name, '[', l.len) &&
+				      !(l.len >= 29 && memcmp(l.name, "__entry_SYSCALL_64_trampoline",
+							      29) == 0);
+			/* find_ref's answer: the first t, T or W line of the name */
+			if (kref_i == SIZE_MAX && kref && l.len == strlen(kref) &&
+			    memcmp(l.name, kref, l.len) == 0 &&
+			    (l.type == 't' || l.type == 'T' || l.type == 'W'))
+				kref_i = n;
+			n++;
+		}
+		if (p == end)
+			break;
+	}
+	if (kref_i != SIZE_MAX)
+		t[kref_i].keep = true;
+	qsort(t, n, sizeof(*t), cmp_tline);
+	/* the kernel table's first and last symbols (its map is widened to
+	 * them), the last one with its end */
+	for (i = 0; i < n; i++)
+		if (t[i].kernel) {
+			if (lo == SIZE_MAX)
+				lo = i;
+			hi = i;
+		}
+	if (lo != SIZE_MAX) {
+		keep_run(t, n, lo);
+		keep_with_end(t, n, hi);
+	}
+	/* each address's symbol: the last run starting at or below it, and
+	 * the next run, which ends it */
+	if (n_addrs) {
+		addrs = malloc(n_addrs * sizeof(*addrs));
+		if (!addrs)
+			goto fail;
+		memcpy(addrs, addrs_in, n_addrs * sizeof(*addrs));
+		qsort(addrs, n_addrs, sizeof(*addrs), cmp_u64);
+	}
+	for (a = 0, i = 0; a < n_addrs; a++) {
+		while (i < n && t[i].addr <= addrs[a])
+			i++;
+		if (i > 0)
+			keep_with_end(t, n, i - 1);
+	}
+	qsort(t, n, sizeof(*t), cmp_idx);
+	for (i = 0; i < n; i++)
+		if (t[i].keep)
+			olen += t[i].len;
+	out = malloc(olen + 1);
+	if (!out)
+		goto fail;
+	olen = 0;
+	for (i = 0; i < n; i++)
+		if (t[i].keep) {
+			memcpy(out + olen, buf + t[i].off, t[i].len);
+			olen += t[i].len;
+		}
+	out[olen] = '\0';
+	*out_len = olen;
+fail:
+	free(addrs);
+	free(t);
+	return out;
 }

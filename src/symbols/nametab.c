@@ -21,6 +21,7 @@ void kf_nametab_fini(struct kf_nametab *t)
 	free(t->mods);
 	free(t->entries);
 	free(t->frames);
+	free(t->kaddrs);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -219,9 +220,21 @@ int kf_nametab_take(struct kf_nametab *t, struct kf_dsos *d, struct kf_namer *n)
 		const struct kf_frame *f = &ne->frame;
 		struct kf_nt_entry e;
 		const char *sym;
+		unsigned kind = f->module ? kf_modules_at(n->modules, f->module)->kind : 0;
 
-		if (!f->module || !kf_nt_kind(kf_modules_at(n->modules, f->module)->kind) ||
-		    (f->flags & KF_FRAME_NOMAP))
+		if (f->module && (kind == KF_MOD_KERNEL || kind == KF_MOD_KMODULE) &&
+		    !(f->flags & KF_FRAME_NOMAP)) {
+			/* kallsyms' addresses are the capture's plus the delta
+			 * for the kernel, as they are for its modules */
+			uint64_t a = f->addr + (kind == KF_MOD_KERNEL ? d->ksyms_delta : 0);
+
+			if (!KF_GROW(t->kaddrs, t->cap_kaddrs, t->n_kaddrs + 2))
+				return KF_ENOMEM;
+			t->kaddrs[t->n_kaddrs++] = a;
+			t->kaddrs[t->n_kaddrs++] = a - 1;
+			continue;
+		}
+		if (!f->module || !kf_nt_kind(kind) || (f->flags & KF_FRAME_NOMAP))
 			continue;
 		if (find(t, variant, f->module, f->addr, f->flags))
 			continue;

@@ -84,6 +84,10 @@ struct kf_nametab {
 	uint8_t host;                 /* enum kf_host_verdict */
 	uint32_t host_why;            /* 1 + a string id, 0: NULL */
 	struct kf_symtab empty;       /* the symbol table of a named module */
+	/* writing only (not in names.json): the kallsyms addresses the
+	 * kernel's frames were looked up at (kf_kallsyms_trim) */
+	uint64_t *kaddrs;
+	size_t n_kaddrs, cap_kaddrs;
 };
 
 /* 0 or KF_ENOMEM. */
@@ -107,7 +111,9 @@ static inline bool kf_nt_kind(unsigned kind)
  * not --compat=perf) found for the table modules: every frame the namer
  * made, in its variant; each loaded module's state (the first record of
  * a module stands; DWARF fields are taken from the first record that
- * tried it).  0 or KF_ENOMEM. */
+ * tried it); and the kallsyms addresses of its kernel frames (the frame's
+ * and the one before: a return address is looked up there).  0 or
+ * KF_ENOMEM. */
 int kf_nametab_take(struct kf_nametab *t, struct kf_dsos *d, struct kf_namer *n);
 
 /* Gives a DSO layer the table (d->names) and the recording host's

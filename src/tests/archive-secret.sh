@@ -7,7 +7,8 @@
 # 8 KiB user stack copy of each `--call-graph dwarf` sample holds it. It is
 # recorded into a file and into a pipe (`-o -`), each also with -z, whose
 # stack copies are compressed: the secret is looked for there in the
-# capture as `kfold archive --redact` bundles it, inflated. Asserted:
+# capture as `kfold archive --redact` bundles it, inflated; and into
+# `perf record --threads` directories, plain and -z. Asserted:
 # - the secret is in each capture, once per sample (it is real: the test
 #   is not vacuous), and not in what `kfold header` prints;
 # - the full bundle holds it, the symbols-only bundle holds no 8-byte piece
@@ -70,21 +71,33 @@ KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 -z --call-graph dwarf
 KFOLD_SECRET=$secret perf record -N -q -e cpu-clock -F 999 -z --call-graph dwarf,8192 \
 	-o - -- "$prog" 0.3 > zp.data 2> rec.err ||
 	skip "perf record -z -o - cannot run here: $(head -2 rec.err)"
-
+# and into perf record --threads directories (data, data.N), -z too
 caps="d p z zp"
+for c in t tz; do
+	zopt=()
+	[ $c = tz ] && zopt=(-z)
+	if KFOLD_SECRET=$secret perf record -N -q --threads "${zopt[@]}" -e cpu-clock -F 999 \
+		--call-graph dwarf,8192 -o $c.data -- "$prog" 0.3 2> rec.err && [ -d $c.data ]; then
+		caps="$caps $c"
+	else
+		echo "note: perf record --threads ${zopt[*]} cannot run here: $(head -1 rec.err)"
+	fi
+done
 sym_ok=""
 for c in $caps; do
 	# the secret is in the capture, in the samples' stack copies; a -z
 	# capture's are compressed, so it is looked for in the capture as
 	# --redact bundles it, inflated (and only names masked)
+	# (a directory's files, concatenated)
 	view=$c.data
-	case $c in z*)
+	[ -d $c.data ] && { cat $c.data/data $c.data/data.* > $c.view; view=$c.view; }
+	case $c in z*|tz)
 		"$kfold" archive -q --redact "$c.data" -o "$c.red.tar.zst" 2> "$c.red.err" ||
 			bad "$c: kfold archive --redact: $(head -2 "$c.red.err")"
-		tar --zstd -xOf "$c.red.tar.zst" capture/perf.data > "$c.inflated"
-		view=$c.inflated
-		grep -q -a -F "$secret" "$c.data" &&
+		grep -q -a -F "$secret" "$view" &&
 			bad "$c: the secret is readable in the -z capture itself: not a -z test"
+		tar --zstd -xOf "$c.red.tar.zst" --wildcards 'capture/*' > "$c.inflated"
+		view=$c.inflated
 	esac
 	n=$(grep -o -a -F "$secret" "$view" | wc -l)
 	samples=$("$kfold" report "$c.data" 2> /dev/null | jq -r '.capture.samples')
@@ -123,7 +136,7 @@ for c in $caps; do
 	zstd -dc "$c.full.tar.zst" > "$c.full.tar" || bad "$c: zstd -dc of the full bundle failed"
 	# (a -z capture is in its full bundle as recorded, compressed: the
 	# control is the inflated copy above)
-	case $c in z*) cat "$c.inflated" >> "$c.full.tar" ;; esac
+	case $c in z*|tz) cat "$c.inflated" >> "$c.full.tar" ;; esac
 	n=$(grep -o -a -F "$secret" "$c.full.tar" | wc -l)
 	if [ "$n" -gt 0 ] && grep -q -a -F -f pieces "$c.full.tar"; then
 		ok "$c: the full bundle holds the secret ($n times)"
@@ -163,11 +176,11 @@ for c in $caps; do
 	fi
 	# the capture zeroed in place: the same size (a -z one: the size of
 	# its inflated copy)
-	csize=$(tar --zstd -xOf "$c.sym.tar.zst" capture/perf.data 2> /dev/null | wc -c)
+	csize=$(tar --zstd -xOf "$c.sym.tar.zst" --wildcards 'capture/*' 2> /dev/null | wc -c)
 	if [ "$csize" -eq "$(stat -c %s "$view")" ]; then
-		ok "$c: the symbols-only bundle's capture/perf.data has the capture's $csize bytes"
+		ok "$c: the symbols-only bundle's capture member has the capture's $csize bytes"
 	else
-		bad "$c: the symbols-only bundle's capture/perf.data has $csize bytes, the capture $(stat -c %s "$view")"
+		bad "$c: the symbols-only bundle's capture member has $csize bytes, the capture $(stat -c %s "$view")"
 	fi
 	fs=$(stat -c %s "$c.full.tar.zst")
 	ss=$(stat -c %s "$c.sym.tar.zst")
@@ -228,7 +241,7 @@ for c in $caps; do
 		sed -i -E 's/, work [0-9]+ steps$/, work N steps/' "$c.$i.full.err" "$c.$i.sym.err"
 		# a -z capture is in a symbols-only bundle inflated: the bytes
 		# read and the ordering queue's peak are those of reading that
-		if [ "$c" != "${c#z}" ]; then
+		if [ "$c" != "${c#z}" ] || [ "$c" = tz ]; then
 			sed -i -E 's/^kfold: bytes read [0-9]+, ordering queue peak [0-9]+ bytes/kfold: bytes read N, ordering queue peak N bytes/' \
 				"$c.$i.full.err" "$c.$i.sym.err"
 		fi

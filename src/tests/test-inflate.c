@@ -9,7 +9,10 @@
  * an output cap is kept (KF_EUNSUPP past it).  Then hostile copies of
  * each (cut at many offsets, bits flipped, record sizes made to lie):
  * inflating never crashes, fails only with KF_EFORMAT and a message naming
- * an offset, or gives a capture that loads.  Sessions run with no_files.
+ * an offset, or gives a capture that loads; a file's data section on its
+ * own (the form of a --threads capture's data.N) inflates to the inflated
+ * file's, and damaged copies of it inflate or fail cleanly.  Sessions run
+ * with no_files.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +119,46 @@ static void one(const char *path)
 			 KF_EUNSUPP);
 		CHECK(tiny == NULL);
 		CHECK_CONTAINS(e.msg, "inflates to more than");
+	}
+	/* a data section on its own (as a --threads capture's data.N):
+	 * kf_inflate_records gives the inflated file's data section, and
+	 * damaged copies of it inflate or fail cleanly */
+	if (n >= 104 && memcmp(b + 8, "\x68\0\0\0\0\0\0\0", 8) == 0) {
+		uint64_t doff, dsz, xoff, xsz;
+		uint8_t *dr = NULL, *c;
+		size_t rn = 0, cut;
+
+		memcpy(&doff, b + 40, 8);
+		memcpy(&dsz, b + 48, 8);
+		memcpy(&xoff, x + 40, 8);
+		memcpy(&xsz, x + 48, 8);
+		CHECK(doff <= n && dsz <= n - doff && xoff <= xn && xsz <= xn - xoff);
+		if (doff <= n && dsz <= n - doff && xoff <= xn && xsz <= xn - xoff) {
+			memset(&e, 0, sizeof(e));
+			CHECK_EQ(kf_inflate_records(b + doff, (size_t)dsz, false, MAX_OUT, &dr, &rn,
+						    &e), 0);
+			CHECK(dr && rn == xsz && memcmp(dr, x + xoff, rn) == 0);
+			free(dr);
+			c = malloc((size_t)dsz + 1);
+			for (cut = 0; c && cut < 300; cut++) {
+				size_t k = (size_t)(next_rand() % (dsz + 1));
+				int rr;
+
+				memcpy(c, b + doff, (size_t)dsz);
+				if (cut % 2 && dsz)
+					c[next_rand() % dsz] ^= (uint8_t)(1u << (cut % 8));
+				else
+					k = (size_t)dsz - k;
+				memset(&e, 0, sizeof(e));
+				dr = NULL;
+				rr = kf_inflate_records(c, cut % 2 ? (size_t)dsz : k, false, MAX_OUT,
+							&dr, &rn, &e);
+				CHECK(rr == 0 || rr == KF_EFORMAT);
+				CHECK(rr != 0 || dr != NULL);
+				free(dr);
+			}
+			free(c);
+		}
 	}
 	fprintf(stderr, "  %s: %zu bytes -> %zu (%s)\n", path, n, xn,
 		compressed ? "inflated" : "copied as it is");

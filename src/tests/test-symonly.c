@@ -1,7 +1,8 @@
 /* test-symonly.c - a --symbols-only bundle's name table and unwinds as
  * members (api/symonly.h): written and read back equal, strings that are
  * not UTF-8 included; every cut and many bit flips of both members read
- * back or fail with KF_EFORMAT naming the member, never crash.
+ * back or fail with KF_EFORMAT naming the member, never crash; the
+ * kallsyms file such a bundle carries, cut down to what its lookups need.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -205,9 +206,76 @@ static void uw_round_trip(void)
 	kf_uwtab_fini(&a);
 }
 
+/* kf_kallsyms_trim on a hand-written kallsyms, answers checked by hand */
+static void kallsyms_trim(void)
+{
+	static const char ks[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000000 T startup_64\n"
+		"ffffffff81001000 t foo\n"
+		"ffffffff81002000 T bar\n"
+		"ffffffff81003000 t baz\n"
+		"ffffffff81004000 d data1\n"
+		"ffffffff81005000 T __entry_SYSCALL_64_trampoline\n"
+		"ffffffff81006000 a abs_sym\n"
+		"ffffffffc0000000 t modfn\t[mymod]\n"
+		"ffffffffc0001000 t modfn2\t[mymod]\n"
+		"ffffffffc0002000 t modfn3\t[mymod]\n";
+	uint64_t in_bar = 0xffffffff81002010ull, in_mod = 0xffffffffc0000010ull;
+	uint64_t both[2] = { in_mod, in_bar }, below = 0x1000;
+	char junk[512];
+	size_t n = 0, i, k;
+	char *out;
+
+	/* the reference, the kernel table's first run and its last with its
+	 * end (the trampoline, in the table of all), bar and its end */
+	out = kf_kallsyms_trim(ks, sizeof(ks) - 1, "_text", &in_bar, 1, &n);
+	CHECK_STR(out, "ffffffff81000000 T _text\n"
+		  "ffffffff81000000 T startup_64\n"
+		  "ffffffff81002000 T bar\n"
+		  "ffffffff81003000 t baz\n"
+		  "ffffffff81004000 d data1\n"
+		  "ffffffff81005000 T __entry_SYSCALL_64_trampoline\n");
+	CHECK_EQ(n, out ? strlen(out) : 0);
+	free(out);
+	/* a module's symbol and its end; addresses given in any order */
+	out = kf_kallsyms_trim(ks, sizeof(ks) - 1, NULL, both, 2, &n);
+	CHECK_STR(out, "ffffffff81000000 T _text\n"
+		  "ffffffff81000000 T startup_64\n"
+		  "ffffffff81002000 T bar\n"
+		  "ffffffff81003000 t baz\n"
+		  "ffffffff81004000 d data1\n"
+		  "ffffffff81005000 T __entry_SYSCALL_64_trampoline\n"
+		  "ffffffffc0000000 t modfn\t[mymod]\n"
+		  "ffffffffc0001000 t modfn2\t[mymod]\n");
+	free(out);
+	/* below every symbol: nothing more than the kernel's first and last */
+	out = kf_kallsyms_trim(ks, sizeof(ks) - 1, NULL, &below, 1, &n);
+	CHECK_STR(out, "ffffffff81000000 T _text\n"
+		  "ffffffff81000000 T startup_64\n"
+		  "ffffffff81004000 d data1\n"
+		  "ffffffff81005000 T __entry_SYSCALL_64_trampoline\n");
+	free(out);
+	/* no last newline, an empty file, junk: no crash, a subset of lines */
+	out = kf_kallsyms_trim(ks, sizeof(ks) - 2, NULL, &in_mod, 1, &n);
+	CHECK(out && strstr(out, "modfn2\t[mymod]\n") && !strstr(out, "modfn3"));
+	free(out);
+	out = kf_kallsyms_trim("", 0, "_text", &in_bar, 1, &n);
+	CHECK(out && n == 0);
+	free(out);
+	for (i = 0; i < 200; i++) {
+		for (k = 0; k < sizeof(junk); k++)
+			junk[k] = "0123456789abcdef Tt\n\t[]$"[(i * 131 + k * 7 + k / 5) % 25];
+		out = kf_kallsyms_trim(junk, sizeof(junk), "_text", both, 2, &n);
+		CHECK(out != NULL && n <= sizeof(junk));
+		free(out);
+	}
+}
+
 int main(void)
 {
 	RUN(names_round_trip);
 	RUN(uw_round_trip);
+	RUN(kallsyms_trim);
 	return CHECK_DONE();
 }
