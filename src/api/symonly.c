@@ -13,6 +13,7 @@
 #include "inflate.h"
 #include "perfdata.h"
 #include "sample.h"
+#include "sha256.h"
 #include "tape.h"
 #include "util.h"
 
@@ -508,6 +509,21 @@ fail:
 	return NULL;
 }
 
+/* a table's hash seed: its member's own SHA-256, which a member made to
+ * collide in a table keyed by it would have to predict */
+static uint64_t seed_of(const uint8_t *b, size_t n)
+{
+	struct kf_sha256 c;
+	uint8_t d[32];
+	uint64_t v;
+
+	kf_sha256_init(&c);
+	kf_sha256_update(&c, b, n);
+	kf_sha256_final(&c, d);
+	memcpy(&v, d, 8);
+	return v;
+}
+
 /* the whole member, in memory (it was checked against its SHA-256) */
 static uint8_t *slurp(int fd, uint64_t size, const char *what, struct kf_error *e)
 {
@@ -538,8 +554,9 @@ static bool get_u64(const json_t *v, uint64_t max, uint64_t *out)
 static bool get_ref(struct kf_nametab *t, const json_t *v, uint32_t *ref)
 {
 	const char *hex;
-	char buf[4096];
+	char *buf;
 	size_t n, i;
+	bool ok;
 
 	*ref = 0;
 	if (json_is_null(v))
@@ -551,19 +568,23 @@ static bool get_ref(struct kf_nametab *t, const json_t *v, uint32_t *ref)
 	    !(hex = json_string_value(json_object_get(v, "hex"))))
 		return false;
 	n = strlen(hex);
-	if (n % 2 || n / 2 >= sizeof(buf))
+	if (n % 2 || !(buf = malloc(n / 2 + 1)))
 		return false;
 	for (i = 0; i < n / 2; i++) {
 		unsigned x;
 
 		if (sscanf(hex + 2 * i, "%2x", &x) != 1 || !x ||
 		    !strchr("0123456789abcdef", hex[2 * i]) ||
-		    !strchr("0123456789abcdef", hex[2 * i + 1]))
+		    !strchr("0123456789abcdef", hex[2 * i + 1])) {
+			free(buf);
 			return false;
+		}
 		buf[i] = (char)x;
 	}
 	buf[n / 2] = '\0';
-	return kf_nametab_str(t, buf, ref);
+	ok = kf_nametab_str(t, buf, ref);
+	free(buf);
+	return ok;
 }
 
 static bool get_bool(const json_t *o, const char *k, bool *out)
@@ -602,12 +623,12 @@ static bool read_module(struct kf_nametab *t, const json_t *o)
 	       get_ref(t, json_object_get(o, "unverified_why"), &m.unverified_why) &&
 	       get_ref(t, json_object_get(o, "dw_file"), &m.dw_file) &&
 	       get_ref(t, json_object_get(o, "dw_hint"), &m.dw_hint) &&
-	       kf_nametab_add_module(t, &m);
+	       !kf_nametab_module(t, m.id) && kf_nametab_add_module(t, &m);
 }
 
 #define MAX_CHAIN 64
 
-static bool read_frame(struct kf_nametab *t, const json_t *a)
+static bool read_frame(struct kf_nametab *t, const json_t *a, bool *oom)
 {
 	struct kf_symframe sf[MAX_CHAIN];
 	struct kf_nt_entry en;
@@ -658,7 +679,11 @@ static bool read_frame(struct kf_nametab *t, const json_t *a)
 		sf[k].status = (uint8_t)v[8];
 		sf[k].flags = (uint8_t)v[9];
 	}
-	return kf_nametab_add(t, &en, sf, json_array_size(fr));
+	if (kf_nametab_find(t, en.variant, en.module, en.addr, en.flags))
+		return false;    /* a duplicate */
+	if (!kf_nametab_add(t, &en, sf, json_array_size(fr)))
+		*oom = true;
+	return !*oom;
 }
 
 int kf_symonly_names_read(struct kf_nametab *t, int fd, uint64_t size,
@@ -670,13 +695,14 @@ int kf_symonly_names_read(struct kf_nametab *t, int fd, uint64_t size,
 
 	if (!b)
 		return e->code ? e->code : KF_EFORMAT;
+	t->seed = seed_of(b, (size_t)size);
 	while (pos < size) {
 		const char *s = (const char *)b + pos;
 		const char *nl = memchr(s, '\n', (size_t)size - pos);
 		size_t n = nl ? (size_t)(nl - s) : (size_t)size - pos;
 		json_error_t je;
 		json_t *j;
-		bool ok;
+		bool ok, oom = false;
 
 		line++;
 		if (n > MAX_LINE) {
@@ -708,9 +734,13 @@ int kf_symonly_names_read(struct kf_nametab *t, int fd, uint64_t size,
 		} else if (json_is_object(j)) {
 			ok = read_module(t, j);
 		} else {
-			ok = json_is_array(j) && read_frame(t, j);
+			ok = json_is_array(j) && read_frame(t, j, &oom);
 		}
 		json_decref(j);
+		if (oom) {
+			r = kf_fail(e, KF_ENOMEM, "out of memory");
+			break;
+		}
 		if (!ok) {
 			r = kf_fail(e, KF_EFORMAT, "member %s: line %zu is not a%s of a "
 				    "kfold-names table version %d (or a duplicate)", what,
@@ -781,13 +811,14 @@ uint8_t *kf_symonly_uw_bytes(const struct kf_uwtab *t, size_t *len)
 int kf_symonly_uw_read(struct kf_uwtab *t, int fd, uint64_t size, const char *what,
 		       struct kf_error *e)
 {
-	struct kf_uframe fr[UINT16_MAX];
+	struct kf_uframe fr[KF_CHAIN_MAX_STACK];
 	uint8_t *b = slurp(fd, size, what, e);
 	uint64_t n, i, pos = 16;
 	int r = 0;
 
 	if (!b)
 		return e->code ? e->code : KF_EFORMAT;
+	t->seed = seed_of(b, (size_t)size);
 	if (size < 16 || memcmp(b, UW_MAGIC, 4) != 0 || get_le(b + 4, 4) != UW_VERSION) {
 		free(b);
 		return kf_fail(e, KF_EFORMAT, "member %s is not a kfold unwind table "
@@ -809,11 +840,23 @@ int kf_symonly_uw_read(struct kf_uwtab *t, int fd, uint64_t size, const char *wh
 		nf = get_le(b + pos + 12, 2);
 		end = b[pos + 14];
 		pos += 16;
-		if (end >= KF_UW_N_REASONS || nf > KF_CHAIN_MAX_STACK ||
+		if (end >= KF_UW_N_REASONS || nf > KF_CHAIN_MAX_STACK || b[pos - 1] != 0 ||
 		    size - pos < 8 * nf + (nf + 7) / 8) {
 			r = kf_fail(e, KF_EFORMAT, "member %s: entry %" PRIu64 " at offset %"
-				    PRIu64 " has a bad reason, count or length", what, i,
+				    PRIu64 " has a bad reason, count, padding or length", what, i,
 				    pos - 16);
+			break;
+		}
+		/* the bits past the last frame are 0 */
+		if (nf % 8 && b[pos + 8 * nf + nf / 8] >> (nf % 8)) {
+			r = kf_fail(e, KF_EFORMAT, "member %s: entry %" PRIu64 " at offset %"
+				    PRIu64 " marks frames it does not have", what, i, pos - 16);
+			break;
+		}
+		if (key == UINT64_MAX) {
+			r = kf_fail(e, KF_EFORMAT, "member %s: entry %" PRIu64 " at offset %"
+				    PRIu64 ": key %#" PRIx64 " is no record's place", what, i,
+				    pos - 16, key);
 			break;
 		}
 		for (k = 0; k < nf; k++) {

@@ -382,32 +382,54 @@ void kf_uwtab_fini(struct kf_uwtab *t)
 	memset(t, 0, sizeof(*t));
 }
 
+static uint64_t uw_hash(const struct kf_uwtab *t, uint64_t key)
+{
+	uint64_t h = kf_hash64(kf_hash64(key ^ t->seed) ^ t->seed);
+
+	return h == UINT64_MAX ? 0 : h;
+}
+
 const struct kf_uwent *kf_uwtab_find(const struct kf_uwtab *t, uint64_t key)
 {
 	uint32_t i;
 
-	return kf_map64_get(&t->index, key, &i) ? &t->v[i] : NULL;
+	if (!kf_map64_get(&t->index, uw_hash(t, key), &i))
+		return NULL;
+	for (;;) {
+		if (t->v[i].key == key)
+			return &t->v[i];
+		if (!t->v[i].next)
+			return NULL;
+		i = t->v[i].next - 1;
+	}
 }
 
 bool kf_uwtab_add(struct kf_uwtab *t, uint64_t key, enum kf_unwind_end end,
 		  uint32_t end_module, const struct kf_uframe *frames, size_t n)
 {
 	struct kf_uwent *e;
+	uint64_t h = uw_hash(t, key);
+	uint32_t head = 0;
 
 	if (key == UINT64_MAX || n > UINT16_MAX)
 		return false;
 	if (kf_uwtab_find(t, key))
 		return true;
-	if (t->n >= UINT32_MAX || t->n_frames + n >= UINT32_MAX ||
+	if (t->n >= UINT32_MAX - 1 || t->n_frames + n >= UINT32_MAX ||
 	    !KF_GROW(t->v, t->cap, t->n + 1) ||
-	    !KF_GROW(t->frames, t->cap_frames, t->n_frames + n) ||
-	    !kf_map64_put(&t->index, key, (uint32_t)t->n))
+	    !KF_GROW(t->frames, t->cap_frames, t->n_frames + n))
+		return false;
+	/* the new entry heads its hash's chain */
+	if (kf_map64_get(&t->index, h, &head))
+		head++;
+	if (!kf_map64_put(&t->index, h, (uint32_t)t->n))
 		return false;
 	e = &t->v[t->n++];
 	e->key = key;
 	e->end = (uint8_t)end;
 	e->end_module = end_module;
 	e->n = (uint16_t)n;
+	e->next = head;
 	e->first = (uint32_t)t->n_frames;
 	if (n)
 		memcpy(t->frames + t->n_frames, frames, n * sizeof(*frames));

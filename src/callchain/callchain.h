@@ -95,6 +95,7 @@ struct kf_uwent {
 	uint32_t first;           /* frames[first .. first + n) */
 	uint16_t n;
 	uint8_t end;              /* enum kf_unwind_end */
+	uint32_t next;            /* 1 + the next entry of its hash, 0: none */
 };
 
 struct kf_uwtab {
@@ -102,14 +103,18 @@ struct kf_uwtab {
 	size_t n, cap;
 	struct kf_uframe *frames;
 	size_t n_frames, cap_frames;
-	struct kf_map64 index;    /* key -> index in v */
+	struct kf_map64 index;    /* hash of key -> first index in v */
+	uint64_t seed;            /* mixed into the hash: a bundle's table is
+				     keyed by its own SHA-256, so that keys
+				     chosen to collide are not a quadratic
+				     read */
 	bool failed;              /* an add ran out of memory */
 };
 
 void kf_uwtab_init(struct kf_uwtab *t);
 void kf_uwtab_fini(struct kf_uwtab *t);
 /* Adds an unwind unless its key is there; false on ENOMEM or a key of
- * ~0. */
+ * ~0 (never a record's place). */
 bool kf_uwtab_add(struct kf_uwtab *t, uint64_t key, enum kf_unwind_end end,
 		  uint32_t end_module, const struct kf_uframe *frames, size_t n);
 const struct kf_uwent *kf_uwtab_find(const struct kf_uwtab *t, uint64_t key);

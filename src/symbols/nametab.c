@@ -43,36 +43,34 @@ bool kf_nametab_str(struct kf_nametab *t, const char *s, uint32_t *ref)
 	return true;
 }
 
-static uint64_t entry_key(unsigned variant, uint32_t module, uint64_t addr, uint32_t flags)
+static uint64_t entry_key(const struct kf_nametab *t, unsigned variant, uint32_t module,
+			  uint64_t addr, uint32_t flags)
 {
-	uint64_t h = kf_hash64(addr) ^
-		     kf_hash64(((uint64_t)module << 24) ^ ((uint64_t)flags << 2) ^ variant);
+	uint64_t h = kf_hash64(addr ^ t->seed);
 
+	h = kf_hash64(h ^ module ^ t->seed);
+	h = kf_hash64(h ^ ((uint64_t)flags << 8 | variant));
 	return h == UINT64_MAX ? 0 : h;
 }
 
-/* the index of key's entry, when it is that frame's; the map keeps one
- * entry per hash, and a colliding frame is found by a scan */
+/* the entry of a frame: its hash's chain walked */
 static const struct kf_nt_entry *find(const struct kf_nametab *t, unsigned variant,
 				      uint32_t module, uint64_t addr, uint32_t flags)
 {
 	uint32_t i;
-	size_t k;
 
-	if (kf_map64_get(&t->index, entry_key(variant, module, addr, flags), &i)) {
+	if (!kf_map64_get(&t->index, entry_key(t, variant, module, addr, flags), &i))
+		return NULL;
+	for (;;) {
 		const struct kf_nt_entry *e = &t->entries[i];
 
 		if (e->addr == addr && e->module == module && e->flags == flags &&
 		    e->variant == variant)
 			return e;
-		for (k = 0; k < t->n; k++) {
-			e = &t->entries[k];
-			if (e->addr == addr && e->module == module && e->flags == flags &&
-			    e->variant == variant)
-				return e;
-		}
+		if (!e->next)
+			return NULL;
+		i = e->next - 1;
 	}
-	return NULL;
 }
 
 const struct kf_nt_entry *kf_nametab_find(const struct kf_nametab *t, unsigned variant,
@@ -117,8 +115,8 @@ bool kf_nametab_add(struct kf_nametab *t, const struct kf_nt_entry *e,
 		    const struct kf_symframe *frames, size_t n)
 {
 	struct kf_nt_entry ne = *e;
-	uint64_t key = entry_key(e->variant, e->module, e->addr, e->flags);
-	uint32_t have;
+	uint64_t key = entry_key(t, e->variant, e->module, e->addr, e->flags);
+	uint32_t head = 0;
 
 	if (find(t, e->variant, e->module, e->addr, e->flags))
 		return false;
@@ -126,14 +124,17 @@ bool kf_nametab_add(struct kf_nametab *t, const struct kf_nt_entry *e,
 	    !KF_GROW(t->entries, t->cap, t->n + 1) ||
 	    !KF_GROW(t->frames, t->cap_frames, t->n_frames + n))
 		return false;
+	/* the new entry heads its hash's chain */
+	if (kf_map64_get(&t->index, key, &head))
+		head++;
+	if (!kf_map64_put(&t->index, key, (uint32_t)t->n))
+		return false;
 	ne.first = (uint32_t)t->n_frames;
 	ne.count = (uint32_t)n;
+	ne.next = head;
 	if (n)
 		memcpy(t->frames + t->n_frames, frames, n * sizeof(*frames));
 	t->n_frames += n;
-	if (!kf_map64_get(&t->index, key, &have) &&
-	    !kf_map64_put(&t->index, key, (uint32_t)t->n))
-		return false;
 	t->entries[t->n++] = ne;
 	return true;
 }

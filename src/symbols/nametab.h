@@ -68,6 +68,7 @@ struct kf_nt_entry {
 	uint32_t sym;             /* kf_namer_symbol's answer: 1 + a string
 				     id, 0: NULL */
 	uint32_t first, count;
+	uint32_t next;            /* 1 + the next entry of its hash, 0: none */
 };
 
 struct kf_nametab {
@@ -76,7 +77,12 @@ struct kf_nametab {
 	size_t n_mods, cap_mods;
 	struct kf_nt_entry *entries;
 	size_t n, cap;
-	struct kf_map64 index;        /* entry key -> index */
+	struct kf_map64 index;        /* hash of the entry's key -> the first
+					 index of its chain */
+	uint64_t seed;                /* mixed into that hash: a bundle's table
+					 is keyed by its own SHA-256, so that
+					 frames chosen to collide are not a
+					 quadratic read */
 	struct kf_symframe *frames;
 	size_t n_frames, cap_frames;
 	/* the recording host's verdict (struct kf_dsos) */

@@ -193,6 +193,16 @@ static void uw_round_trip(void)
 		kf_uwtab_fini(&b);
 		close(fd);
 	}
+	/* a guessed bit past the last of three frames */
+	bytes[56] |= 8;
+	memset(&err, 0, sizeof(err));
+	fd = memfd_of(bytes, len);
+	kf_uwtab_init(&b);
+	CHECK_EQ(kf_symonly_uw_read(&b, fd, len, "unwound.bin", &err), KF_EFORMAT);
+	CHECK_CONTAINS(err.msg, "marks frames it does not have");
+	kf_uwtab_fini(&b);
+	close(fd);
+	bytes[56] &= (uint8_t)~8;
 	/* a count that lies: 2^60 entries in 72 bytes, refused, not allocated */
 	bytes[15] = 0x10;
 	memset(&err, 0, sizeof(err));
