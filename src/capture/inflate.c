@@ -24,6 +24,8 @@ struct out {
 
 static bool put(struct out *o, const void *p, size_t n)
 {
+	if (n == 0)
+		return true;     /* an empty data.N: nothing, not even a buffer */
 	if (n > o->max - o->len) {
 		o->too_big = true;
 		return false;
