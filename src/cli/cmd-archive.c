@@ -33,7 +33,7 @@ static const struct kf_cli_opt archive_opts[] = {
 	  "under $HOME (masked with x, so nothing else moves)" },
 	{ "symbols-only", R_SYMBOLS_ONLY, no_argument, "--symbols-only",
 	  "no binaries and no stack copies: the names of the frames\n"
-	  "the stacks use, and the capture with DWARF samples'\n"
+	  "the stacks use, and the capture with its samples'\n"
 	  "registers and stack bytes zeroed (no annotate, no\n"
 	  "--compat=perf on it)" },
 	{ "with-vmlinux", R_WITH_VMLINUX, no_argument, "--with-vmlinux",
