@@ -411,7 +411,8 @@ char *kf_kallsyms_trim(const char *buf, size_t len, const char *kref,
 	}
 	if (kref_i != SIZE_MAX)
 		t[kref_i].keep = true;
-	qsort(t, n, sizeof(*t), cmp_tline);
+	if (n)
+		qsort(t, n, sizeof(*t), cmp_tline);
 	/* the kernel table's first and last symbols (its map is widened to
 	 * them), the last one with its end */
 	for (i = 0; i < n; i++)
@@ -439,7 +440,8 @@ char *kf_kallsyms_trim(const char *buf, size_t len, const char *kref,
 		if (i > 0)
 			keep_with_end(t, n, i - 1);
 	}
-	qsort(t, n, sizeof(*t), cmp_idx);
+	if (n)
+		qsort(t, n, sizeof(*t), cmp_idx);
 	for (i = 0; i < n; i++)
 		if (t[i].keep)
 			olen += t[i].len;
