@@ -986,7 +986,9 @@ n=0
 # 200 MB; ASan's shadow memory and quarantine count too: twice that there
 rss_cap=204800
 flood_cap=5
-ldd "$kfold" 2>/dev/null | grep -q libasan && rss_cap=409600 flood_cap=15
+# (clang links its sanitizer runtime into the binary: no libasan in ldd)
+{ ldd "$kfold" 2>/dev/null | grep -q libasan || grep -qa __asan_init "$kfold"; } &&
+	rss_cap=409600 flood_cap=15
 run() {
 	local name=$1 file=$2 rx=$3 pid base peak now rc why rss secs msg wf
 	shift 3
