@@ -341,7 +341,12 @@ const struct kf_symtab *kf_dso_symtab(struct kf_dsos *d, uint32_t module)
 {
 	struct dso_state *st = dso_loaded(d, module, KF_DSO_LOAD_SYMS);
 
-	return st && st->has_syms ? &st->syms : NULL;
+	if (!st || !st->has_syms)
+		return NULL;
+	/* perf's own search, for perf's names */
+	if (d->o.pol->perf_names)
+		kf_symtab_perf_tree(&st->syms);
+	return &st->syms;
 }
 
 const struct kf_symtab *kf_dso_static_plt(struct kf_dsos *d, uint32_t module)

@@ -14,6 +14,7 @@ void kf_symtab_fini(struct kf_symtab *t)
 	free(t->v);
 	free(t->names);
 	free(t->tree);
+	free(t->ops);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -251,6 +252,39 @@ const struct kf_sym *kf_symtab_find_perf(const struct kf_symtab *t,
 	return NULL;
 }
 
+/* An insert or erase of the tree: done now once the tree is built,
+ * else logged for kf_symtab_perf_tree. */
+static void tree_op(struct kf_symtab *t, uint32_t op)
+{
+	if (t->tree_ready) {
+		if (op & KF_SYMTAB_ERASE)
+			rb_erase(t, op & ~KF_SYMTAB_ERASE);
+		else
+			rb_insert(t, op);
+		return;
+	}
+	if (!KF_GROW(t->ops, t->cap_ops, t->n_ops + 1)) {
+		t->oom = true;
+		return;
+	}
+	t->ops[t->n_ops++] = op;
+}
+
+void kf_symtab_perf_tree(struct kf_symtab *t)
+{
+	size_t i;
+
+	if (t->tree_ready)
+		return;
+	t->tree_ready = true;
+	t->root = 0;
+	for (i = 0; i < t->n_ops; i++)
+		tree_op(t, t->ops[i]);
+	free(t->ops);
+	t->ops = NULL;
+	t->n_ops = t->cap_ops = 0;
+}
+
 void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 		   uint8_t binding, const char *name, size_t name_len)
 {
@@ -265,7 +299,8 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 		t->oom = true;
 		return;
 	}
-	if (!KF_GROW(t->tree, t->cap_tree, (t->n_tree ? t->n_tree : 1) + 1)) {
+	if (t->n_tree >= KF_SYMTAB_ERASE - 1 ||
+	    !KF_GROW(t->tree, t->cap_tree, (t->n_tree ? t->n_tree : 1) + 1)) {
 		t->oom = true;
 		return;
 	}
@@ -286,7 +321,7 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 	t->names_len = need;
 	memset(&t->tree[s->node], 0, sizeof(t->tree[s->node]));
 	t->tree[s->node].sym = *s;
-	rb_insert(t, s->node);
+	tree_op(t, s->node);
 }
 
 void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule)
@@ -454,10 +489,10 @@ void kf_symtab_fixup(struct kf_symtab *t, bool kallsyms)
 	for (i = 0; i < t->n; i++) {
 		if (out && t->v[out - 1].start == t->v[i].start) {
 			if (!prefer_a(t, &t->v[out - 1], &t->v[i])) {
-				rb_erase(t, t->v[out - 1].node);
+				tree_op(t, t->v[out - 1].node | KF_SYMTAB_ERASE);
 				t->v[out - 1] = t->v[i];
 			} else {
-				rb_erase(t, t->v[i].node);
+				tree_op(t, t->v[i].node | KF_SYMTAB_ERASE);
 			}
 			continue;
 		}

@@ -51,6 +51,12 @@ struct kf_symtab {
 	struct kf_rbnode *tree;  /* tree[0] is the nil sentinel */
 	size_t n_tree, cap_tree;
 	uint32_t root;
+	/* the tree is built on demand (kf_symtab_perf_tree): until then
+	 * the inserts and erases it replays, in order (a node id, with
+	 * KF_SYMTAB_ERASE for an erase) */
+	uint32_t *ops;
+	size_t n_ops, cap_ops;
+	bool tree_ready;
 	bool oom;                /* an add failed: the table is incomplete */
 };
 
@@ -81,7 +87,16 @@ void kf_symtab_sort(struct kf_symtab *t);
  * the one starting last. */
 const struct kf_sym *kf_symtab_find(const struct kf_symtab *t, uint64_t addr);
 
-/* perf's own search (symbols__find) over the replayed tree: the first
+#define KF_SYMTAB_ERASE 0x80000000u
+
+/* Builds the search tree of kf_symtab_find_perf: the red-black tree perf
+ * would hold after the same inserts and erases, replayed now (only
+ * --compat=perf searches it, so nothing else pays for it); later adds go
+ * into it at once.  Out of memory leaves t->oom set. */
+void kf_symtab_perf_tree(struct kf_symtab *t);
+
+/* perf's own search (symbols__find) over the replayed tree (built by
+ * kf_symtab_perf_tree; NULL before): the first
  * node on the search path with start <= addr < end (or addr == start for
  * a zero-sized symbol).  NULL if none. */
 const struct kf_sym *kf_symtab_find_perf(const struct kf_symtab *t,

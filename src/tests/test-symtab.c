@@ -80,6 +80,9 @@ static void test_symtab_tree(void)
 	kf_symtab_init(&t);
 	kf_symtab_add(&t, 0x10, 0xf0, KF_BIND_GLOBAL, "outer", 5);
 	kf_symtab_add(&t, 0x20, 0x10, KF_BIND_GLOBAL, "inner", 5);
+	/* no tree until it is asked for */
+	CHECK(kf_symtab_find_perf(&t, 0x25) == NULL);
+	kf_symtab_perf_tree(&t);
 	s = kf_symtab_find_perf(&t, 0x25);
 	CHECK_STR(s ? kf_sym_name(&t, s) : NULL, "outer");   /* root */
 	kf_symtab_sort(&t);
@@ -89,18 +92,23 @@ static void test_symtab_tree(void)
 	kf_symtab_init(&t);
 	kf_symtab_add(&t, 0x20, 0x10, KF_BIND_GLOBAL, "inner", 5);
 	kf_symtab_add(&t, 0x10, 0xf0, KF_BIND_GLOBAL, "outer", 5);
+	kf_symtab_perf_tree(&t);
 	s = kf_symtab_find_perf(&t, 0x25);
 	CHECK_STR(s ? kf_sym_name(&t, s) : NULL, "inner");   /* root now */
 	kf_symtab_fini(&t);
 
 	/* random tables with duplicates: the tree stays a red-black tree
 	 * through perf's inserts and erases, and without overlaps its
-	 * answers equal a plain search */
+	 * answers equal a plain search; odd rounds build the tree before
+	 * the adds (every insert and erase done at once), even ones after
+	 * the fixup (all of them replayed) */
 	for (round = 0; round < 50; round++) {
 		int i, n = 10 + round * 7;
 		uint64_t a;
 
 		kf_symtab_init(&t);
+		if (round % 2)
+			kf_symtab_perf_tree(&t);
 		for (i = 0; i < n; i++) {
 			char name[16];
 
@@ -112,6 +120,8 @@ static void test_symtab_tree(void)
 				      strlen(name));
 		}
 		kf_symtab_fixup(&t, false);
+		kf_symtab_perf_tree(&t);
+		CHECK(t.root != 0);
 		rb_check(&t, t.root, 0, UINT64_MAX);
 		CHECK(!t.tree[t.root].red);
 		for (a = 0; a < 64 * 16 + 8192; a += 5) {
