@@ -486,9 +486,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	      (a->sample_type & KF_SAMPLE_STACK_USER)))
 		root.flags |= KF_FRAME_FPCHAIN;
 	root.root = rid;
-	node = kf_stacks_child(&s->stacks, 0, &root);
-	for (i = ch.n; node && i-- > 0;)
-		node = kf_stacks_child(&s->stacks, node, &ch.frames[i]);
+	node = kf_stacks_path(&s->stacks, &root, ch.frames, ch.n);
 	if (!node)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	if (!kf_stacks_add(&s->stacks, node, weight))

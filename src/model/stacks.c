@@ -6,12 +6,15 @@
 
 #include "kfold.h"
 
+#define ROOT_HASH 0x243f6a88u   /* the path hash of the roots' parent */
+
 int kf_stacks_init(struct kf_stacks *s)
 {
 	memset(s, 0, sizeof(*s));
-	if (!KF_GROW(s->nodes, s->cap, 1))
+	if (!KF_GROW(s->nodes, s->cap, 1) || !KF_GROW(s->hashes, s->cap_hashes, 1))
 		return -1;
 	memset(&s->nodes[0], 0, sizeof(s->nodes[0]));
+	s->hashes[0] = ROOT_HASH;
 	s->n = 1;
 	return 0;
 }
@@ -19,6 +22,7 @@ int kf_stacks_init(struct kf_stacks *s)
 void kf_stacks_fini(struct kf_stacks *s)
 {
 	free(s->nodes);
+	free(s->hashes);
 	free(s->slots);
 	kf_map64_fini(&s->carry);
 	memset(s, 0, sizeof(*s));
@@ -54,11 +58,32 @@ bool kf_stacks_add_weight(struct kf_stacks *s, uint32_t node, kf_u128 w)
 	return !hi || kf_stacks_carry(s, node, hi);
 }
 
-static uint64_t node_hash(uint32_t parent, const struct kf_frame *f)
-{
-	uint64_t h = kf_hash64(f->addr ^ ((uint64_t)parent << 32 | f->module));
+/* ---- the trie's index ------------------------------------------------------
+ *
+ * A node is found by hashing (parent, frame).  The hash is a path hash:
+ * the parent's own hash mixed with the frame, so the hashes of a whole
+ * stack follow from its frames alone, before any node is looked up.
+ * That lets kf_stacks_path fetch every slot and then every candidate
+ * node of a stack at once instead of one cache miss after the other: the
+ * node array is far larger than any cache, and the walk was a chain of
+ * dependent misses.  Which node matches is still decided by comparing
+ * the parent and the frame exactly; the hash only places.
+ *
+ * hashes[i] is node i's path hash (32 bits; hashes[0] is the roots'
+ * parent's).  A slot holds a node's hash above its id, so a probe passes
+ * other nodes' slots without reading their nodes. */
 
-	return kf_hash64(h ^ f->flags);
+static inline uint32_t path_hash(uint32_t parent_hash, const struct kf_frame *f)
+{
+	uint64_t x = f->addr * 0x9e3779b97f4a7c15ull ^
+		     ((uint64_t)f->module << 32 | f->flags);
+
+	return (uint32_t)kf_hash64(x ^ ((uint64_t)parent_hash << 32 | parent_hash));
+}
+
+static inline uint64_t slot_of(uint32_t h, uint32_t id)
+{
+	return (uint64_t)h << 32 | id;
 }
 
 static bool same(const struct kf_node *n, uint32_t parent,
@@ -70,18 +95,17 @@ static bool same(const struct kf_node *n, uint32_t parent,
 
 static bool rehash(struct kf_stacks *s, size_t nslots)
 {
-	uint32_t *slots = kf_calloc(nslots, sizeof(*slots));
+	uint64_t *slots = kf_calloc(nslots, sizeof(*slots));
 	size_t i;
 
 	if (!slots)
 		return false;
 	for (i = 1; i < s->n; i++) {
-		size_t j = node_hash(s->nodes[i].parent, &s->nodes[i].frame) &
-			   (nslots - 1);
+		size_t j = s->hashes[i] & (nslots - 1);
 
 		while (slots[j])
 			j = (j + 1) & (nslots - 1);
-		slots[j] = (uint32_t)i;
+		slots[j] = slot_of(s->hashes[i], (uint32_t)i);
 	}
 	free(s->slots);
 	s->slots = slots;
@@ -89,34 +113,138 @@ static bool rehash(struct kf_stacks *s, size_t nslots)
 	return true;
 }
 
+/* Room for `more` new nodes without a rehash or a move in between. */
+static bool reserve(struct kf_stacks *s, size_t more)
+{
+	size_t need;
+
+	if (!kf_add_ok(s->n, more, &need) || need >= UINT32_MAX)
+		return false;
+	if (need * 4 >= s->nslots * 3) {
+		size_t ns = s->nslots ? s->nslots : 1024;
+
+		while (need * 4 >= ns * 3)
+			if (!kf_mul_ok(ns, 2, &ns))
+				return false;
+		if (!rehash(s, ns))
+			return false;
+	}
+	return KF_GROW(s->nodes, s->cap, need) && KF_GROW(s->hashes, s->cap_hashes, need);
+}
+
+static uint32_t add_node(struct kf_stacks *s, size_t j, uint32_t parent, uint32_t h,
+			 const struct kf_frame *f)
+{
+	uint32_t id = (uint32_t)s->n++;
+
+	s->nodes[id].frame = *f;
+	s->nodes[id].parent = parent;
+	s->nodes[id].weight = 0;
+	s->nodes[id].samples = 0;
+	s->hashes[id] = h;
+	s->slots[j] = slot_of(h, id);
+	return id;
+}
+
+/* The node (parent, f) of hash h, added if new (room reserved; *added
+ * says which). */
+static uint32_t find_add(struct kf_stacks *s, uint32_t parent, uint32_t h,
+			 const struct kf_frame *f, bool *added)
+{
+	uint64_t tag = (uint64_t)h << 32;
+	size_t mask = s->nslots - 1, j;
+
+	for (j = h & mask; s->slots[j]; j = (j + 1) & mask) {
+		uint64_t sl = s->slots[j];
+
+		KF_WORK(1);
+		if ((sl & 0xffffffff00000000ull) == tag &&
+		    same(&s->nodes[(uint32_t)sl], parent, f)) {
+			*added = false;
+			return (uint32_t)sl;
+		}
+	}
+	*added = true;
+	return add_node(s, j, parent, h, f);
+}
+
+/* A node known to be new (its parent is): the first empty slot. */
+static uint32_t add_new(struct kf_stacks *s, uint32_t parent, uint32_t h,
+			const struct kf_frame *f)
+{
+	size_t mask = s->nslots - 1, j;
+
+	for (j = h & mask; s->slots[j]; j = (j + 1) & mask)
+		KF_WORK(1);
+	return add_node(s, j, parent, h, f);
+}
+
 uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 			 const struct kf_frame *f)
 {
-	size_t j;
+	bool added;
 
-	if (s->n * 4 >= s->nslots * 3) {
-		size_t ns;
-
-		if (!kf_mul_ok(s->nslots ? s->nslots : 1024, 2, &ns) ||
-		    !rehash(s, ns))
-			return 0;
-	}
-	for (j = node_hash(parent, f) & (s->nslots - 1); s->slots[j];
-	     j = (j + 1) & (s->nslots - 1)) {
-		uint32_t id = s->slots[j];
-
-		KF_WORK(1);
-		if (same(&s->nodes[id], parent, f))
-			return id;
-	}
-	if (s->n >= UINT32_MAX - 1 || !KF_GROW(s->nodes, s->cap, s->n + 1))
+	if (!reserve(s, 1))
 		return 0;
-	s->nodes[s->n].frame = *f;
-	s->nodes[s->n].parent = parent;
-	s->nodes[s->n].weight = 0;
-	s->nodes[s->n].samples = 0;
-	s->slots[j] = (uint32_t)s->n;
-	return (uint32_t)s->n++;
+	return find_add(s, parent, path_hash(s->hashes[parent], f), f, &added);
+}
+
+/* frame k of the path: the root, then frames[n-1] .. frames[0] */
+static inline const struct kf_frame *path_frame(const struct kf_frame *root,
+						const struct kf_frame *frames,
+						size_t n, size_t k)
+{
+	return k == 0 ? root : &frames[n - k];
+}
+
+uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
+			const struct kf_frame *frames, size_t n)
+{
+	enum { BATCH = 32 };
+	uint32_t h[BATCH], cand[BATCH];
+	size_t m, k, base, b, mask;
+	uint32_t node = 0, hp;
+	bool fresh = false;   /* node is new: so is everything below it */
+
+	if (!kf_add_ok(n, 1, &m) || !reserve(s, m))
+		return 0;
+	hp = s->hashes[0];
+	mask = s->nslots - 1;
+	/* in batches of BATCH frames: hash them, fetch their home slots,
+	 * then the nodes those slots name, then walk */
+	for (base = 0; base < m; base += b) {
+		b = m - base < BATCH ? m - base : BATCH;
+		for (k = 0; k < b; k++) {
+			hp = path_hash(hp, path_frame(root, frames, n, base + k));
+			h[k] = hp;
+			if (!fresh)
+				__builtin_prefetch(&s->slots[hp & mask]);
+		}
+		if (!fresh) {
+			for (k = 0; k < b; k++) {
+				uint64_t sl = s->slots[h[k] & mask];
+
+				cand[k] = (uint32_t)(sl >> 32) == h[k] ? (uint32_t)sl : 0;
+				if (cand[k])
+					__builtin_prefetch(&s->nodes[cand[k]]);
+			}
+		}
+		for (k = 0; k < b; k++) {
+			const struct kf_frame *f = path_frame(root, frames, n, base + k);
+
+			if (fresh) {
+				node = add_new(s, node, h[k], f);
+				continue;
+			}
+			if (cand[k] && same(&s->nodes[cand[k]], node, f)) {
+				KF_WORK(1);
+				node = cand[k];
+				continue;
+			}
+			node = find_add(s, node, h[k], f, &fresh);
+		}
+	}
+	return node;
 }
 
 /* ---- roots ---------------------------------------------------------------- */

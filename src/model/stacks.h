@@ -117,7 +117,10 @@ struct kf_node {
 struct kf_stacks {
 	struct kf_node *nodes;   /* nodes[0] unused */
 	size_t n, cap;
-	uint32_t *slots;         /* hash of (parent, frame) -> node id */
+	uint32_t *hashes;        /* each node's path hash (stacks.c) */
+	size_t cap_hashes;
+	uint64_t *slots;         /* path hash -> node id (the hash above
+				    the id) */
 	size_t nslots;
 	/* node -> how many times its weight went past 2^64 - 1 (only a
 	 * PERF_SAMPLE_READ counter that went back weighs that much) */
@@ -130,6 +133,13 @@ void kf_stacks_fini(struct kf_stacks *s);
 /* Returns the node for (parent, frame), adding it if new; 0 on ENOMEM. */
 uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 			 const struct kf_frame *f);
+
+/* The node of a whole stack: the root frame, then frames[n - 1] (the
+ * outermost) down to frames[0] (the leaf), each added if new; what n + 1
+ * calls of kf_stacks_child would give, fetched in parallel.  0 on
+ * ENOMEM (nodes added before it stay). */
+uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
+			const struct kf_frame *frames, size_t n);
 
 /* Counts one more wrap of node's weight past 2^64 - 1.  False on ENOMEM. */
 bool kf_stacks_carry(struct kf_stacks *s, uint32_t node, uint64_t n);
