@@ -21,6 +21,7 @@
 # Then it times, on that file, median of $BENCH_RUNS runs (default 3), each
 # round running every command once in the same order, after one untimed
 # `kfold --stats` run that reads the whole capture and every binary:
+#     cat FILE > /dev/null (the floor: reading the file from the page cache)
 #     kfold FILE    kfold --no-inline FILE    kfold --compat=perf --no-inline FILE
 #     kfold --context FILE    kfold --format json FILE
 #     perf script -i FILE --no-inline > /dev/null
@@ -59,6 +60,9 @@
 #   BENCH_FREQ       perf record -F (default 10000; 1000 with --dwarf, whose
 #                    samples are ~8 KiB each)
 #   BENCH_RUNS       runs per command (default 3)
+#   BENCH_COMMANDS   only these rows, by name (kfold always): cat kfold
+#                    noinline compat context json script pipeline report
+#                    report_all annotate perf_annotate stackcollapse
 #   BENCH_TIMEOUT    give up recording after this many seconds (default 1200)
 #   BENCH_TMPDIR     where the working directory goes (default $TMPDIR or /tmp)
 #   KFOLD            kfold binary (default build/kfold; it is copied first)
@@ -529,8 +533,9 @@ script_cmd=("${PERF[@]}" script -i "$file" --no-inline --kallsyms "$kallsyms")
 } > "$work/bin/pipeline.sh"
 chmod +x "$work/bin/pipeline.sh"
 
-names=(kfold noinline compat context json script pipeline report report_all annotate perf_annotate)
+names=(cat kfold noinline compat context json script pipeline report report_all annotate perf_annotate)
 declare -A label cmdline
+label[cat]="cat FILE > /dev/null (the floor)"
 label[kfold]="kfold FILE"
 label[noinline]="kfold --no-inline FILE"
 label[compat]="kfold --compat=perf --no-inline FILE"
@@ -548,6 +553,17 @@ label[perf_annotate]="perf annotate --stdio (the same functions)"
 if [ -n "$stackcollapse_py" ]; then
 	names+=(stackcollapse)
 fi
+# BENCH_COMMANDS: only these rows (kfold is always run: the ratios are
+# to it)
+if [ -n "${BENCH_COMMANDS:-}" ]; then
+	keep_names=(kfold)
+	for name in "${names[@]}"; do
+		[ "$name" = kfold ] && continue
+		case " $BENCH_COMMANDS " in *" $name "*) keep_names+=("$name") ;; esac
+	done
+	names=("${keep_names[@]}")
+fi
+ran() { case " ${names[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # run_one NAME ROUND: one timed run; its times go to $work/times/NAME.ROUND
 run_one() {
@@ -556,6 +572,7 @@ run_one() {
 	out=$work/out/$name.out
 	# shellcheck disable=SC2054  # the commas belong to perf's -g argument
 	case $name in
+	cat) cmd=(cat "$file"); out=/dev/null ;;
 	kfold) cmd=("${KF[@]}" "$file") ;;
 	noinline) cmd=("${KF[@]}" --no-inline "$file") ;;
 	# --no-inline: the pipeline it is compared with runs perf script
@@ -634,16 +651,21 @@ median() {
 	done | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 declare -A wall cpu rss
-all_rows=(kfold noinline compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate)
-[ -n "$stackcollapse_py" ] && all_rows+=(stackcollapse)
+all_rows=()
+for name in cat kfold noinline compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
+	case $name in
+	pipe_perf|pipe_py) ran pipeline && all_rows+=("$name") ;;
+	*) ran "$name" && all_rows+=("$name") ;;
+	esac
+done
 our_cpu=0
-for name in "${all_rows[@]}"; do
+for name in cat kfold noinline compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
 	wall[$name]=$(median "$name" 1)
 	cpu[$name]=$(median "$name" 5)
 	rss[$name]=$(median "$name" 4)
 done
 # the pipeline's peak: both sides run together, so the sum of their peaks
-rss[pipeline]=$(awk -v a="${rss[pipe_perf]}" -v b="${rss[pipe_py]}" 'BEGIN { print a + b }')
+ran pipeline && rss[pipeline]=$(awk -v a="${rss[pipe_perf]}" -v b="${rss[pipe_py]}" 'BEGIN { print a + b }')
 for name in "${names[@]}"; do
 	for ((r = 1; r <= runs; r++)); do
 		[ -s "$work/times/$name.$r" ] && tail -n 1 "$work/times/$name.$r"
@@ -652,6 +674,10 @@ done | awk '{ s += $2 + $3 } END { printf "%.1f\n", s }' > "$work/times/our_cpu"
 our_cpu=$(cat "$work/times/our_cpu")
 
 # --- output check ----------------------------------------------------------------
+only_k=0
+only_p=0
+verdict="not compared (BENCH_COMMANDS left out compat or pipeline)"
+if ran compat && ran pipeline; then
 LC_ALL=C comm -23 "$work/out/compat.out" "$work/out/pipeline.out" > "$work/out/only-kfold"
 LC_ALL=C comm -13 "$work/out/compat.out" "$work/out/pipeline.out" > "$work/out/only-perf"
 only_k=$(wc -l < "$work/out/only-kfold")
@@ -661,11 +687,13 @@ if cmp -s "$work/out/compat.out" "$work/out/pipeline.out"; then
 else
 	verdict="DIFFERENT: $((only_k + only_p)) differing lines ($only_k only in kfold's, $only_p only in perf's, of $(wc -l < "$work/out/compat.out") / $(wc -l < "$work/out/pipeline.out") lines)"
 fi
-perf_samples=$(grep -m 1 -o "^# Samples: [0-9.KMG]* *of event '[^']*'" "$work/out/report.out" | sed 's/^# //')
+fi
+perf_samples=
+ran report && perf_samples=$(grep -m 1 -o "^# Samples: [0-9.KMG]* *of event '[^']*'" "$work/out/report.out" | sed 's/^# //')
 
 # --- table -------------------------------------------------------------------------
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a == a + 0) printf "%.1fx", a / b; else print "-" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && b != "nan" && b > 0 && a == a + 0) printf "%.1fx", a / b; else print "-" }'; }
 {
 	echo
 	echo "kfold bench: $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $ncpu CPUs, $perf_version, $("$py" -V 2>&1) ($py)"
@@ -698,6 +726,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a == a + 0) printf "%.1f
 			s / w, b / 1048576 / w, s / c }'
 	echo "kfold --compat=perf --no-inline vs perf script --no-inline | collapse-perf.py: $verdict"
 	echo "annotate: perf annotate / kfold annotate = wall $(ratio "${wall[perf_annotate]}" "${wall[annotate]}"), cpu $(ratio "${cpu[perf_annotate]}" "${cpu[annotate]}"), RSS $(ratio "${rss[perf_annotate]}" "${rss[annotate]}"); to beat: perf report -g folded / kfold = wall $(ratio "${wall[report]}" "${wall[kfold]}") (perf annotate --percent-limit $ann_limit)"
+	echo "the floor: kfold / cat = wall $(ratio "${wall[kfold]}" "${wall[cat]:-}"); kfold --no-inline / cat = wall $(ratio "${wall[noinline]:-}" "${wall[cat]:-}"); perf report --sort comm -g folded / kfold = wall $(ratio "${wall[report_all]:-}" "${wall[kfold]}")"
 	echo "inline expansion (the default) costs: kfold / kfold --no-inline = wall $(ratio "${wall[kfold]}" "${wall[noinline]}"), cpu $(ratio "${cpu[kfold]}" "${cpu[noinline]}"), RSS $(ratio "${rss[kfold]}" "${rss[noinline]}")"
 	echo "kernel contexts cost: --context / kfold = wall $(ratio "${wall[context]}" "${wall[kfold]}"), RSS $(ratio "${rss[context]}" "${rss[kfold]}"); --format json / kfold = wall $(ratio "${wall[json]}" "${wall[kfold]}"), RSS $(ratio "${rss[json]}" "${rss[kfold]}")"
 	if [ "$((only_k + only_p))" -gt 0 ]; then
