@@ -1077,8 +1077,9 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		   FILE *out, uint64_t *lines)
 {
 	struct em e;
-	uint32_t *rootv = NULL, *stack = NULL;
-	size_t n_roots = 0, cap_roots = 0, sp = 0, cap_stack = 0, i;
+	uint32_t *rootv = NULL;
+	uint8_t *java_of = NULL;  /* per node: 0 none yet, 1 plain, 2 Java */
+	size_t n_roots = 0, cap_roots = 0, i;
 	bool separable = true, pieces = false;
 	int r = 0;
 
@@ -1099,13 +1100,20 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 	r = link_nodes(&e, &rootv, &n_roots, &cap_roots);
 	if (r)
 		goto out;
-	/* name every frame, each under its root (Java tidying depends on the
+	/* each root's text; then every other frame, in id order (the node
+	 * array is read front to back, and a parent comes before its
+	 * children), under its root's Java tidying (it depends on the
 	 * root's comm) */
+	java_of = kf_calloc(st->n, sizeof(*java_of));
+	if (!java_of) {
+		r = KF_ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < n_roots && !r; i++) {
 		uint32_t root = rootv[i];
 		const struct kf_stack_root *rd = kf_roots_get(roots, st->nodes[root].frame.root);
-		bool java = kf_fold_root_java(comms, rd);
 
+		java_of[root] = kf_fold_root_java(comms, rd) ? 2 : 1;
 		e.line.len = 0;
 		if (e.line.p)
 			e.line.p[0] = '\0';
@@ -1117,27 +1125,15 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		}
 		if (strchr(kf_buf_cstr(&e.line), ';'))
 			separable = false;
-		sp = 0;
-		if (push(&stack, &sp, &cap_stack, root)) {
-			r = KF_ENOMEM;
-			break;
-		}
-		while (sp && !r) {
-			uint32_t nd = stack[--sp], c;
+	}
+	for (i = 1; i < st->n && !r; i++) {
+		uint32_t p = st->nodes[i].parent;
 
-			for (c = e.first[nd]; c; c = e.next[c]) {
-				const struct kf_frame *f = &st->nodes[c].frame;
-
-				KF_WORK(1);
-				r = kf_fold_text_id(ft, f, java, &e.text[c]);
-				if (r)
-					break;
-				if (push(&stack, &sp, &cap_stack, c)) {
-					r = KF_ENOMEM;
-					break;
-				}
-			}
-		}
+		if (!p)
+			continue;
+		java_of[i] = java_of[p];
+		KF_WORK(1);
+		r = kf_fold_text_id(ft, &st->nodes[i].frame, java_of[i] == 2, &e.text[i]);
 	}
 	if (r)
 		goto out;
@@ -1161,7 +1157,7 @@ out:
 	free(e.first);
 	free(e.next);
 	free(rootv);
-	free(stack);
+	free(java_of);
 	kf_buf_fini(&e.line);
 	kf_strtab_fini(&e.rtexts);
 	return r ? r : e.err;
