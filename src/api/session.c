@@ -1161,6 +1161,10 @@ int kf_session_run(kf_session *s)
 		return kf_fail(&s->err, KF_EINVAL, "a session reads its samples once");
 	s->ran = true;
 	r = run(s);
+	/* the samples are in: the trie's lookup index is not needed again
+	 * (a later insert would rebuild it), and the emitters' own tables
+	 * can have its memory */
+	kf_stacks_drop_index(&s->stacks);
 	chain_counts(s);
 	/* the prepare step (dso.h): every hit module's files, loaded here,
 	 * after the samples and before any output, so that everything after
@@ -1248,6 +1252,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 				   s->o.exclude, &rewritten);
 		if (r)
 			return kf_fail(&s->err, r, "out of memory");
+		kf_stacks_drop_index(&rewritten);
 		st = &rewritten;
 		if (kf_attr_is_soft_clock(kf_session_folded_attr(s)))
 			logf_(s, KF_LOG_WARN, "event %s %s", s->filter, kf_soft_clock_note);

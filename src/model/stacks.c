@@ -113,10 +113,37 @@ static bool rehash(struct kf_stacks *s, size_t nslots)
 	return true;
 }
 
+void kf_stacks_drop_index(struct kf_stacks *s)
+{
+	free(s->slots);
+	free(s->hashes);
+	s->slots = NULL;
+	s->hashes = NULL;
+	s->nslots = 0;
+	s->cap_hashes = 0;
+}
+
+/* The path hashes again, after kf_stacks_drop_index: a parent's id is
+ * below its children's. */
+static bool rebuild_hashes(struct kf_stacks *s)
+{
+	size_t i;
+
+	if (!KF_GROW(s->hashes, s->cap_hashes, s->n ? s->n : 1))
+		return false;
+	s->hashes[0] = ROOT_HASH;
+	for (i = 1; i < s->n; i++)
+		s->hashes[i] = path_hash(s->hashes[s->nodes[i].parent], &s->nodes[i].frame);
+	return true;
+}
+
 /* Room for `more` new nodes without a rehash or a move in between. */
 static bool reserve(struct kf_stacks *s, size_t more)
 {
 	size_t need;
+
+	if (!s->hashes && !rebuild_hashes(s))
+		return false;
 
 	if (!kf_add_ok(s->n, more, &need) || need >= UINT32_MAX)
 		return false;

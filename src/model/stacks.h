@@ -141,6 +141,11 @@ uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 			const struct kf_frame *frames, size_t n);
 
+/* Frees the index that finds a node by (parent, frame): the nodes stay
+ * and read as before; the next kf_stacks_child or kf_stacks_path
+ * rebuilds it (O(nodes)).  For a trie that is complete. */
+void kf_stacks_drop_index(struct kf_stacks *s);
+
 /* Counts one more wrap of node's weight past 2^64 - 1.  False on ENOMEM. */
 bool kf_stacks_carry(struct kf_stacks *s, uint32_t node, uint64_t n);
 

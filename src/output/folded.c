@@ -383,6 +383,7 @@ static int emit_pieces(struct em *e)
 	if (kf_stacks_init(&pt))
 		return KF_ENOMEM;
 	r = piece_trie(e, &pt);
+	kf_stacks_drop_index(&pt);   /* complete: only read from here */
 	p = *e;
 	p.st = &pt;
 	p.text = NULL;

@@ -1,7 +1,8 @@
 /* test-stacks.c - the stack trie (stacks.h): a whole stack interned at
  * once (kf_stacks_path) gives the nodes a frame-by-frame walk
  * (kf_stacks_child) gives, through random stacks that share prefixes,
- * repeat, run longer than one fetch batch and make the index grow. */
+ * repeat, run longer than one fetch batch and make the index grow, and
+ * after the index was dropped and rebuilt. */
 #include <stdint.h>
 #include <string.h>
 
@@ -51,6 +52,10 @@ static void test_path_equals_child(void)
 			frames[i].module = (uint32_t)(rnd(&x) % 3);
 			frames[i].flags = (uint32_t)(rnd(&x) % 2) * KF_FRAME_KERNEL;
 		}
+		/* now and then a's index is dropped: the next insert
+		 * rebuilds it and finds the same nodes */
+		if (round % 997 == 0)
+			kf_stacks_drop_index(&a);
 		/* the same stack through both: the same node ids */
 		pa = kf_stacks_path(&a, &root, frames, n);
 		pb = by_child(&b, &root, frames, n);
@@ -92,6 +97,11 @@ static void test_short_paths(void)
 	leaf = kf_stacks_path(&s, &root, &f, 1);
 	CHECK_EQ(s.nodes[leaf].parent, r);
 	CHECK_EQ(kf_stacks_child(&s, r, &f), leaf);
+	CHECK_EQ(s.n, 3);
+	kf_stacks_drop_index(&s);
+	CHECK_EQ(kf_stacks_child(&s, r, &f), leaf);
+	kf_stacks_drop_index(&s);
+	CHECK_EQ(kf_stacks_path(&s, &root, &f, 1), leaf);
 	CHECK_EQ(s.n, 3);
 	kf_stacks_fini(&s);
 }
