@@ -144,7 +144,6 @@ static bool reserve(struct kf_stacks *s, size_t more)
 
 	if (!s->hashes && !rebuild_hashes(s))
 		return false;
-
 	if (!kf_add_ok(s->n, more, &need) || need >= UINT32_MAX)
 		return false;
 	if (need * 4 >= s->nslots * 3) {
@@ -173,8 +172,8 @@ static uint32_t add_node(struct kf_stacks *s, size_t j, uint32_t parent, uint32_
 	return id;
 }
 
-/* The node (parent, f) of hash h, added if new (room reserved; *added
- * says which). */
+/* The node (parent, f) of hash h, added if new (room reserved; *added,
+ * unless NULL, says which). */
 static uint32_t find_add(struct kf_stacks *s, uint32_t parent, uint32_t h,
 			 const struct kf_frame *f, bool *added)
 {
@@ -187,11 +186,13 @@ static uint32_t find_add(struct kf_stacks *s, uint32_t parent, uint32_t h,
 		KF_WORK(1);
 		if ((sl & 0xffffffff00000000ull) == tag &&
 		    same(&s->nodes[(uint32_t)sl], parent, f)) {
-			*added = false;
+			if (added)
+				*added = false;
 			return (uint32_t)sl;
 		}
 	}
-	*added = true;
+	if (added)
+		*added = true;
 	return add_node(s, j, parent, h, f);
 }
 
@@ -209,11 +210,9 @@ static uint32_t add_new(struct kf_stacks *s, uint32_t parent, uint32_t h,
 uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 			 const struct kf_frame *f)
 {
-	bool added;
-
 	if (!reserve(s, 1))
 		return 0;
-	return find_add(s, parent, path_hash(s->hashes[parent], f), f, &added);
+	return find_add(s, parent, path_hash(s->hashes[parent], f), f, NULL);
 }
 
 /* frame k of the path: the root, then frames[n-1] .. frames[0] */

@@ -1079,7 +1079,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 {
 	struct em e;
 	uint32_t *rootv = NULL;
-	uint8_t *java_of = NULL;  /* per node: 0 none yet, 1 plain, 2 Java */
+	bool *java_of = NULL;     /* per node: under a Java root */
 	size_t n_roots = 0, cap_roots = 0, i;
 	bool separable = true, pieces = false;
 	int r = 0;
@@ -1114,7 +1114,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		uint32_t root = rootv[i];
 		const struct kf_stack_root *rd = kf_roots_get(roots, st->nodes[root].frame.root);
 
-		java_of[root] = kf_fold_root_java(comms, rd) ? 2 : 1;
+		java_of[root] = kf_fold_root_java(comms, rd);
 		e.line.len = 0;
 		if (e.line.p)
 			e.line.p[0] = '\0';
@@ -1134,7 +1134,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 			continue;
 		java_of[i] = java_of[p];
 		KF_WORK(1);
-		r = kf_fold_text_id(ft, &st->nodes[i].frame, java_of[i] == 2, &e.text[i]);
+		r = kf_fold_text_id(ft, &st->nodes[i].frame, java_of[i], &e.text[i]);
 	}
 	if (r)
 		goto out;
