@@ -181,6 +181,11 @@ typedef struct kf_options {
 				    per call site the samples whose chain
 				    goes through it, once per sample however
 				    deep the recursion */
+	unsigned jobs;           /* threads a run may use: 2 or more walk
+				    the stacks into the trie on a thread of
+				    their own while the samples are read;
+				    0 or 1: one thread.  The output is the
+				    same for every value */
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion

@@ -486,6 +486,12 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	      (a->sample_type & KF_SAMPLE_STACK_USER)))
 		root.flags |= KF_FRAME_FPCHAIN;
 	root.root = rid;
+	if (s->feeding) {
+		/* the worker walks it in (feed.h): the same trie */
+		if (!kf_feed_push(&s->feed, &root, ch.frames, ch.n, weight))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		return 0;
+	}
 	node = kf_stacks_path(&s->stacks, &root, ch.frames, ch.n);
 	if (!node)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
@@ -1160,7 +1166,18 @@ int kf_session_run(kf_session *s)
 	if (s->ran)
 		return kf_fail(&s->err, KF_EINVAL, "a session reads its samples once");
 	s->ran = true;
+	/* --jobs: the trie on a thread of its own; if that thread cannot
+	 * be had, this one builds it */
+	if (s->o.jobs > 1 && kf_feed_start(&s->feed, &s->stacks, &s->work) == 0)
+		s->feeding = true;
 	r = run(s);
+	if (s->feeding) {
+		int fr = kf_feed_finish(&s->feed);
+
+		s->feeding = false;
+		if (fr && r == 0)
+			r = kf_fail(&s->err, fr, "out of memory");
+	}
 	/* the samples are in: the trie's lookup index is not needed again
 	 * (a later insert would rebuild it), and the emitters' own tables
 	 * can have its memory */

@@ -14,6 +14,7 @@
 #include "diagnose.h"
 #include "dso.h"
 #include "error.h"
+#include "feed.h"
 #include "folded.h"
 #include "ipcount.h"
 #include "fs.h"
@@ -60,6 +61,9 @@ struct kf_session {
 	struct kf_dsos dsos;
 	bool dsos_ready;
 	struct kf_stacks stacks;
+	struct kf_feed feed;          /* o.jobs > 1: stacks is the feed's
+					 worker's during the run (feed.h) */
+	bool feeding;                 /* the feed was started */
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_callchain cc;        /* the samples' chains (scratch) */

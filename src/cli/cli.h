@@ -129,6 +129,8 @@ extern const struct kf_cli_group kf_cli_basic_group;  /* --help, --version */
 extern const struct kf_cli_group kf_cli_io_group;     /* -i, -o, -q */
 extern const struct kf_cli_group kf_cli_find_group;   /* where files are */
 extern const struct kf_cli_group kf_cli_pass_group;   /* the pass over samples */
+/* --jobs' default: the CPUs this process may run on (at least 1) */
+unsigned kf_cli_default_jobs(void);
 extern const struct kf_cli_group kf_cli_count_group;  /* --samples, --exclude */
 extern const struct kf_cli_group kf_cli_name_group;   /* how frames are named */
 

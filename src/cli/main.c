@@ -373,6 +373,7 @@ int main(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	kf_options_init(&c.o);
+	c.o.jobs = kf_cli_default_jobs();
 	kf_annotate_options_init(&c.ao);
 	c.given = argc > 1 ? kf_cli_cmd_find(argv[1]) : NULL;
 	if (c.given) {

@@ -8,6 +8,7 @@
  * what the options mean is the library's (kfold.h).
  */
 #include <errno.h>
+#include <sched.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -125,7 +126,7 @@ const struct kf_cli_group kf_cli_find_group = {
 
 /* --- pass ----------------------------------------------------------- */
 
-enum { P_EVENT, P_COMPAT, P_STATS, P_MAX_QUEUE, P_FILE_ORDER };
+enum { P_EVENT, P_COMPAT, P_STATS, P_MAX_QUEUE, P_FILE_ORDER, P_JOBS };
 
 static const struct kf_cli_opt pass_opts[] = {
 	{ "event", P_EVENT, required_argument, "--event NAME",
@@ -140,8 +141,22 @@ static const struct kf_cli_opt pass_opts[] = {
 	  "process records in file order, not time order (to see\n"
 	  "what the ordering changes; perf does this only for\n"
 	  "captures without sample_id_all)" },
+	{ "jobs", P_JOBS, required_argument, "--jobs N",
+	  "threads to use (default: the CPUs this process may run\n"
+	  "on); the output is the same for every N" },
 	{ NULL, 0, 0, NULL, NULL },
 };
+
+unsigned kf_cli_default_jobs(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	return n > 0 ? (unsigned)n : 1;
+}
 
 static bool parse_size(const char *s, size_t *out)
 {
@@ -180,6 +195,19 @@ static int pass_set(struct kf_cli *c, int key, const char *arg)
 			return KF_CLI_USAGE;
 		}
 		break;
+	case P_JOBS: {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' || v == 0 || v > 1024) {
+			fprintf(stderr, "kfold: --jobs takes a number from 1 to 1024, not '%s'\n", arg);
+			return KF_CLI_USAGE;
+		}
+		c->o.jobs = (unsigned)v;
+		break;
+	}
 	case P_MAX_QUEUE:
 		if (!parse_size(arg, &c->o.max_queue_bytes)) {
 			fprintf(stderr, "kfold: --max-queue: bad size '%s'\n", arg);
