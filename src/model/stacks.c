@@ -216,32 +216,44 @@ uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 }
 
 /* frame k of the path: the root, then frames[n-1] .. frames[0] */
-static inline const struct kf_frame *path_frame(const struct kf_frame *root,
-						const struct kf_frame *frames,
-						size_t n, size_t k)
+struct rootpath {
+	const struct kf_frame *root, *frames;
+	size_t n;
+};
+
+static inline const struct kf_frame *rootpath_frame(const void *ctx, size_t k)
 {
-	return k == 0 ? root : &frames[n - k];
+	const struct rootpath *p = ctx;
+
+	return k == 0 ? p->root : &p->frames[p->n - k];
 }
 
-uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
-			const struct kf_frame *frames, size_t n)
+/* frame k of a walk: frames[k] */
+static inline const struct kf_frame *walk_frame(const void *ctx, size_t k)
+{
+	return &((const struct kf_frame *)ctx)[k];
+}
+
+/* The m frames at(ctx, 0 .. m) from node `from` down, room reserved: in
+ * batches of BATCH frames, hash them, fetch their home slots, then the
+ * nodes those slots name, then walk.  Each frame's node goes to out[k]
+ * (unless out is NULL); returns the last.  Inlined into each caller with
+ * its own `at`. */
+static inline __attribute__((always_inline)) uint32_t
+walk_batched(struct kf_stacks *s, uint32_t from, size_t m,
+	     const struct kf_frame *(*at)(const void *, size_t), const void *ctx,
+	     uint32_t *out)
 {
 	enum { BATCH = 32 };
 	uint32_t h[BATCH], cand[BATCH];
-	size_t m, k, base, b, mask;
-	uint32_t node = 0, hp;
+	size_t k, base, b, mask = s->nslots - 1;
+	uint32_t node = from, hp = s->hashes[from];
 	bool fresh = false;   /* node is new: so is everything below it */
 
-	if (!kf_add_ok(n, 1, &m) || !reserve(s, m))
-		return 0;
-	hp = s->hashes[0];
-	mask = s->nslots - 1;
-	/* in batches of BATCH frames: hash them, fetch their home slots,
-	 * then the nodes those slots name, then walk */
 	for (base = 0; base < m; base += b) {
 		b = m - base < BATCH ? m - base : BATCH;
 		for (k = 0; k < b; k++) {
-			hp = path_hash(hp, path_frame(root, frames, n, base + k));
+			hp = path_hash(hp, at(ctx, base + k));
 			h[k] = hp;
 			if (!fresh)
 				__builtin_prefetch(&s->slots[hp & mask]);
@@ -256,21 +268,41 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 			}
 		}
 		for (k = 0; k < b; k++) {
-			const struct kf_frame *f = path_frame(root, frames, n, base + k);
+			const struct kf_frame *f = at(ctx, base + k);
 
 			if (fresh) {
 				node = add_new(s, node, h[k], f);
-				continue;
-			}
-			if (cand[k] && same(&s->nodes[cand[k]], node, f)) {
+			} else if (cand[k] && same(&s->nodes[cand[k]], node, f)) {
 				KF_WORK(1);
 				node = cand[k];
-				continue;
+			} else {
+				node = find_add(s, node, h[k], f, &fresh);
 			}
-			node = find_add(s, node, h[k], f, &fresh);
+			if (out)
+				out[base + k] = node;
 		}
 	}
 	return node;
+}
+
+uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
+			const struct kf_frame *frames, size_t n)
+{
+	struct rootpath p = { root, frames, n };
+	size_t m;
+
+	if (!kf_add_ok(n, 1, &m) || !reserve(s, m))
+		return 0;
+	return walk_batched(s, 0, m, rootpath_frame, &p, NULL);
+}
+
+bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,
+		    size_t n, uint32_t *nodes)
+{
+	if (!reserve(s, n) || from >= s->n)
+		return false;
+	walk_batched(s, from, n, walk_frame, frames, nodes);
+	return true;
 }
 
 /* ---- roots ---------------------------------------------------------------- */

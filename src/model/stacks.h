@@ -141,6 +141,13 @@ uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 			const struct kf_frame *frames, size_t n);
 
+/* From node `from` (0: the roots' level) down frames[0 .. n), each
+ * added if new: nodes[k] is frames[k]'s node, what kf_stacks_child from
+ * nodes[k - 1] (from, for k = 0) would give; fetched in parallel as by
+ * kf_stacks_path.  False on ENOMEM (nodes added before it stay). */
+bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,
+		    size_t n, uint32_t *nodes);
+
 /* Frees the index that finds a node by (parent, frame): the nodes stay
  * and read as before; the next kf_stacks_child or kf_stacks_path
  * rebuilds it (O(nodes)).  For a trie that is complete. */

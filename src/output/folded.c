@@ -281,72 +281,158 @@ out:
  * is several frames of the folded line, so sibling texts no longer sort
  * as whole lines do.  Rebuild the trie with one node per ';'-separated
  * piece, the pieces interned with the frame texts, and walk that one. */
+
+/* Each distinct text split once: its pieces' ids, looked up by text id
+ * (far fewer distinct texts than nodes; the table stays in cache). */
+struct pieces {
+	struct kf_map64 at;       /* text id -> index in ids of its count */
+	uint32_t *ids;            /* per text: count, then the piece ids */
+	size_t n_ids, cap_ids;
+	struct kf_buf copy;
+};
+
+/* The pieces of text id t: *v, *n.  0 or KF_ENOMEM. */
+static int pieces_of(struct em *e, struct pieces *pc, uint32_t t,
+		     const uint32_t **v, uint32_t *n)
+{
+	uint32_t at;
+	const char *txt;
+	size_t len, a, b, start;
+
+	if (!kf_map64_get(&pc->at, t, &at)) {
+		txt = kf_strtab_get(&e->ft->texts, t);
+		len = strlen(txt);
+		start = pc->n_ids;
+		if (!KF_GROW(pc->ids, pc->cap_ids, pc->n_ids + 1))
+			return KF_ENOMEM;
+		pc->ids[pc->n_ids++] = 0;
+		if (!memchr(txt, ';', len)) {
+			/* one piece: the text itself (interned already),
+			 * none for "" */
+			if (len) {
+				if (!KF_GROW(pc->ids, pc->cap_ids, pc->n_ids + 1))
+					return KF_ENOMEM;
+				pc->ids[pc->n_ids++] = t;
+				pc->ids[start] = 1;
+			}
+		} else {
+			/* copied: interning moves the buffer */
+			pc->copy.len = 0;
+			kf_buf_put(&pc->copy, txt, len);
+			if (pc->copy.oom)
+				return KF_ENOMEM;
+			for (a = 0; a < len; a = b + 1) {
+				uint32_t id;
+
+				for (b = a; b < len && pc->copy.p[b] != ';'; b++)
+					;
+				if (b == a)
+					continue;
+				if (!kf_strtab_intern(&e->ft->texts, pc->copy.p + a, b - a, &id) ||
+				    !KF_GROW(pc->ids, pc->cap_ids, pc->n_ids + 1))
+					return KF_ENOMEM;
+				pc->ids[pc->n_ids++] = id;
+				pc->ids[start]++;
+			}
+		}
+		if (start > UINT32_MAX - 1 || !kf_map64_put(&pc->at, t, (uint32_t)start))
+			return KF_ENOMEM;
+		at = (uint32_t)start;
+	}
+	*n = pc->ids[at];
+	*v = pc->ids + at + 1;
+	return 0;
+}
+
+/* Node ids are in insertion order, so most nodes (two in three on a
+ * system-wide capture) are the child of the node before them: a stack
+ * that left the known ones adds its remaining frames one after the
+ * other.  Such a run of nodes is one walk down the piece trie, whose
+ * pieces kf_stacks_walk fetches together instead of one miss after the
+ * other. */
+enum { RUN_NODES = 64, RUN_FRAMES = 256 };
+
 static int piece_trie(struct em *e, struct kf_stacks *pt)
 {
-	struct kf_buf copy;
+	struct pieces pc;
+	struct kf_frame *frames = NULL;
+	uint32_t *got = NULL, ends[RUN_NODES];
+	size_t cap_frames = 0, cap_got = 0;
 	uint32_t *map;
-	size_t i;
+	size_t i, j, q;
 	int r = 0;
 
 	map = kf_calloc(e->st->n, sizeof(*map));
 	if (!map)
 		return KF_ENOMEM;
-	kf_buf_init(&copy);
-	for (i = 1; i < e->st->n && !r; i++) {
+	memset(&pc, 0, sizeof(pc));
+	kf_map64_init(&pc.at);
+	kf_buf_init(&pc.copy);
+	for (i = 1; i < e->st->n && !r; i = j) {
 		const struct kf_node *nd = &e->st->nodes[i];
-		uint32_t cur;
+		uint32_t from = nd->parent ? map[nd->parent] : 0, prev;
+		size_t nf = 0;
 
-		if (!nd->parent) {
-			struct kf_frame f = nd->frame;
+		/* the run: i, then each next node whose parent is the one
+		 * before it, while the run is short (one frame with more
+		 * pieces than RUN_FRAMES, a symbol full of perf's "->", makes
+		 * a longer one of its own) */
+		for (j = i; j < e->st->n && j - i < RUN_NODES; j++) {
+			const struct kf_node *jd = &e->st->nodes[j];
+			const uint32_t *v = NULL;
+			uint32_t n = 1, k;
 
-			/* the copy carries its text id (a root's addr is 0) */
-			f.addr = e->text[i];
-			cur = kf_stacks_child(pt, 0, &f);
-		} else {
-			const char *t;
-			size_t len, a, b;
-
-			cur = map[nd->parent];
-			/* the text, copied: interning moves the buffer */
-			t = text_of(e, (uint32_t)i);
-			len = strlen(t);
-			copy.len = 0;
-			kf_buf_put(&copy, t, len);
-			if (copy.oom) {
+			if (j > i && (jd->parent != j - 1 || nf >= RUN_FRAMES))
+				break;
+			if (jd->parent && (r = pieces_of(e, &pc, e->text[j], &v, &n)) != 0)
+				break;
+			if (!KF_GROW(frames, cap_frames, nf + n)) {
 				r = KF_ENOMEM;
 				break;
 			}
-			for (a = 0; a < len && cur; a = b + 1) {
-				struct kf_frame f = { 0 };
-				uint32_t id;
-
-				for (b = a; b < len && copy.p[b] != ';'; b++)
-					;
-				if (b == a)
-					continue;
-				if (!kf_strtab_intern(&e->ft->texts, copy.p + a,
-						      b - a, &id)) {
-					r = KF_ENOMEM;
-					break;
+			if (!jd->parent) {
+				/* a root (only first in a run): its copy
+				 * carries its text id (a root's addr is 0) */
+				frames[nf] = jd->frame;
+				frames[nf++].addr = e->text[j];
+			} else {
+				for (k = 0; k < n; k++) {
+					memset(&frames[nf], 0, sizeof(frames[nf]));
+					frames[nf++].addr = v[k];
 				}
-				f.addr = id;
-				cur = kf_stacks_child(pt, cur, &f);
 			}
+			ends[j - i] = (uint32_t)nf;
 		}
-		if (!cur && !r)
-			r = KF_ENOMEM;
 		if (r)
 			break;
-		map[i] = cur;
-		if (!kf_stacks_add_weight(pt, cur, kf_stacks_weight(e->st, (uint32_t)i))) {
+		if (nf && (!KF_GROW(got, cap_got, nf) ||
+			   !kf_stacks_walk(pt, from, frames, nf, got))) {
 			r = KF_ENOMEM;
 			break;
 		}
-		pt->nodes[cur].samples = pt->nodes[cur].samples > UINT32_MAX - nd->samples ?
-					 UINT32_MAX : pt->nodes[cur].samples + nd->samples;
+		/* each node of the run is the node of its last piece; one
+		 * without pieces ("") is its parent's */
+		for (q = i, prev = 0; q < j; q++) {
+			uint32_t end = ends[q - i];
+			uint32_t cur = end > prev ? got[end - 1] : q == i ? from : map[q - 1];
+			const struct kf_node *qd = &e->st->nodes[q];
+
+			prev = end;
+			map[q] = cur;
+			if (!cur || !kf_stacks_add_weight(pt, cur, kf_stacks_weight(e->st, (uint32_t)q))) {
+				r = KF_ENOMEM;
+				break;
+			}
+			pt->nodes[cur].samples = pt->nodes[cur].samples > UINT32_MAX - qd->samples ?
+						 UINT32_MAX : pt->nodes[cur].samples + qd->samples;
+		}
 	}
 	free(map);
-	kf_buf_fini(&copy);
+	free(frames);
+	free(got);
+	free(pc.ids);
+	kf_map64_fini(&pc.at);
+	kf_buf_fini(&pc.copy);
 	return r;
 }
 

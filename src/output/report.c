@@ -9,33 +9,64 @@
 
 #include "diagnose.h"
 
-/* The folded line of a stack, as folded.c writes it: the line's id. */
+/* The folded line of a stack, as folded.c writes it: the line's id.
+ * Each node is named once (rp->node_text), and the part of the line the
+ * previous stack shares with this one (the same nodes from the root
+ * down) is kept, not rebuilt. */
 static int line_text(void *arg, const struct kf_ctx_stack *cs, uint32_t *id)
 {
 	struct kf_report *rp = arg;
 	const struct kf_report_in *in = rp->in;
 	const struct kf_stacks *st = in->stacks;
-	const struct kf_stack_root *root = kf_roots_get(in->roots,
-						  st->nodes[cs->path[0]].frame.root);
-	bool java = kf_fold_root_java(in->comms, root);
-	size_t i;
+	size_t i, k;
 
-	rp->text.len = 0;
-	kf_fold_root(in->fold, in->comms, root, &rp->text);
-	for (i = 1; i < cs->n_path; i++) {
-		uint32_t t;
-		int r = kf_fold_text_id(in->texts, &st->nodes[cs->path[i]].frame, java, &t);
-
-		if (r)
-			return r;
-		if (t == 0)
-			continue;
-		kf_buf_put(&rp->text, ";", 1);
-		kf_buf_puts(&rp->text, kf_strtab_get(&in->texts->texts, t));
+	if (!rp->node_text) {
+		rp->node_text = kf_calloc(st->n ? st->n : 1, sizeof(*rp->node_text));
+		if (!rp->node_text)
+			return KF_ENOMEM;
 	}
-	if (rp->text.oom)
+	if (!KF_GROW(rp->lt_path, rp->lt_cap, cs->n_path) ||
+	    !KF_GROW(rp->lt_len, rp->lt_len_cap, cs->n_path))
 		return KF_ENOMEM;
-	return kf_strtab_intern(&rp->lines, rp->text.p, rp->text.len, id) ? 0 : KF_ENOMEM;
+	for (k = 0; k < cs->n_path && k < rp->lt_n && rp->lt_path[k] == cs->path[k]; k++)
+		;
+	if (k == 0) {
+		const struct kf_stack_root *root =
+			kf_roots_get(in->roots, st->nodes[cs->path[0]].frame.root);
+
+		rp->lt_text.len = 0;
+		kf_fold_root(in->fold, in->comms, root, &rp->lt_text);
+		rp->lt_path[0] = cs->path[0];
+		rp->lt_len[0] = rp->lt_text.len;
+		k = 1;
+	} else {
+		rp->lt_text.len = rp->lt_len[k - 1];
+	}
+	for (i = k; i < cs->n_path; i++) {
+		uint32_t x = cs->path[i], t;
+
+		if (!rp->node_text[x]) {
+			const struct kf_stack_root *root =
+				kf_roots_get(in->roots, st->nodes[cs->path[0]].frame.root);
+			int r = kf_fold_text_id(in->texts, &st->nodes[x].frame,
+						kf_fold_root_java(in->comms, root), &t);
+
+			if (r)
+				return r;
+			rp->node_text[x] = t + 1;
+		}
+		t = rp->node_text[x] - 1;
+		if (t) {
+			kf_buf_put(&rp->lt_text, ";", 1);
+			kf_buf_puts(&rp->lt_text, kf_strtab_get(&in->texts->texts, t));
+		}
+		rp->lt_path[i] = x;
+		rp->lt_len[i] = rp->lt_text.len;
+	}
+	rp->lt_n = cs->n_path;
+	if (rp->lt_text.oom)
+		return KF_ENOMEM;
+	return kf_strtab_intern(&rp->lines, rp->lt_text.p, rp->lt_text.len, id) ? 0 : KF_ENOMEM;
 }
 
 int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool lines)
@@ -44,6 +75,7 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	rp->in = in;
 	kf_buf_init(&rp->tmp);
 	kf_buf_init(&rp->text);
+	kf_buf_init(&rp->lt_text);
 	kf_buf_init(&rp->comm);
 	kf_map64_init(&rp->fidx);
 	if (!kf_strtab_init(&rp->lines) || !kf_strtab_init(&rp->fkeys)) {
@@ -62,12 +94,16 @@ void kf_report_fini(struct kf_report *rp)
 	kf_strtab_fini(&rp->lines);
 	kf_buf_fini(&rp->tmp);
 	kf_buf_fini(&rp->text);
+	kf_buf_fini(&rp->lt_text);
 	kf_buf_fini(&rp->comm);
 	free(rp->ff);
 	free(rp->bid);
 	kf_strtab_fini(&rp->fkeys);
 	kf_map64_fini(&rp->fidx);
 	free(rp->ftab);
+	free(rp->node_text);
+	free(rp->lt_path);
+	free(rp->lt_len);
 }
 
 const char *kf_report_module_name(const struct kf_report *rp, uint32_t module)

@@ -95,6 +95,15 @@ struct kf_report {
 	struct kf_fold_frame *ftab;        /* -> its index -> one frame */
 	size_t n_ftab, cap_ftab;           /* that has them */
 	int err;                           /* a JSON value not made */
+	/* line_text's memory between stacks: per node, its text id + 1 (0:
+	 * not named yet); the last path and, per depth, the length of the
+	 * line up to it, so that a stack sharing a prefix with the one
+	 * before it reuses that part of the line */
+	struct kf_buf lt_text;
+	uint32_t *node_text;
+	uint32_t *lt_path;
+	size_t *lt_len;
+	size_t lt_n, lt_cap, lt_len_cap;
 };
 
 /* Gathers the stacks (with the folded lines when `lines`: the JSON
