@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh checkout: installs what is missing,
 # builds kfold twice (gcc with warnings as errors; clang with ASan+UBSan)
-# and runs every test in both builds: the tests of committed captures in
+# and runs every test in both builds (and the multi-threaded ones under
+# ThreadSanitizer): the tests of committed captures in
 # a private namespace that hides this machine (scripts/hermetic.sh), under
 # the recording host's name in the gcc build and another in the ASan one.
 set -euo pipefail
@@ -33,6 +34,16 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 scripts/hermetic.sh kfold-elsewhere meson test -C build-asan --print-errorlogs -t 4 --no-suite live
 meson test -C build-asan --print-errorlogs -t 4 --suite live
 unset ASAN_OPTIONS UBSAN_OPTIONS
+# ThreadSanitizer over what runs on more than one thread (--jobs): the
+# worker queue's own test and every committed capture with --jobs 1, 2,
+# 3, 8 (a race report changes standard error, which jobs.sh compares)
+if [ ! -f build-tsan/build.ninja ]; then
+	CC=clang CXX=clang++ meson setup build-tsan -Db_sanitize=thread \
+		-Db_lundef=false --buildtype=debugoptimized
+fi
+meson compile -C build-tsan kfold:executable test-feed
+TSAN_OPTIONS=halt_on_error=1 scripts/hermetic.sh vm \
+	meson test -C build-tsan --no-rebuild --print-errorlogs -t 4 feed jobs
 # libFuzzer builds of the fuzz targets, each run for a bounded time on the
 # committed corpus plus the captures (a campaign, not a unit test: the time
 # bound only keeps CI short)

@@ -1274,7 +1274,11 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 		if (kf_attr_is_soft_clock(kf_session_folded_attr(s)))
 			logf_(s, KF_LOG_WARN, "event %s %s", s->filter, kf_soft_clock_note);
 	}
-	r = kf_emit_folded(st, &s->texts, &s->roots, &s->strings, out, &lines);
+	/* the piece trie beside the naming: worth a thread where frames
+	 * are expected to be inline chains (perf's rare "->" splits take
+	 * the one-thread path, which also handles them) */
+	r = kf_emit_folded(st, &s->texts, &s->roots, &s->strings, s->o.jobs,
+			   s->o.inline_frames, &s->work, out, &lines);
 	if (rewrite)
 		kf_stacks_fini(&rewritten);
 	kf_session_note_unverified(s);

@@ -10,10 +10,9 @@
  * weights), whatever the machine and however the two threads interleave:
  * output is the same with the feed as without it.
  *
- * Stacks travel in chunks (KF_FEED_CHUNKS of KF_FEED_CHUNK bytes): a
- * push copies the stack into the chunk being filled; a full chunk goes to
- * the worker, which hands it back once walked.  The reading thread waits
- * only when every chunk is full or being walked, so memory is bounded.
+ * Stacks travel in the chunks of a kf_chunkq (chunkq.h): a push copies
+ * the stack into the chunk being filled; the reading thread waits only
+ * when every chunk is full or being walked, so memory is bounded.
  *
  * The trie belongs to the worker from kf_feed_start to kf_feed_finish:
  * nothing else may read or change it meanwhile.
@@ -23,36 +22,24 @@
 #ifndef KF_FEED_H
 #define KF_FEED_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chunkq.h"
 #include "stacks.h"
 #include "util.h"
 
-#define KF_FEED_CHUNKS 4
-#define KF_FEED_CHUNK ((size_t)256 << 10)
 /* the most frames one push can carry (a callchain has at most about
  * 2 x 127 + 2: kernel and user parts, perf's --max-stack each) */
 #define KF_FEED_MAX_FRAMES 4096u
 
 struct kf_feed {
 	struct kf_stacks *stacks;     /* borrowed; the worker's until finish */
-	struct kf_work_total *work;   /* where the worker's work is added */
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv_ready;      /* a chunk was handed over, or closing */
-	pthread_cond_t cv_free;       /* a chunk was handed back */
-	unsigned char *chunk[KF_FEED_CHUNKS];
-	size_t len[KF_FEED_CHUNKS];   /* bytes used in each */
-	unsigned fill;                /* the chunk the reading thread fills */
-	unsigned take;                /* the next chunk the worker walks */
-	unsigned in_flight;           /* handed over and not yet back */
-	bool closing;                 /* no more chunks: the worker ends */
-	bool started;                 /* the worker runs (until finish) */
-	atomic_bool failed;           /* the worker ran out of memory */
+	struct kf_chunkq q;
+	atomic_bool failed;           /* the worker ran out of memory, or a
+					 push was refused */
 	uint64_t pushed;              /* stacks pushed (the reading thread's) */
 };
 

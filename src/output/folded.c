@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chunkq.h"
 #include "context.h"
 #include "kfold.h"
 
@@ -291,9 +292,12 @@ struct pieces {
 	struct kf_buf copy;
 };
 
-/* The pieces of text id t: *v, *n.  0 or KF_ENOMEM. */
+#define PIECES_SEMI 0x80000000u   /* in a text's count: it holds ';' */
+
+/* The pieces of text id t: *v, *n; *semi: the text holds ';' (NULL: not
+ * asked).  0 or KF_ENOMEM. */
 static int pieces_of(struct em *e, struct pieces *pc, uint32_t t,
-		     const uint32_t **v, uint32_t *n)
+		     const uint32_t **v, uint32_t *n, bool *semi)
 {
 	uint32_t at;
 	const char *txt;
@@ -316,6 +320,7 @@ static int pieces_of(struct em *e, struct pieces *pc, uint32_t t,
 				pc->ids[start] = 1;
 			}
 		} else {
+			pc->ids[start] = PIECES_SEMI;
 			/* copied: interning moves the buffer */
 			pc->copy.len = 0;
 			kf_buf_put(&pc->copy, txt, len);
@@ -339,8 +344,10 @@ static int pieces_of(struct em *e, struct pieces *pc, uint32_t t,
 			return KF_ENOMEM;
 		at = (uint32_t)start;
 	}
-	*n = pc->ids[at];
+	*n = pc->ids[at] & ~PIECES_SEMI;
 	*v = pc->ids + at + 1;
+	if (semi)
+		*semi = (pc->ids[at] & PIECES_SEMI) != 0;
 	return 0;
 }
 
@@ -349,87 +356,138 @@ static int pieces_of(struct em *e, struct pieces *pc, uint32_t t,
  * that left the known ones adds its remaining frames one after the
  * other.  Such a run of nodes is one walk down the piece trie, whose
  * pieces kf_stacks_walk fetches together instead of one miss after the
- * other. */
+ * other.  The builder takes the nodes in id order with their pieces
+ * (struct ptb); it touches only the piece trie, its own arrays and the
+ * nodes of e->st, so it can run on a thread of its own while the
+ * texts are being made (kf_emit_folded). */
 enum { RUN_NODES = 64, RUN_FRAMES = 256 };
+
+struct ptb {
+	const struct kf_stacks *st;
+	struct kf_stacks *pt;
+	uint32_t *map;            /* per node of st: its node in pt */
+	struct kf_frame *frames;  /* the run's pieces */
+	uint32_t *got;            /* their nodes in pt */
+	size_t cap_frames, cap_got, nf;
+	uint32_t ends[RUN_NODES]; /* per node of the run: pieces up to it */
+	uint32_t first, n_run;    /* the run: nodes first .. first + n_run */
+	uint32_t from;            /* the run's parent in pt */
+	int err;
+};
+
+static int ptb_init(struct ptb *b, const struct kf_stacks *st, struct kf_stacks *pt)
+{
+	memset(b, 0, sizeof(*b));
+	b->st = st;
+	b->pt = pt;
+	b->map = kf_calloc(st->n ? st->n : 1, sizeof(*b->map));
+	return b->map ? 0 : KF_ENOMEM;
+}
+
+static void ptb_fini(struct ptb *b)
+{
+	free(b->map);
+	free(b->frames);
+	free(b->got);
+}
+
+/* The run walked: each node of it is the node of its last piece; one
+ * without pieces ("") is its parent's. */
+static void ptb_flush(struct ptb *b)
+{
+	uint32_t q, prev = 0;
+
+	if (!b->n_run || b->err)
+		return;
+	if (b->nf && (!KF_GROW(b->got, b->cap_got, b->nf) ||
+		      !kf_stacks_walk(b->pt, b->from, b->frames, b->nf, b->got))) {
+		b->err = KF_ENOMEM;
+		return;
+	}
+	for (q = 0; q < b->n_run; q++) {
+		uint32_t x = b->first + q, end = b->ends[q];
+		uint32_t cur = end > prev ? b->got[end - 1] : q == 0 ? b->from : b->map[x - 1];
+		const struct kf_node *nd = &b->st->nodes[x];
+		struct kf_node *pn;
+
+		prev = end;
+		b->map[x] = cur;
+		if (!cur || !kf_stacks_add_weight(b->pt, cur, kf_stacks_weight(b->st, x))) {
+			b->err = KF_ENOMEM;
+			return;
+		}
+		pn = &b->pt->nodes[cur];
+		pn->samples = pn->samples > UINT32_MAX - nd->samples ? UINT32_MAX :
+			      pn->samples + nd->samples;
+	}
+	b->n_run = 0;
+	b->nf = 0;
+}
+
+/* Node x (the next in id order) with its pieces ids[0 .. n); a root's one
+ * "piece" is its text id. */
+static void ptb_add(struct ptb *b, uint32_t x, const uint32_t *ids, uint32_t n)
+{
+	const struct kf_node *nd = &b->st->nodes[x];
+	uint32_t k;
+
+	if (b->err)
+		return;
+	/* a run continues with a child of its last node while it is short
+	 * (one frame with more pieces than RUN_FRAMES, a symbol full of
+	 * perf's "->", makes a longer one of its own) */
+	if (b->n_run && (nd->parent != x - 1 || b->n_run == RUN_NODES || b->nf >= RUN_FRAMES))
+		ptb_flush(b);
+	if (b->err)
+		return;
+	if (!b->n_run) {
+		b->first = x;
+		b->from = nd->parent ? b->map[nd->parent] : 0;
+	}
+	if (!KF_GROW(b->frames, b->cap_frames, b->nf + (n ? n : 1))) {
+		b->err = KF_ENOMEM;
+		return;
+	}
+	if (!nd->parent) {
+		/* a root (only first in a run): its copy carries its text
+		 * id (a root's addr is 0) */
+		b->frames[b->nf] = nd->frame;
+		b->frames[b->nf++].addr = n ? ids[0] : 0;
+	} else {
+		for (k = 0; k < n; k++) {
+			memset(&b->frames[b->nf], 0, sizeof(b->frames[b->nf]));
+			b->frames[b->nf++].addr = ids[k];
+		}
+	}
+	b->ends[b->n_run++] = (uint32_t)b->nf;
+}
 
 static int piece_trie(struct em *e, struct kf_stacks *pt)
 {
 	struct pieces pc;
-	struct kf_frame *frames = NULL;
-	uint32_t *got = NULL, ends[RUN_NODES];
-	size_t cap_frames = 0, cap_got = 0;
-	uint32_t *map;
-	size_t i, j, q;
-	int r = 0;
+	struct ptb b;
+	size_t i;
+	int r;
 
-	map = kf_calloc(e->st->n, sizeof(*map));
-	if (!map)
-		return KF_ENOMEM;
+	if ((r = ptb_init(&b, e->st, pt)) != 0)
+		return r;
 	memset(&pc, 0, sizeof(pc));
 	kf_map64_init(&pc.at);
 	kf_buf_init(&pc.copy);
-	for (i = 1; i < e->st->n && !r; i = j) {
-		const struct kf_node *nd = &e->st->nodes[i];
-		uint32_t from = nd->parent ? map[nd->parent] : 0, prev;
-		size_t nf = 0;
+	for (i = 1; i < e->st->n && !r && !b.err; i++) {
+		const uint32_t *v = &e->text[i];
+		uint32_t n = 1;
 
-		/* the run: i, then each next node whose parent is the one
-		 * before it, while the run is short (one frame with more
-		 * pieces than RUN_FRAMES, a symbol full of perf's "->", makes
-		 * a longer one of its own) */
-		for (j = i; j < e->st->n && j - i < RUN_NODES; j++) {
-			const struct kf_node *jd = &e->st->nodes[j];
-			const uint32_t *v = NULL;
-			uint32_t n = 1, k;
-
-			if (j > i && (jd->parent != j - 1 || nf >= RUN_FRAMES))
-				break;
-			if (jd->parent && (r = pieces_of(e, &pc, e->text[j], &v, &n)) != 0)
-				break;
-			if (!KF_GROW(frames, cap_frames, nf + n)) {
-				r = KF_ENOMEM;
-				break;
-			}
-			if (!jd->parent) {
-				/* a root (only first in a run): its copy
-				 * carries its text id (a root's addr is 0) */
-				frames[nf] = jd->frame;
-				frames[nf++].addr = e->text[j];
-			} else {
-				for (k = 0; k < n; k++) {
-					memset(&frames[nf], 0, sizeof(frames[nf]));
-					frames[nf++].addr = v[k];
-				}
-			}
-			ends[j - i] = (uint32_t)nf;
-		}
-		if (r)
-			break;
-		if (nf && (!KF_GROW(got, cap_got, nf) ||
-			   !kf_stacks_walk(pt, from, frames, nf, got))) {
-			r = KF_ENOMEM;
-			break;
-		}
-		/* each node of the run is the node of its last piece; one
-		 * without pieces ("") is its parent's */
-		for (q = i, prev = 0; q < j; q++) {
-			uint32_t end = ends[q - i];
-			uint32_t cur = end > prev ? got[end - 1] : q == i ? from : map[q - 1];
-			const struct kf_node *qd = &e->st->nodes[q];
-
-			prev = end;
-			map[q] = cur;
-			if (!cur || !kf_stacks_add_weight(pt, cur, kf_stacks_weight(e->st, (uint32_t)q))) {
-				r = KF_ENOMEM;
-				break;
-			}
-			pt->nodes[cur].samples = pt->nodes[cur].samples > UINT32_MAX - qd->samples ?
-						 UINT32_MAX : pt->nodes[cur].samples + qd->samples;
-		}
+		if (e->st->nodes[i].parent)
+			r = pieces_of(e, &pc, e->text[i], &v, &n, NULL);
+		if (!r)
+			ptb_add(&b, (uint32_t)i, v, n);
 	}
-	free(map);
-	free(frames);
-	free(got);
+	if (!r)
+		ptb_flush(&b);
+	if (!r)
+		r = b.err;
+	ptb_fini(&b);
 	free(pc.ids);
 	kf_map64_fini(&pc.at);
 	kf_buf_fini(&pc.copy);
@@ -458,32 +516,29 @@ static int link_nodes(struct em *e, uint32_t **rootv, size_t *n_roots, size_t *c
 	return 0;
 }
 
-static int emit_pieces(struct em *e)
+/* The lines of the piece trie pt (complete), written as e's. */
+static int emit_trie(struct em *e, struct kf_stacks *pt)
 {
-	struct kf_stacks pt;
 	struct em p;
 	uint32_t *rootv = NULL;
 	size_t n_roots = 0, cap_roots = 0, i;
-	int r;
+	int r = 0;
 
-	if (kf_stacks_init(&pt))
-		return KF_ENOMEM;
-	r = piece_trie(e, &pt);
-	kf_stacks_drop_index(&pt);   /* complete: only read from here */
+	kf_stacks_drop_index(pt);   /* complete: only read from here */
 	p = *e;
-	p.st = &pt;
+	p.st = pt;
 	p.text = NULL;
 	p.first = p.next = NULL;
 	p.lines = 0;
 	if (!r)
 		r = link_nodes(&p, &rootv, &n_roots, &cap_roots);
 	if (!r) {
-		p.text = kf_calloc(pt.n, sizeof(*p.text));
+		p.text = kf_calloc(pt->n, sizeof(*p.text));
 		if (!p.text)
 			r = KF_ENOMEM;
 	}
-	for (i = 1; !r && i < pt.n; i++)
-		p.text[i] = (uint32_t)pt.nodes[i].frame.addr;
+	for (i = 1; !r && i < pt->n; i++)
+		p.text[i] = (uint32_t)pt->nodes[i].frame.addr;
 	if (!r)
 		r = level(&p, rootv, n_roots, true);
 	e->lines += p.lines;
@@ -493,9 +548,69 @@ static int emit_pieces(struct em *e)
 	free(p.first);
 	free(p.next);
 	free(rootv);
+	return r;
+}
+
+static int emit_pieces(struct em *e)
+{
+	struct kf_stacks pt;
+	int r;
+
+	if (kf_stacks_init(&pt))
+		return KF_ENOMEM;
+	r = piece_trie(e, &pt);
+	if (!r)
+		r = emit_trie(e, &pt);
 	kf_stacks_fini(&pt);
 	return r;
 }
+
+/* ---- naming and the piece trie side by side ----------------------------------
+ *
+ * With jobs > 1 the piece trie is built on a worker while the frames
+ * are named: this thread names each node, splits its text (interning
+ * the pieces) and queues (node, pieces); the worker adds them to the
+ * trie in id order, which is what piece_trie does on one thread.  The
+ * texts interned meanwhile are this thread's alone; the worker reads
+ * only ids.  Built whether or not some text turns out to hold ';'
+ * (only known once every node is named); without one it is dropped. */
+
+struct qent {
+	uint32_t node, n;          /* then n piece ids, padded to 8 bytes */
+};
+
+static size_t qent_size(uint32_t n)
+{
+	return (sizeof(struct qent) + (size_t)n * sizeof(uint32_t) + 7) & ~(size_t)7;
+}
+
+static void consume(void *ctx, const unsigned char *p, size_t len)
+{
+	struct ptb *b = ctx;
+	const unsigned char *end = p + len;
+
+	while (p < end) {
+		struct qent q;
+
+		memcpy(&q, p, sizeof(q));
+		ptb_add(b, q.node, (const uint32_t *)(const void *)(p + sizeof(q)), q.n);
+		p += qent_size(q.n);
+	}
+}
+
+static bool queue_node(struct kf_chunkq *q, uint32_t node, const uint32_t *ids, uint32_t n)
+{
+	struct qent h = { node, n };
+	unsigned char *p = kf_chunkq_space(q, qent_size(n));
+
+	if (!p)
+		return false;   /* more pieces than a chunk holds: never */
+	memcpy(p, &h, sizeof(h));
+	memcpy(p + sizeof(h), ids, (size_t)n * sizeof(uint32_t));
+	kf_chunkq_commit(q, qent_size(n));
+	return true;
+}
+
 
 /* ---- stackcollapse-perf.pl's per-name rules ------------------------------ */
 
@@ -1161,8 +1276,14 @@ bool kf_collapse_header_event(const char *line, size_t len,
 
 int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		   const struct kf_roots *roots, const struct kf_strtab *comms,
+		   unsigned jobs, bool may_split, struct kf_work_total *work,
 		   FILE *out, uint64_t *lines)
 {
+	struct kf_stacks pt;      /* jobs > 1: the piece trie, built beside */
+	struct ptb b;
+	struct kf_chunkq q;
+	struct pieces pc;
+	bool have_pt = false, side = false;
 	struct em e;
 	uint32_t *rootv = NULL;
 	bool *java_of = NULL;     /* per node: under a Java root */
@@ -1213,14 +1334,41 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		if (strchr(kf_buf_cstr(&e.line), ';'))
 			separable = false;
 	}
+	/* with jobs > 1 and frames that may be inline chains, the piece
+	 * trie is built beside the naming (see above); if the worker cannot
+	 * be had, the one-thread path below */
+	memset(&q, 0, sizeof(q));
+	memset(&pc, 0, sizeof(pc));
+	if (jobs > 1 && separable && may_split && kf_stacks_init(&pt) == 0) {
+		have_pt = true;
+		kf_map64_init(&pc.at);
+		kf_buf_init(&pc.copy);
+		if (ptb_init(&b, st, &pt) == 0 && kf_chunkq_start(&q, consume, &b, work) == 0)
+			side = true;
+	}
 	for (i = 1; i < st->n && !r; i++) {
 		uint32_t p = st->nodes[i].parent;
+		const uint32_t *v = &e.text[i];
+		uint32_t n = 1;
+		bool semi = false;
 
-		if (!p)
-			continue;
-		java_of[i] = java_of[p];
-		KF_WORK(1);
-		r = kf_fold_text_id(ft, &st->nodes[i].frame, java_of[i], &e.text[i]);
+		if (p) {
+			java_of[i] = java_of[p];
+			KF_WORK(1);
+			r = kf_fold_text_id(ft, &st->nodes[i].frame, java_of[i], &e.text[i]);
+			if (!r && side)
+				r = pieces_of(&e, &pc, e.text[i], &v, &n, &semi);
+			pieces = pieces || semi;
+		}
+		if (!r && side && !queue_node(&q, (uint32_t)i, v, n))
+			r = KF_ENOMEM;
+	}
+	if (side) {
+		kf_chunkq_finish(&q);
+		if (!r)
+			ptb_flush(&b);
+		if (!r)
+			r = b.err;
 	}
 	if (r)
 		goto out;
@@ -1230,14 +1378,22 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 	/* frames with ';' are split into a trie of their own (which interns
 	 * the pieces); a root (a comm) with ';' is only handled by sorting
 	 * whole lines */
-	for (i = 1; i < st->n && !pieces; i++)
+	for (i = 1; i < st->n && !pieces && !side; i++)
 		if (st->nodes[i].parent && strchr(text_of(&e, (uint32_t)i), ';'))
 			pieces = true;
-	r = !separable ? sorted_lines(&e) : pieces ? emit_pieces(&e) :
-	    level(&e, rootv, n_roots, true);
+	r = !separable ? sorted_lines(&e) : !pieces ? level(&e, rootv, n_roots, true) :
+	    side ? emit_trie(&e, &pt) : emit_pieces(&e);
 	if (!r && fflush(out) != 0)
 		r = KF_EIO;
 out:
+	if (have_pt) {
+		kf_chunkq_finish(&q);   /* after an error too: the worker ends */
+		ptb_fini(&b);
+		free(pc.ids);
+		kf_map64_fini(&pc.at);
+		kf_buf_fini(&pc.copy);
+		kf_stacks_fini(&pt);
+	}
 	if (lines)
 		*lines = e.lines;
 	free(e.text);

@@ -132,10 +132,15 @@ bool kf_collapse_header_event(const char *line, size_t len,
 
 /* Writes every stack with samples as "root;...;leaf WEIGHT\n", the frames'
  * texts from ft.  Root frames refer to `roots`, their comms to `comms`.
+ * With jobs > 1 and may_split (some frame text may hold ';': inline
+ * chains, perf's "->" split), the trie of single pieces is built on a
+ * second thread while the frames are named (its work added to `work`);
+ * the output is the same.
  * Sets *lines to the number of lines written.  Returns 0, KF_ENOMEM or
  * KF_EIO (with errno from the stream). */
 int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		   const struct kf_roots *roots, const struct kf_strtab *comms,
+		   unsigned jobs, bool may_split, struct kf_work_total *work,
 		   FILE *out, uint64_t *lines);
 
 #endif

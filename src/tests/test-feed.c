@@ -57,7 +57,7 @@ static void test_same_trie(void)
 		CHECK(kf_stacks_add(&b, node, w));
 	}
 	/* many more bytes than the chunks hold: the reader waited */
-	CHECK(bytes > 10 * KF_FEED_CHUNKS * KF_FEED_CHUNK);
+	CHECK(bytes > 10 * KF_CHUNKQ_CHUNKS * KF_CHUNKQ_CHUNK);
 	CHECK_EQ(f.pushed, 30000);
 	CHECK_EQ(kf_feed_finish(&f), 0);
 	CHECK(work.n > 0);        /* the worker's work was added */
