@@ -22,7 +22,8 @@
 # round running every command once in the same order, after one untimed
 # `kfold --stats` run that reads the whole capture and every binary:
 #     cat FILE > /dev/null (the floor: reading the file from the page cache)
-#     kfold FILE    kfold --no-inline FILE    kfold --compat=perf --no-inline FILE
+#     kfold FILE    kfold --no-inline FILE    (each also with --jobs 1)
+#     kfold --compat=perf --no-inline FILE
 #     kfold --context FILE    kfold --format json FILE
 #     perf script -i FILE --no-inline > /dev/null
 #     perf script -i FILE --no-inline | scripts/collapse-perf.py
@@ -61,7 +62,7 @@
 #                    samples are ~8 KiB each)
 #   BENCH_RUNS       runs per command (default 3)
 #   BENCH_COMMANDS   only these rows, by name (kfold always): cat kfold
-#                    noinline compat context json script pipeline report
+#                    noinline jobs1 noinline_jobs1 compat context json script pipeline report
 #                    report_all annotate perf_annotate stackcollapse
 #   BENCH_TIMEOUT    give up recording after this many seconds (default 1200)
 #   BENCH_TMPDIR     where the working directory goes (default $TMPDIR or /tmp)
@@ -533,11 +534,13 @@ script_cmd=("${PERF[@]}" script -i "$file" --no-inline --kallsyms "$kallsyms")
 } > "$work/bin/pipeline.sh"
 chmod +x "$work/bin/pipeline.sh"
 
-names=(cat kfold noinline compat context json script pipeline report report_all annotate perf_annotate)
+names=(cat kfold noinline jobs1 noinline_jobs1 compat context json script pipeline report report_all annotate perf_annotate)
 declare -A label cmdline
 label[cat]="cat FILE > /dev/null (the floor)"
 label[kfold]="kfold FILE"
 label[noinline]="kfold --no-inline FILE"
+label[jobs1]="kfold --jobs 1 FILE (one thread)"
+label[noinline_jobs1]="kfold --no-inline --jobs 1 FILE"
 label[compat]="kfold --compat=perf --no-inline FILE"
 label[context]="kfold --context FILE"
 label[json]="kfold --format json FILE"
@@ -575,6 +578,9 @@ run_one() {
 	cat) cmd=(cat "$file"); out=/dev/null ;;
 	kfold) cmd=("${KF[@]}" "$file") ;;
 	noinline) cmd=("${KF[@]}" --no-inline "$file") ;;
+	# kfold uses every CPU by default (--jobs): these are one thread
+	jobs1) cmd=("${KF[@]}" --jobs 1 "$file") ;;
+	noinline_jobs1) cmd=("${KF[@]}" --no-inline --jobs 1 "$file") ;;
 	# --no-inline: the pipeline it is compared with runs perf script
 	# --no-inline (perf's inline expansion forks addr2line per file)
 	compat) cmd=("${KF[@]}" --compat=perf --no-inline "$file") ;;
@@ -652,14 +658,14 @@ median() {
 }
 declare -A wall cpu rss
 all_rows=()
-for name in cat kfold noinline compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
+for name in cat kfold noinline jobs1 noinline_jobs1 compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
 	case $name in
 	pipe_perf|pipe_py) ran pipeline && all_rows+=("$name") ;;
 	*) ran "$name" && all_rows+=("$name") ;;
 	esac
 done
 our_cpu=0
-for name in cat kfold noinline compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
+for name in cat kfold noinline jobs1 noinline_jobs1 compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
 	wall[$name]=$(median "$name" 1)
 	cpu[$name]=$(median "$name" 5)
 	rss[$name]=$(median "$name" 4)
@@ -727,6 +733,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && b != "nan" && b > 0
 	echo "kfold --compat=perf --no-inline vs perf script --no-inline | collapse-perf.py: $verdict"
 	echo "annotate: perf annotate / kfold annotate = wall $(ratio "${wall[perf_annotate]}" "${wall[annotate]}"), cpu $(ratio "${cpu[perf_annotate]}" "${cpu[annotate]}"), RSS $(ratio "${rss[perf_annotate]}" "${rss[annotate]}"); to beat: perf report -g folded / kfold = wall $(ratio "${wall[report]}" "${wall[kfold]}") (perf annotate --percent-limit $ann_limit)"
 	echo "the floor: kfold / cat = wall $(ratio "${wall[kfold]}" "${wall[cat]:-}"); kfold --no-inline / cat = wall $(ratio "${wall[noinline]:-}" "${wall[cat]:-}"); perf report --sort comm -g folded / kfold = wall $(ratio "${wall[report_all]:-}" "${wall[kfold]}")"
+	echo "threads (--jobs, default $ncpu here): kfold --jobs 1 / kfold = wall $(ratio "${wall[jobs1]:-}" "${wall[kfold]}"), RSS $(ratio "${rss[jobs1]:-}" "${rss[kfold]}"); kfold --no-inline --jobs 1 / kfold --no-inline = wall $(ratio "${wall[noinline_jobs1]:-}" "${wall[noinline]:-}")"
 	echo "inline expansion (the default) costs: kfold / kfold --no-inline = wall $(ratio "${wall[kfold]}" "${wall[noinline]}"), cpu $(ratio "${cpu[kfold]}" "${cpu[noinline]}"), RSS $(ratio "${rss[kfold]}" "${rss[noinline]}")"
 	echo "kernel contexts cost: --context / kfold = wall $(ratio "${wall[context]}" "${wall[kfold]}"), RSS $(ratio "${rss[context]}" "${rss[kfold]}"); --format json / kfold = wall $(ratio "${wall[json]}" "${wall[kfold]}"), RSS $(ratio "${rss[json]}" "${rss[kfold]}")"
 	if [ "$((only_k + only_p))" -gt 0 ]; then

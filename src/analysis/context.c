@@ -191,6 +191,11 @@ struct rewrite {
 				    before it (0: not made yet) */
 	enum kf_context_frames frames;
 	unsigned exclude;
+	/* scratch: one stack's output frames from the first one not made
+	 * yet, and their nodes (one kf_stacks_walk) */
+	struct kf_frame *fv;
+	uint32_t *nv;
+	size_t cap_fv, cap_nv;
 };
 
 bool kf_ctx_marker_like(const char *t, size_t n)
@@ -272,40 +277,37 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 	}
 	/* ins[] is in path order: outer contexts have larger entries.  The
 	 * part of the path before the first pseudo-frame is the input's own
-	 * prefix: made once, whatever the number of stacks sharing it */
+	 * prefix: made once, whatever the number of stacks sharing it.  The
+	 * rest (that prefix's new part, then the pseudo-frames among the
+	 * path's frames) is one walk down the output trie */
 	{
-		size_t first = n_ins ? ins[0].pos : cs->n_path;
+		size_t first = n_ins ? ins[0].pos : cs->n_path, start, nf = 0;
 
 		for (i = first; i > 0 && !rw->memo[cs->path[i - 1]]; i--)
 			;
 		node = i ? rw->memo[cs->path[i - 1]] : 0;
-		for (; i < first; i++) {
-			struct kf_frame f;
+		start = i;
+		if (!KF_GROW(rw->fv, rw->cap_fv, cs->n_path - start + n_ins) ||
+		    !KF_GROW(rw->nv, rw->cap_nv, cs->n_path - start + n_ins))
+			return KF_ENOMEM;
+		for (j = 0; i < cs->n_path; i++) {
+			for (; i >= first && j < n_ins && ins[j].pos == i; j++) {
+				struct kf_frame f = { .addr = ins[j].addr, .marker = ins[j].marker,
+						      .flags = KF_FRAME_PSEUDO };
 
-			real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f);
-			node = kf_stacks_child(rw->out, node, &f);
-			if (!node)
+				rw->fv[nf++] = f;
+			}
+			real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &rw->fv[nf++]);
+		}
+		if (nf) {
+			if (!kf_stacks_walk(rw->out, node, rw->fv, nf, rw->nv))
 				return KF_ENOMEM;
-			rw->memo[cs->path[i]] = node;
+			node = rw->nv[nf - 1];
 		}
-		i = first;
+		/* the prefix's nodes, for the stacks that share it */
+		for (i = start; i < first; i++)
+			rw->memo[cs->path[i]] = rw->nv[i - start];
 	}
-	for (j = 0; node && i < cs->n_path; i++) {
-		for (; node && j < n_ins && ins[j].pos == i; j++) {
-			struct kf_frame f = { .addr = ins[j].addr, .marker = ins[j].marker,
-					      .flags = KF_FRAME_PSEUDO };
-
-			node = kf_stacks_child(rw->out, node, &f);
-		}
-		if (node) {
-			struct kf_frame f;
-
-			real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &f);
-			node = kf_stacks_child(rw->out, node, &f);
-		}
-	}
-	if (!node)
-		return KF_ENOMEM;
 	/* cs->weight is the low 64 bits; the wraps come along too */
 	if (!kf_stacks_add_weight(rw->out, node, kf_stacks_weight(rw->in, cs->node)))
 		return KF_ENOMEM;
@@ -337,6 +339,8 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 	rw.exclude = exclude;
 	r = kf_ctx_walk(st, roots, namer, rules, rewrite_one, &rw);
 	free(rw.memo);
+	free(rw.fv);
+	free(rw.nv);
 	if (r) {
 		kf_stacks_fini(out);
 		memset(out, 0, sizeof(*out));
