@@ -18,6 +18,7 @@
 #include "folded.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -143,66 +144,246 @@ static int emit_line(struct em *e, kf_u128 weight)
 	return 0;
 }
 
-/* Emits, in order, every line below the frames in nodes (one level: all
- * children of the previous group, or all roots). */
-static int level(struct em *e, uint32_t *nodes, size_t n, bool root)
-{
-	struct group *groups = NULL;
-	struct item *items = NULL;
-	size_t ng = 0, ni = 0, i, j;
-	int r = 0;
+/* One level: nodes sorted and grouped by text, and the items to print
+ * in order (a group's own line, then the lines below it). */
+struct lvl {
+	struct group *groups;
+	struct item *items;
+	size_t ng, ni;
+};
 
-	if (!n)
-		return 0;
+static void lvl_free(struct lvl *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->ng; i++)
+		free(l->groups[i].kids);
+	free(l->groups);
+	free(l->items);
+}
+
+static int lvl_make(struct em *e, uint32_t *nodes, size_t n, struct lvl *l)
+{
+	size_t i, j;
+	int r;
+
+	memset(l, 0, sizeof(*l));
 	qsort_r(nodes, n, sizeof(*nodes), cmp_nodes, e);
-	groups = kf_calloc(n ? n : 1, sizeof(*groups));
-	items = kf_calloc(n ? 2 * n : 1, sizeof(*items));
-	if (!groups || !items) {
-		r = KF_ENOMEM;
-		goto out;
-	}
+	l->groups = kf_calloc(n ? n : 1, sizeof(*l->groups));
+	l->items = kf_calloc(n ? 2 * n : 1, sizeof(*l->items));
+	if (!l->groups || !l->items)
+		return KF_ENOMEM;
 	for (i = 0; i < n; i = j) {
-		struct group *g = &groups[ng];
+		struct group *g = &l->groups[l->ng];
 
 		g->text_node = nodes[i];
+		l->ng++;
 		for (j = i; j < n && strcmp(text_of(e, nodes[j]),
 					    text_of(e, nodes[i])) == 0; j++) {
 			r = absorb(e, g, nodes[j]);
 			if (r)
-				goto out;
+				return r;
 		}
 		if (g->samples)
-			items[ni++] = (struct item){ text_of(e, g->text_node),
-						     (uint32_t)ng, 0 };
+			l->items[l->ni++] = (struct item){ text_of(e, g->text_node),
+							   (uint32_t)(l->ng - 1), 0 };
 		if (g->n_kids)
-			items[ni++] = (struct item){ text_of(e, g->text_node),
-						     (uint32_t)ng, 1 };
-		ng++;
+			l->items[l->ni++] = (struct item){ text_of(e, g->text_node),
+							   (uint32_t)(l->ng - 1), 1 };
 	}
-	qsort(items, ni, sizeof(*items), cmp_items);
-	for (i = 0; i < ni && !r; i++) {
-		struct group *g = &groups[items[i].group];
+	qsort(l->items, l->ni, sizeof(*l->items), cmp_items);
+	return 0;
+}
+
+/* Items [from, to) of a level: each a line, or the level below it. */
+static int lvl_emit(struct em *e, const struct lvl *l, size_t from, size_t to, bool root)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = from; i < to && !r; i++) {
+		const struct item *it = &l->items[i];
+		struct group *g = &l->groups[it->group];
 		size_t keep = e->line.len;
 
 		if (!root)
 			kf_buf_put(&e->line, ";", 1);
-		kf_buf_puts(&e->line, items[i].text);
-		if (e->line.oom) {
-			r = KF_ENOMEM;
-			break;
-		}
-		if (!items[i].sub)
+		kf_buf_puts(&e->line, it->text);
+		if (e->line.oom)
+			return KF_ENOMEM;
+		if (!it->sub)
 			r = emit_line(e, g->weight);
 		else
 			r = level(e, g->kids, g->n_kids, false);
 		e->line.len = keep;
 		e->line.p[keep] = '\0';
 	}
+	return r;
+}
+
+/* Emits, in order, every line below the frames in nodes (one level: all
+ * children of the previous group, or all roots). */
+static int level(struct em *e, uint32_t *nodes, size_t n, bool root)
+{
+	struct lvl l;
+	int r;
+
+	if (!n)
+		return 0;
+	r = lvl_make(e, nodes, n, &l);
+	if (!r)
+		r = lvl_emit(e, &l, 0, l.ni, root);
+	lvl_free(&l);
+	return r;
+}
+
+/* ---- the levels on two threads ------------------------------------------------
+ *
+ * The lines below one level's items are independent of each other's, so
+ * with jobs > 1 the items of the first level with more than one (the
+ * roots, or below a lone root) are cut in two of about the same number
+ * of nodes: a worker writes the second part's lines into a temporary
+ * file while this thread writes the first part's, and the worker's file
+ * is then copied after them.  The same lines in the same order. */
+
+struct half {
+	struct em e;              /* the worker's: its own line, out, counts */
+	const struct lvl *l;
+	size_t from, to;
+	bool root;
+	int r;
+};
+
+static void *emit_half(void *arg)
+{
+	struct half *h = arg;
+
+	h->r = lvl_emit(&h->e, h->l, h->from, h->to, h->root);
+	return NULL;
+}
+
+/* Nodes in each node's subtree (a child's id is above its parent's). */
+static uint32_t *subtree_sizes(const struct kf_stacks *st)
+{
+	uint32_t *sz = kf_calloc(st->n ? st->n : 1, sizeof(*sz));
+	size_t i;
+
+	if (!sz)
+		return NULL;
+	for (i = st->n; i-- > 1;) {
+		sz[i]++;
+		if (st->nodes[i].parent)
+			sz[st->nodes[i].parent] += sz[i];
+	}
+	return sz;
+}
+
+/* What an item's lines cost: its group's kids' subtrees, or one line. */
+static uint64_t item_cost(const struct lvl *l, const struct item *it, const uint32_t *sz)
+{
+	const struct group *g = &l->groups[it->group];
+	uint64_t c = 1;
+	size_t k;
+
+	if (it->sub)
+		for (k = 0; k < g->n_kids; k++)
+			c += sz[g->kids[k]];
+	return c;
+}
+
+static int copy_file(FILE *from, FILE *to)
+{
+	char buf[1 << 16];
+	size_t got;
+
+	if (fflush(from) != 0 || fseek(from, 0, SEEK_SET) != 0)
+		return KF_EIO;
+	while ((got = fread(buf, 1, sizeof(buf), from)) > 0)
+		if (fwrite(buf, 1, got, to) != got)
+			return KF_EIO;
+	return ferror(from) ? KF_EIO : 0;
+}
+
+static int level_par(struct em *e, uint32_t *nodes, size_t n, bool root,
+		     const uint32_t *sz)
+{
+	struct lvl l;
+	struct half h;
+	pthread_t th;
+	uint64_t total = 0, acc = 0;
+	size_t i, cut;
+	int r;
+
+	if (!n)
+		return 0;
+	r = lvl_make(e, nodes, n, &l);
+	if (r)
+		goto out;
+	if (l.ni == 1 && l.items[0].sub) {
+		/* a lone item: cut the level below it */
+		const struct item *it = &l.items[0];
+		struct group *g = &l.groups[it->group];
+		size_t keep = e->line.len;
+
+		if (!root)
+			kf_buf_put(&e->line, ";", 1);
+		kf_buf_puts(&e->line, it->text);
+		r = e->line.oom ? KF_ENOMEM : level_par(e, g->kids, g->n_kids, false, sz);
+		e->line.len = keep;
+		e->line.p[keep] = '\0';
+		goto out;
+	}
+	for (i = 0; i < l.ni; i++)
+		total += item_cost(&l, &l.items[i], sz);
+	for (cut = 0; cut < l.ni && acc * 2 < total; cut++)
+		acc += item_cost(&l, &l.items[cut], sz);
+	memset(&h, 0, sizeof(h));
+	h.e = *e;
+	h.e.lines = 0;
+	h.e.err = 0;
+	kf_buf_init(&h.e.line);
+	kf_buf_put(&h.e.line, e->line.p ? e->line.p : "", e->line.len);
+	h.e.out = cut < l.ni && cut > 0 && !h.e.line.oom ? tmpfile() : NULL;
+	h.l = &l;
+	h.from = cut;
+	h.to = l.ni;
+	h.root = root;
+	if (!h.e.out || pthread_create(&th, NULL, emit_half, &h) != 0) {
+		/* one thread after all */
+		if (h.e.out)
+			fclose(h.e.out);
+		kf_buf_fini(&h.e.line);
+		r = lvl_emit(e, &l, 0, l.ni, root);
+		goto out;
+	}
+	r = lvl_emit(e, &l, 0, cut, root);
+	pthread_join(th, NULL);
+	if (!r)
+		r = h.r;
+	if (!r && h.e.err)
+		r = h.e.err;
+	if (!r)
+		r = copy_file(h.e.out, e->out);
+	if (r == KF_EIO)
+		e->err = KF_EIO;
+	e->lines += h.e.lines;
+	fclose(h.e.out);
+	kf_buf_fini(&h.e.line);
 out:
-	for (i = 0; i < ng; i++)
-		free(groups[i].kids);
-	free(groups);
-	free(items);
+	lvl_free(&l);
+	return r;
+}
+
+/* level() of the roots, on two threads when jobs > 1. */
+static int level_top(struct em *e, uint32_t *rootv, size_t n_roots, unsigned jobs)
+{
+	uint32_t *sz;
+	int r;
+
+	if (jobs < 2 || !(sz = subtree_sizes(e->st)))
+		return level(e, rootv, n_roots, true);
+	r = level_par(e, rootv, n_roots, true, sz);
+	free(sz);
 	return r;
 }
 
@@ -517,7 +698,7 @@ static int link_nodes(struct em *e, uint32_t **rootv, size_t *n_roots, size_t *c
 }
 
 /* The lines of the piece trie pt (complete), written as e's. */
-static int emit_trie(struct em *e, struct kf_stacks *pt)
+static int emit_trie(struct em *e, struct kf_stacks *pt, unsigned jobs)
 {
 	struct em p;
 	uint32_t *rootv = NULL;
@@ -540,7 +721,7 @@ static int emit_trie(struct em *e, struct kf_stacks *pt)
 	for (i = 1; !r && i < pt->n; i++)
 		p.text[i] = (uint32_t)pt->nodes[i].frame.addr;
 	if (!r)
-		r = level(&p, rootv, n_roots, true);
+		r = level_top(&p, rootv, n_roots, jobs);
 	e->lines += p.lines;
 	e->err = p.err;
 	e->line = p.line;        /* the buffer may have grown */
@@ -551,7 +732,7 @@ static int emit_trie(struct em *e, struct kf_stacks *pt)
 	return r;
 }
 
-static int emit_pieces(struct em *e)
+static int emit_pieces(struct em *e, unsigned jobs)
 {
 	struct kf_stacks pt;
 	int r;
@@ -560,7 +741,7 @@ static int emit_pieces(struct em *e)
 		return KF_ENOMEM;
 	r = piece_trie(e, &pt);
 	if (!r)
-		r = emit_trie(e, &pt);
+		r = emit_trie(e, &pt, jobs);
 	kf_stacks_fini(&pt);
 	return r;
 }
@@ -1381,8 +1562,8 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 	for (i = 1; i < st->n && !pieces && !side; i++)
 		if (st->nodes[i].parent && strchr(text_of(&e, (uint32_t)i), ';'))
 			pieces = true;
-	r = !separable ? sorted_lines(&e) : !pieces ? level(&e, rootv, n_roots, true) :
-	    side ? emit_trie(&e, &pt) : emit_pieces(&e);
+	r = !separable ? sorted_lines(&e) : !pieces ? level_top(&e, rootv, n_roots, jobs) :
+	    side ? emit_trie(&e, &pt, jobs) : emit_pieces(&e, jobs);
 	if (!r && fflush(out) != 0)
 		r = KF_EIO;
 out:
