@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "chunkq.h"
 #include "context.h"
@@ -242,9 +244,11 @@ static int level(struct em *e, uint32_t *nodes, size_t n, bool root)
  * The lines below one level's items are independent of each other's, so
  * with jobs > 1 the items of the first level with more than one (the
  * roots, or below a lone root) are cut in two of about the same number
- * of nodes: a worker writes the second part's lines into a temporary
- * file while this thread writes the first part's, and the worker's file
- * is then copied after them.  The same lines in the same order. */
+ * of nodes: a worker writes the second part's lines into an anonymous
+ * memory file (memfd: no path, so a run that may open nothing but its
+ * input opens nothing more) while this thread writes the first part's,
+ * and the worker's file is then copied after them.  The same lines in
+ * the same order. */
 
 struct half {
 	struct em e;              /* the worker's: its own line, out, counts */
@@ -289,6 +293,20 @@ static uint64_t item_cost(const struct lvl *l, const struct item *it, const uint
 		for (k = 0; k < g->n_kids; k++)
 			c += sz[g->kids[k]];
 	return c;
+}
+
+/* A scratch stream without a name; NULL if none can be had. */
+static FILE *scratch_file(void)
+{
+	int fd = memfd_create("kfold-output", MFD_CLOEXEC);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w+");
+	if (!f)
+		close(fd);
+	return f;
 }
 
 static int copy_file(FILE *from, FILE *to)
@@ -343,7 +361,7 @@ static int level_par(struct em *e, uint32_t *nodes, size_t n, bool root,
 	h.e.err = 0;
 	kf_buf_init(&h.e.line);
 	kf_buf_put(&h.e.line, e->line.p ? e->line.p : "", e->line.len);
-	h.e.out = cut < l.ni && cut > 0 && !h.e.line.oom ? tmpfile() : NULL;
+	h.e.out = cut < l.ni && cut > 0 && !h.e.line.oom ? scratch_file() : NULL;
 	h.l = &l;
 	h.from = cut;
 	h.to = l.ni;
