@@ -1269,30 +1269,75 @@ int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool j
 	return 0;
 }
 
+/* Node x's symbol frames (or its root or marker frame) into o[0..c): c is
+ * what kf_namer_frames gave for x's entry (1 for a root or marker). */
+static int node_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
+		       const struct kf_roots *roots, const struct kf_strtab *comms,
+		       uint32_t x, bool java, const struct kf_symframe *sf, size_t c,
+		       struct kf_fold_frame *o)
+{
+	const struct kf_frame *f = &st->nodes[x].frame;
+	size_t k;
+	int r;
+
+	for (k = 0; k < c; k++, o++) {
+		memset(o, 0, sizeof(*o));
+		o->node = x;
+		ft->tmp.len = 0;
+		if (sf) {
+			o->sf = sf[k];
+			kf_fold_symframe(ft->fs, ft->namer, &sf[k], java, &ft->tmp);
+		} else if (f->flags & KF_FRAME_ROOT) {
+			o->sf.kind = KF_SYM_ROOT;
+			kf_fold_root(ft->fs, comms, kf_roots_get(roots, f->root), &ft->tmp);
+		} else {
+			o->sf.kind = KF_SYM_MARKER;
+			o->sf.addr = f->addr;
+			kf_ctx_marker_text(f, &ft->tmp);
+		}
+		if ((r = intern_tmp(ft, &ft->tmp, &o->text)))
+			return r;
+	}
+	return 0;
+}
+
+/* Names node x: its namer entry's symbol frames and how many (*sf NULL
+ * and *c 1 for a root or marker). */
+static int node_symframes(struct kf_fold_texts *ft, const struct kf_frame *f,
+			  const struct kf_symframe **sf, size_t *c)
+{
+	struct kf_frame g = *f;
+	uint32_t entry;
+	int r;
+
+	*sf = NULL;
+	*c = 1;
+	if (f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO))
+		return 0;
+	g.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
+	if ((r = kf_namer_name(ft->namer, &g, &entry)))
+		return r;
+	*sf = kf_namer_frames(ft->namer, entry, c);
+	return 0;
+}
+
 int kf_fold_stack_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
 			 const struct kf_roots *roots, const struct kf_strtab *comms,
 			 uint32_t node, struct kf_fold_frame **v, size_t *nv, size_t *cap)
 {
-	size_t len = 0, k, at;
+	size_t len = 0, at;
 	uint32_t x, root = 0;
 	bool java;
 
 	/* how many: the path's frames, each one or more symbol frames */
 	for (x = node; x; x = st->nodes[x].parent) {
-		const struct kf_frame *f = &st->nodes[x].frame;
-		uint32_t entry;
-		size_t c = 1;
+		const struct kf_symframe *sf;
+		size_t c;
+		int r;
 
 		KF_WORK(1);
-		if (!(f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO))) {
-			struct kf_frame g = *f;
-			int r;
-
-			g.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
-			if ((r = kf_namer_name(ft->namer, &g, &entry)))
-				return r;
-			kf_namer_frames(ft->namer, entry, &c);
-		}
+		if ((r = node_symframes(ft, &st->nodes[x].frame, &sf, &c)))
+			return r;
 		len += c;
 		root = x;
 	}
@@ -1303,42 +1348,38 @@ int kf_fold_stack_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
 		return KF_ENOMEM;
 	at = len;
 	for (x = node; x; x = st->nodes[x].parent) {
-		const struct kf_frame *f = &st->nodes[x].frame;
-		const struct kf_symframe *sf = NULL;
-		struct kf_frame g = *f;
-		uint32_t entry;
-		size_t c = 1;
+		const struct kf_symframe *sf;
+		size_t c;
 		int r;
 
-		g.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
-		if (!(f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO))) {
-			if ((r = kf_namer_name(ft->namer, &g, &entry)))
-				return r;
-			sf = kf_namer_frames(ft->namer, entry, &c);
-		}
+		if ((r = node_symframes(ft, &st->nodes[x].frame, &sf, &c)))
+			return r;
 		at -= c;
-		for (k = 0; k < c; k++) {
-			struct kf_fold_frame *o = &(*v)[at + k];
-
-			memset(o, 0, sizeof(*o));
-			o->node = x;
-			ft->tmp.len = 0;
-			if (sf) {
-				o->sf = sf[k];
-				kf_fold_symframe(ft->fs, ft->namer, &sf[k], java, &ft->tmp);
-			} else if (f->flags & KF_FRAME_ROOT) {
-				o->sf.kind = KF_SYM_ROOT;
-				kf_fold_root(ft->fs, comms, kf_roots_get(roots, f->root), &ft->tmp);
-			} else {
-				o->sf.kind = KF_SYM_MARKER;
-				o->sf.addr = f->addr;
-				kf_ctx_marker_text(f, &ft->tmp);
-			}
-			if ((r = intern_tmp(ft, &ft->tmp, &o->text)))
-				return r;
-		}
+		if ((r = node_frames(ft, st, roots, comms, x, java, sf, c, *v + at)))
+			return r;
 	}
 	*nv = len;
+	return 0;
+}
+
+int kf_fold_node_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
+			const struct kf_roots *roots, const struct kf_strtab *comms,
+			uint32_t node, bool java, struct kf_fold_frame **v, size_t *nv,
+			size_t *cap)
+{
+	const struct kf_symframe *sf;
+	size_t c;
+	int r;
+
+	if (!node || node >= st->n)
+		return KF_EINVAL;
+	if ((r = node_symframes(ft, &st->nodes[node].frame, &sf, &c)))
+		return r;
+	if (!kf_grow((void **)v, cap, c, sizeof(**v)))
+		return KF_ENOMEM;
+	if ((r = node_frames(ft, st, roots, comms, node, java, sf, c, *v)))
+		return r;
+	*nv = c;
 	return 0;
 }
 

@@ -102,6 +102,13 @@ struct kf_fold_frame {
 int kf_fold_stack_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
 			 const struct kf_roots *roots, const struct kf_strtab *comms,
 			 uint32_t node, struct kf_fold_frame **v, size_t *nv, size_t *cap);
+/* The folded frames of node `node` alone (what kf_fold_stack_frames gives
+ * for it), under a root with Java tidying or not (kf_fold_root_java of
+ * the node's root): fills (*v)[0 .. *nv), growing *v. */
+int kf_fold_node_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
+			const struct kf_roots *roots, const struct kf_strtab *comms,
+			uint32_t node, bool java, struct kf_fold_frame **v, size_t *nv,
+			size_t *cap);
 
 /* What a root prints as, for one stack: the comm with spaces made '_'
  * (kfold's own mode also makes ';' ':' and a newline '_', and an empty

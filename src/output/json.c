@@ -14,6 +14,7 @@
 
 #include "context.h"
 #include "diagnose.h"
+#include "jsonw.h"
 
 #define SCHEMA_VERSION 1
 
@@ -406,51 +407,102 @@ static long frame_index(struct kf_report *rp, const struct kf_fold_frame *ff)
 	return (long)rp->n_ftab++;
 }
 
+/* Where fi_pool holds node x's frame_info entries (x's folded frames,
+ * each standing for the pieces of its own text, but the lone frame of a
+ * raw frame that folds to nothing standing for none); made the first time
+ * a stack reaches x, so that frame_table keeps the order in which the
+ * stacks first use its entries. */
+static int node_info(struct kf_report *rp, uint32_t x, bool java, size_t *at)
+{
+	const struct kf_report_in *in = rp->in;
+	size_t n = 0, i, start = rp->n_fi_pool;
+	int r;
+
+	if (rp->fi_at[x]) {
+		*at = rp->fi_at[x] - 1;
+		return 0;
+	}
+	if ((r = kf_fold_node_frames(in->texts, in->stacks, in->roots, in->comms, x, java,
+				     &rp->ff, &n, &rp->cap_ff)))
+		return r;
+	if (start >= UINT32_MAX - 1 || !KF_GROW(rp->fi_pool, rp->cap_fi_pool, start + 1))
+		return KF_ENOMEM;
+	rp->n_fi_pool++;
+	for (i = 0; i < n; i++) {
+		const struct kf_fold_frame *f = &rp->ff[i];
+		const char *t = kf_strtab_get(&in->texts->texts, f->text);
+		size_t pieces = 1;
+		long ix;
+
+		KF_WORK(1);
+		if (!*t && n == 1 && f->sf.kind != KF_SYM_ROOT)
+			continue;
+		for (; *t; t++)
+			pieces += *t == ';';
+		if ((ix = frame_index(rp, f)) < 0 ||
+		    !KF_GROW(rp->fi_pool, rp->cap_fi_pool, rp->n_fi_pool + pieces))
+			return KF_ENOMEM;
+		while (pieces--)
+			rp->fi_pool[rp->n_fi_pool++] = (uint32_t)ix;
+	}
+	if (rp->n_fi_pool > UINT32_MAX - 1)
+		return KF_ENOMEM;
+	rp->fi_pool[start] = (uint32_t)(rp->n_fi_pool - start - 1);
+	rp->fi_at[x] = (uint32_t)start + 1;
+	*at = start;
+	return 0;
+}
+
 /* frame_info: for each entry of frames, the index of its facts in
  * frame_table, from the folded frames of the line's heaviest stack.
  * frames splits the line at ';' (an empty last piece dropped); the line
  * is the root's text, then ";" and the text of each raw frame whose text
  * is not empty, a raw frame's text being its symbol frames' texts joined
- * by ';'.  So each folded frame stands for the pieces of its own text,
- * but the lone frame of a raw frame that folds to nothing stands for
- * none. */
-static json_t *frame_info_json(struct kf_report *rp, const struct kf_gather_line *ln,
-			       const char *line)
+ * by ';'.  So the entries are those of the stack's nodes (node_info) one
+ * after the other, less the last when the line ends in an empty piece. */
+static int put_frame_info(struct kf_report *rp, const struct kf_gather_line *ln,
+			  const char *line, size_t len, struct kf_buf *b)
 {
 	const struct kf_report_in *in = rp->in;
-	json_t *arr = json_array();
-	size_t n = 0, i, len = strlen(line);
-	int r = kf_fold_stack_frames(in->texts, in->stacks, in->roots, in->comms,
-				     ln->node, &rp->ff, &n, &rp->cap_ff);
+	const struct kf_stacks *st = in->stacks;
+	size_t d = 0, i, k, total = 0, put = 0;
+	uint32_t x;
+	bool java;
+	int r;
 
-	if (r) {
-		rp->err = r;
-		json_decref(arr);
-		return NULL;
+	if (!rp->fi_at && !(rp->fi_at = kf_calloc(st->n ? st->n : 1, sizeof(*rp->fi_at))))
+		return KF_ENOMEM;
+	for (x = ln->node; x; x = st->nodes[x].parent)
+		d++;
+	if (!d)
+		return KF_EINVAL;
+	if (!KF_GROW(rp->fi_path, rp->cap_fi_path, d))
+		return KF_ENOMEM;
+	for (i = d, x = ln->node; x; x = st->nodes[x].parent)
+		rp->fi_path[--i] = x;
+	java = kf_fold_root_java(in->comms, kf_roots_get(in->roots,
+						       st->nodes[rp->fi_path[0]].frame.root));
+	for (i = 0; i < d; i++) {
+		size_t at;
+
+		if ((r = node_info(rp, rp->fi_path[i], java, &at)))
+			return r;
+		total += rp->fi_pool[at];
 	}
-	for (i = 0; i < n; i++) {
-		const struct kf_fold_frame *f = &rp->ff[i];
-		const char *t = kf_strtab_get(&in->texts->texts, f->text);
-		bool lone = (i == 0 || rp->ff[i - 1].node != f->node) &&
-			    (i + 1 == n || rp->ff[i + 1].node != f->node);
-		size_t pieces = 1;
-		long ix;
+	if ((!len || line[len - 1] == ';') && total)
+		total--;
+	kf_buf_put(b, "[", 1);
+	for (i = 0; i < d && put < total; i++) {
+		size_t at = rp->fi_at[rp->fi_path[i]] - 1, n = rp->fi_pool[at];
 
-		KF_WORK(1);
-		if (!*t && lone && f->sf.kind != KF_SYM_ROOT)
-			continue;
-		for (; *t; t++)
-			pieces += *t == ';';
-		if ((ix = frame_index(rp, f)) < 0) {
-			rp->err = KF_ENOMEM;
-			break;
+		for (k = 0; k < n && put < total; k++, put++) {
+			if (put)
+				kf_buf_put(b, ",", 1);
+			kf_jsonw_uint(b, rp->fi_pool[at + 1 + k]);
 		}
-		while (pieces--)
-			append(rp, arr, jint((uint64_t)ix));
 	}
-	if ((!len || line[len - 1] == ';') && json_array_size(arr))
-		json_array_remove(arr, json_array_size(arr) - 1);
-	return arr;
+	kf_buf_put(b, "]", 1);
+	return 0;
 }
 
 /* frame_table: the distinct frame objects frame_info points at, one per
@@ -478,8 +530,15 @@ static int write_frame_table(struct kf_report *rp, FILE *out)
 /* The stacks, written one compact object per line as they are made: a
  * capture's stack list can be large, and a tree of JSON values for all of
  * it would take several times the memory of the text. */
+static void put_key_str(struct kf_buf *b, const char *key, const char *v)
+{
+	kf_buf_puts(b, key);
+	kf_jsonw_str(b, v, strlen(v));
+}
+
 static int write_stacks(struct kf_report *rp, FILE *out)
 {
+	struct kf_buf *b = &rp->text;
 	size_t i;
 
 	if (rp->g.n_lines > 1)
@@ -490,45 +549,55 @@ static int write_stacks(struct kf_report *rp, FILE *out)
 		memcpy(rp->bid[rp->in->mod_ids[i]], rp->in->mods[i].build_id, sizeof(rp->bid[0]));
 	if (fputs("[", out) == EOF)
 		return KF_EIO;
+	/* each line as jansson would write its object (JSON_COMPACT |
+	 * JSON_ENSURE_ASCII, members in this order), but straight into one
+	 * buffer: 300,000 stacks made as jansson values took most of a
+	 * report's time */
 	for (i = 0; i < rp->g.n_lines && !rp->err; i++) {
 		const struct kf_gather_line *ln = &rp->g.lines[i];
-		const char *t = kf_strtab_get(&rp->lines, ln->text);
-		json_t *o = json_object(), *frames = json_array();
+		const char *line = kf_strtab_get(&rp->lines, ln->text), *t = line;
 		const char *via = kf_strtab_get(&rp->g.labels, ln->via);
-		int bad;
+		size_t len = strlen(line);
+		int r;
 
+		b->len = 0;
+		kf_buf_puts(b, i ? ",\n  {\"frames\":[" : "\n  {\"frames\":[");
 		/* a frame's text never holds ';' (names have it replaced):
 		 * ';' only separates frames and inlined pieces */
 		while (*t) {
 			size_t n = strcspn(t, ";");
 
-			rp->text.len = 0;
-			kf_buf_put(&rp->text, t, n);
-			append(rp, frames, jstr(rp, kf_buf_cstr(&rp->text)));
+			if (t != line)
+				kf_buf_put(b, ",", 1);
+			kf_jsonw_str(b, t, n);
 			t += n;
 			if (*t)
 				t++;
 		}
-		put(rp, o, "frames", frames);
-		put(rp, o, "frame_info", frame_info_json(rp, ln,
-				kf_strtab_get(&rp->lines, ln->text)));
-		put(rp, o, "samples", jint(ln->b.samples));
-		put(rp, o, "period", jint(ln->b.period));
-		put(rp, o, "verdict", json_string(kf_ctx_verdict_name(ln->verdict)));
-		put(rp, o, "leaf", jstr(rp, kf_strtab_get(&rp->g.labels, ln->leaf)));
-		put(rp, o, "base", jstr(rp, kf_strtab_get(&rp->g.labels, ln->base)));
+		kf_buf_puts(b, "],\"frame_info\":");
+		if ((r = put_frame_info(rp, ln, line, len, b)))
+			return r;
+		kf_buf_puts(b, ",\"samples\":");
+		kf_jsonw_uint(b, ln->b.samples);
+		kf_buf_puts(b, ",\"period\":");
+		kf_jsonw_uint(b, ln->b.period);
+		put_key_str(b, ",\"verdict\":", kf_ctx_verdict_name(ln->verdict));
+		put_key_str(b, ",\"leaf\":", kf_strtab_get(&rp->g.labels, ln->leaf));
+		put_key_str(b, ",\"base\":", kf_strtab_get(&rp->g.labels, ln->base));
 		if (*via)
-			put(rp, o, "via", json_string(via));
+			put_key_str(b, ",\"via\":", via);
 		if (ln->why)
-			put(rp, o, "why", json_string(kf_ctx_why_name(ln->why)));
+			put_key_str(b, ",\"why\":", kf_ctx_why_name(ln->why));
 		if (ln->verdict == KF_CTX_VERDICT_UNKNOWN && ln->guess != KF_CTX_UNKNOWN)
-			put(rp, o, "guess", json_string(kf_ctx_class_name(ln->guess)));
-		bad = rp->err || fputs(i ? ",\n  " : "\n  ", out) == EOF ||
-		      json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
-		json_decref(o);
-		if (bad)
-			return rp->err ? rp->err : KF_EIO;
+			put_key_str(b, ",\"guess\":", kf_ctx_class_name(ln->guess));
+		kf_buf_put(b, "}", 1);
+		if (b->oom)
+			return KF_ENOMEM;
+		if (fwrite(b->p, 1, b->len, out) != b->len)
+			return KF_EIO;
 	}
+	if (rp->err)
+		return rp->err;
 	return fputs(rp->g.n_lines ? "\n ]" : "]", out) == EOF ? KF_EIO : 0;
 }
 

@@ -102,6 +102,9 @@ void kf_report_fini(struct kf_report *rp)
 	kf_map64_fini(&rp->fidx);
 	free(rp->ftab);
 	free(rp->node_text);
+	free(rp->fi_at);
+	free(rp->fi_pool);
+	free(rp->fi_path);
 	free(rp->lt_path);
 	free(rp->lt_len);
 }

@@ -86,8 +86,16 @@ struct kf_report {
 	struct kf_gather g;
 	struct kf_strtab lines;            /* the folded lines (JSON) */
 	struct kf_buf tmp, text, comm;     /* scratch */
-	struct kf_fold_frame *ff;          /* scratch: one stack's frames */
+	struct kf_fold_frame *ff;          /* scratch: one node's frames */
 	size_t cap_ff;
+	/* frame_info per node: fi_at[node] - 1 is where fi_pool holds the
+	 * node's count of entries, then that many frame_table indices (0:
+	 * not made yet) */
+	uint32_t *fi_at;
+	uint32_t *fi_pool;
+	size_t n_fi_pool, cap_fi_pool;
+	uint32_t *fi_path;                 /* scratch: one stack's nodes */
+	size_t cap_fi_path;
 	char (*bid)[41];                   /* per module id: its build-id as
 					      modules shows it, "" for none */
 	struct kf_strtab fkeys;            /* JSON frame_table: the facts of */
