@@ -19,10 +19,9 @@
 #define SCHEMA_VERSION 1
 
 /* jansson takes UTF-8 only; names from a capture may be anything: bytes
- * that are not UTF-8 become U+FFFD */
+ * that are not UTF-8 become U+FFFD (as kf_jsonw_str writes them) */
 static json_t *jstr_buf(struct kf_buf *tmp, const char *p)
 {
-	const unsigned char *u = (const unsigned char *)p;
 	size_t i = 0, n = strlen(p);
 	json_t *j = json_stringn(p, n);
 
@@ -30,25 +29,10 @@ static json_t *jstr_buf(struct kf_buf *tmp, const char *p)
 		return j;
 	tmp->len = 0;
 	while (i < n) {
-		unsigned c = u[i];
-		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 :
-			     (c >> 3) == 30 ? 4 : 0;
-		size_t k;
-		bool ok = len && i + len <= n;
+		unsigned cp;
+		size_t len = kf_jsonw_utf8(p + i, n - i, &cp);
 
-		for (k = 1; ok && k < len; k++)
-			ok = (u[i + k] & 0xc0) == 0x80;
-		if (ok && len > 1) {
-			/* overlong forms and surrogates are not UTF-8 */
-			unsigned v = c & (0x7f >> len);
-
-			for (k = 1; k < len; k++)
-				v = v << 6 | (u[i + k] & 0x3f);
-			ok = (len == 2 && v >= 0x80) || (len == 3 && v >= 0x800 &&
-			     (v < 0xd800 || v > 0xdfff)) || (len == 4 && v >= 0x10000 &&
-			     v <= 0x10ffff);
-		}
-		if (ok && c) {
+		if (len) {
 			kf_buf_put(tmp, p + i, len);
 			i += len;
 		} else {
@@ -527,15 +511,15 @@ static int write_frame_table(struct kf_report *rp, FILE *out)
 	return fputs(rp->n_ftab ? "\n ]" : "]", out) == EOF ? KF_EIO : 0;
 }
 
-/* The stacks, written one compact object per line as they are made: a
- * capture's stack list can be large, and a tree of JSON values for all of
- * it would take several times the memory of the text. */
 static void put_key_str(struct kf_buf *b, const char *key, const char *v)
 {
 	kf_buf_puts(b, key);
 	kf_jsonw_str(b, v, strlen(v));
 }
 
+/* The stacks, written one compact object per line as they are made: a
+ * capture's stack list can be large, and a tree of JSON values for all of
+ * it would take several times the memory of the text. */
 static int write_stacks(struct kf_report *rp, FILE *out)
 {
 	struct kf_buf *b = &rp->text;
@@ -553,7 +537,7 @@ static int write_stacks(struct kf_report *rp, FILE *out)
 	 * JSON_ENSURE_ASCII, members in this order), but straight into one
 	 * buffer: 300,000 stacks made as jansson values took most of a
 	 * report's time */
-	for (i = 0; i < rp->g.n_lines && !rp->err; i++) {
+	for (i = 0; i < rp->g.n_lines; i++) {
 		const struct kf_gather_line *ln = &rp->g.lines[i];
 		const char *line = kf_strtab_get(&rp->lines, ln->text), *t = line;
 		const char *via = kf_strtab_get(&rp->g.labels, ln->via);
@@ -596,8 +580,6 @@ static int write_stacks(struct kf_report *rp, FILE *out)
 		if (fwrite(b->p, 1, b->len, out) != b->len)
 			return KF_EIO;
 	}
-	if (rp->err)
-		return rp->err;
 	return fputs(rp->g.n_lines ? "\n ]" : "]", out) == EOF ? KF_EIO : 0;
 }
 

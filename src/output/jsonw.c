@@ -12,10 +12,9 @@ static void put_u16(struct kf_buf *out, unsigned v)
 	kf_buf_put(out, e, sizeof(e));
 }
 
-/* The length of the well-formed UTF-8 sequence at u[0..n) (n > 0) and its
- * code point, or 0 when the first byte does not start one. */
-static size_t utf8_seq(const unsigned char *u, size_t n, unsigned *cp)
+size_t kf_jsonw_utf8(const char *p, size_t n, unsigned *cp)
 {
+	const unsigned char *u = (const unsigned char *)p;
 	unsigned c = u[0], v;
 	size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 :
 		     (c >> 3) == 30 ? 4 : 0, k;
@@ -55,7 +54,7 @@ void kf_jsonw_str(struct kf_buf *out, const char *p, size_t n)
 		if (run)
 			kf_buf_put(out, p + i - run, run);
 		run = 0;
-		len = utf8_seq(u + i, n - i, &cp);
+		len = kf_jsonw_utf8(p + i, n - i, &cp);
 		if (!len) {
 			put_u16(out, 0xfffd);
 			i++;

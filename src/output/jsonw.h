@@ -11,6 +11,12 @@
 
 #include "util.h"
 
+/* The length of the well-formed UTF-8 sequence at p[0..n) (n > 0), with
+ * its code point in *cp; 0 when p[0] starts none (a NUL, a stray
+ * continuation byte, an overlong form, a surrogate, a value past
+ * U+10FFFF, a cut sequence). */
+size_t kf_jsonw_utf8(const char *p, size_t n, unsigned *cp);
+
 /* p[0..n) as a JSON string, quotes included: '"', '\\' and the control
  * characters escaped as jansson escapes them, everything above U+007F as
  * \uXXXX (a surrogate pair above U+FFFF), each byte of p that does not
