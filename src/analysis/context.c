@@ -291,7 +291,7 @@ static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
 		    !KF_GROW(rw->nv, rw->cap_nv, cs->n_path - start + n_ins))
 			return KF_ENOMEM;
 		for (j = 0; i < cs->n_path; i++) {
-			for (; i >= first && j < n_ins && ins[j].pos == i; j++) {
+			for (; j < n_ins && ins[j].pos == i; j++) {
 				struct kf_frame f = { .addr = ins[j].addr, .marker = ins[j].marker,
 						      .flags = KF_FRAME_PSEUDO };
 

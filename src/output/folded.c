@@ -18,9 +18,9 @@
 #include "folded.h"
 
 #include <ctype.h>
-#include <pthread.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
