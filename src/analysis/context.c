@@ -38,6 +38,43 @@ static void shift_level(struct kf_ctx_level *l, size_t ncls, size_t off, size_t 
 	l->entry = l->entry >= ncls ? (uint32_t)nk : (uint32_t)(l->entry + off);
 }
 
+/* Classifies a stack's kernel part: names[0 .. nk), the leaf first
+ * (NULL: unnamed); dup: names[0] is the same address as names[1] (some
+ * kernels store the first entry twice: tracepoints, software events),
+ * classified once.  The levels' entries index names[]. */
+static void classify(const struct kf_ctx_rules *rules, const char *const *names,
+		     size_t nk, bool dup, const struct kf_stack_root *rootd,
+		     struct kf_ctx *ctx)
+{
+	size_t off = dup ? 1 : 0, ncls = nk - off, i;
+	unsigned in = 0;
+	int k;
+
+	if (rootd->ctx & KF_ROOT_CTX_USER_PART)
+		in |= KF_CTX_IN_USER_PART;
+	if (rootd->ctx & KF_ROOT_CTX_TRUNCATED)
+		in |= KF_CTX_IN_TRUNCATED;
+	if (rootd->ctx & KF_ROOT_CTX_NO_CHAIN)
+		in |= KF_CTX_IN_NO_CHAIN;
+	if (rootd->ctx & KF_ROOT_CTX_KTHREAD)
+		in |= KF_CTX_IN_KTHREAD;
+	if (rootd->pid == 0)
+		in |= KF_CTX_IN_PID0;
+	kf_ctx_classify(rules, names + off, ncls, rootd->cpumode, in, ctx);
+	/* without kernel symbols no rule can apply: say so rather than
+	 * guess why the chain told nothing */
+	if (ctx->verdict == KF_CTX_VERDICT_UNKNOWN && ncls) {
+		for (i = 0; i < ncls && !names[off + i]; i++)
+			;
+		if (i == ncls)
+			ctx->why = KF_CTX_WHY_NO_SYMBOLS;
+	}
+	shift_level(&ctx->leaf, ncls, off, nk);
+	shift_level(&ctx->base, ncls, off, nk);
+	for (k = 0; k < ctx->n_nest; k++)
+		shift_level(&ctx->nest[k], ncls, off, nk);
+}
+
 int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		struct kf_namer *namer, const struct kf_ctx_rules *rules,
 		kf_ctx_visit_fn fn, void *payload)
@@ -60,10 +97,8 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		const struct kf_stack_root *rootd;
 		struct kf_ctx_stack cs;
 		struct kf_ctx ctx;
-		size_t len = 0, i, nk = 0, off = 0, ncls;
+		size_t len = 0, i, nk = 0;
 		uint32_t x;
-		unsigned in = 0, cpumode;
-		int k;
 
 		if (nd->samples == 0 && nd->weight == 0)
 			continue;
@@ -91,35 +126,10 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 			w.names[i] = w.psyms[len - 1 - i];
 		/* some kernels store the first entry twice (tracepoints,
 		 * software events): classify it once */
-		if (nk >= 2 && st->nodes[w.path[len - 1]].frame.addr ==
-			       st->nodes[w.path[len - 2]].frame.addr)
-			off = 1;
-		ncls = nk - off;
-		cpumode = rootd->cpumode;
-		if (rootd->ctx & KF_ROOT_CTX_USER_PART)
-			in |= KF_CTX_IN_USER_PART;
-		if (rootd->ctx & KF_ROOT_CTX_TRUNCATED)
-			in |= KF_CTX_IN_TRUNCATED;
-		if (rootd->ctx & KF_ROOT_CTX_NO_CHAIN)
-			in |= KF_CTX_IN_NO_CHAIN;
-		if (rootd->ctx & KF_ROOT_CTX_KTHREAD)
-			in |= KF_CTX_IN_KTHREAD;
-		if (rootd->pid == 0)
-			in |= KF_CTX_IN_PID0;
-		kf_ctx_classify(rules, w.names + off, ncls, cpumode, in, &ctx);
-		/* without kernel symbols no rule can apply: say so rather
-		 * than guess why the chain told nothing */
-		if (ctx.verdict == KF_CTX_VERDICT_UNKNOWN && ncls) {
-			for (i = 0; i < ncls && !w.names[off + i]; i++)
-				;
-			if (i == ncls)
-				ctx.why = KF_CTX_WHY_NO_SYMBOLS;
-		}
-		shift_level(&ctx.leaf, ncls, off, nk);
-		shift_level(&ctx.base, ncls, off, nk);
-		for (k = 0; k < ctx.n_nest; k++)
-			shift_level(&ctx.nest[k], ncls, off, nk);
-
+		classify(rules, w.names, nk,
+			 nk >= 2 && st->nodes[w.path[len - 1]].frame.addr ==
+				    st->nodes[w.path[len - 2]].frame.addr,
+			 rootd, &ctx);
 		cs.node = (uint32_t)node;
 		cs.path = w.path;
 		cs.n_path = len;
@@ -181,23 +191,6 @@ void kf_ctx_marker_text(const struct kf_frame *f, struct kf_buf *out)
 	}
 }
 
-/* ---- the rewrite ---------------------------------------------------------------- */
-
-struct rewrite {
-	const struct kf_stacks *in;
-	struct kf_stacks *out;
-	uint32_t *memo;          /* per input node: the output node of the
-				    same path when no pseudo-frame comes
-				    before it (0: not made yet) */
-	enum kf_context_frames frames;
-	unsigned exclude;
-	/* scratch: one stack's output frames from the first one not made
-	 * yet, and their nodes (one kf_stacks_walk) */
-	struct kf_frame *fv;
-	uint32_t *nv;
-	size_t cap_fv, cap_nv;
-};
-
 bool kf_ctx_marker_like(const char *t, size_t n)
 {
 	size_t w;
@@ -230,89 +223,160 @@ bool kf_ctx_marker_like(const char *t, size_t n)
 	return false;
 }
 
-/* The frame the output gets for real frame f: a copy that the folded
- * emitter keeps from reading like a marker (KF_FRAME_UNMARKED), when the
- * output has markers. */
-static void real_frame(const struct rewrite *rw, const struct kf_frame *f,
-		       struct kf_frame *out)
+/* ---- the rewrite ----------------------------------------------------------------
+ *
+ * The output starts as a copy of the input trie.  A stack that gets
+ * pseudo-frames gets them in its kernel part, at the leaf end: from the
+ * node before its outermost pseudo-frame, a new branch holds the
+ * pseudo-frames among copies of the kernel frames below it, and the
+ * stack's samples move to the branch's end.  Nothing else is walked: a
+ * stack costs its kernel frames, not its length, and the user parts the
+ * stacks share are neither copied frame by frame nor looked up.  The
+ * nodes the samples left print nothing (the emitter prints a line only
+ * where samples end, and merges siblings of one text).
+ *
+ * A new node is found again by (parent, what it holds): a pseudo-frame's
+ * kind and payload, or for a real frame the input node it copies (below
+ * a given output node, two stacks with the same next frame have the same
+ * input path so far, so the same input node): both fit a 64-bit key. */
+
+struct rewrite {
+	const struct kf_stacks *in;
+	struct kf_stacks *out;
+	struct kf_namer *namer;
+	const struct kf_roots *roots;
+	const struct kf_ctx_rules *rules;
+	const char **sym;        /* per input node: its symbol (memo:
+				    NULL not looked up yet, &unnamed none) */
+	uint32_t *kr;            /* per input node: kernel frames ending there */
+	uint32_t *rootof;        /* per input node: its root's node */
+	struct kf_map64 marks;   /* (parent, kind << 16 | payload) -> node */
+	uint32_t *copy;          /* per input node: its newest copy, or 0 */
+	uint32_t *copy_parent;   /* and that copy's parent (read together:
+				    the copy's own node is far away) */
+	uint32_t *older;         /* per new node (from base): the copy of the
+				    same input node made before it, or 0 */
+	size_t cap_older;
+	uint32_t base;           /* the first new node */
+	uint32_t *kn;            /* one stack's kernel nodes, the leaf first */
+	const char **names;      /* and their symbols */
+	size_t cap_kn, cap_names;
+	enum kf_context_frames frames;
+	unsigned exclude;
+};
+
+static const char unnamed;
+
+static const char *rw_sym(struct rewrite *rw, uint32_t node)
 {
-	*out = *f;
-	if (rw->frames != KF_CONTEXT_NONE &&
-	    !(f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
-		out->flags |= KF_FRAME_UNMARKED;
+	const char *s = rw->sym[node];
+
+	if (!s) {
+		s = kf_namer_symbol(rw->namer, &rw->in->nodes[node].frame);
+		rw->sym[node] = s ? s : &unnamed;
+	}
+	return s == &unnamed ? NULL : s;
 }
 
-static int rewrite_one(void *payload, const struct kf_ctx_stack *cs)
+/* The pseudo-frame child of output node parent, added if new; 0 on
+ * ENOMEM. */
+static uint32_t rw_marker(struct rewrite *rw, uint32_t parent, uint32_t marker,
+			  uint32_t addr)
 {
-	struct rewrite *rw = payload;
-	const struct kf_ctx *ctx = cs->ctx;
-	struct {
-		size_t pos;          /* before path[pos] */
-		uint32_t marker;     /* enum kf_marker */
-		uint64_t addr;       /* its payload */
-	} ins[KF_CTX_MAX_NEST + 1];
-	size_t n_ins = 0, i, j;
+	struct kf_frame f = { .addr = addr, .marker = marker, .flags = KF_FRAME_PSEUDO };
+	uint64_t key = (uint64_t)parent << 32 | marker << 16 | addr;
 	uint32_t node;
+
+	if (kf_map64_get(&rw->marks, key, &node))
+		return node;
+	node = kf_stacks_append(rw->out, parent, &f);
+	if (!node || !kf_map64_put(&rw->marks, key, node))
+		return 0;
+	return node;
+}
+
+/* The copy of input node x below output node parent, added if new; 0
+ * on ENOMEM.  An input node's copies are a list, newest first: nearly
+ * always one long (the same contexts above the same frames). */
+static uint32_t rw_copy(struct rewrite *rw, uint32_t parent, uint32_t x)
+{
+	struct kf_frame f;
+	uint32_t c, node;
+
+	if (rw->copy[x] && rw->copy_parent[x] == parent)
+		return rw->copy[x];
+	for (c = rw->copy[x]; c; c = rw->older[c - rw->base])
+		if (rw->out->nodes[c].parent == parent)
+			return c;
+	f = rw->out->nodes[x].frame;   /* the output's (marked) frame: a
+					  copy, as appending may move it */
+	node = kf_stacks_append(rw->out, parent, &f);
+	if (!node || !KF_GROW(rw->older, rw->cap_older, node - rw->base + 1))
+		return 0;
+	rw->older[node - rw->base] = rw->copy[x];
+	rw->copy[x] = node;
+	rw->copy_parent[x] = parent;
+	return node;
+}
+
+static int rewrite_one(struct rewrite *rw, uint32_t x)
+{
+	const struct kf_stacks *in = rw->in;
+	const struct kf_stack_root *rootd;
+	struct kf_ctx ctx;
+	struct {
+		size_t dist;         /* before the kernel frame kn[dist] */
+		uint32_t marker;     /* enum kf_marker */
+		uint32_t addr;       /* its payload (16 bits) */
+	} ins[KF_CTX_MAX_NEST + 1];
+	size_t nk = rw->kr[x], n_ins = 0, i, j, d;
+	uint32_t node, y;
 	int k;
 
-	if (rw->exclude & (1u << ctx->verdict))
-		return 0;
+	KF_WORK(nk + 1);
+	if (!KF_GROW(rw->kn, rw->cap_kn, nk + 1) || !KF_GROW(rw->names, rw->cap_names, nk + 1))
+		return KF_ENOMEM;
+	for (i = 0, y = x; i < nk; i++, y = in->nodes[y].parent) {
+		rw->kn[i] = y;
+		rw->names[i] = rw_sym(rw, y);
+	}
+	rootd = kf_roots_get(rw->roots, in->nodes[rw->rootof[x]].frame.root);
+	classify(rw->rules, rw->names, nk,
+		 nk >= 2 && in->nodes[rw->kn[0]].frame.addr == in->nodes[rw->kn[1]].frame.addr,
+		 rootd, &ctx);
+	if (rw->exclude & (1u << ctx.verdict)) {
+		return kf_stacks_clear(rw->out, x) ? 0 : KF_ENOMEM;
+	}
 	if (rw->frames == KF_CONTEXT_FRAMES) {
 		/* outermost first, so nested contexts nest */
-		for (k = ctx->n_nest - 1; k >= 0; k--) {
-			const struct kf_ctx_level *l = &ctx->nest[k];
+		for (k = ctx.n_nest - 1; k >= 0; k--) {
+			const struct kf_ctx_level *l = &ctx.nest[k];
 
-			if (l->entry >= cs->n_kernel)
+			if (l->entry >= nk)
 				continue;   /* no frame of its own */
-			ins[n_ins].pos = cs->n_path - 1 - l->entry;
+			ins[n_ins].dist = l->entry;
 			ins[n_ins].marker = KF_MARKER_CONTEXT;
-			ins[n_ins].addr = (uint64_t)l->cls << 8 | l->sub;
+			ins[n_ins].addr = (uint32_t)l->cls << 8 | l->sub;
 			n_ins++;
 		}
-	} else if (rw->frames == KF_CONTEXT_VERDICT && cs->n_kernel > 0) {
-		ins[n_ins].pos = cs->n_path - cs->n_kernel;
+	} else if (rw->frames == KF_CONTEXT_VERDICT && nk > 0) {
+		ins[n_ins].dist = nk - 1;
 		ins[n_ins].marker = KF_MARKER_VERDICT;
-		ins[n_ins].addr = (uint64_t)ctx->verdict << 8 | ctx->why;
+		ins[n_ins].addr = (uint32_t)ctx.verdict << 8 | ctx.why;
 		n_ins++;
 	}
-	/* ins[] is in path order: outer contexts have larger entries.  The
-	 * part of the path before the first pseudo-frame is the input's own
-	 * prefix: made once, whatever the number of stacks sharing it.  The
-	 * rest (that prefix's new part, then the pseudo-frames among the
-	 * path's frames) is one walk down the output trie */
-	{
-		size_t first = n_ins ? ins[0].pos : cs->n_path, start, nf = 0;
-
-		for (i = first; i > 0 && !rw->memo[cs->path[i - 1]]; i--)
-			;
-		node = i ? rw->memo[cs->path[i - 1]] : 0;
-		start = i;
-		if (!KF_GROW(rw->fv, rw->cap_fv, cs->n_path - start + n_ins) ||
-		    !KF_GROW(rw->nv, rw->cap_nv, cs->n_path - start + n_ins))
-			return KF_ENOMEM;
-		for (j = 0; i < cs->n_path; i++) {
-			for (; j < n_ins && ins[j].pos == i; j++) {
-				struct kf_frame f = { .addr = ins[j].addr, .marker = ins[j].marker,
-						      .flags = KF_FRAME_PSEUDO };
-
-				rw->fv[nf++] = f;
-			}
-			real_frame(rw, &rw->in->nodes[cs->path[i]].frame, &rw->fv[nf++]);
-		}
-		if (nf) {
-			if (!kf_stacks_walk(rw->out, node, rw->fv, nf, rw->nv))
-				return KF_ENOMEM;
-			node = rw->nv[nf - 1];
-		}
-		/* the prefix's nodes, for the stacks that share it */
-		for (i = start; i < first; i++)
-			rw->memo[cs->path[i]] = rw->nv[i - start];
+	if (!n_ins)
+		return 0;   /* the stack stays where it is */
+	/* ins[] goes leafward (outer contexts have larger entries) */
+	node = in->nodes[rw->kn[ins[0].dist]].parent;
+	for (d = ins[0].dist + 1, j = 0; d-- > 0 && node;) {
+		for (; j < n_ins && ins[j].dist == d && node; j++)
+			node = rw_marker(rw, node, ins[j].marker, ins[j].addr);
+		if (node)
+			node = rw_copy(rw, node, rw->kn[d]);
 	}
-	/* cs->weight is the low 64 bits; the wraps come along too */
-	if (!kf_stacks_add_weight(rw->out, node, kf_stacks_weight(rw->in, cs->node)))
+	if (!node || !kf_stacks_move(rw->out, x, node))
 		return KF_ENOMEM;
-	rw->out->nodes[node].samples = cs->samples > UINT32_MAX - rw->out->nodes[node].samples ?
-		UINT32_MAX : rw->out->nodes[node].samples + (uint32_t)cs->samples;
 	return 0;
 }
 
@@ -322,29 +386,61 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 		   unsigned exclude, struct kf_stacks *out)
 {
 	struct rewrite rw;
-	int r;
+	size_t n = st->n ? st->n : 1, i;
+	int r = 0;
 
-	memset(&rw, 0, sizeof(rw));
-	if (kf_stacks_init(out))
+	if (kf_stacks_copy(out, st))
 		return KF_ENOMEM;
+	memset(&rw, 0, sizeof(rw));
 	rw.in = st;
 	rw.out = out;
-	rw.memo = kf_calloc(st->n ? st->n : 1, sizeof(*rw.memo));
-	if (!rw.memo) {
-		kf_stacks_fini(out);
-		memset(out, 0, sizeof(*out));
-		return KF_ENOMEM;
-	}
+	rw.namer = namer;
+	rw.roots = roots;
+	rw.rules = rules;
 	rw.frames = frames;
 	rw.exclude = exclude;
-	r = kf_ctx_walk(st, roots, namer, rules, rewrite_one, &rw);
-	free(rw.memo);
-	free(rw.fv);
-	free(rw.nv);
+	kf_map64_init(&rw.marks);
+	rw.base = (uint32_t)out->n;
+	rw.sym = kf_calloc(n, sizeof(*rw.sym));
+	rw.kr = kf_calloc(n, sizeof(*rw.kr));
+	rw.rootof = kf_calloc(n, sizeof(*rw.rootof));
+	rw.copy = kf_calloc(n, sizeof(*rw.copy));
+	rw.copy_parent = kf_calloc(n, sizeof(*rw.copy_parent));
+	if (!rw.sym || !rw.kr || !rw.rootof || !rw.copy || !rw.copy_parent)
+		r = KF_ENOMEM;
+	/* parents are older nodes: one pass gives each node its root and
+	 * the kernel frames ending at it; with pseudo-frames, every real
+	 * frame of the output is marked (see real frames in context.h) */
+	for (i = 1; !r && i < st->n; i++) {
+		const struct kf_node *nd = &st->nodes[i];
+		uint32_t p = nd->parent;
+
+		rw.rootof[i] = p ? rw.rootof[p] : (uint32_t)i;
+		rw.kr[i] = p && (nd->frame.flags & (KF_FRAME_KERNEL | KF_FRAME_PSEUDO)) ==
+				KF_FRAME_KERNEL ? rw.kr[p] + 1 : 0;
+		if (frames != KF_CONTEXT_NONE &&
+		    !(nd->frame.flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
+			out->nodes[i].frame.flags |= KF_FRAME_UNMARKED;
+	}
+	for (i = 1; !r && i < st->n; i++)
+		if (st->nodes[i].samples || st->nodes[i].weight)
+			r = rewrite_one(&rw, (uint32_t)i);
+	free(rw.sym);
+	free(rw.kr);
+	free(rw.copy_parent);
+	free(rw.rootof);
+	free(rw.kn);
+	free(rw.names);
+	free(rw.copy);
+	free(rw.older);
+	kf_map64_fini(&rw.marks);
+	/* the nodes the samples left, gone: the emitter then walks what
+	 * the old trie would have been */
+	if (!r && !kf_stacks_prune(out))
+		r = KF_ENOMEM;
 	if (r) {
 		kf_stacks_fini(out);
 		memset(out, 0, sizeof(*out));
-		return r;
 	}
-	return 0;
+	return r;
 }

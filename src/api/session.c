@@ -175,6 +175,9 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	s->event = dup_opt(s->o.event);
 	if (s->o.compat != KF_COMPAT_NONE && s->o.compat != KF_COMPAT_PERF)
 		return kf_fail(&s->err, KF_EINVAL, "unknown compat mode %d", s->o.compat);
+	/* --context and --exclude alone need no threads: only the folded
+	 * stacks are made, whose roots keep what their names show */
+	s->ctx_threads = s->o.classify;
 	if (s->o.context != KF_CONTEXT_NONE || s->o.exclude)
 		s->o.classify = true;
 	if (s->o.classify) {
@@ -270,14 +273,21 @@ static bool event_matches(const char *name, const char *want)
 
 /* What the context classifier needs to know about a sample besides its
  * frames, kept on its root (kernel-contexts.md sec. 5). */
-static void ctx_root(const struct kf_thread *th, const struct kf_attr *a,
-		     const struct kf_sample *smp, const struct kf_chain *ch,
-		     struct kf_stack_root *root)
+static void ctx_root(const struct kf_session *s, const struct kf_thread *th,
+		     const struct kf_attr *a, const struct kf_sample *smp,
+		     const struct kf_chain *ch, struct kf_stack_root *root)
 {
 	unsigned max = a->sample_max_stack ? a->sample_max_stack : KF_CHAIN_MAX_STACK;
 
-	root->pid = th->pid;
-	root->tid = th->tid;
+	/* the classifier itself asks only whether pid is 0 (the idle
+	 * task); each thread a root of its own only for the reports
+	 * that tell threads apart: far fewer stacks for --context */
+	if (s->ctx_threads) {
+		root->pid = th->pid;
+		root->tid = th->tid;
+	} else if (th->pid == 0) {
+		root->pid = 0;
+	}
 	root->cpumode = (uint8_t)(smp->misc & KF_MISC_CPUMODE_MASK);
 	if (!(a->sample_type & KF_SAMPLE_CALLCHAIN)) {
 		root->ctx |= KF_ROOT_CTX_NO_CHAIN;
@@ -475,7 +485,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	rd.pid = s->o.root == KF_ROOT_PID || s->o.root == KF_ROOT_TID ? th->pid : -1;
 	rd.tid = s->o.root == KF_ROOT_TID ? th->tid : -1;
 	if (s->o.classify)
-		ctx_root(th, a, &smp, &ch, &rd);
+		ctx_root(s, th, a, &smp, &ch, &rd);
 	rid = kf_roots_intern(&s->roots, &rd);
 	if (!rid)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");

@@ -64,6 +64,9 @@ struct kf_session {
 	struct kf_feed feed;          /* o.jobs > 1: stacks is the feed's
 					 worker's during the run (feed.h) */
 	bool feeding;                 /* the feed was started */
+	bool ctx_threads;             /* the roots keep pid and tid for
+					 the classifier's readers (JSON,
+					 explain), not only for --context */
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_callchain cc;        /* the samples' chains (scratch) */

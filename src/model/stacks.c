@@ -58,6 +58,117 @@ bool kf_stacks_add_weight(struct kf_stacks *s, uint32_t node, kf_u128 w)
 	return !hi || kf_stacks_carry(s, node, hi);
 }
 
+int kf_stacks_copy(struct kf_stacks *dst, const struct kf_stacks *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (!kf_map64_copy(&dst->carry, &src->carry) ||
+	    !KF_GROW(dst->nodes, dst->cap, src->n ? src->n : 1)) {
+		kf_stacks_fini(dst);
+		return KF_ENOMEM;
+	}
+	memcpy(dst->nodes, src->nodes, src->n * sizeof(*src->nodes));
+	dst->n = src->n;
+	return 0;
+}
+
+uint32_t kf_stacks_append(struct kf_stacks *s, uint32_t parent,
+			  const struct kf_frame *f)
+{
+	uint32_t id;
+
+	if (s->slots || s->hashes || s->n >= UINT32_MAX - 1 ||
+	    !KF_GROW(s->nodes, s->cap, s->n + 1))
+		return 0;
+	id = (uint32_t)s->n++;
+	s->nodes[id].frame = *f;
+	s->nodes[id].parent = parent;
+	s->nodes[id].weight = 0;
+	s->nodes[id].samples = 0;
+	return id;
+}
+
+bool kf_stacks_clear(struct kf_stacks *s, uint32_t node)
+{
+	uint32_t c;
+
+	if (s->carry.n && kf_map64_get(&s->carry, node, &c) && c &&
+	    !kf_map64_put(&s->carry, node, 0))
+		return false;
+	s->nodes[node].samples = 0;
+	s->nodes[node].weight = 0;
+	return true;
+}
+
+bool kf_stacks_prune(struct kf_stacks *s)
+{
+	uint32_t *id;             /* per node: 1 if it stays, then its new id */
+	struct kf_map64 carry;
+	size_t i, n;
+	bool ok = true;
+
+	if (s->slots || s->hashes)
+		return false;
+	id = kf_calloc(s->n ? s->n : 1, sizeof(*id));
+	if (!id)
+		return false;
+	/* children come after their parents */
+	for (i = s->n; i-- > 1;) {
+		const struct kf_node *nd = &s->nodes[i];
+
+		if (nd->samples || nd->weight || id[i])
+			id[i] = id[nd->parent] = 1;
+	}
+	/* the wraps' map is keyed by node: again, under the new ids (it is
+	 * all but always empty) */
+	kf_map64_init(&carry);
+	for (i = 1, n = 1; i < s->n; i++)
+		if (id[i]) {
+			uint32_t c;
+
+			id[i] = (uint32_t)n++;
+			if (s->carry.n && kf_map64_get(&s->carry, i, &c) && c &&
+			    !kf_map64_put(&carry, id[i], c))
+				ok = false;
+		}
+	if (!ok) {
+		kf_map64_fini(&carry);
+		free(id);
+		return false;
+	}
+	for (i = 1; i < s->n; i++)
+		if (id[i]) {
+			struct kf_node *to = &s->nodes[id[i]];
+
+			*to = s->nodes[i];
+			to->parent = to->parent ? id[to->parent] : 0;
+		}
+	s->n = n;
+	kf_map64_fini(&s->carry);
+	s->carry = carry;
+	free(id);
+	return true;
+}
+
+bool kf_stacks_move(struct kf_stacks *s, uint32_t from, uint32_t to)
+{
+	struct kf_node *f = &s->nodes[from], *t = &s->nodes[to];
+	uint32_t c = 0;
+
+	if (from == to)
+		return true;
+	if (s->carry.n && kf_map64_get(&s->carry, from, &c) && c &&
+	    (!kf_map64_put(&s->carry, from, 0) || !kf_stacks_carry(s, to, c)))
+		return false;
+	t->samples = f->samples > UINT32_MAX - t->samples ? UINT32_MAX :
+		     t->samples + f->samples;
+	if (__builtin_add_overflow(t->weight, f->weight, &t->weight) &&
+	    !kf_stacks_carry(s, to, 1))
+		return false;
+	f->samples = 0;
+	f->weight = 0;
+	return true;
+}
+
 /* ---- the trie's index ------------------------------------------------------
  *
  * A node is found by hashing (parent, frame).  The hash is a path hash:

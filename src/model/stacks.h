@@ -153,6 +153,31 @@ bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *f
  * rebuilds it (O(nodes)).  For a trie that is complete. */
 void kf_stacks_drop_index(struct kf_stacks *s);
 
+/* Makes *dst (initialised here) a copy of src's nodes and weights,
+ * without the index: a trie to change in place (kf_stacks_append) while
+ * src stays as it is.  0 or KF_ENOMEM (dst is then empty and freed). */
+int kf_stacks_copy(struct kf_stacks *dst, const struct kf_stacks *src);
+
+/* Appends node (parent, f) to a trie without index (a copy, or after
+ * kf_stacks_drop_index), for a caller that knows no node (parent, f) is
+ * there yet: nothing looks that up.  The node's id, or 0 on ENOMEM (or
+ * if the trie has its index: use kf_stacks_child there). */
+uint32_t kf_stacks_append(struct kf_stacks *s, uint32_t parent,
+			  const struct kf_frame *f);
+
+/* Moves node `from`'s samples and weight (wraps included) onto node
+ * `to`, leaving `from` with none.  False on ENOMEM. */
+bool kf_stacks_move(struct kf_stacks *s, uint32_t from, uint32_t to);
+
+/* Removes the nodes under which no stack ends (no samples and no weight
+ * there or below), renumbering the others in their order, from a trie
+ * without index.  Every node id taken before is void.  False on ENOMEM
+ * (the trie is then unchanged). */
+bool kf_stacks_prune(struct kf_stacks *s);
+
+/* Leaves node with no samples and no weight.  False on ENOMEM. */
+bool kf_stacks_clear(struct kf_stacks *s, uint32_t node);
+
 /* Counts one more wrap of node's weight past 2^64 - 1.  False on ENOMEM. */
 bool kf_stacks_carry(struct kf_stacks *s, uint32_t node, uint64_t n);
 

@@ -2,7 +2,8 @@
  * once (kf_stacks_path) gives the nodes a frame-by-frame walk
  * (kf_stacks_child) gives, through random stacks that share prefixes,
  * repeat, run longer than one fetch batch and make the index grow, and
- * after the index was dropped and rebuilt. */
+ * after the index was dropped and rebuilt; a copy changed in place and
+ * pruned (the --context rewrite's steps). */
 #include <stdint.h>
 #include <string.h>
 
@@ -106,9 +107,108 @@ static void test_short_paths(void)
 	kf_stacks_fini(&s);
 }
 
+/* The weight of every stack, as the sum over the nodes of one path
+ * (frames compared, not ids): what a copy, a move and a prune must keep. */
+static kf_u128 path_weight(const struct kf_stacks *s, const struct kf_frame *root,
+			   const struct kf_frame *frames, size_t n)
+{
+	kf_u128 w = 0;
+	size_t i, k;
+
+	for (i = 1; i < s->n; i++) {
+		uint32_t x = (uint32_t)i;
+		const struct kf_node *nd;
+
+		for (k = 0; k < n; k++, x = s->nodes[x].parent) {
+			nd = &s->nodes[x];
+			if (!x || nd->frame.addr != frames[k].addr ||
+			    nd->frame.flags != frames[k].flags)
+				break;
+		}
+		if (k == n && x && s->nodes[x].parent == 0 &&
+		    s->nodes[x].frame.root == root->root)
+			w += kf_stacks_weight(s, (uint32_t)i);
+	}
+	return w;
+}
+
+/* kf_stacks_copy, then a stack moved onto a new branch (kf_stacks_append,
+ * kf_stacks_move), another cleared, then kf_stacks_prune: the other
+ * stacks keep their weights, the moved one is found on its branch, the
+ * nodes nothing ends under are gone, and the source trie is untouched. */
+static void test_copy_move_prune(void)
+{
+	struct kf_stacks a, c;
+	struct kf_frame root, f[3], mark;
+	uint32_t n1, n2, n3, b1, b2;
+	size_t before;
+
+	CHECK_EQ(kf_stacks_init(&a), 0);
+	memset(&root, 0, sizeof(root));
+	root.flags = KF_FRAME_ROOT;
+	root.root = 1;
+	memset(f, 0, sizeof(f));
+	f[0].addr = 10;
+	f[1].addr = 20;
+	f[2].addr = 30;
+	f[0].flags = f[1].flags = KF_FRAME_KERNEL;
+	n1 = kf_stacks_path(&a, &root, f, 3);           /* 30;20;10 */
+	n2 = kf_stacks_path(&a, &root, f + 1, 2);       /* 30;20 */
+	n3 = kf_stacks_path(&a, &root, f + 2, 1);       /* 30 */
+	CHECK(n1 && n2 && n3);
+	CHECK(kf_stacks_add(&a, n1, 5));
+	CHECK(kf_stacks_add(&a, n2, 7));
+	CHECK(kf_stacks_add(&a, n3, 11));
+	CHECK(kf_stacks_add_weight(&a, n3, (kf_u128)3 << 64));
+	kf_stacks_drop_index(&a);
+	before = a.n;
+	CHECK_EQ(kf_stacks_copy(&c, &a), 0);
+	CHECK_EQ(c.n, a.n);
+	/* 30;[m];20;10 takes the samples of 30;20;10 */
+	memset(&mark, 0, sizeof(mark));
+	mark.flags = KF_FRAME_PSEUDO;
+	mark.addr = 1;
+	b1 = kf_stacks_append(&c, n3, &mark);
+	CHECK(b1 != 0);
+	b2 = kf_stacks_append(&c, b1, &c.nodes[n2].frame);
+	CHECK(b2 != 0);
+	b2 = kf_stacks_append(&c, b2, &f[0]);
+	CHECK(b2 != 0);
+	CHECK(kf_stacks_move(&c, n1, b2));
+	CHECK_EQ(c.nodes[n1].samples, 0u);
+	CHECK_EQ(c.nodes[b2].samples, 1u);
+	CHECK(kf_stacks_weight(&c, b2) == 5);
+	/* 30;20 dropped */
+	CHECK(kf_stacks_clear(&c, n2));
+	/* 30 moved onto itself: nothing changes (wraps included) */
+	CHECK(kf_stacks_move(&c, n3, n3));
+	CHECK(kf_stacks_weight(&c, n3) == (((kf_u128)3 << 64) | 11));
+	CHECK(kf_stacks_prune(&c));
+	/* the nodes of 30;20 and 30;20;10 are gone: root, 30, [m], 20, 10 */
+	CHECK_EQ(c.n, (size_t)6);
+	{
+		struct kf_frame moved[4] = { f[0], f[1], mark, f[2] };
+
+		CHECK(path_weight(&c, &root, moved, 4) == 5);
+		CHECK(path_weight(&c, &root, f + 1, 2) == 0);
+		CHECK(path_weight(&c, &root, f + 2, 1) == (((kf_u128)3 << 64) | 11));
+	}
+	/* the source is as it was */
+	CHECK_EQ(a.n, before);
+	CHECK(path_weight(&a, &root, f, 3) == 5);
+	CHECK(path_weight(&a, &root, f + 1, 2) == 7);
+	/* an indexed trie refuses appends (they would bypass the index) */
+	CHECK(kf_stacks_path(&a, &root, f, 1) != 0);
+	CHECK_EQ(kf_stacks_append(&a, n3, &mark), 0u);
+	CHECK(!kf_stacks_prune(&a));
+	kf_stacks_fini(&a);
+	kf_stacks_fini(&c);
+}
+
 int main(void)
 {
 	RUN(test_path_equals_child);
 	RUN(test_short_paths);
+	RUN(test_copy_move_prune);
 	return CHECK_DONE();
 }

@@ -274,6 +274,24 @@ static bool map64_rehash(struct kf_map64 *m, size_t ncap)
 	return true;
 }
 
+bool kf_map64_copy(struct kf_map64 *dst, const struct kf_map64 *src)
+{
+	kf_map64_init(dst);
+	if (!src->cap)
+		return true;
+	dst->keys = kf_reallocarray(NULL, src->cap, sizeof(*dst->keys));
+	dst->vals = kf_reallocarray(NULL, src->cap, sizeof(*dst->vals));
+	if (!dst->keys || !dst->vals) {
+		kf_map64_fini(dst);
+		return false;
+	}
+	memcpy(dst->keys, src->keys, src->cap * sizeof(*dst->keys));
+	memcpy(dst->vals, src->vals, src->cap * sizeof(*dst->vals));
+	dst->cap = src->cap;
+	dst->n = src->n;
+	return true;
+}
+
 bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val)
 {
 	size_t i;
