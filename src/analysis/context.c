@@ -7,28 +7,45 @@
 
 #include "kfold.h"
 
-struct walk {
+/* Each node's symbol, looked up once (the walk's and the rewrite's). */
+struct symmemo {
 	const struct kf_stacks *st;
 	struct kf_namer *namer;
-	const char **sym;        /* per node: its symbol (memo) */
-	uint8_t *named;          /* per node: sym[] is filled in */
+	const char **sym;        /* per node: NULL not looked up yet, &unnamed
+				    none */
+};
+
+static const char unnamed;
+
+static int symmemo_init(struct symmemo *m, const struct kf_stacks *st,
+			struct kf_namer *namer)
+{
+	m->st = st;
+	m->namer = namer;
+	m->sym = kf_calloc(st->n ? st->n : 1, sizeof(*m->sym));
+	return m->sym ? 0 : KF_ENOMEM;
+}
+
+static const char *node_sym(struct symmemo *m, uint32_t node)
+{
+	const char *s = m->sym[node];
+
+	if (!s) {
+		const struct kf_frame *f = &m->st->nodes[node].frame;
+
+		s = (f->flags & KF_FRAME_ROOT) ? NULL : kf_namer_symbol(m->namer, f);
+		m->sym[node] = s ? s : &unnamed;
+	}
+	return s == &unnamed ? NULL : s;
+}
+
+struct walk {
+	struct symmemo syms;
 	uint32_t *path;
 	const char **psyms;
 	const char **names;
 	size_t cap_path, cap_psyms, cap_names;
 };
-
-static const char *node_sym(struct walk *w, uint32_t node)
-{
-	if (!w->named[node]) {
-		const struct kf_frame *f = &w->st->nodes[node].frame;
-
-		w->sym[node] = (f->flags & KF_FRAME_ROOT) ? NULL :
-			       kf_namer_symbol(w->namer, f);
-		w->named[node] = 1;
-	}
-	return w->sym[node];
-}
 
 /* An entry index of the classifier's names[] (which starts `off` frames
  * leafward of the stack's kernel part) as an index of that kernel part;
@@ -84,11 +101,7 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 	int r = 0;
 
 	memset(&w, 0, sizeof(w));
-	w.st = st;
-	w.namer = namer;
-	w.sym = kf_calloc(st->n ? st->n : 1, sizeof(*w.sym));
-	w.named = kf_calloc(st->n ? st->n : 1, 1);
-	if (!w.sym || !w.named) {
+	if (symmemo_init(&w.syms, st, namer)) {
 		r = KF_ENOMEM;
 		goto out;
 	}
@@ -117,7 +130,7 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 			w.path[--i] = x;
 		rootd = kf_roots_get(roots, st->nodes[w.path[0]].frame.root);
 		for (i = 0; i < len; i++)
-			w.psyms[i] = node_sym(&w, w.path[i]);
+			w.psyms[i] = node_sym(&w.syms, w.path[i]);
 		while (nk + 1 < len &&
 		       (st->nodes[w.path[len - 1 - nk]].frame.flags &
 			(KF_FRAME_KERNEL | KF_FRAME_PSEUDO)) == KF_FRAME_KERNEL)
@@ -143,8 +156,7 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		r = fn(payload, &cs);
 	}
 out:
-	free(w.sym);
-	free(w.named);
+	free(w.syms.sym);
 	free(w.path);
 	free(w.psyms);
 	free(w.names);
@@ -235,19 +247,17 @@ bool kf_ctx_marker_like(const char *t, size_t n)
  * nodes the samples left print nothing (the emitter prints a line only
  * where samples end, and merges siblings of one text).
  *
- * A new node is found again by (parent, what it holds): a pseudo-frame's
- * kind and payload, or for a real frame the input node it copies (below
- * a given output node, two stacks with the same next frame have the same
- * input path so far, so the same input node): both fit a 64-bit key. */
+ * A new node is found again by (parent, what it holds): a pseudo-frame
+ * by its kind and payload (a 64-bit key), a real frame by the input node
+ * it copies (below a given output node, two stacks with the same next
+ * frame have the same input path so far, so the same input node). */
 
 struct rewrite {
 	const struct kf_stacks *in;
 	struct kf_stacks *out;
-	struct kf_namer *namer;
 	const struct kf_roots *roots;
 	const struct kf_ctx_rules *rules;
-	const char **sym;        /* per input node: its symbol (memo:
-				    NULL not looked up yet, &unnamed none) */
+	struct symmemo syms;     /* the input nodes' */
 	uint32_t *kr;            /* per input node: kernel frames ending there */
 	uint32_t *rootof;        /* per input node: its root's node */
 	struct kf_map64 marks;   /* (parent, kind << 16 | payload) -> node */
@@ -264,19 +274,6 @@ struct rewrite {
 	enum kf_context_frames frames;
 	unsigned exclude;
 };
-
-static const char unnamed;
-
-static const char *rw_sym(struct rewrite *rw, uint32_t node)
-{
-	const char *s = rw->sym[node];
-
-	if (!s) {
-		s = kf_namer_symbol(rw->namer, &rw->in->nodes[node].frame);
-		rw->sym[node] = s ? s : &unnamed;
-	}
-	return s == &unnamed ? NULL : s;
-}
 
 /* The pseudo-frame child of output node parent, added if new; 0 on
  * ENOMEM. */
@@ -338,15 +335,14 @@ static int rewrite_one(struct rewrite *rw, uint32_t x)
 		return KF_ENOMEM;
 	for (i = 0, y = x; i < nk; i++, y = in->nodes[y].parent) {
 		rw->kn[i] = y;
-		rw->names[i] = rw_sym(rw, y);
+		rw->names[i] = node_sym(&rw->syms, y);
 	}
 	rootd = kf_roots_get(rw->roots, in->nodes[rw->rootof[x]].frame.root);
 	classify(rw->rules, rw->names, nk,
 		 nk >= 2 && in->nodes[rw->kn[0]].frame.addr == in->nodes[rw->kn[1]].frame.addr,
 		 rootd, &ctx);
-	if (rw->exclude & (1u << ctx.verdict)) {
+	if (rw->exclude & (1u << ctx.verdict))
 		return kf_stacks_clear(rw->out, x) ? 0 : KF_ENOMEM;
-	}
 	if (rw->frames == KF_CONTEXT_FRAMES) {
 		/* outermost first, so nested contexts nest */
 		for (k = ctx.n_nest - 1; k >= 0; k--) {
@@ -394,19 +390,17 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 	memset(&rw, 0, sizeof(rw));
 	rw.in = st;
 	rw.out = out;
-	rw.namer = namer;
 	rw.roots = roots;
 	rw.rules = rules;
 	rw.frames = frames;
 	rw.exclude = exclude;
 	kf_map64_init(&rw.marks);
 	rw.base = (uint32_t)out->n;
-	rw.sym = kf_calloc(n, sizeof(*rw.sym));
 	rw.kr = kf_calloc(n, sizeof(*rw.kr));
 	rw.rootof = kf_calloc(n, sizeof(*rw.rootof));
 	rw.copy = kf_calloc(n, sizeof(*rw.copy));
 	rw.copy_parent = kf_calloc(n, sizeof(*rw.copy_parent));
-	if (!rw.sym || !rw.kr || !rw.rootof || !rw.copy || !rw.copy_parent)
+	if (symmemo_init(&rw.syms, st, namer) || !rw.kr || !rw.rootof || !rw.copy || !rw.copy_parent)
 		r = KF_ENOMEM;
 	/* parents are older nodes: one pass gives each node its root and
 	 * the kernel frames ending at it; with pseudo-frames, every real
@@ -425,7 +419,7 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 	for (i = 1; !r && i < st->n; i++)
 		if (st->nodes[i].samples || st->nodes[i].weight)
 			r = rewrite_one(&rw, (uint32_t)i);
-	free(rw.sym);
+	free(rw.syms.sym);
 	free(rw.kr);
 	free(rw.copy_parent);
 	free(rw.rootof);
