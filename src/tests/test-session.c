@@ -402,6 +402,22 @@ static void test_buildid_records(void)
 	pdb_free(&img);
 }
 
+/* Loads img with opts as the command line does (no_files off: the
+ * kallsyms file opts name is read) and keeps the folded text in r->out. */
+static void load_folded(const struct pdb *img, const kf_options *o, struct run *r)
+{
+	kf_session *s;
+	FILE *out;
+
+	memset(r, 0, sizeof(*r));
+	out = open_memstream(&r->out, &r->len);
+	CHECK_EQ(kf_session_new(&s, o), 0);
+	CHECK_EQ(kf_session_load_mem(s, img->p, img->len), 0);
+	CHECK_EQ(kf_session_write_folded(s, out), 0);
+	kf_session_free(s);
+	fclose(out);
+}
+
 /* Kernel modules: their MMAP names become "[name]" (.ko suffixes dropped,
  * '-' -> '_'), kallsyms symbols tagged "\t[name]" go to them, the kernel's
  * own symbols move by the KASLR delta between the file and the capture. */
@@ -446,20 +462,73 @@ static void test_kernel_modules(void)
 	rec_sample(&d, BASIC, 1, 7, 100, 5, chain, 3, 0);
 	pdb_file(&img, &a, 1, &d, false);
 	o.kallsyms = path;
-	{
-		/* a real load: no_files off for this one */
-		kf_session *s;
-		FILE *out;
-
-		memset(&r, 0, sizeof(r));
-		out = open_memstream(&r.out, &r.len);
-		CHECK_EQ(kf_session_new(&s, &o), 0);
-		CHECK_EQ(kf_session_load_mem(s, img.p, img.len), 0);
-		CHECK_EQ(kf_session_write_folded(s, out), 0);
-		kf_session_free(s);
-		fclose(out);
-	}
+	load_folded(&img, &o, &r);
 	CHECK_STR(r.out, "prog;do_syscall_64;nf_conntrack_in 5\n");
+	run_free(&r);
+	unlink(path);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
+/* --context classifies each distinct kernel part once per kind of root
+ * (context.c): stacks that end in the same kernel frames must still get
+ * the verdict of their own root.  The same two-frame kernel part, below
+ * root frames that differ in what the classifier reads of them: pid 0
+ * (idle), a task with a user part, and one without (the chain cut by
+ * max_stack: truncated). */
+static void test_context_memo(void)
+{
+	char path[] = "/tmp/kfold-test-kallsyms-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	/* a syscall: entry, then the syscall's function */
+	static const uint64_t sys_user[] = { CTX_KERNEL, 0xffffffff81000310ull,
+					     0xffffffff81000110ull,
+					     CTX_USER, 0x401010 };
+	static const uint64_t sys_kernel[] = { CTX_KERNEL, 0xffffffff81000310ull,
+					       0xffffffff81000110ull };
+	kf_options o;
+	kf_options_init(&o);
+	struct run r;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("ffffffff81000000 T _text\n"
+	      "ffffffff81000100 T entry_SYSCALL_64_after_hwframe\n"
+	      "ffffffff81000200 T do_syscall_64\n"
+	      "ffffffff81000300 T __x64_sys_write\n"
+	      "ffffffff81000400 T ksys_write\n", f);
+	fclose(f);
+	rec_kmap(&d, BASIC);
+	rec_comm(&d, BASIC, 0, 0, "swapper", 0, false);
+	rec_comm(&d, BASIC, 7, 7, "prog", 0, false);
+	rec_mmap2(&d, BASIC, 7, 0x400000, 0x2000, 0, "/bin/prog", 0);
+	rec_sample(&d, BASIC, 1, 7, 100, 5, sys_user, 5, 0);
+	rec_sample(&d, BASIC, 1, 0, 110, 3, sys_kernel, 3, 0);
+	rec_sample(&d, BASIC, 1, 7, 120, 2, sys_kernel, 3, 0);
+	pdb_file(&img, &a, 1, &d, false);
+	o.kallsyms = path;
+	o.count_samples = true;
+	o.context = KF_CONTEXT_VERDICT;
+	load_folded(&img, &o, &r);
+	CHECK_STR(r.out, "prog;[on-behalf];entry_SYSCALL_64_after_hwframe;__x64_sys_write 1\n"
+			 "prog;[prog];[on-behalf];entry_SYSCALL_64_after_hwframe;__x64_sys_write 1\n"
+			 "swapper;[idle];entry_SYSCALL_64_after_hwframe;__x64_sys_write 1\n");
+	run_free(&r);
+	/* --exclude alone goes through the same memo */
+	o.context = KF_CONTEXT_NONE;
+	o.exclude = 1u << KF_VERDICT_IDLE;
+	load_folded(&img, &o, &r);
+	CHECK_STR(r.out, "prog;[prog];entry_SYSCALL_64_after_hwframe;__x64_sys_write 1\n"
+			 "prog;entry_SYSCALL_64_after_hwframe;__x64_sys_write 1\n");
+	run_free(&r);
+	o.exclude = 1u << KF_VERDICT_ON_BEHALF;
+	load_folded(&img, &o, &r);
+	CHECK_STR(r.out, "swapper;entry_SYSCALL_64_after_hwframe;__x64_sys_write 1\n");
 	run_free(&r);
 	unlink(path);
 	pdb_free(&d);
@@ -915,6 +984,7 @@ int main(void)
 	RUN(test_ksymbol);
 	RUN(test_buildid_records);
 	RUN(test_kernel_modules);
+	RUN(test_context_memo);
 	RUN(test_lost);
 	RUN(test_damage);
 	RUN(test_bad_headers);
