@@ -7,7 +7,8 @@
 
 #include "kfold.h"
 
-/* Each node's symbol, looked up once (the walk's and the rewrite's). */
+/* Each node's symbol, looked up once (the walk's user frames; kernel
+ * frames are named per kernel part, struct kclass). */
 struct symmemo {
 	const struct kf_stacks *st;
 	struct kf_namer *namer;
@@ -38,14 +39,6 @@ static const char *node_sym(struct symmemo *m, uint32_t node)
 	}
 	return s == &unnamed ? NULL : s;
 }
-
-struct walk {
-	struct symmemo syms;
-	uint32_t *path;
-	const char **psyms;
-	const char **names;
-	size_t cap_path, cap_psyms, cap_names;
-};
 
 /* An entry index of the classifier's names[] (which starts `off` frames
  * leafward of the stack's kernel part) as an index of that kernel part;
@@ -92,6 +85,212 @@ static void classify(const struct kf_ctx_rules *rules, const char *const *names,
 		shift_level(&ctx->nest[k], ncls, off, nk);
 }
 
+/* ---- kernel parts ---------------------------------------------------------------
+ *
+ * The same kernel part (the same frames from the kernel entry to the
+ * leaf) ends thousands of stacks that differ in their user parts.  So
+ * the kernel parts are interned first, in a trie of their own (a "kpart":
+ * its parent kpart and its frame), and a stack is classified through its
+ * kpart: each kpart's frames are named once, and each distinct (kpart,
+ * what the root tells the classifier) is classified once. */
+
+struct kpart {
+	struct kf_frame frame;
+	uint32_t parent;         /* the kpart one frame rootward, 0 at the
+				    kernel entry */
+	uint32_t depth;          /* its kernel frames */
+	const char *sym;         /* its frame's symbol: NULL not looked up,
+				    &unnamed none */
+};
+
+struct kparts {
+	struct kpart *p;         /* from 1 */
+	size_t n, cap;
+	uint32_t *slot;          /* open addressing: kpart ids, 0 empty */
+	size_t nslot;            /* a power of two */
+};
+
+static uint64_t kpart_hash(uint32_t parent, const struct kf_frame *f)
+{
+	uint64_t h = f->addr * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)parent << 32 | f->module) * 0xc2b2ae3d27d4eb4full;
+	h ^= (uint64_t)f->flags * 0x165667b19e3779f9ull;
+	return h ^ (h >> 29);
+}
+
+static bool kpart_grow_slots(struct kparts *kp)
+{
+	size_t nslot = kp->nslot ? kp->nslot * 2 : 1024, i, j;
+	uint32_t *slot = kf_calloc(nslot, sizeof(*slot));
+
+	if (!slot)
+		return false;
+	for (i = 1; i < kp->n; i++) {
+		j = kpart_hash(kp->p[i].parent, &kp->p[i].frame) & (nslot - 1);
+		while (slot[j])
+			j = (j + 1) & (nslot - 1);
+		slot[j] = (uint32_t)i;
+	}
+	free(kp->slot);
+	kp->slot = slot;
+	kp->nslot = nslot;
+	return true;
+}
+
+/* The kpart of frame f below kpart parent (0: f is the entry), added if
+ * new; 0 on ENOMEM. */
+static uint32_t kpart_get(struct kparts *kp, uint32_t parent, const struct kf_frame *f)
+{
+	struct kpart *e;
+	size_t j;
+	uint32_t id;
+
+	if (kp->n == 0)
+		kp->n = 1;   /* id 0 is "none" */
+	if ((kp->n + 1) * 2 > kp->nslot && !kpart_grow_slots(kp))
+		return 0;
+	j = kpart_hash(parent, f) & (kp->nslot - 1);
+	for (; (id = kp->slot[j]) != 0; j = (j + 1) & (kp->nslot - 1))
+		if (kp->p[id].parent == parent && kp->p[id].frame.addr == f->addr &&
+		    kp->p[id].frame.module == f->module && kp->p[id].frame.flags == f->flags)
+			return id;
+	if (kp->n >= UINT32_MAX || !KF_GROW(kp->p, kp->cap, kp->n + 1))
+		return 0;
+	id = (uint32_t)kp->n++;
+	e = &kp->p[id];
+	e->frame = *f;
+	e->parent = parent;
+	e->depth = parent ? kp->p[parent].depth + 1 : 1;
+	e->sym = NULL;
+	kp->slot[j] = id;
+	return id;
+}
+
+static void kparts_fini(struct kparts *kp)
+{
+	free(kp->p);
+	free(kp->slot);
+}
+
+static const char *kpart_sym(struct kparts *kp, struct kf_namer *namer, uint32_t id)
+{
+	struct kpart *e = &kp->p[id];
+	const char *s = e->sym;
+
+	if (!s) {
+		s = kf_namer_symbol(namer, &e->frame);
+		e->sym = s ? s : &unnamed;
+	}
+	return s == &unnamed ? NULL : s;
+}
+
+/* A trie's kernel parts and their classifications. */
+struct kclass {
+	const struct kf_stacks *st;
+	const struct kf_roots *roots;
+	const struct kf_ctx_rules *rules;
+	struct kf_namer *namer;
+	struct kparts kp;
+	uint32_t *kpart;         /* per node: its kpart (0: not a kernel
+				    frame) */
+	uint32_t *rootof;        /* per node: its root's node */
+	struct kf_map64 memo;    /* (kpart, root's bits) -> ctxs[] */
+	struct kf_ctx *ctxs;
+	size_t n_ctxs, cap_ctxs;
+	const char **names;      /* one kpart's symbols, the leaf first */
+	size_t cap_names;
+};
+
+static void kclass_fini(struct kclass *kc)
+{
+	kparts_fini(&kc->kp);
+	free(kc->kpart);
+	free(kc->rootof);
+	free(kc->ctxs);
+	free(kc->names);
+	kf_map64_fini(&kc->memo);
+}
+
+/* One pass in node order (parents are older nodes) gives each node its
+ * root and its kpart. */
+static int kclass_init(struct kclass *kc, const struct kf_stacks *st,
+		       const struct kf_roots *roots, struct kf_namer *namer,
+		       const struct kf_ctx_rules *rules)
+{
+	size_t n = st->n ? st->n : 1, i;
+
+	memset(kc, 0, sizeof(*kc));
+	kc->st = st;
+	kc->roots = roots;
+	kc->rules = rules;
+	kc->namer = namer;
+	kf_map64_init(&kc->memo);
+	kc->kpart = kf_calloc(n, sizeof(*kc->kpart));
+	kc->rootof = kf_calloc(n, sizeof(*kc->rootof));
+	if (!kc->kpart || !kc->rootof)
+		return KF_ENOMEM;
+	for (i = 1; i < st->n; i++) {
+		const struct kf_node *nd = &st->nodes[i];
+		uint32_t p = nd->parent;
+
+		kc->rootof[i] = p ? kc->rootof[p] : (uint32_t)i;
+		if (p && (nd->frame.flags & (KF_FRAME_KERNEL | KF_FRAME_PSEUDO)) ==
+			 KF_FRAME_KERNEL) {
+			kc->kpart[i] = kpart_get(&kc->kp, kc->kpart[p], &nd->frame);
+			if (!kc->kpart[i])
+				return KF_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The kernel frames at the leaf end of the stack ending at node. */
+static size_t kclass_depth(const struct kclass *kc, uint32_t node)
+{
+	uint32_t kid = kc->kpart[node];
+
+	return kid ? kc->kp.p[kid].depth : 0;
+}
+
+/* The classification of the stack ending at node (valid until the next
+ * call); NULL on ENOMEM. */
+static const struct kf_ctx *kclass_get(struct kclass *kc, uint32_t node)
+{
+	const struct kf_stack_root *rootd =
+		kf_roots_get(kc->roots, kc->st->nodes[kc->rootof[node]].frame.root);
+	uint32_t kid = kc->kpart[node], idx, y;
+	uint64_t key = (uint64_t)(kid + 1) << 16 | (uint64_t)rootd->ctx << 8 |
+		       (uint64_t)(rootd->cpumode & 0x7f) << 1 | (rootd->pid == 0);
+	size_t nk = kclass_depth(kc, node), i;
+
+	if (kf_map64_get(&kc->memo, key, &idx))
+		return &kc->ctxs[idx];
+	KF_WORK(nk + 1);
+	if (!KF_GROW(kc->names, kc->cap_names, nk + 1) ||
+	    !KF_GROW(kc->ctxs, kc->cap_ctxs, kc->n_ctxs + 1))
+		return NULL;
+	for (i = 0, y = kid; i < nk; i++, y = kc->kp.p[y].parent)
+		kc->names[i] = kpart_sym(&kc->kp, kc->namer, y);
+	/* some kernels store the first entry twice (tracepoints, software
+	 * events): classify it once */
+	classify(kc->rules, kc->names, nk,
+		 nk >= 2 && kc->kp.p[kid].frame.addr ==
+			    kc->kp.p[kc->kp.p[kid].parent].frame.addr,
+		 rootd, &kc->ctxs[kc->n_ctxs]);
+	if (!kf_map64_put(&kc->memo, key, (uint32_t)kc->n_ctxs))
+		return NULL;
+	return &kc->ctxs[kc->n_ctxs++];
+}
+
+struct walk {
+	struct symmemo syms;     /* the user frames' */
+	struct kclass kc;
+	uint32_t *path;
+	const char **psyms;
+	size_t cap_path, cap_psyms;
+};
+
 int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		struct kf_namer *namer, const struct kf_ctx_rules *rules,
 		kf_ctx_visit_fn fn, void *payload)
@@ -101,7 +300,8 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 	int r = 0;
 
 	memset(&w, 0, sizeof(w));
-	if (symmemo_init(&w.syms, st, namer)) {
+	if (kclass_init(&w.kc, st, roots, namer, rules) ||
+	    symmemo_init(&w.syms, st, namer)) {
 		r = KF_ENOMEM;
 		goto out;
 	}
@@ -109,8 +309,7 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		const struct kf_node *nd = &st->nodes[node];
 		const struct kf_stack_root *rootd;
 		struct kf_ctx_stack cs;
-		struct kf_ctx ctx;
-		size_t len = 0, i, nk = 0;
+		size_t len = 0, i, nk;
 		uint32_t x;
 
 		if (nd->samples == 0 && nd->weight == 0)
@@ -120,8 +319,7 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 			len++;
 		KF_WORK(len);
 		if (!KF_GROW(w.path, w.cap_path, len) ||
-		    !KF_GROW(w.psyms, w.cap_psyms, len) ||
-		    !KF_GROW(w.names, w.cap_names, len)) {
+		    !KF_GROW(w.psyms, w.cap_psyms, len)) {
 			r = KF_ENOMEM;
 			break;
 		}
@@ -129,26 +327,21 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		for (x = (uint32_t)node; x; x = st->nodes[x].parent)
 			w.path[--i] = x;
 		rootd = kf_roots_get(roots, st->nodes[w.path[0]].frame.root);
-		for (i = 0; i < len; i++)
+		nk = kclass_depth(&w.kc, (uint32_t)node);
+		for (i = 0; i < len - nk; i++)
 			w.psyms[i] = node_sym(&w.syms, w.path[i]);
-		while (nk + 1 < len &&
-		       (st->nodes[w.path[len - 1 - nk]].frame.flags &
-			(KF_FRAME_KERNEL | KF_FRAME_PSEUDO)) == KF_FRAME_KERNEL)
-			nk++;
-		for (i = 0; i < nk; i++)
-			w.names[i] = w.psyms[len - 1 - i];
-		/* some kernels store the first entry twice (tracepoints,
-		 * software events): classify it once */
-		classify(rules, w.names, nk,
-			 nk >= 2 && st->nodes[w.path[len - 1]].frame.addr ==
-				    st->nodes[w.path[len - 2]].frame.addr,
-			 rootd, &ctx);
+		for (; i < len; i++)
+			w.psyms[i] = kpart_sym(&w.kc.kp, namer, w.kc.kpart[w.path[i]]);
+		cs.ctx = kclass_get(&w.kc, (uint32_t)node);
+		if (!cs.ctx) {
+			r = KF_ENOMEM;
+			break;
+		}
 		cs.node = (uint32_t)node;
 		cs.path = w.path;
 		cs.n_path = len;
 		cs.n_kernel = nk;
 		cs.syms = w.psyms;
-		cs.ctx = &ctx;
 		cs.weight = nd->weight;
 		cs.samples = nd->samples;
 		cs.pid = rootd->pid;
@@ -156,10 +349,10 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		r = fn(payload, &cs);
 	}
 out:
+	kclass_fini(&w.kc);
 	free(w.syms.sym);
 	free(w.path);
 	free(w.psyms);
-	free(w.names);
 	return r;
 }
 
@@ -251,56 +444,13 @@ bool kf_ctx_marker_like(const char *t, size_t n)
  * by its kind and payload (a 64-bit key), a real frame by the input node
  * it copies (below a given output node, two stacks with the same next
  * frame have the same input path so far, so the same input node).
- *
- * The same kernel part (the same frames from the kernel entry to the
- * leaf) ends thousands of stacks that differ in their user parts.  So
- * the kernel parts are interned first, in a trie of their own (a "kpart":
- * its parent kpart and its frame), and a stack is classified through its
- * kpart: each kpart's frames are named once, and each distinct (kpart,
- * what the root tells the classifier) is classified once.  The pseudo-
- * frames a classification asks for depend on nothing else, so they are
- * what is kept. */
-
-/* What one classification asks of the rewrite. */
-struct verdict_of {
-	uint8_t verdict;
-	uint8_t n_ins;
-	struct {
-		uint32_t dist;       /* before the kernel frame kn[dist] */
-		uint16_t marker;     /* enum kf_marker */
-		uint16_t addr;       /* its payload */
-	} ins[KF_CTX_MAX_NEST + 1];
-};
-
-struct kpart {
-	struct kf_frame frame;
-	uint32_t parent;         /* the kpart one frame rootward, 0 at the
-				    kernel entry */
-	uint32_t depth;          /* its kernel frames */
-	const char *sym;         /* its frame's symbol: NULL not looked up,
-				    &unnamed none */
-};
-
-struct kparts {
-	struct kpart *p;         /* from 1 */
-	size_t n, cap;
-	uint32_t *slot;          /* open addressing: kpart ids, 0 empty */
-	size_t nslot;            /* a power of two */
-};
+ * A stack is classified through its kernel part (struct kclass), and
+ * walks its kernel frames only as far as its outermost pseudo-frame. */
 
 struct rewrite {
 	const struct kf_stacks *in;
 	struct kf_stacks *out;
-	const struct kf_roots *roots;
-	const struct kf_ctx_rules *rules;
-	struct kf_namer *namer;
-	struct kparts kp;
-	uint32_t *kpart;         /* per input node: its kpart (0: not a
-				    kernel frame) */
-	uint32_t *rootof;        /* per input node: its root's node */
-	struct kf_map64 memo;    /* (kpart, root's bits) -> verdicts[] */
-	struct verdict_of *verdicts;
-	size_t n_verdicts, cap_verdicts;
+	struct kclass kc;
 	struct kf_map64 marks;   /* (parent, kind << 16 | payload) -> node */
 	uint32_t *copy;          /* per input node: its newest copy, or 0 */
 	uint32_t *copy_parent;   /* and that copy's parent (read together:
@@ -310,86 +460,10 @@ struct rewrite {
 	size_t cap_older;
 	uint32_t base;           /* the first new node */
 	uint32_t *kn;            /* one stack's kernel nodes, the leaf first */
-	const char **names;      /* one kpart's symbols, the leaf first */
-	size_t cap_kn, cap_names;
+	size_t cap_kn;
 	enum kf_context_frames frames;
 	unsigned exclude;
 };
-
-static uint64_t kpart_hash(uint32_t parent, const struct kf_frame *f)
-{
-	uint64_t h = f->addr * 0x9e3779b97f4a7c15ull;
-
-	h ^= ((uint64_t)parent << 32 | f->module) * 0xc2b2ae3d27d4eb4full;
-	h ^= (uint64_t)f->flags * 0x165667b19e3779f9ull;
-	return h ^ (h >> 29);
-}
-
-static bool kpart_grow_slots(struct kparts *kp)
-{
-	size_t nslot = kp->nslot ? kp->nslot * 2 : 1024, i, j;
-	uint32_t *slot = kf_calloc(nslot, sizeof(*slot));
-
-	if (!slot)
-		return false;
-	for (i = 1; i < kp->n; i++) {
-		j = kpart_hash(kp->p[i].parent, &kp->p[i].frame) & (nslot - 1);
-		while (slot[j])
-			j = (j + 1) & (nslot - 1);
-		slot[j] = (uint32_t)i;
-	}
-	free(kp->slot);
-	kp->slot = slot;
-	kp->nslot = nslot;
-	return true;
-}
-
-/* The kpart of frame f below kpart parent (0: f is the entry), added if
- * new; 0 on ENOMEM. */
-static uint32_t kpart_get(struct kparts *kp, uint32_t parent, const struct kf_frame *f)
-{
-	struct kpart *e;
-	size_t j;
-	uint32_t id;
-
-	if (kp->n == 0)
-		kp->n = 1;   /* id 0 is "none" */
-	if ((kp->n + 1) * 2 > kp->nslot && !kpart_grow_slots(kp))
-		return 0;
-	j = kpart_hash(parent, f) & (kp->nslot - 1);
-	for (; (id = kp->slot[j]) != 0; j = (j + 1) & (kp->nslot - 1))
-		if (kp->p[id].parent == parent && kp->p[id].frame.addr == f->addr &&
-		    kp->p[id].frame.module == f->module && kp->p[id].frame.flags == f->flags)
-			return id;
-	if (kp->n >= UINT32_MAX || !KF_GROW(kp->p, kp->cap, kp->n + 1))
-		return 0;
-	id = (uint32_t)kp->n++;
-	e = &kp->p[id];
-	e->frame = *f;
-	e->parent = parent;
-	e->depth = parent ? kp->p[parent].depth + 1 : 1;
-	e->sym = NULL;
-	kp->slot[j] = id;
-	return id;
-}
-
-static void kparts_fini(struct kparts *kp)
-{
-	free(kp->p);
-	free(kp->slot);
-}
-
-static const char *kpart_sym(struct rewrite *rw, uint32_t id)
-{
-	struct kpart *e = &rw->kp.p[id];
-	const char *s = e->sym;
-
-	if (!s) {
-		s = kf_namer_symbol(rw->namer, &e->frame);
-		e->sym = s ? s : &unnamed;
-	}
-	return s == &unnamed ? NULL : s;
-}
 
 /* The pseudo-frame child of output node parent, added if new; 0 on
  * ENOMEM. */
@@ -432,75 +506,46 @@ static uint32_t rw_copy(struct rewrite *rw, uint32_t parent, uint32_t x)
 	return node;
 }
 
-/* What the rewrite does with the stacks of kpart kid (0: no kernel
- * frames) whose root is rootd; NULL on ENOMEM. */
-static const struct verdict_of *verdict_for(struct rewrite *rw, uint32_t kid,
-					    const struct kf_stack_root *rootd)
-{
-	uint64_t key = (uint64_t)(kid + 1) << 16 | (uint64_t)rootd->ctx << 8 |
-		       (uint64_t)(rootd->cpumode & 0x7f) << 1 | (rootd->pid == 0);
-	struct verdict_of *v;
-	struct kf_ctx ctx;
-	size_t nk = kid ? rw->kp.p[kid].depth : 0, i;
-	uint32_t idx, y;
-	int k;
-
-	if (kf_map64_get(&rw->memo, key, &idx))
-		return &rw->verdicts[idx];
-	KF_WORK(nk + 1);
-	if (!KF_GROW(rw->names, rw->cap_names, nk + 1) ||
-	    !KF_GROW(rw->verdicts, rw->cap_verdicts, rw->n_verdicts + 1))
-		return NULL;
-	for (i = 0, y = kid; i < nk; i++, y = rw->kp.p[y].parent)
-		rw->names[i] = kpart_sym(rw, y);
-	classify(rw->rules, rw->names, nk,
-		 nk >= 2 && rw->kp.p[kid].frame.addr ==
-			    rw->kp.p[rw->kp.p[kid].parent].frame.addr,
-		 rootd, &ctx);
-	v = &rw->verdicts[rw->n_verdicts];
-	memset(v, 0, sizeof(*v));
-	v->verdict = ctx.verdict;
-	if (rw->frames == KF_CONTEXT_FRAMES) {
-		/* outermost first, so nested contexts nest */
-		for (k = ctx.n_nest - 1; k >= 0; k--) {
-			const struct kf_ctx_level *l = &ctx.nest[k];
-
-			if (l->entry >= nk)
-				continue;   /* no frame of its own */
-			v->ins[v->n_ins].dist = l->entry;
-			v->ins[v->n_ins].marker = KF_MARKER_CONTEXT;
-			v->ins[v->n_ins].addr = (uint16_t)(l->cls << 8 | l->sub);
-			v->n_ins++;
-		}
-	} else if (rw->frames == KF_CONTEXT_VERDICT && nk > 0) {
-		v->ins[0].dist = (uint32_t)(nk - 1);
-		v->ins[0].marker = KF_MARKER_VERDICT;
-		v->ins[0].addr = (uint16_t)(ctx.verdict << 8 | ctx.why);
-		v->n_ins = 1;
-	}
-	if (!kf_map64_put(&rw->memo, key, (uint32_t)rw->n_verdicts))
-		return NULL;
-	return &rw->verdicts[rw->n_verdicts++];
-}
-
 static int rewrite_one(struct rewrite *rw, uint32_t x)
 {
 	const struct kf_stacks *in = rw->in;
-	const struct verdict_of *v;
-	size_t i, j, d;
+	const struct kf_ctx *ctx = kclass_get(&rw->kc, x);
+	struct {
+		size_t dist;         /* before the kernel frame kn[dist] */
+		uint32_t marker;     /* enum kf_marker */
+		uint32_t addr;       /* its payload (16 bits) */
+	} ins[KF_CTX_MAX_NEST + 1];
+	size_t nk = kclass_depth(&rw->kc, x), n_ins = 0, i, j, d;
 	uint32_t node, y;
+	int k;
 
-	v = verdict_for(rw, rw->kpart[x],
-			kf_roots_get(rw->roots, in->nodes[rw->rootof[x]].frame.root));
-	if (!v)
+	if (!ctx)
 		return KF_ENOMEM;
-	if (rw->exclude & (1u << v->verdict))
+	if (rw->exclude & (1u << ctx->verdict))
 		return kf_stacks_clear(rw->out, x) ? 0 : KF_ENOMEM;
-	if (!v->n_ins)
+	if (rw->frames == KF_CONTEXT_FRAMES) {
+		/* outermost first, so nested contexts nest */
+		for (k = ctx->n_nest - 1; k >= 0; k--) {
+			const struct kf_ctx_level *l = &ctx->nest[k];
+
+			if (l->entry >= nk)
+				continue;   /* no frame of its own */
+			ins[n_ins].dist = l->entry;
+			ins[n_ins].marker = KF_MARKER_CONTEXT;
+			ins[n_ins].addr = (uint32_t)l->cls << 8 | l->sub;
+			n_ins++;
+		}
+	} else if (rw->frames == KF_CONTEXT_VERDICT && nk > 0) {
+		ins[n_ins].dist = nk - 1;
+		ins[n_ins].marker = KF_MARKER_VERDICT;
+		ins[n_ins].addr = (uint32_t)ctx->verdict << 8 | ctx->why;
+		n_ins++;
+	}
+	if (!n_ins)
 		return 0;   /* the stack stays where it is */
 	/* ins[] goes leafward (outer contexts have larger entries); only
 	 * the kernel frames up to the outermost pseudo-frame are walked */
-	d = v->ins[0].dist + 1;
+	d = ins[0].dist + 1;
 	KF_WORK(d);
 	if (!KF_GROW(rw->kn, rw->cap_kn, d))
 		return KF_ENOMEM;
@@ -508,8 +553,8 @@ static int rewrite_one(struct rewrite *rw, uint32_t x)
 		rw->kn[i] = y;
 	node = in->nodes[rw->kn[d - 1]].parent;
 	for (j = 0; d-- > 0 && node;) {
-		for (; j < v->n_ins && v->ins[j].dist == d && node; j++)
-			node = rw_marker(rw, node, v->ins[j].marker, v->ins[j].addr);
+		for (; j < n_ins && ins[j].dist == d && node; j++)
+			node = rw_marker(rw, node, ins[j].marker, ins[j].addr);
 		if (node)
 			node = rw_copy(rw, node, rw->kn[d]);
 	}
@@ -532,49 +577,25 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 	memset(&rw, 0, sizeof(rw));
 	rw.in = st;
 	rw.out = out;
-	rw.roots = roots;
-	rw.rules = rules;
-	rw.namer = namer;
 	rw.frames = frames;
 	rw.exclude = exclude;
 	kf_map64_init(&rw.marks);
-	kf_map64_init(&rw.memo);
 	rw.base = (uint32_t)out->n;
-	rw.kpart = kf_calloc(n, sizeof(*rw.kpart));
-	rw.rootof = kf_calloc(n, sizeof(*rw.rootof));
 	rw.copy = kf_calloc(n, sizeof(*rw.copy));
 	rw.copy_parent = kf_calloc(n, sizeof(*rw.copy_parent));
-	if (!rw.kpart || !rw.rootof || !rw.copy || !rw.copy_parent)
+	if (kclass_init(&rw.kc, st, roots, namer, rules) || !rw.copy || !rw.copy_parent)
 		r = KF_ENOMEM;
-	/* parents are older nodes: one pass gives each node its root and
-	 * its kpart; with pseudo-frames, every real frame of the output
-	 * is marked (see real frames in context.h) */
-	for (i = 1; !r && i < st->n; i++) {
-		const struct kf_node *nd = &st->nodes[i];
-		uint32_t p = nd->parent;
-
-		rw.rootof[i] = p ? rw.rootof[p] : (uint32_t)i;
-		if (p && (nd->frame.flags & (KF_FRAME_KERNEL | KF_FRAME_PSEUDO)) ==
-			 KF_FRAME_KERNEL) {
-			rw.kpart[i] = kpart_get(&rw.kp, rw.kpart[p], &nd->frame);
-			if (!rw.kpart[i])
-				r = KF_ENOMEM;
-		}
-		if (frames != KF_CONTEXT_NONE &&
-		    !(nd->frame.flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
+	/* with pseudo-frames, every real frame of the output is marked
+	 * (see real frames in context.h) */
+	for (i = 1; !r && frames != KF_CONTEXT_NONE && i < st->n; i++)
+		if (!(st->nodes[i].frame.flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
 			out->nodes[i].frame.flags |= KF_FRAME_UNMARKED;
-	}
 	for (i = 1; !r && i < st->n; i++)
 		if (st->nodes[i].samples || st->nodes[i].weight)
 			r = rewrite_one(&rw, (uint32_t)i);
-	kparts_fini(&rw.kp);
-	free(rw.kpart);
-	free(rw.verdicts);
-	kf_map64_fini(&rw.memo);
+	kclass_fini(&rw.kc);
 	free(rw.copy_parent);
-	free(rw.rootof);
 	free(rw.kn);
-	free(rw.names);
 	free(rw.copy);
 	free(rw.older);
 	kf_map64_fini(&rw.marks);

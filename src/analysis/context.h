@@ -3,9 +3,12 @@
  * Walks the stack trie once, names the kernel frames at the leaf end of
  * each stack that has samples (kallsyms names, looked up as kfold's own
  * mode does) and classifies them with classify.h, using what the root
- * recorded about the sample (struct kf_stack_root, KF_ROOT_CTX_*).  Each distinct stack
- * is classified once, whatever its number of samples; a frame is named
- * once, whatever the number of stacks it is in.
+ * recorded about the sample (struct kf_stack_root, KF_ROOT_CTX_*).  The
+ * kernel parts are interned first: each distinct kernel part (the same
+ * kernel frames, entry to leaf) is classified once per kind of root
+ * (what the classifier reads of it: KF_ROOT_CTX_*, cpumode, pid 0),
+ * whatever the number of stacks and samples that end in it; a frame is
+ * named once, whatever the number of stacks it is in.
  *
  * On top of the walk: the rewrite that folded output with --context and
  * --exclude is made from (pseudo-frames inserted, stacks dropped), and
