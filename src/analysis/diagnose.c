@@ -224,55 +224,73 @@ static void rank_fp_breaks(struct kf_fp_diag *fp, size_t n_modules)
 	fp->n = n;
 }
 
+/* What a stack's outermost frame (the root's child) says of the stacks
+ * through it: the same for all of them, so it is decided once. */
+enum { FP_UNSEEN, FP_NOT_FP, FP_WHOLE, FP_BROKEN };
+
 void kf_diag_count_fp(struct kf_fp_diag *fp, const struct kf_stacks *st,
 		      kf_diag_frame_text text, void *ctx, size_t n_modules)
 {
-	size_t i;
+	uint32_t *outer;          /* per node: the outermost frame of its path */
+	uint8_t *state;           /* per outermost node: FP_* */
+	size_t i, n = st->n ? st->n : 1;
 
 	if (fp->done)
 		return;
 	fp->done = true;
 	fp->per_module = kf_calloc(n_modules ? n_modules : 1, sizeof(*fp->per_module));
-	if (!fp->per_module)
+	outer = kf_calloc(n, sizeof(*outer));
+	state = kf_calloc(n, sizeof(*state));
+	if (!fp->per_module || !outer || !state) {
+		free(outer);
+		free(state);
 		return;
+	}
+	/* parents are older nodes: one pass in node order */
 	for (i = 1; i < st->n; i++) {
 		const struct kf_node *nd = &st->nodes[i];
-		uint32_t id = (uint32_t)i, outer = 0, next = 0;
-		const struct kf_node *root;
+		const struct kf_frame *f;
+		uint32_t p = nd->parent, o, next;
 
 		KF_WORK(1);
-		if (!nd->samples || !nd->parent)
+		if (!p)
+			continue;   /* a root */
+		o = outer[i] = st->nodes[p].parent ? outer[p] : (uint32_t)i;
+		if (!nd->samples)
 			continue;
-		/* the frame next to the root is the outermost one */
-		while (st->nodes[id].parent) {
-			KF_WORK(1);
-			next = outer;
-			outer = id;
-			id = st->nodes[id].parent;
+		f = &st->nodes[o].frame;
+		if (state[o] == FP_UNSEEN) {
+			const char *name;
+
+			if (!(st->nodes[st->nodes[o].parent].frame.flags & KF_FRAME_FPCHAIN) ||
+			    (f->flags & KF_FRAME_KERNEL))
+				state[o] = FP_NOT_FP;
+			else if (!(name = text(ctx, f)) || is_outermost(name))
+				state[o] = FP_WHOLE;
+			else
+				state[o] = FP_BROKEN;
 		}
-		root = &st->nodes[id];
-		if (!(root->frame.flags & KF_FRAME_FPCHAIN) ||
-		    (st->nodes[outer].frame.flags & KF_FRAME_KERNEL))
+		if (state[o] == FP_NOT_FP)
 			continue;
 		fp->samples += nd->samples;
-		{
-			const struct kf_frame *f = &st->nodes[outer].frame;
-			const char *name = text(ctx, f);
-
-			if (!name)
-				continue;
-			if (is_outermost(name))
-				continue;
-			fp->broken += nd->samples;
-			/* garbage at the end of the chain: the frame inside it
-			 * is the one whose function kept no frame pointer */
-			if ((f->flags & KF_FRAME_NOMAP) && next &&
-			    !(st->nodes[next].frame.flags & KF_FRAME_KERNEL))
+		if (state[o] != FP_BROKEN)
+			continue;
+		fp->broken += nd->samples;
+		/* garbage at the end of the chain: the frame inside it is
+		 * the one whose function kept no frame pointer (found by
+		 * walking up: only such stacks need it) */
+		if ((f->flags & KF_FRAME_NOMAP) && o != i) {
+			for (next = (uint32_t)i; st->nodes[next].parent != o;
+			     next = st->nodes[next].parent)
+				KF_WORK(1);
+			if (!(st->nodes[next].frame.flags & KF_FRAME_KERNEL))
 				f = &st->nodes[next].frame;
-			if (f->module < n_modules)
-				fp->per_module[f->module] += nd->samples;
 		}
+		if (f->module < n_modules)
+			fp->per_module[f->module] += nd->samples;
 	}
+	free(outer);
+	free(state);
 	rank_fp_breaks(fp, n_modules);
 }
 
