@@ -402,6 +402,21 @@ static void test_buildid_records(void)
 	pdb_free(&img);
 }
 
+/* Writes text to a new file named from the template path (mkstemp). */
+static bool write_temp(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	fputs(text, f);
+	return fclose(f) == 0;
+}
+
 /* Loads img with opts as the command line does (no_files off: the
  * kallsyms file opts name is read) and keeps the folded text in r->out. */
 static void load_folded(const struct pdb *img, const kf_options *o, struct run *r)
@@ -424,8 +439,6 @@ static void load_folded(const struct pdb *img, const kf_options *o, struct run *
 static void test_kernel_modules(void)
 {
 	char path[] = "/tmp/kfold-test-kallsyms-XXXXXX";
-	int fd = mkstemp(path);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	struct pdb d = { 0 }, img = { 0 };
 	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
@@ -436,18 +449,18 @@ static void test_kernel_modules(void)
 	kf_options_init(&o);
 	struct run r;
 	size_t k;
+	bool ok;
 
-	CHECK(f != NULL);
-	if (!f)
-		return;
 	/* this kallsyms is from a boot where the kernel sat 0x200000 higher */
-	fputs("ffffffff81200000 T _text\n"
-	      "ffffffff81200100 T do_syscall_64\n"
-	      "ffffffff81200200 t helper\n"
-	      "ffffffffc0002000 t nf_conntrack_in\t[nf_conntrack]\n"
-	      "ffffffffc0002100 t nf_ct_get_tuple\t[nf_conntrack]\n"
-	      "ffffffffc0009000 t orphan_fn\t[not_loaded]\n", f);
-	fclose(f);
+	ok = write_temp(path, "ffffffff81200000 T _text\n"
+			      "ffffffff81200100 T do_syscall_64\n"
+			      "ffffffff81200200 t helper\n"
+			      "ffffffffc0002000 t nf_conntrack_in\t[nf_conntrack]\n"
+			      "ffffffffc0002100 t nf_ct_get_tuple\t[nf_conntrack]\n"
+			      "ffffffffc0009000 t orphan_fn\t[not_loaded]\n");
+	CHECK(ok);
+	if (!ok)
+		return;
 	rec_kmap(&d, BASIC);
 	k = pdb_rec(&d, 1, 1);
 	pdb_u32(&d, (uint32_t)-1);
@@ -474,13 +487,10 @@ static void test_kernel_modules(void)
  * (context.c): stacks that end in the same kernel frames must still get
  * the verdict of their own root.  The same two-frame kernel part, below
  * root frames that differ in what the classifier reads of them: pid 0
- * (idle), a task with a user part, and one without (the chain cut by
- * max_stack: truncated). */
+ * (idle), and a task's samples with a user part and without one. */
 static void test_context_memo(void)
 {
 	char path[] = "/tmp/kfold-test-kallsyms-XXXXXX";
-	int fd = mkstemp(path);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	struct pdb d = { 0 }, img = { 0 };
 	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
@@ -494,15 +504,15 @@ static void test_context_memo(void)
 	kf_options_init(&o);
 	struct run r;
 
-	CHECK(f != NULL);
-	if (!f)
+	bool ok = write_temp(path, "ffffffff81000000 T _text\n"
+				   "ffffffff81000100 T entry_SYSCALL_64_after_hwframe\n"
+				   "ffffffff81000200 T do_syscall_64\n"
+				   "ffffffff81000300 T __x64_sys_write\n"
+				   "ffffffff81000400 T ksys_write\n");
+
+	CHECK(ok);
+	if (!ok)
 		return;
-	fputs("ffffffff81000000 T _text\n"
-	      "ffffffff81000100 T entry_SYSCALL_64_after_hwframe\n"
-	      "ffffffff81000200 T do_syscall_64\n"
-	      "ffffffff81000300 T __x64_sys_write\n"
-	      "ffffffff81000400 T ksys_write\n", f);
-	fclose(f);
 	rec_kmap(&d, BASIC);
 	rec_comm(&d, BASIC, 0, 0, "swapper", 0, false);
 	rec_comm(&d, BASIC, 7, 7, "prog", 0, false);
