@@ -563,42 +563,79 @@ static int rewrite_one(struct rewrite *rw, uint32_t x)
 	return 0;
 }
 
-int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
-		   const struct kf_roots *roots,
-		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
-		   unsigned exclude, struct kf_stacks *out)
-{
+struct kf_ctx_rewriter {
 	struct rewrite rw;
-	size_t n = st->n ? st->n : 1, i;
-	int r = 0;
+};
 
-	if (kf_stacks_copy(out, st))
+static void rewrite_free(struct kf_ctx_rewriter *x)
+{
+	struct rewrite *rw = &x->rw;
+
+	kclass_fini(&rw->kc);
+	free(rw->copy_parent);
+	free(rw->kn);
+	free(rw->copy);
+	free(rw->older);
+	kf_map64_fini(&rw->marks);
+	free(x);
+}
+
+int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **out_rw, const struct kf_stacks *st,
+			 struct kf_namer *namer, const struct kf_roots *roots,
+			 const struct kf_ctx_rules *rules, enum kf_context_frames frames,
+			 unsigned exclude, struct kf_stacks *out)
+{
+	struct kf_ctx_rewriter *x;
+	struct rewrite *rw;
+	size_t n = st->n ? st->n : 1, i;
+
+	*out_rw = NULL;
+	x = kf_calloc(1, sizeof(*x));
+	if (!x)
 		return KF_ENOMEM;
-	memset(&rw, 0, sizeof(rw));
-	rw.in = st;
-	rw.out = out;
-	rw.frames = frames;
-	rw.exclude = exclude;
-	kf_map64_init(&rw.marks);
-	rw.base = (uint32_t)out->n;
-	rw.copy = kf_calloc(n, sizeof(*rw.copy));
-	rw.copy_parent = kf_calloc(n, sizeof(*rw.copy_parent));
-	if (kclass_init(&rw.kc, st, roots, namer, rules) || !rw.copy || !rw.copy_parent)
-		r = KF_ENOMEM;
+	if (kf_stacks_copy(out, st)) {
+		free(x);
+		return KF_ENOMEM;
+	}
+	rw = &x->rw;
+	rw->in = st;
+	rw->out = out;
+	rw->frames = frames;
+	rw->exclude = exclude;
+	kf_map64_init(&rw->marks);
+	rw->base = (uint32_t)out->n;
+	rw->copy = kf_calloc(n, sizeof(*rw->copy));
+	rw->copy_parent = kf_calloc(n, sizeof(*rw->copy_parent));
+	if (kclass_init(&rw->kc, st, roots, namer, rules) || !rw->copy || !rw->copy_parent) {
+		rewrite_free(x);
+		kf_stacks_fini(out);
+		memset(out, 0, sizeof(*out));
+		return KF_ENOMEM;
+	}
+	/* every kernel part named now: the rest needs no namer */
+	for (i = 1; i < rw->kc.kp.n; i++)
+		kpart_sym(&rw->kc.kp, namer, (uint32_t)i);
+	rw->kc.namer = NULL;
 	/* with pseudo-frames, every real frame of the output is marked
 	 * (see real frames in context.h) */
-	for (i = 1; !r && frames != KF_CONTEXT_NONE && i < st->n; i++)
+	for (i = 1; frames != KF_CONTEXT_NONE && i < st->n; i++)
 		if (!(st->nodes[i].frame.flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
 			out->nodes[i].frame.flags |= KF_FRAME_UNMARKED;
-	for (i = 1; !r && i < st->n; i++)
-		if (st->nodes[i].samples || st->nodes[i].weight)
-			r = rewrite_one(&rw, (uint32_t)i);
-	kclass_fini(&rw.kc);
-	free(rw.copy_parent);
-	free(rw.kn);
-	free(rw.copy);
-	free(rw.older);
-	kf_map64_fini(&rw.marks);
+	*out_rw = x;
+	return 0;
+}
+
+int kf_ctx_rewrite_end(struct kf_ctx_rewriter *x)
+{
+	struct rewrite *rw = &x->rw;
+	struct kf_stacks *out = rw->out;
+	size_t i;
+	int r = 0;
+
+	for (i = 1; !r && i < rw->in->n; i++)
+		if (rw->in->nodes[i].samples || rw->in->nodes[i].weight)
+			r = rewrite_one(rw, (uint32_t)i);
+	rewrite_free(x);
 	/* the nodes the samples left, gone: the emitter then walks what
 	 * the old trie would have been */
 	if (!r && !kf_stacks_prune(out))
@@ -608,4 +645,15 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 		memset(out, 0, sizeof(*out));
 	}
 	return r;
+}
+
+int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
+		   const struct kf_roots *roots,
+		   const struct kf_ctx_rules *rules, enum kf_context_frames frames,
+		   unsigned exclude, struct kf_stacks *out)
+{
+	struct kf_ctx_rewriter *rw;
+	int r = kf_ctx_rewrite_begin(&rw, st, namer, roots, rules, frames, exclude, out);
+
+	return r ? r : kf_ctx_rewrite_end(rw);
 }

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1264,6 +1265,54 @@ bool kf_attr_is_soft_clock(const struct kf_attr *a)
 	return a && a->type == 1 && a->config <= 1;
 }
 
+/* The naming of the input trie's frames, beside the rewrite. */
+struct prename {
+	struct kf_session *s;
+};
+
+static void *prename_main(void *arg)
+{
+	struct prename *p = arg;
+	uint64_t w0 = kf_work;
+
+	/* an error here is met again, and reported, by the emitter, which
+	 * names every frame anyway */
+	(void)kf_fold_name_nodes(&p->s->texts, &p->s->stacks, &p->s->roots, &p->s->strings);
+	kf_work_flush(&p->s->work, w0);
+	return NULL;
+}
+
+/* The rewritten trie of --context/--exclude into *out.  Without
+ * --exclude it holds the input's frames and no other real ones, so its
+ * frames are named while it is made (on a thread of their own when
+ * jobs > 1: the rewrite no longer needs the namer once it began); the
+ * emitter then finds every name made.  With --exclude the stacks left
+ * out may hold frames nothing else has, which are not named, as
+ * before. */
+static int rewrite_named(struct kf_session *s, struct kf_stacks *out)
+{
+	struct kf_ctx_rewriter *rw;
+	struct prename pn = { s };
+	pthread_t th;
+	bool thread = false;
+	int r;
+
+	r = kf_ctx_rewrite_begin(&rw, &s->stacks, &s->namer, &s->roots, s->rules,
+				 s->o.context, s->o.exclude, out);
+	if (r)
+		return r;
+	if (!s->o.exclude) {
+		if (s->o.jobs > 1 && pthread_create(&th, NULL, prename_main, &pn) == 0)
+			thread = true;
+		else
+			prename_main(&pn);
+	}
+	r = kf_ctx_rewrite_end(rw);
+	if (thread)
+		pthread_join(th, NULL);
+	return r;
+}
+
 int kf_session_write_folded(kf_session *s, FILE *out)
 {
 	const struct kf_stacks *st = &s->stacks;
@@ -1275,8 +1324,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	if (!s->namer_ready)
 		return 0;
 	if (rewrite) {
-		r = kf_ctx_rewrite(&s->stacks, &s->namer, &s->roots, s->rules, s->o.context,
-				   s->o.exclude, &rewritten);
+		r = rewrite_named(s, &rewritten);
 		if (r)
 			return kf_fail(&s->err, r, "out of memory");
 		kf_stacks_drop_index(&rewritten);

@@ -1269,6 +1269,31 @@ int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool j
 	return 0;
 }
 
+int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
+		       const struct kf_roots *roots, const struct kf_strtab *comms)
+{
+	bool *java_of = kf_calloc(st->n ? st->n : 1, sizeof(*java_of));
+	size_t i;
+	int r = 0;
+
+	if (!java_of)
+		return KF_ENOMEM;
+	/* parents come before their children */
+	for (i = 1; i < st->n && !r; i++) {
+		const struct kf_node *nd = &st->nodes[i];
+		uint32_t id;
+
+		if (!nd->parent) {
+			java_of[i] = kf_fold_root_java(comms, kf_roots_get(roots, nd->frame.root));
+			continue;
+		}
+		java_of[i] = java_of[nd->parent];
+		r = kf_fold_text_id(ft, &nd->frame, java_of[i], &id);
+	}
+	free(java_of);
+	return r;
+}
+
 /* Node x's symbol frames (or its root or marker frame) into o[0..c): c is
  * what kf_namer_frames gave for x's entry (1 for a root or marker). */
 static int node_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
