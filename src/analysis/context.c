@@ -112,11 +112,8 @@ struct kparts {
 
 static uint64_t kpart_hash(uint32_t parent, const struct kf_frame *f)
 {
-	uint64_t h = f->addr * 0x9e3779b97f4a7c15ull;
-
-	h ^= ((uint64_t)parent << 32 | f->module) * 0xc2b2ae3d27d4eb4full;
-	h ^= (uint64_t)f->flags * 0x165667b19e3779f9ull;
-	return h ^ (h >> 29);
+	return kf_hash64(f->addr ^ kf_hash64((uint64_t)parent << 32 | f->module) ^
+			 kf_hash64((uint64_t)f->flags + 1));
 }
 
 static bool kpart_grow_slots(struct kparts *kp)
@@ -447,7 +444,7 @@ bool kf_ctx_marker_like(const char *t, size_t n)
  * A stack is classified through its kernel part (struct kclass), and
  * walks its kernel frames only as far as its outermost pseudo-frame. */
 
-struct rewrite {
+struct kf_ctx_rewriter {
 	const struct kf_stacks *in;
 	struct kf_stacks *out;
 	struct kclass kc;
@@ -467,7 +464,7 @@ struct rewrite {
 
 /* The pseudo-frame child of output node parent, added if new; 0 on
  * ENOMEM. */
-static uint32_t rw_marker(struct rewrite *rw, uint32_t parent, uint32_t marker,
+static uint32_t rw_marker(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t marker,
 			  uint32_t addr)
 {
 	struct kf_frame f = { .addr = addr, .marker = marker, .flags = KF_FRAME_PSEUDO };
@@ -485,7 +482,7 @@ static uint32_t rw_marker(struct rewrite *rw, uint32_t parent, uint32_t marker,
 /* The copy of input node x below output node parent, added if new; 0
  * on ENOMEM.  An input node's copies are a list, newest first: nearly
  * always one long (the same contexts above the same frames). */
-static uint32_t rw_copy(struct rewrite *rw, uint32_t parent, uint32_t x)
+static uint32_t rw_copy(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t x)
 {
 	struct kf_frame f;
 	uint32_t c, node;
@@ -506,7 +503,7 @@ static uint32_t rw_copy(struct rewrite *rw, uint32_t parent, uint32_t x)
 	return node;
 }
 
-static int rewrite_one(struct rewrite *rw, uint32_t x)
+static int rewrite_one(struct kf_ctx_rewriter *rw, uint32_t x)
 {
 	const struct kf_stacks *in = rw->in;
 	const struct kf_ctx *ctx = kclass_get(&rw->kc, x);
@@ -563,21 +560,15 @@ static int rewrite_one(struct rewrite *rw, uint32_t x)
 	return 0;
 }
 
-struct kf_ctx_rewriter {
-	struct rewrite rw;
-};
-
-static void rewrite_free(struct kf_ctx_rewriter *x)
+static void rewrite_free(struct kf_ctx_rewriter *rw)
 {
-	struct rewrite *rw = &x->rw;
-
 	kclass_fini(&rw->kc);
 	free(rw->copy_parent);
 	free(rw->kn);
 	free(rw->copy);
 	free(rw->older);
 	kf_map64_fini(&rw->marks);
-	free(x);
+	free(rw);
 }
 
 int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **out_rw, const struct kf_stacks *st,
@@ -585,19 +576,17 @@ int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **out_rw, const struct kf_stacks
 			 const struct kf_ctx_rules *rules, enum kf_context_frames frames,
 			 unsigned exclude, struct kf_stacks *out)
 {
-	struct kf_ctx_rewriter *x;
-	struct rewrite *rw;
+	struct kf_ctx_rewriter *rw;
 	size_t n = st->n ? st->n : 1, i;
 
 	*out_rw = NULL;
-	x = kf_calloc(1, sizeof(*x));
-	if (!x)
+	rw = kf_calloc(1, sizeof(*rw));
+	if (!rw)
 		return KF_ENOMEM;
 	if (kf_stacks_copy(out, st)) {
-		free(x);
+		free(rw);
 		return KF_ENOMEM;
 	}
-	rw = &x->rw;
 	rw->in = st;
 	rw->out = out;
 	rw->frames = frames;
@@ -607,7 +596,7 @@ int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **out_rw, const struct kf_stacks
 	rw->copy = kf_calloc(n, sizeof(*rw->copy));
 	rw->copy_parent = kf_calloc(n, sizeof(*rw->copy_parent));
 	if (kclass_init(&rw->kc, st, roots, namer, rules) || !rw->copy || !rw->copy_parent) {
-		rewrite_free(x);
+		rewrite_free(rw);
 		kf_stacks_fini(out);
 		memset(out, 0, sizeof(*out));
 		return KF_ENOMEM;
@@ -621,13 +610,12 @@ int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **out_rw, const struct kf_stacks
 	for (i = 1; frames != KF_CONTEXT_NONE && i < st->n; i++)
 		if (!(st->nodes[i].frame.flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
 			out->nodes[i].frame.flags |= KF_FRAME_UNMARKED;
-	*out_rw = x;
+	*out_rw = rw;
 	return 0;
 }
 
-int kf_ctx_rewrite_end(struct kf_ctx_rewriter *x)
+int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw)
 {
-	struct rewrite *rw = &x->rw;
 	struct kf_stacks *out = rw->out;
 	size_t i;
 	int r = 0;
@@ -635,7 +623,7 @@ int kf_ctx_rewrite_end(struct kf_ctx_rewriter *x)
 	for (i = 1; !r && i < rw->in->n; i++)
 		if (rw->in->nodes[i].samples || rw->in->nodes[i].weight)
 			r = rewrite_one(rw, (uint32_t)i);
-	rewrite_free(x);
+	rewrite_free(rw);
 	/* the nodes the samples left, gone: the emitter then walks what
 	 * the old trie would have been */
 	if (!r && !kf_stacks_prune(out))

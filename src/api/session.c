@@ -1265,20 +1265,17 @@ bool kf_attr_is_soft_clock(const struct kf_attr *a)
 	return a && a->type == 1 && a->config <= 1;
 }
 
-/* The naming of the input trie's frames, beside the rewrite. */
-struct prename {
-	struct kf_session *s;
-};
-
+/* The naming of the input trie's frames, beside the rewrite (arg: the
+ * session). */
 static void *prename_main(void *arg)
 {
-	struct prename *p = arg;
+	struct kf_session *s = arg;
 	uint64_t w0 = kf_work;
 
 	/* an error here is met again, and reported, by the emitter, which
 	 * names every frame anyway */
-	(void)kf_fold_name_nodes(&p->s->texts, &p->s->stacks, &p->s->roots, &p->s->strings);
-	kf_work_flush(&p->s->work, w0);
+	(void)kf_fold_name_nodes(&s->texts, &s->stacks, &s->roots, &s->strings);
+	kf_work_flush(&s->work, w0);
 	return NULL;
 }
 
@@ -1292,7 +1289,6 @@ static void *prename_main(void *arg)
 static int rewrite_named(struct kf_session *s, struct kf_stacks *out)
 {
 	struct kf_ctx_rewriter *rw;
-	struct prename pn = { s };
 	pthread_t th;
 	bool thread = false;
 	int r;
@@ -1302,10 +1298,10 @@ static int rewrite_named(struct kf_session *s, struct kf_stacks *out)
 	if (r)
 		return r;
 	if (!s->o.exclude) {
-		if (s->o.jobs > 1 && pthread_create(&th, NULL, prename_main, &pn) == 0)
+		if (s->o.jobs > 1 && pthread_create(&th, NULL, prename_main, s) == 0)
 			thread = true;
 		else
-			prename_main(&pn);
+			prename_main(s);
 	}
 	r = kf_ctx_rewrite_end(rw);
 	if (thread)

@@ -402,12 +402,19 @@ static void test_buildid_records(void)
 	pdb_free(&img);
 }
 
-/* Writes text to a new file named from the template path (mkstemp). */
-static bool write_temp(char *path, const char *text)
+/* Writes text to a new file in $TMPDIR (else /tmp), whose name it puts
+ * into path (size bytes). */
+static bool write_temp(char *path, size_t size, const char *text)
 {
-	int fd = mkstemp(path);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	const char *dir = getenv("TMPDIR");
+	int fd = -1;
+	FILE *f;
 
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if ((size_t)snprintf(path, size, "%s/kfold-test-kallsyms-XXXXXX", dir) < size)
+		fd = mkstemp(path);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
 		if (fd >= 0)
 			close(fd);
@@ -438,7 +445,7 @@ static void load_folded(const struct pdb *img, const kf_options *o, struct run *
  * own symbols move by the KASLR delta between the file and the capture. */
 static void test_kernel_modules(void)
 {
-	char path[] = "/tmp/kfold-test-kallsyms-XXXXXX";
+	char path[4096];
 	struct pdb d = { 0 }, img = { 0 };
 	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
@@ -452,7 +459,7 @@ static void test_kernel_modules(void)
 	bool ok;
 
 	/* this kallsyms is from a boot where the kernel sat 0x200000 higher */
-	ok = write_temp(path, "ffffffff81200000 T _text\n"
+	ok = write_temp(path, sizeof(path), "ffffffff81200000 T _text\n"
 			      "ffffffff81200100 T do_syscall_64\n"
 			      "ffffffff81200200 t helper\n"
 			      "ffffffffc0002000 t nf_conntrack_in\t[nf_conntrack]\n"
@@ -490,7 +497,7 @@ static void test_kernel_modules(void)
  * (idle), and a task's samples with a user part and without one. */
 static void test_context_memo(void)
 {
-	char path[] = "/tmp/kfold-test-kallsyms-XXXXXX";
+	char path[4096];
 	struct pdb d = { 0 }, img = { 0 };
 	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
 			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
@@ -504,12 +511,12 @@ static void test_context_memo(void)
 	kf_options_init(&o);
 	struct run r;
 
-	bool ok = write_temp(path, "ffffffff81000000 T _text\n"
-				   "ffffffff81000100 T entry_SYSCALL_64_after_hwframe\n"
-				   "ffffffff81000200 T do_syscall_64\n"
-				   "ffffffff81000300 T __x64_sys_write\n"
-				   "ffffffff81000400 T ksys_write\n");
-
+	bool ok = write_temp(path, sizeof(path),
+			     "ffffffff81000000 T _text\n"
+			     "ffffffff81000100 T entry_SYSCALL_64_after_hwframe\n"
+			     "ffffffff81000200 T do_syscall_64\n"
+			     "ffffffff81000300 T __x64_sys_write\n"
+			     "ffffffff81000400 T ksys_write\n");
 	CHECK(ok);
 	if (!ok)
 		return;
