@@ -341,31 +341,29 @@ void kf_strtab_fini(struct kf_strtab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static uint64_t strtab_hash(const char *s, size_t n)
+/* A slot holds the string's hash in its high half (the probe starts from
+ * it, so a rehash need not read the strings) and id + 1 in its low half;
+ * 0 is an empty slot. */
+static uint32_t strtab_tag(const char *s, size_t n)
 {
-	return kf_hash_bytes(s, n, 0x5157);
+	return (uint32_t)(kf_hash_bytes(s, n, 0x5157) >> 32);
 }
 
 static bool strtab_rehash(struct kf_strtab *t, size_t nslots)
 {
-	uint32_t *slots = kf_calloc(nslots, sizeof(*slots));
+	uint64_t *slots = kf_calloc(nslots, sizeof(*slots));
 	size_t i;
 
 	if (!slots)
 		return false;
 	for (i = 0; i < t->nslots; i++) {
-		uint32_t id;
-		const char *s;
 		size_t j;
 
 		if (!t->slots[i])
 			continue;
-		id = t->slots[i] - 1;
-		s = t->buf + id;
-		for (j = strtab_hash(s, strlen(s)) & (nslots - 1); slots[j];
-		     j = (j + 1) & (nslots - 1))
+		for (j = (t->slots[i] >> 32) & (nslots - 1); slots[j]; j = (j + 1) & (nslots - 1))
 			;
-		slots[j] = id + 1;
+		slots[j] = t->slots[i];
 	}
 	free(t->slots);
 	t->slots = slots;
@@ -377,7 +375,7 @@ bool kf_strtab_intern(struct kf_strtab *t, const char *s, size_t n,
 		      uint32_t *id_out)
 {
 	size_t i, need;
-	uint64_t h;
+	uint32_t tag;
 
 	if (n == 0) {
 		*id_out = 0;
@@ -397,13 +395,16 @@ bool kf_strtab_intern(struct kf_strtab *t, const char *s, size_t n,
 		    !strtab_rehash(t, ns))
 			return false;
 	}
-	h = strtab_hash(s, n);
-	for (i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
-		const char *c = t->buf + (t->slots[i] - 1);
+	tag = strtab_tag(s, n);
+	for (i = tag & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
+		const char *c;
 
 		KF_WORK(1);
+		if (t->slots[i] >> 32 != tag)
+			continue;
+		c = t->buf + ((uint32_t)t->slots[i] - 1);
 		if (strncmp(c, s, n) == 0 && c[n] == '\0') {
-			*id_out = t->slots[i] - 1;
+			*id_out = (uint32_t)t->slots[i] - 1;
 			return true;
 		}
 	}
@@ -414,7 +415,7 @@ bool kf_strtab_intern(struct kf_strtab *t, const char *s, size_t n,
 	memcpy(t->buf + t->len, s, n);
 	t->buf[t->len + n] = '\0';
 	*id_out = (uint32_t)t->len;
-	t->slots[i] = (uint32_t)t->len + 1;
+	t->slots[i] = (uint64_t)tag << 32 | ((uint64_t)t->len + 1);
 	t->len = need;
 	t->n++;
 	return true;

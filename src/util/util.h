@@ -155,7 +155,7 @@ bool kf_map64_copy(struct kf_map64 *dst, const struct kf_map64 *src);
 struct kf_strtab {
 	char *buf;
 	size_t len, cap;
-	uint32_t *slots;     /* hash slots holding id+1, 0 = empty */
+	uint64_t *slots;     /* hash slots: hash << 32 | id + 1, 0 = empty */
 	size_t nslots, n;
 };
 
