@@ -1270,7 +1270,8 @@ int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool j
 }
 
 int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
-		       const struct kf_roots *roots, const struct kf_strtab *comms)
+		       const struct kf_roots *roots, const struct kf_strtab *comms,
+		       uint32_t *text)
 {
 	bool *java_of = kf_calloc(st->n ? st->n : 1, sizeof(*java_of));
 	size_t i;
@@ -1281,14 +1282,17 @@ int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
 	/* parents come before their children */
 	for (i = 1; i < st->n && !r; i++) {
 		const struct kf_node *nd = &st->nodes[i];
-		uint32_t id;
+		uint32_t id = 0;
 
 		if (!nd->parent) {
 			java_of[i] = kf_fold_root_java(comms, kf_roots_get(roots, nd->frame.root));
-			continue;
+			id = 0;
+		} else {
+			java_of[i] = java_of[nd->parent];
+			r = kf_fold_text_id(ft, &nd->frame, java_of[i], &id);
 		}
-		java_of[i] = java_of[nd->parent];
-		r = kf_fold_text_id(ft, &nd->frame, java_of[i], &id);
+		if (text)
+			text[i] = id;
 	}
 	free(java_of);
 	return r;

@@ -9,68 +9,171 @@
 
 #include "diagnose.h"
 
-/* The folded line of a stack, as folded.c writes it: the line's id.
- * Each node is named once (rp->node_text), and the part of the line the
- * previous stack shares with this one (the same nodes from the root
- * down) is kept, not rebuilt. */
+/* The folded line of a stack is its root's text, then ";" and the text
+ * of each node below the root whose text is not "" (folded.c).  Split at
+ * every ';' (empty pieces too), equal lines are equal sequences of
+ * pieces, so the lines form a trie of pieces, built once per node in
+ * node order (parents first) before the walk; a stack's line is then one
+ * lookup, and its string is made once per distinct line. */
+
+/* The line node that `piece` extends line node `from` to. */
+static int extend(struct kf_report *rp, uint32_t from, uint32_t piece, uint32_t *to)
+{
+	uint64_t key = (uint64_t)from << 32 | piece;
+	uint32_t id;
+
+	if (kf_map64_get(&rp->line_ix, key, &id)) {
+		*to = id;
+		return 0;
+	}
+	if (rp->n_lnodes >= UINT32_MAX - 1 ||
+	    !KF_GROW(rp->lnodes, rp->cap_lnodes, rp->n_lnodes + 1))
+		return KF_ENOMEM;
+	id = (uint32_t)rp->n_lnodes++;
+	rp->lnodes[id] = (struct kf_report_lnode){ from, piece, 0 };
+	if (!kf_map64_put(&rp->line_ix, key, id))
+		return KF_ENOMEM;
+	*to = id;
+	return 0;
+}
+
+/* Extends *at by each ';'-separated piece of s[0..n) (an empty string is
+ * one empty piece). */
+static int extend_text(struct kf_report *rp, const char *s, size_t n, uint32_t *at)
+{
+	size_t a = 0, b;
+	uint32_t id;
+	int r;
+
+	for (;;) {
+		for (b = a; b < n && s[b] != ';'; b++)
+			;
+		if (!kf_strtab_intern(&rp->pieces, s + a, b - a, &id))
+			return KF_ENOMEM;
+		if ((r = extend(rp, *at, id, at)))
+			return r;
+		if (b == n)
+			return 0;
+		a = b + 1;
+	}
+}
+
+/* Extends *at by the pieces of frame text t (not ""), split once per
+ * distinct text. */
+static int extend_frame(struct kf_report *rp, uint32_t t, uint32_t *at)
+{
+	const struct kf_strtab *texts = &rp->in->texts->texts;
+	uint32_t k, i, n;
+	int r;
+
+	if (!kf_map64_get(&rp->piece_at, t, &k)) {
+		const char *s = kf_strtab_get(texts, t);
+		size_t len = strlen(s), a = 0, b;
+
+		if (rp->n_piece_ids >= UINT32_MAX ||
+		    !KF_GROW(rp->piece_ids, rp->cap_piece_ids, rp->n_piece_ids + 1))
+			return KF_ENOMEM;
+		k = (uint32_t)rp->n_piece_ids++;
+		rp->piece_ids[k] = 0;
+		for (;;) {
+			uint32_t id;
+
+			for (b = a; b < len && s[b] != ';'; b++)
+				;
+			if (!kf_strtab_intern(&rp->pieces, s + a, b - a, &id) ||
+			    !KF_GROW(rp->piece_ids, rp->cap_piece_ids, rp->n_piece_ids + 1))
+				return KF_ENOMEM;
+			rp->piece_ids[rp->n_piece_ids++] = id;
+			rp->piece_ids[k]++;
+			if (b == len)
+				break;
+			a = b + 1;
+		}
+		if (!kf_map64_put(&rp->piece_at, t, k))
+			return KF_ENOMEM;
+	}
+	n = rp->piece_ids[k];
+	for (i = 0; i < n; i++)
+		if ((r = extend(rp, *at, rp->piece_ids[k + 1 + i], at)))
+			return r;
+	return 0;
+}
+
+/* Every node's text (naming every frame before the walk, so that what
+ * the walk reads of the naming, such as which modules' debug info was
+ * asked for, is the same for every stack) and line node. */
+static int build_lines(struct kf_report *rp)
+{
+	const struct kf_report_in *in = rp->in;
+	const struct kf_stacks *st = in->stacks;
+	size_t n = st->n ? st->n : 1, i;
+	uint32_t *text = kf_calloc(n, sizeof(*text));   /* per node: its text id */
+	int r = KF_ENOMEM;
+
+	rp->node_line = kf_calloc(n, sizeof(*rp->node_line));
+	if (!text || !rp->node_line || !kf_strtab_init(&rp->pieces) ||
+	    !KF_GROW(rp->lnodes, rp->cap_lnodes, 1))
+		goto out;
+	rp->lnodes[0] = (struct kf_report_lnode){ 0, 0, 0 };
+	rp->n_lnodes = 1;
+	if ((r = kf_fold_name_nodes(in->texts, st, in->roots, in->comms, text)))
+		goto out;
+	for (i = 1; i < st->n && !r; i++) {
+		const struct kf_node *nd = &st->nodes[i];
+		uint32_t at = 0;
+
+		if (!nd->parent) {
+			rp->lt_text.len = 0;
+			kf_fold_root(in->fold, in->comms, kf_roots_get(in->roots, nd->frame.root),
+				     &rp->lt_text);
+			r = rp->lt_text.oom ? KF_ENOMEM :
+			    extend_text(rp, rp->lt_text.p ? rp->lt_text.p : "", rp->lt_text.len,
+					&at);
+		} else {
+			at = rp->node_line[nd->parent];
+			r = text[i] ? extend_frame(rp, text[i], &at) : 0;
+		}
+		rp->node_line[i] = at;
+	}
+out:
+	free(text);
+	return r;
+}
+
+/* The folded line of a stack: its id in rp->lines. */
 static int line_text(void *arg, const struct kf_ctx_stack *cs, uint32_t *id)
 {
 	struct kf_report *rp = arg;
-	const struct kf_report_in *in = rp->in;
-	const struct kf_stacks *st = in->stacks;
-	size_t i, k;
+	uint32_t at = rp->node_line[cs->node], x;
+	size_t n = 0, i;
 
-	if (!rp->node_text) {
-		rp->node_text = kf_calloc(st->n ? st->n : 1, sizeof(*rp->node_text));
-		if (!rp->node_text)
+	if (rp->lnodes[at].line) {
+		*id = rp->lnodes[at].line - 1;
+		return 0;
+	}
+	for (x = at; x; x = rp->lnodes[x].parent) {
+		if (!KF_GROW(rp->lt_chain, rp->cap_lt_chain, n + 1))
 			return KF_ENOMEM;
+		rp->lt_chain[n++] = rp->lnodes[x].piece;
 	}
-	if (!KF_GROW(rp->lt_path, rp->lt_cap, cs->n_path) ||
-	    !KF_GROW(rp->lt_len, rp->lt_len_cap, cs->n_path))
-		return KF_ENOMEM;
-	for (k = 0; k < cs->n_path && k < rp->lt_n && rp->lt_path[k] == cs->path[k]; k++)
-		;
-	if (k == 0) {
-		const struct kf_stack_root *root =
-			kf_roots_get(in->roots, st->nodes[cs->path[0]].frame.root);
-
-		rp->lt_text.len = 0;
-		kf_fold_root(in->fold, in->comms, root, &rp->lt_text);
-		rp->lt_path[0] = cs->path[0];
-		rp->lt_len[0] = rp->lt_text.len;
-		k = 1;
-	} else {
-		rp->lt_text.len = rp->lt_len[k - 1];
-	}
-	for (i = k; i < cs->n_path; i++) {
-		uint32_t x = cs->path[i], t;
-
-		if (!rp->node_text[x]) {
-			const struct kf_stack_root *root =
-				kf_roots_get(in->roots, st->nodes[cs->path[0]].frame.root);
-			int r = kf_fold_text_id(in->texts, &st->nodes[x].frame,
-						kf_fold_root_java(in->comms, root), &t);
-
-			if (r)
-				return r;
-			rp->node_text[x] = t + 1;
-		}
-		t = rp->node_text[x] - 1;
-		if (t) {
+	rp->lt_text.len = 0;
+	for (i = n; i-- > 0;) {
+		kf_buf_puts(&rp->lt_text, kf_strtab_get(&rp->pieces, rp->lt_chain[i]));
+		if (i)
 			kf_buf_put(&rp->lt_text, ";", 1);
-			kf_buf_puts(&rp->lt_text, kf_strtab_get(&in->texts->texts, t));
-		}
-		rp->lt_path[i] = x;
-		rp->lt_len[i] = rp->lt_text.len;
 	}
-	rp->lt_n = cs->n_path;
-	if (rp->lt_text.oom)
+	if (rp->lt_text.oom ||
+	    !kf_strtab_intern(&rp->lines, rp->lt_text.p ? rp->lt_text.p : "", rp->lt_text.len,
+			      id) || *id == UINT32_MAX)
 		return KF_ENOMEM;
-	return kf_strtab_intern(&rp->lines, rp->lt_text.p, rp->lt_text.len, id) ? 0 : KF_ENOMEM;
+	rp->lnodes[at].line = *id + 1;
+	return 0;
 }
 
 int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool lines)
 {
+	int r = KF_ENOMEM;
+
 	memset(rp, 0, sizeof(*rp));
 	rp->in = in;
 	kf_buf_init(&rp->tmp);
@@ -78,11 +181,14 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	kf_buf_init(&rp->lt_text);
 	kf_buf_init(&rp->comm);
 	kf_map64_init(&rp->fidx);
-	if (!kf_strtab_init(&rp->lines) || !kf_strtab_init(&rp->fkeys)) {
+	kf_map64_init(&rp->piece_at);
+	kf_map64_init(&rp->line_ix);
+	if (!kf_strtab_init(&rp->lines) || !kf_strtab_init(&rp->fkeys) ||
+	    (lines && in->namer && in->rules && (r = build_lines(rp)) != 0)) {
 		/* g must be finishable */
 		kf_gather_run(&rp->g, in->stacks, in->roots, NULL, NULL, in->dsos, 0,
 			      NULL, NULL);
-		return KF_ENOMEM;
+		return r;
 	}
 	return kf_gather_run(&rp->g, in->stacks, in->roots, in->namer, in->rules, in->dsos,
 			     in->exclude, lines ? line_text : NULL, rp);
@@ -101,12 +207,16 @@ void kf_report_fini(struct kf_report *rp)
 	kf_strtab_fini(&rp->fkeys);
 	kf_map64_fini(&rp->fidx);
 	free(rp->ftab);
-	free(rp->node_text);
+	free(rp->node_line);
+	kf_strtab_fini(&rp->pieces);
+	kf_map64_fini(&rp->piece_at);
+	kf_map64_fini(&rp->line_ix);
+	free(rp->piece_ids);
+	free(rp->lnodes);
+	free(rp->lt_chain);
 	free(rp->fi_at);
 	free(rp->fi_pool);
 	free(rp->fi_path);
-	free(rp->lt_path);
-	free(rp->lt_len);
 }
 
 const char *kf_report_module_name(const struct kf_report *rp, uint32_t module)

@@ -81,6 +81,13 @@ struct kf_report_in {
 					      unverified; NULL: none */
 };
 
+struct kf_report_lnode {
+	uint32_t parent, piece;            /* the line node before, its
+					      last piece */
+	uint32_t line;                     /* its id in lines + 1; 0: not
+					      made yet */
+};
+
 struct kf_report {
 	const struct kf_report_in *in;
 	struct kf_gather g;
@@ -103,15 +110,23 @@ struct kf_report {
 	struct kf_fold_frame *ftab;        /* -> its index -> one frame */
 	size_t n_ftab, cap_ftab;           /* that has them */
 	int err;                           /* a JSON value not made */
-	/* line_text's memory between stacks: per node, its text id + 1 (0:
-	 * not named yet); the last path and, per depth, the length of the
-	 * line up to it, so that a stack sharing a prefix with the one
-	 * before it reuses that part of the line */
+	/* the folded lines (line_text) as a trie of their ';'-separated
+	 * pieces: two stacks whose lines are equal strings end at the same
+	 * line node.  node_line: per stacks node its line node; pieces:
+	 * the pieces' strings; piece_at: text id -> index in piece_ids of
+	 * its count, then that many piece ids; line_ix: (line node << 32 |
+	 * piece) -> the line node that piece extends it to; lnodes[0] is
+	 * the empty start */
+	uint32_t *node_line;
+	struct kf_strtab pieces;
+	struct kf_map64 piece_at, line_ix;
+	uint32_t *piece_ids;
+	size_t n_piece_ids, cap_piece_ids;
+	struct kf_report_lnode *lnodes;
+	size_t n_lnodes, cap_lnodes;
+	uint32_t *lt_chain;                /* scratch: one line's pieces */
+	size_t cap_lt_chain;
 	struct kf_buf lt_text;
-	uint32_t *node_text;
-	uint32_t *lt_path;
-	size_t *lt_len;
-	size_t lt_n, lt_cap, lt_len_cap;
 };
 
 /* Gathers the stacks (with the folded lines when `lines`: the JSON
