@@ -283,21 +283,32 @@ static const struct kf_ctx *kclass_get(struct kclass *kc, uint32_t node)
 struct walk {
 	struct symmemo syms;     /* the user frames' */
 	struct kclass kc;
-	uint32_t *path;
+	uint32_t *depth;         /* per node: frames above it */
+	uint32_t *path;          /* the last stack's, root first */
 	const char **psyms;
-	size_t cap_path, cap_psyms;
+	size_t n_path, cap_path, cap_psyms;
 };
+
+/* A node's symbol: a kernel frame's is its kernel part's (the same
+ * frame, named once per kpart). */
+static const char *walk_sym(struct walk *w, uint32_t node)
+{
+	uint32_t kid = w->kc.kpart[node];
+
+	return kid ? kpart_sym(&w->kc.kp, w->syms.namer, kid) : node_sym(&w->syms, node);
+}
 
 int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		struct kf_namer *namer, const struct kf_ctx_rules *rules,
 		kf_ctx_visit_fn fn, void *payload)
 {
+	size_t n = st->n ? st->n : 1, node;
 	struct walk w;
-	size_t node;
 	int r = 0;
 
 	memset(&w, 0, sizeof(w));
-	if (kclass_init(&w.kc, st, roots, namer, rules) ||
+	w.depth = kf_calloc(n, sizeof(*w.depth));
+	if (!w.depth || kclass_init(&w.kc, st, roots, namer, rules) ||
 	    symmemo_init(&w.syms, st, namer)) {
 		r = KF_ENOMEM;
 		goto out;
@@ -306,29 +317,31 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		const struct kf_node *nd = &st->nodes[node];
 		const struct kf_stack_root *rootd;
 		struct kf_ctx_stack cs;
-		size_t len = 0, i, nk;
+		size_t len, i;
 		uint32_t x;
 
+		/* parents are always older nodes */
+		w.depth[node] = nd->parent ? w.depth[nd->parent] + 1 : 0;
 		if (nd->samples == 0 && nd->weight == 0)
 			continue;
-		/* parents are always older nodes: the walk up ends */
-		for (x = (uint32_t)node; x; x = st->nodes[x].parent)
-			len++;
-		KF_WORK(len);
-		if (!KF_GROW(w.path, w.cap_path, len) ||
-		    !KF_GROW(w.psyms, w.cap_psyms, len)) {
+		len = (size_t)w.depth[node] + 1;
+		if (!KF_GROW(w.path, w.cap_path, len) || !KF_GROW(w.psyms, w.cap_psyms, len)) {
 			r = KF_ENOMEM;
 			break;
 		}
-		i = len;
-		for (x = (uint32_t)node; x; x = st->nodes[x].parent)
-			w.path[--i] = x;
+		/* the path up to where it meets the last stack's: node ids
+		 * are in insertion order, so most stacks share all but their
+		 * last few frames with the one before */
+		for (x = (uint32_t)node, i = len; x; x = st->nodes[x].parent) {
+			i--;
+			if (i < w.n_path && w.path[i] == x)
+				break;
+			KF_WORK(1);
+			w.path[i] = x;
+			w.psyms[i] = walk_sym(&w, x);
+		}
+		w.n_path = len;
 		rootd = kf_roots_get(roots, st->nodes[w.path[0]].frame.root);
-		nk = kclass_depth(&w.kc, (uint32_t)node);
-		for (i = 0; i < len - nk; i++)
-			w.psyms[i] = node_sym(&w.syms, w.path[i]);
-		for (; i < len; i++)
-			w.psyms[i] = kpart_sym(&w.kc.kp, namer, w.kc.kpart[w.path[i]]);
 		cs.ctx = kclass_get(&w.kc, (uint32_t)node);
 		if (!cs.ctx) {
 			r = KF_ENOMEM;
@@ -337,7 +350,7 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		cs.node = (uint32_t)node;
 		cs.path = w.path;
 		cs.n_path = len;
-		cs.n_kernel = nk;
+		cs.n_kernel = kclass_depth(&w.kc, (uint32_t)node);
 		cs.syms = w.psyms;
 		cs.weight = nd->weight;
 		cs.samples = nd->samples;
@@ -348,6 +361,7 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 out:
 	kclass_fini(&w.kc);
 	free(w.syms.sym);
+	free(w.depth);
 	free(w.path);
 	free(w.psyms);
 	return r;
