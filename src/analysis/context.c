@@ -280,51 +280,108 @@ static const struct kf_ctx *kclass_get(struct kclass *kc, uint32_t node)
 	return &kc->ctxs[kc->n_ctxs++];
 }
 
-struct walk {
-	struct symmemo syms;     /* the user frames' */
-	struct kclass kc;
+/* What every walk of a trie reads and none writes: the kernel parts and,
+ * per node, its root, depth and symbol, all looked up before any walk
+ * (the namer is not for threads to share). */
+struct kf_ctx_prep {
+	struct kclass kc;        /* its memo unused: each walk has its own */
+	struct symmemo syms;     /* every node's */
 	uint32_t *depth;         /* per node: frames above it */
+};
+
+/* A node's symbol: a kernel frame's is its kernel part's (the same
+ * frame, named once per kpart). */
+static const char *prep_sym(struct kf_ctx_prep *p, uint32_t node)
+{
+	uint32_t kid = p->kc.kpart[node];
+
+	return kid ? kpart_sym(&p->kc.kp, p->syms.namer, kid) : node_sym(&p->syms, node);
+}
+
+void kf_ctx_prep_free(struct kf_ctx_prep *p)
+{
+	if (!p)
+		return;
+	kclass_fini(&p->kc);
+	free(p->syms.sym);
+	free(p->depth);
+	free(p);
+}
+
+int kf_ctx_prepare(struct kf_ctx_prep **out, const struct kf_stacks *st,
+		   const struct kf_roots *roots, struct kf_namer *namer,
+		   const struct kf_ctx_rules *rules)
+{
+	size_t n = st->n ? st->n : 1, i;
+	struct kf_ctx_prep *p = kf_calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p)
+		return KF_ENOMEM;
+	p->depth = kf_calloc(n, sizeof(*p->depth));
+	if (kclass_init(&p->kc, st, roots, namer, rules) || symmemo_init(&p->syms, st, namer) ||
+	    !p->depth) {
+		kf_ctx_prep_free(p);
+		return KF_ENOMEM;
+	}
+	/* parents are always older nodes */
+	for (i = 1; i < st->n; i++) {
+		uint32_t par = st->nodes[i].parent;
+
+		p->depth[i] = par ? p->depth[par] + 1 : 0;
+		KF_WORK(1);
+		(void)prep_sym(p, (uint32_t)i);
+	}
+	*out = p;
+	return 0;
+}
+
+struct walk {
+	const struct kf_ctx_prep *p;
+	struct kclass kc;        /* p's, with a memo of this walk's own */
 	uint32_t *path;          /* the last stack's, root first */
 	const char **psyms;
 	size_t n_path, cap_path, cap_psyms;
 };
 
-/* A node's symbol: a kernel frame's is its kernel part's (the same
- * frame, named once per kpart). */
-static const char *walk_sym(struct walk *w, uint32_t node)
+/* Only reads what kf_ctx_prepare made (every symbol is there). */
+static const char *walk_sym(const struct walk *w, uint32_t node)
 {
 	uint32_t kid = w->kc.kpart[node];
+	const char *s = kid ? w->kc.kp.p[kid].sym : w->p->syms.sym[node];
 
-	return kid ? kpart_sym(&w->kc.kp, w->syms.namer, kid) : node_sym(&w->syms, node);
+	return s == &unnamed ? NULL : s;
 }
 
-int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
-		struct kf_namer *namer, const struct kf_ctx_rules *rules,
-		kf_ctx_visit_fn fn, void *payload)
+int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
+		      kf_ctx_visit_fn fn, void *payload)
 {
-	size_t n = st->n ? st->n : 1, node;
+	const struct kf_stacks *st = p->kc.st;
+	size_t node;
 	struct walk w;
 	int r = 0;
 
 	memset(&w, 0, sizeof(w));
-	w.depth = kf_calloc(n, sizeof(*w.depth));
-	if (!w.depth || kclass_init(&w.kc, st, roots, namer, rules) ||
-	    symmemo_init(&w.syms, st, namer)) {
-		r = KF_ENOMEM;
-		goto out;
-	}
-	for (node = 1; node < st->n && !r; node++) {
+	w.p = p;
+	/* the shared parts by pointer, and a memo of its own */
+	w.kc = p->kc;
+	kf_map64_init(&w.kc.memo);
+	w.kc.ctxs = NULL;
+	w.kc.n_ctxs = w.kc.cap_ctxs = 0;
+	w.kc.names = NULL;
+	w.kc.cap_names = 0;
+	if (from < 1)
+		from = 1;
+	for (node = from; node < to && node < st->n && !r; node++) {
 		const struct kf_node *nd = &st->nodes[node];
 		const struct kf_stack_root *rootd;
 		struct kf_ctx_stack cs;
 		size_t len, i;
 		uint32_t x;
 
-		/* parents are always older nodes */
-		w.depth[node] = nd->parent ? w.depth[nd->parent] + 1 : 0;
 		if (nd->samples == 0 && nd->weight == 0)
 			continue;
-		len = (size_t)w.depth[node] + 1;
+		len = (size_t)p->depth[node] + 1;
 		if (!KF_GROW(w.path, w.cap_path, len) || !KF_GROW(w.psyms, w.cap_psyms, len)) {
 			r = KF_ENOMEM;
 			break;
@@ -341,7 +398,7 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 			w.psyms[i] = walk_sym(&w, x);
 		}
 		w.n_path = len;
-		rootd = kf_roots_get(roots, st->nodes[w.path[0]].frame.root);
+		rootd = kf_roots_get(w.kc.roots, st->nodes[w.path[0]].frame.root);
 		cs.ctx = kclass_get(&w.kc, (uint32_t)node);
 		if (!cs.ctx) {
 			r = KF_ENOMEM;
@@ -358,10 +415,9 @@ int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
 		cs.tid = rootd->tid;
 		r = fn(payload, &cs);
 	}
-out:
-	kclass_fini(&w.kc);
-	free(w.syms.sym);
-	free(w.depth);
+	kf_map64_fini(&w.kc.memo);
+	free(w.kc.ctxs);
+	free(w.kc.names);
 	free(w.path);
 	free(w.psyms);
 	return r;

@@ -49,13 +49,22 @@ struct kf_ctx_stack {
 
 typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
 
-/* Calls fn for every node with samples, in node order.  Stops at the
- * first non-zero return of fn and returns it; KF_ENOMEM; else 0.  The
- * roots (st's root frames refer to `roots`) must carry KF_ROOT_CTX_*,
- * cpumode, pid and tid (the session sets them when asked to classify). */
-int kf_ctx_walk(const struct kf_stacks *st, const struct kf_roots *roots,
-		struct kf_namer *namer, const struct kf_ctx_rules *rules,
-		kf_ctx_visit_fn fn, void *payload);
+/* The walk over a trie's stacks, in two steps.  kf_ctx_prepare looks up,
+ * on the calling thread, everything the walk needs of the namer (every
+ * frame's symbol, every kernel part); kf_ctx_walk_range then calls fn
+ * for every node with samples in [from, to), in node order, reading the
+ * preparation only, so walks of different ranges may run on threads of
+ * their own.  A walk stops at the first non-zero return of fn and
+ * returns it; else 0 or KF_ENOMEM.  The roots (st's root frames refer
+ * to `roots`) must carry KF_ROOT_CTX_*, cpumode, pid and tid (the
+ * session sets them when asked to classify). */
+struct kf_ctx_prep;
+int kf_ctx_prepare(struct kf_ctx_prep **out, const struct kf_stacks *st,
+		   const struct kf_roots *roots, struct kf_namer *namer,
+		   const struct kf_ctx_rules *rules);
+int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
+		      kf_ctx_visit_fn fn, void *payload);
+void kf_ctx_prep_free(struct kf_ctx_prep *p);
 
 /* A context as text: "class", "class:sub", or "syscall:NAME" (with_name;
  * "syscall" without).  "user" for a level of class USER. */

@@ -6,6 +6,7 @@
  */
 #include "gather.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,10 +268,10 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 	return g->line_fn ? add_line(g, cs, leaf, base) : 0;
 }
 
-int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
-		  const struct kf_roots *roots, struct kf_namer *namer,
-		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
-		  unsigned exclude, kf_gather_line_fn line_fn, void *line_arg)
+static int gather_init(struct kf_gather *g, const struct kf_stacks *st,
+		       const struct kf_roots *roots, struct kf_namer *namer,
+		       struct kf_dsos *dsos, unsigned exclude, kf_gather_line_fn line_fn,
+		       void *line_arg)
 {
 	memset(g, 0, sizeof(*g));
 	g->st = st;
@@ -285,13 +286,214 @@ int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
 	kf_map64_init(&g->cell_ix);
 	kf_map64_init(&g->line_ix);
 	kf_map64_init(&g->gap_ix);
-	if (!kf_strtab_init(&g->labels))
+	return kf_strtab_init(&g->labels) ? 0 : KF_ENOMEM;
+}
+
+/* ---- two walks, merged ----------------------------------------------------------
+ *
+ * With jobs > 1 the nodes are cut in two ranges of about as many stacks,
+ * each gathered on a thread of its own; the second range's sums are then
+ * added to the first's.  Entries new in the second range are appended in
+ * its own order, and its labels interned in theirs first, so every index
+ * and id is the one a single walk in node order gives: the same output. */
+
+/* h's label id as g's, from lmap (h's id -> g's). */
+static uint32_t label_in(const struct kf_map64 *lmap, uint32_t id)
+{
+	uint32_t out = 0;
+
+	if (id)
+		kf_map64_get(lmap, id, &out);
+	return out;
+}
+
+static int merge(struct kf_gather *g, const struct kf_gather *h)
+{
+	uint32_t *tmap = kf_calloc(h->n_threads ? h->n_threads : 1, sizeof(*tmap));
+	struct kf_map64 lmap;
+	size_t off, i;
+	unsigned v;
+	int r = 0;
+
+	kf_map64_init(&lmap);
+	if (!tmap)
 		return KF_ENOMEM;
+	/* h's labels in the order h made them (the table's strings lie in
+	 * insertion order after its "" at offset 0) */
+	for (off = 1; off < h->labels.len && !r; off += strlen(h->labels.buf + off) + 1) {
+		uint32_t id;
+
+		if ((r = intern(&g->labels, h->labels.buf + off, strlen(h->labels.buf + off), &id)))
+			break;
+		if (!kf_map64_put(&lmap, off, id))
+			r = KF_ENOMEM;
+	}
+	for (i = 0; i < h->n_threads && !r; i++) {
+		const struct kf_gather_thread *t = &h->threads[i];
+		uint64_t key = key3((uint32_t)t->pid, (uint32_t)t->tid, 1);
+
+		if (!find(g, &g->thread_ix, &key, same_thread, t, &tmap[i])) {
+			if (!KF_GROW(g->threads, g->cap_threads, g->n_threads + 1) ||
+			    !kf_map64_put(&g->thread_ix, key, (uint32_t)g->n_threads)) {
+				r = KF_ENOMEM;
+				break;
+			}
+			tmap[i] = (uint32_t)g->n_threads;
+			g->threads[g->n_threads] = *t;
+			memset(&g->threads[g->n_threads++].total, 0, sizeof(t->total));
+		}
+		kf_bucket_add(&g->threads[tmap[i]].total, t->total.samples, t->total.period);
+	}
+	for (i = 0; i < h->n_cells && !r; i++) {
+		struct kf_gather_cell want = h->cells[i];
+		uint64_t key;
+		uint32_t k;
+
+		want.thread = tmap[want.thread];
+		want.label = label_in(&lmap, want.label);
+		key = key3(want.thread, want.verdict, want.label);
+		if (!find(g, &g->cell_ix, &key, same_cell, &want, &k)) {
+			if (!KF_GROW(g->cells, g->cap_cells, g->n_cells + 1) ||
+			    !kf_map64_put(&g->cell_ix, key, (uint32_t)g->n_cells)) {
+				r = KF_ENOMEM;
+				break;
+			}
+			k = (uint32_t)g->n_cells++;
+			g->cells[k] = want;
+			memset(&g->cells[k].b, 0, sizeof(want.b));
+		}
+		kf_bucket_add(&g->cells[k].b, want.b.samples, want.b.period);
+	}
+	for (i = 0; i < h->n_gaps && !r; i++) {
+		struct kf_gather_gap *gap = gap_of(g, h->gaps[i].module);
+
+		if (!gap) {
+			r = KF_ENOMEM;
+			break;
+		}
+		kf_bucket_add(&gap->unnamed, h->gaps[i].unnamed.samples, h->gaps[i].unnamed.period);
+		kf_bucket_add(&gap->nolines, h->gaps[i].nolines.samples, h->gaps[i].nolines.period);
+	}
+	for (i = 0; i < h->n_lines && !r; i++) {
+		struct kf_gather_line want = h->lines[i];
+		uint64_t key;
+		uint32_t k;
+
+		want.leaf = label_in(&lmap, want.leaf);
+		want.base = label_in(&lmap, want.base);
+		want.via = label_in(&lmap, want.via);
+		key = key3(want.text, (uint64_t)want.leaf << 8 | want.verdict,
+			   (uint64_t)want.base << 32 | want.via);
+		if (find(g, &g->line_ix, &key, same_line, &want, &k)) {
+			kf_bucket_add(&g->lines[k].b, want.b.samples, want.b.period);
+			/* the first of equals: g's nodes are the older */
+			if (want.node_samples > g->lines[k].node_samples) {
+				g->lines[k].node = want.node;
+				g->lines[k].node_samples = want.node_samples;
+			}
+			continue;
+		}
+		if (!KF_GROW(g->lines, g->cap_lines, g->n_lines + 1) ||
+		    !kf_map64_put(&g->line_ix, key, (uint32_t)g->n_lines)) {
+			r = KF_ENOMEM;
+			break;
+		}
+		g->lines[g->n_lines++] = want;
+	}
+	for (v = 0; v < KF_CTX_NVERDICTS; v++)
+		kf_bucket_add(&g->verdicts[v], h->verdicts[v].samples, h->verdicts[v].period);
+	kf_bucket_add(&g->total, h->total.samples, h->total.period);
+	kf_bucket_add(&g->excluded, h->excluded.samples, h->excluded.period);
+	kf_bucket_add(&g->leaf_named, h->leaf_named.samples, h->leaf_named.period);
+	kf_bucket_add(&g->kernel_cut, h->kernel_cut.samples, h->kernel_cut.period);
+	kf_bucket_add(&g->kernel_stopped, h->kernel_stopped.samples, h->kernel_stopped.period);
+	kf_bucket_add(&g->unnamed, h->unnamed.samples, h->unnamed.period);
+	kf_bucket_add(&g->nolines, h->nolines.samples, h->nolines.period);
+	free(tmap);
+	kf_map64_fini(&lmap);
+	return r;
+}
+
+struct half {
+	const struct kf_ctx_prep *p;
+	size_t from, to;
+	struct kf_gather *g;
+	struct kf_work_total *work;
+	int r;
+};
+
+static void *walk_half(void *arg)
+{
+	struct half *h = arg;
+	uint64_t w0 = kf_work;
+
+	h->r = kf_ctx_walk_range(h->p, h->from, h->to, visit, h->g);
+	if (h->work)
+		kf_work_flush(h->work, w0);
+	return NULL;
+}
+
+/* Where to cut st's nodes: about half the stacks on each side; 0 when
+ * there are too few to be worth a thread (a thread costs tens of
+ * microseconds: the committed captures, of a few hundred stacks, take
+ * the two-thread path too, which jobs.sh checks against one). */
+static size_t cut_point(const struct kf_stacks *st)
+{
+	size_t i, n = 0, acc = 0;
+
+	for (i = 1; i < st->n; i++)
+		n += st->nodes[i].samples || st->nodes[i].weight;
+	if (n < 64)
+		return 0;
+	for (i = 1; i < st->n; i++) {
+		acc += st->nodes[i].samples || st->nodes[i].weight;
+		if (acc * 2 >= n)
+			return i + 1;
+	}
+	return 0;
+}
+
+int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
+		  const struct kf_roots *roots, struct kf_namer *namer,
+		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
+		  unsigned exclude, kf_gather_line_fn line_fn, void *line_arg,
+		  unsigned jobs, struct kf_work_total *work)
+{
+	struct kf_ctx_prep *p;
+	struct kf_gather h;
+	struct half second;
+	pthread_t th;
+	size_t cut;
+	int r;
+
+	if ((r = gather_init(g, st, roots, namer, dsos, exclude, line_fn, line_arg)))
+		return r;
 	if (!rules)
 		return KF_EINVAL;
 	if (!namer)
 		return 0;
-	return kf_ctx_walk(st, roots, namer, rules, visit, g);
+	if ((r = kf_ctx_prepare(&p, st, roots, namer, rules)))
+		return r;
+	cut = jobs > 1 ? cut_point(st) : 0;
+	if (cut && gather_init(&h, st, roots, namer, dsos, exclude, line_fn, line_arg) == 0) {
+		second = (struct half){ p, cut, st->n, &h, work, 0 };
+		if (pthread_create(&th, NULL, walk_half, &second) == 0) {
+			r = kf_ctx_walk_range(p, 1, cut, visit, g);
+			pthread_join(th, NULL);
+			if (!r)
+				r = second.r;
+			if (!r)
+				r = merge(g, &h);
+			kf_gather_fini(&h);
+			kf_ctx_prep_free(p);
+			return r;
+		}
+	}
+	if (cut)
+		kf_gather_fini(&h);
+	r = kf_ctx_walk_range(p, 1, st->n, visit, g);
+	kf_ctx_prep_free(p);
+	return r;
 }
 
 void kf_gather_fini(struct kf_gather *g)

@@ -1,8 +1,8 @@
 /* gather.h - one pass over the classified stacks that sums what the JSON
  * report and --explain say about them.
  *
- * kf_ctx_walk (context.h) gives each stack with samples and its verdict
- * and contexts; this gathers, per thread, the samples and periods by
+ * kf_ctx_walk_range (context.h) gives each stack with samples and its
+ * verdict and contexts; this gathers, per thread, the samples and periods by
  * verdict and leaf context (cells); per distinct folded line and context,
  * the stack (lines, when asked for); per module, the samples whose frames
  * it left unnamed or without source lines (gaps); and the totals.  Memory
@@ -103,17 +103,20 @@ struct kf_gather {
 	size_t cap_threads, cap_cells, cap_lines, cap_gaps;
 };
 
-/* Gathers the stacks of st with kf_ctx_walk (roots, namer and rules as it
- * takes them), leaving out the verdicts in `exclude` (bits 1 << verdict;
+/* Gathers the stacks of st with kf_ctx_walk_range (roots, namer and rules
+ * as kf_ctx_prepare takes them), leaving out the verdicts in `exclude` (bits 1 << verdict;
  * their samples go to `excluded`).  `dsos` says whether a module's debug
  * info was looked for.  With line_fn, also the lines.  A NULL namer (no
  * stack was named: nothing was read) gathers nothing; NULL rules (not
- * classified) is KF_EINVAL.  0, KF_ENOMEM, KF_EINVAL or line_fn's error;
- * call kf_gather_fini in every case. */
+ * classified) is KF_EINVAL.  With jobs > 1 half the stacks are gathered
+ * on a second thread (line_fn must then only read; its work is added to
+ * `work`), with the same result.  0, KF_ENOMEM, KF_EINVAL or line_fn's
+ * error; call kf_gather_fini in every case. */
 int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
 		  const struct kf_roots *roots, struct kf_namer *namer,
 		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
-		  unsigned exclude, kf_gather_line_fn line_fn, void *line_arg);
+		  unsigned exclude, kf_gather_line_fn line_fn, void *line_arg,
+		  unsigned jobs, struct kf_work_total *work);
 void kf_gather_fini(struct kf_gather *g);
 
 #endif

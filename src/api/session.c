@@ -1728,6 +1728,8 @@ static void report_in(kf_session *s, struct kf_report_in *in, struct report_list
 	in->roots = &s->roots;
 	in->comms = &s->strings;
 	in->namer = s->namer_ready ? &s->namer : NULL;
+	in->jobs = s->o.jobs;
+	in->work = &s->work;
 	in->texts = &s->texts;
 	in->fold = &s->fold;
 	in->modules = &s->modules;

@@ -99,6 +99,33 @@ static int extend_frame(struct kf_report *rp, uint32_t t, uint32_t *at)
 	return 0;
 }
 
+/* Line node at's string into rp->lines, once. */
+static int make_line(struct kf_report *rp, uint32_t at)
+{
+	size_t n = 0, i;
+	uint32_t x, id;
+
+	if (rp->lnodes[at].line)
+		return 0;
+	for (x = at; x; x = rp->lnodes[x].parent) {
+		if (!KF_GROW(rp->lt_chain, rp->cap_lt_chain, n + 1))
+			return KF_ENOMEM;
+		rp->lt_chain[n++] = rp->lnodes[x].piece;
+	}
+	rp->lt_text.len = 0;
+	for (i = n; i-- > 0;) {
+		kf_buf_puts(&rp->lt_text, kf_strtab_get(&rp->pieces, rp->lt_chain[i]));
+		if (i)
+			kf_buf_put(&rp->lt_text, ";", 1);
+	}
+	if (rp->lt_text.oom ||
+	    !kf_strtab_intern(&rp->lines, rp->lt_text.p ? rp->lt_text.p : "", rp->lt_text.len,
+			      &id) || id == UINT32_MAX)
+		return KF_ENOMEM;
+	rp->lnodes[at].line = id + 1;
+	return 0;
+}
+
 /* Every node's text (naming every frame before the walk, so that what
  * the walk reads of the naming, such as which modules' debug info was
  * asked for, is the same for every stack) and line node. */
@@ -134,39 +161,25 @@ static int build_lines(struct kf_report *rp)
 			r = text[i] ? extend_frame(rp, text[i], &at) : 0;
 		}
 		rp->node_line[i] = at;
+		/* the line's string now, in the order the walk meets it:
+		 * the walk only reads (it may run on two threads) */
+		if (!r && (nd->samples || nd->weight))
+			r = make_line(rp, at);
 	}
 out:
 	free(text);
 	return r;
 }
 
-/* The folded line of a stack: its id in rp->lines. */
+/* The folded line of a stack: its id in rp->lines (made by build_lines). */
 static int line_text(void *arg, const struct kf_ctx_stack *cs, uint32_t *id)
 {
-	struct kf_report *rp = arg;
-	uint32_t at = rp->node_line[cs->node], x;
-	size_t n = 0, i;
+	const struct kf_report *rp = arg;
+	uint32_t at = rp->node_line[cs->node];
 
-	if (rp->lnodes[at].line) {
-		*id = rp->lnodes[at].line - 1;
-		return 0;
-	}
-	for (x = at; x; x = rp->lnodes[x].parent) {
-		if (!KF_GROW(rp->lt_chain, rp->cap_lt_chain, n + 1))
-			return KF_ENOMEM;
-		rp->lt_chain[n++] = rp->lnodes[x].piece;
-	}
-	rp->lt_text.len = 0;
-	for (i = n; i-- > 0;) {
-		kf_buf_puts(&rp->lt_text, kf_strtab_get(&rp->pieces, rp->lt_chain[i]));
-		if (i)
-			kf_buf_put(&rp->lt_text, ";", 1);
-	}
-	if (rp->lt_text.oom ||
-	    !kf_strtab_intern(&rp->lines, rp->lt_text.p ? rp->lt_text.p : "", rp->lt_text.len,
-			      id) || *id == UINT32_MAX)
-		return KF_ENOMEM;
-	rp->lnodes[at].line = *id + 1;
+	if (!rp->lnodes[at].line)
+		return KF_EINVAL;   /* never: every stack's line was made */
+	*id = rp->lnodes[at].line - 1;
 	return 0;
 }
 
@@ -187,11 +200,11 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	    (lines && in->namer && in->rules && (r = build_lines(rp)) != 0)) {
 		/* g must be finishable */
 		kf_gather_run(&rp->g, in->stacks, in->roots, NULL, NULL, in->dsos, 0,
-			      NULL, NULL);
+			      NULL, NULL, 1, NULL);
 		return r;
 	}
 	return kf_gather_run(&rp->g, in->stacks, in->roots, in->namer, in->rules, in->dsos,
-			     in->exclude, lines ? line_text : NULL, rp);
+			     in->exclude, lines ? line_text : NULL, rp, in->jobs, in->work);
 }
 
 void kf_report_fini(struct kf_report *rp)

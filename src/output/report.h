@@ -45,6 +45,9 @@ struct kf_report_in {
 	const struct kf_roots *roots;
 	const struct kf_strtab *comms;     /* the roots' comm ids */
 	struct kf_namer *namer;            /* NULL: nothing was named */
+	unsigned jobs;                     /* threads the gather may use */
+	struct kf_work_total *work;        /* where a second thread's work
+					      is added */
 	struct kf_fold_texts *texts;       /* the folded frame texts */
 	const struct kf_fold_style *fold;
 	const struct kf_modules *modules;

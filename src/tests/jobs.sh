@@ -7,7 +7,9 @@
 # each mode the standard output, the standard error and the exit status
 # of every N must be those of --jobs 1, byte for byte.  --jobs 1 is the
 # single-threaded run; 2 and more walk the stacks into the trie on a
-# worker thread (src/model/feed.h), which test-feed checks on its own.
+# worker thread (src/model/feed.h), which test-feed checks on its own,
+# and gather the report's stacks in two halves on two threads
+# (src/analysis/gather.c: every capture here with 64 stacks or more).
 set -euo pipefail
 kfold=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$(cd "$2" && pwd)

@@ -2,7 +2,7 @@
 # verdicts.sh KFOLD SRCDIR: the folded rewrite and the JSON report give
 # every stack the same verdict.
 #
-# The two classify through different code: the report (kf_ctx_walk)
+# The two classify through different code: the report (kf_ctx_walk_range)
 # classifies each distinct stack from its whole path; the rewrite behind
 # --exclude and --context (kf_ctx_rewrite) classifies each distinct
 # kernel part once per kind of root and applies the result to every
