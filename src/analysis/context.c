@@ -192,21 +192,36 @@ struct kclass {
 	uint32_t *kpart;         /* per node: its kpart (0: not a kernel
 				    frame) */
 	uint32_t *rootof;        /* per node: its root's node */
-	struct kf_map64 memo;    /* (kpart, root's bits) -> ctxs[] */
-	struct kf_ctx *ctxs;
-	size_t n_ctxs, cap_ctxs;
-	const char **names;      /* one kpart's symbols, the leaf first */
-	size_t cap_names;
+	/* what kclass_get made: the one part a walk does not share */
+	struct kclass_memo {
+		struct kf_map64 memo;    /* (kpart, root's bits) -> ctxs[] */
+		struct kf_ctx *ctxs;
+		size_t n_ctxs, cap_ctxs;
+		const char **names;      /* one kpart's symbols, the leaf
+					    first */
+		size_t cap_names;
+	} m;
 };
+
+static void kclass_memo_init(struct kclass_memo *m)
+{
+	memset(m, 0, sizeof(*m));
+	kf_map64_init(&m->memo);
+}
+
+static void kclass_memo_fini(struct kclass_memo *m)
+{
+	free(m->ctxs);
+	free(m->names);
+	kf_map64_fini(&m->memo);
+}
 
 static void kclass_fini(struct kclass *kc)
 {
 	kparts_fini(&kc->kp);
 	free(kc->kpart);
 	free(kc->rootof);
-	free(kc->ctxs);
-	free(kc->names);
-	kf_map64_fini(&kc->memo);
+	kclass_memo_fini(&kc->m);
 }
 
 /* One pass in node order (parents are older nodes) gives each node its
@@ -222,7 +237,7 @@ static int kclass_init(struct kclass *kc, const struct kf_stacks *st,
 	kc->roots = roots;
 	kc->rules = rules;
 	kc->namer = namer;
-	kf_map64_init(&kc->memo);
+	kclass_memo_init(&kc->m);
 	kc->kpart = kf_calloc(n, sizeof(*kc->kpart));
 	kc->rootof = kf_calloc(n, sizeof(*kc->rootof));
 	if (!kc->kpart || !kc->rootof)
@@ -260,24 +275,25 @@ static const struct kf_ctx *kclass_get(struct kclass *kc, uint32_t node)
 	uint64_t key = (uint64_t)(kid + 1) << 16 | (uint64_t)rootd->ctx << 8 |
 		       (uint64_t)(rootd->cpumode & 0x7f) << 1 | (rootd->pid == 0);
 	size_t nk = kclass_depth(kc, node), i;
+	struct kclass_memo *m = &kc->m;
 
-	if (kf_map64_get(&kc->memo, key, &idx))
-		return &kc->ctxs[idx];
+	if (kf_map64_get(&m->memo, key, &idx))
+		return &m->ctxs[idx];
 	KF_WORK(nk + 1);
-	if (!KF_GROW(kc->names, kc->cap_names, nk + 1) ||
-	    !KF_GROW(kc->ctxs, kc->cap_ctxs, kc->n_ctxs + 1))
+	if (!KF_GROW(m->names, m->cap_names, nk + 1) ||
+	    !KF_GROW(m->ctxs, m->cap_ctxs, m->n_ctxs + 1))
 		return NULL;
 	for (i = 0, y = kid; i < nk; i++, y = kc->kp.p[y].parent)
-		kc->names[i] = kpart_sym(&kc->kp, kc->namer, y);
+		m->names[i] = kpart_sym(&kc->kp, kc->namer, y);
 	/* some kernels store the first entry twice (tracepoints, software
 	 * events): classify it once */
-	classify(kc->rules, kc->names, nk,
+	classify(kc->rules, m->names, nk,
 		 nk >= 2 && kc->kp.p[kid].frame.addr ==
 			    kc->kp.p[kc->kp.p[kid].parent].frame.addr,
-		 rootd, &kc->ctxs[kc->n_ctxs]);
-	if (!kf_map64_put(&kc->memo, key, (uint32_t)kc->n_ctxs))
+		 rootd, &m->ctxs[m->n_ctxs]);
+	if (!kf_map64_put(&m->memo, key, (uint32_t)m->n_ctxs))
 		return NULL;
-	return &kc->ctxs[kc->n_ctxs++];
+	return &m->ctxs[m->n_ctxs++];
 }
 
 /* What every walk of a trie reads and none writes: the kernel parts and,
@@ -365,11 +381,7 @@ int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 	w.p = p;
 	/* the shared parts by pointer, and a memo of its own */
 	w.kc = p->kc;
-	kf_map64_init(&w.kc.memo);
-	w.kc.ctxs = NULL;
-	w.kc.n_ctxs = w.kc.cap_ctxs = 0;
-	w.kc.names = NULL;
-	w.kc.cap_names = 0;
+	kclass_memo_init(&w.kc.m);
 	if (from < 1)
 		from = 1;
 	for (node = from; node < to && node < st->n && !r; node++) {
@@ -415,9 +427,7 @@ int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 		cs.tid = rootd->tid;
 		r = fn(payload, &cs);
 	}
-	kf_map64_fini(&w.kc.memo);
-	free(w.kc.ctxs);
-	free(w.kc.names);
+	kclass_memo_fini(&w.kc.m);
 	free(w.path);
 	free(w.psyms);
 	return r;
