@@ -71,45 +71,64 @@ static bool same_line(const struct kf_gather *g, uint32_t i, const void *want)
 	       a->guess == b->guess;
 }
 
-static int thread_of(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t *out)
-{
-	uint64_t key = key3((uint32_t)cs->pid, (uint32_t)cs->tid, 1);
-	struct kf_gather_thread want = { cs->pid, cs->tid, 0, { 0, 0 } };
-	uint32_t i;
+/* The entries below are found by key, or appended with what `want` is
+ * and an empty sum; then the caller's sum is added.  The walk adds one
+ * stack at a time, the merge of two walks a whole entry. */
 
-	if (find(g, &g->thread_ix, &key, same_thread, &want, out))
-		return 0;
-	if (!KF_GROW(g->threads, g->cap_threads, g->n_threads + 1))
-		return KF_ENOMEM;
-	i = (uint32_t)g->n_threads;
-	want.root = g->st->nodes[cs->path[0]].frame.root;
-	g->threads[i] = want;
-	if (!kf_map64_put(&g->thread_ix, key, i))
-		return KF_ENOMEM;
-	g->n_threads++;
-	*out = i;
+/* Thread want (pid, tid; its root if new) plus its total: its index. */
+static int add_thread(struct kf_gather *g, const struct kf_gather_thread *want, uint32_t *out)
+{
+	uint64_t key = key3((uint32_t)want->pid, (uint32_t)want->tid, 1);
+
+	if (!find(g, &g->thread_ix, &key, same_thread, want, out)) {
+		if (!KF_GROW(g->threads, g->cap_threads, g->n_threads + 1) ||
+		    !kf_map64_put(&g->thread_ix, key, (uint32_t)g->n_threads))
+			return KF_ENOMEM;
+		*out = (uint32_t)g->n_threads++;
+		g->threads[*out] = *want;
+		memset(&g->threads[*out].total, 0, sizeof(want->total));
+	}
+	kf_bucket_add(&g->threads[*out].total, want->total.samples, want->total.period);
 	return 0;
 }
 
-static int add_cell(struct kf_gather *g, uint32_t thread, unsigned verdict,
-		    uint32_t label, const struct kf_ctx_stack *cs)
+static int add_cell(struct kf_gather *g, const struct kf_gather_cell *want)
 {
-	uint64_t key = key3(thread, verdict, label);
-	struct kf_gather_cell want = { thread, label, (uint8_t)verdict, { 0, 0 } };
+	uint64_t key = key3(want->thread, want->verdict, want->label);
 	uint32_t i;
 
-	if (find(g, &g->cell_ix, &key, same_cell, &want, &i)) {
-		kf_bucket_add(&g->cells[i].b, cs->samples, cs->weight);
-		return 0;
+	if (!find(g, &g->cell_ix, &key, same_cell, want, &i)) {
+		if (!KF_GROW(g->cells, g->cap_cells, g->n_cells + 1) ||
+		    !kf_map64_put(&g->cell_ix, key, (uint32_t)g->n_cells))
+			return KF_ENOMEM;
+		i = (uint32_t)g->n_cells++;
+		g->cells[i] = *want;
+		memset(&g->cells[i].b, 0, sizeof(want->b));
 	}
-	if (!KF_GROW(g->cells, g->cap_cells, g->n_cells + 1))
-		return KF_ENOMEM;
-	i = (uint32_t)g->n_cells;
-	g->cells[i] = want;
-	kf_bucket_add(&g->cells[i].b, cs->samples, cs->weight);
-	if (!kf_map64_put(&g->cell_ix, key, i))
-		return KF_ENOMEM;
-	g->n_cells++;
+	kf_bucket_add(&g->cells[i].b, want->b.samples, want->b.period);
+	return 0;
+}
+
+/* Line want plus its sum; its node becomes the line's if it has more
+ * samples than the line's (the first of equals stays: the older). */
+static int add_line_entry(struct kf_gather *g, const struct kf_gather_line *want)
+{
+	uint64_t key = key3(want->text, (uint64_t)want->leaf << 8 | want->verdict,
+			    (uint64_t)want->base << 32 | want->via);
+	uint32_t i;
+
+	if (!find(g, &g->line_ix, &key, same_line, want, &i)) {
+		if (!KF_GROW(g->lines, g->cap_lines, g->n_lines + 1) ||
+		    !kf_map64_put(&g->line_ix, key, (uint32_t)g->n_lines))
+			return KF_ENOMEM;
+		i = (uint32_t)g->n_lines++;
+		g->lines[i] = *want;
+		memset(&g->lines[i].b, 0, sizeof(want->b));
+	} else if (want->node_samples > g->lines[i].node_samples) {
+		g->lines[i].node = want->node;
+		g->lines[i].node_samples = want->node_samples;
+	}
+	kf_bucket_add(&g->lines[i].b, want->b.samples, want->b.period);
 	return 0;
 }
 
@@ -197,8 +216,6 @@ static int add_line(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t
 	const struct kf_ctx *c = cs->ctx;
 	const char *v = kf_ctx_via_name(c->leaf.via);
 	struct kf_gather_line want;
-	uint32_t i;
-	uint64_t key;
 	int r;
 
 	memset(&want, 0, sizeof(want));
@@ -212,31 +229,16 @@ static int add_line(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t
 	want.guess = c->guess;
 	want.node = cs->node;
 	want.node_samples = cs->samples;
-	key = key3(want.text, (uint64_t)leaf << 8 | c->verdict,
-		   (uint64_t)base << 32 | want.via);
-	if (find(g, &g->line_ix, &key, same_line, &want, &i)) {
-		kf_bucket_add(&g->lines[i].b, cs->samples, cs->weight);
-		if (cs->samples > g->lines[i].node_samples) {
-			g->lines[i].node = cs->node;
-			g->lines[i].node_samples = cs->samples;
-		}
-		return 0;
-	}
-	if (!KF_GROW(g->lines, g->cap_lines, g->n_lines + 1))
-		return KF_ENOMEM;
-	i = (uint32_t)g->n_lines;
-	g->lines[i] = want;
-	kf_bucket_add(&g->lines[i].b, cs->samples, cs->weight);
-	if (!kf_map64_put(&g->line_ix, key, i))
-		return KF_ENOMEM;
-	g->n_lines++;
-	return 0;
+	want.b = (struct kf_bucket){ cs->samples, cs->weight };
+	return add_line_entry(g, &want);
 }
 
 static int visit(void *payload, const struct kf_ctx_stack *cs)
 {
 	struct kf_gather *g = payload;
 	const struct kf_ctx *c = cs->ctx;
+	struct kf_gather_thread thread;
+	struct kf_gather_cell cell;
 	uint32_t th, leaf, base, label;
 	const char *why;
 	int r;
@@ -253,17 +255,19 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 		kf_bucket_add(&g->kernel_cut, cs->samples, cs->weight);
 	else if (c->why == KF_CTX_WHY_UNWIND_STOPPED)
 		kf_bucket_add(&g->kernel_stopped, cs->samples, cs->weight);
-	if ((r = thread_of(g, cs, &th)) || (r = label_id(g, &c->leaf, &leaf)) ||
+	thread = (struct kf_gather_thread){ cs->pid, cs->tid,
+					    g->st->nodes[cs->path[0]].frame.root,
+					    { cs->samples, cs->weight } };
+	if ((r = add_thread(g, &thread, &th)) || (r = label_id(g, &c->leaf, &leaf)) ||
 	    (r = label_id(g, &c->base, &base)))
 		return r;
-	kf_bucket_add(&g->threads[th].total, cs->samples, cs->weight);
 	why = c->why ? kf_ctx_why_name(c->why) : "no_rule";
 	if (c->verdict == KF_CTX_VERDICT_UNKNOWN)
 		r = intern(&g->labels, why, strlen(why), &label);
 	else
 		label = leaf;
-	if (r || (r = add_cell(g, th, c->verdict, label, cs)) ||
-	    (r = stack_gaps(g, cs)))
+	cell = (struct kf_gather_cell){ th, label, c->verdict, { cs->samples, cs->weight } };
+	if (r || (r = add_cell(g, &cell)) || (r = stack_gaps(g, cs)))
 		return r;
 	return g->line_fn ? add_line(g, cs, leaf, base) : 0;
 }
@@ -328,41 +332,14 @@ static int merge(struct kf_gather *g, const struct kf_gather *h)
 		if (!kf_map64_put(&lmap, off, id))
 			r = KF_ENOMEM;
 	}
-	for (i = 0; i < h->n_threads && !r; i++) {
-		const struct kf_gather_thread *t = &h->threads[i];
-		uint64_t key = key3((uint32_t)t->pid, (uint32_t)t->tid, 1);
-
-		if (!find(g, &g->thread_ix, &key, same_thread, t, &tmap[i])) {
-			if (!KF_GROW(g->threads, g->cap_threads, g->n_threads + 1) ||
-			    !kf_map64_put(&g->thread_ix, key, (uint32_t)g->n_threads)) {
-				r = KF_ENOMEM;
-				break;
-			}
-			tmap[i] = (uint32_t)g->n_threads;
-			g->threads[g->n_threads] = *t;
-			memset(&g->threads[g->n_threads++].total, 0, sizeof(t->total));
-		}
-		kf_bucket_add(&g->threads[tmap[i]].total, t->total.samples, t->total.period);
-	}
+	for (i = 0; i < h->n_threads && !r; i++)
+		r = add_thread(g, &h->threads[i], &tmap[i]);
 	for (i = 0; i < h->n_cells && !r; i++) {
 		struct kf_gather_cell want = h->cells[i];
-		uint64_t key;
-		uint32_t k;
 
 		want.thread = tmap[want.thread];
 		want.label = label_in(&lmap, want.label);
-		key = key3(want.thread, want.verdict, want.label);
-		if (!find(g, &g->cell_ix, &key, same_cell, &want, &k)) {
-			if (!KF_GROW(g->cells, g->cap_cells, g->n_cells + 1) ||
-			    !kf_map64_put(&g->cell_ix, key, (uint32_t)g->n_cells)) {
-				r = KF_ENOMEM;
-				break;
-			}
-			k = (uint32_t)g->n_cells++;
-			g->cells[k] = want;
-			memset(&g->cells[k].b, 0, sizeof(want.b));
-		}
-		kf_bucket_add(&g->cells[k].b, want.b.samples, want.b.period);
+		r = add_cell(g, &want);
 	}
 	for (i = 0; i < h->n_gaps && !r; i++) {
 		struct kf_gather_gap *gap = gap_of(g, h->gaps[i].module);
@@ -376,29 +353,11 @@ static int merge(struct kf_gather *g, const struct kf_gather *h)
 	}
 	for (i = 0; i < h->n_lines && !r; i++) {
 		struct kf_gather_line want = h->lines[i];
-		uint64_t key;
-		uint32_t k;
 
 		want.leaf = label_in(&lmap, want.leaf);
 		want.base = label_in(&lmap, want.base);
 		want.via = label_in(&lmap, want.via);
-		key = key3(want.text, (uint64_t)want.leaf << 8 | want.verdict,
-			   (uint64_t)want.base << 32 | want.via);
-		if (find(g, &g->line_ix, &key, same_line, &want, &k)) {
-			kf_bucket_add(&g->lines[k].b, want.b.samples, want.b.period);
-			/* the first of equals: g's nodes are the older */
-			if (want.node_samples > g->lines[k].node_samples) {
-				g->lines[k].node = want.node;
-				g->lines[k].node_samples = want.node_samples;
-			}
-			continue;
-		}
-		if (!KF_GROW(g->lines, g->cap_lines, g->n_lines + 1) ||
-		    !kf_map64_put(&g->line_ix, key, (uint32_t)g->n_lines)) {
-			r = KF_ENOMEM;
-			break;
-		}
-		g->lines[g->n_lines++] = want;
+		r = add_line_entry(g, &want);
 	}
 	for (v = 0; v < KF_CTX_NVERDICTS; v++)
 		kf_bucket_add(&g->verdicts[v], h->verdicts[v].samples, h->verdicts[v].period);
