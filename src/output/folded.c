@@ -1286,7 +1286,6 @@ int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
 
 		if (!nd->parent) {
 			java_of[i] = kf_fold_root_java(comms, kf_roots_get(roots, nd->frame.root));
-			id = 0;
 		} else {
 			java_of[i] = java_of[nd->parent];
 			r = kf_fold_text_id(ft, &nd->frame, java_of[i], &id);

@@ -37,66 +37,74 @@ static int extend(struct kf_report *rp, uint32_t from, uint32_t piece, uint32_t 
 	return 0;
 }
 
-/* Extends *at by each ';'-separated piece of s[0..n) (an empty string is
- * one empty piece). */
-static int extend_text(struct kf_report *rp, const char *s, size_t n, uint32_t *at)
+/* Appends to piece_ids the count, then the ids, of the ';'-separated
+ * pieces of s[0..n) (an empty string is one empty piece): *k, where. */
+static int split(struct kf_report *rp, const char *s, size_t n, uint32_t *k)
 {
 	size_t a = 0, b;
 	uint32_t id;
-	int r;
 
+	/* at most n + 2 entries: ids stay 32-bit */
+	if (n >= UINT32_MAX || rp->n_piece_ids + n + 2 > UINT32_MAX ||
+	    !KF_GROW(rp->piece_ids, rp->cap_piece_ids, rp->n_piece_ids + 1))
+		return KF_ENOMEM;
+	*k = (uint32_t)rp->n_piece_ids++;
+	rp->piece_ids[*k] = 0;
 	for (;;) {
 		for (b = a; b < n && s[b] != ';'; b++)
 			;
-		if (!kf_strtab_intern(&rp->pieces, s + a, b - a, &id))
+		if (!kf_strtab_intern(&rp->pieces, s + a, b - a, &id) ||
+		    !KF_GROW(rp->piece_ids, rp->cap_piece_ids, rp->n_piece_ids + 1))
 			return KF_ENOMEM;
-		if ((r = extend(rp, *at, id, at)))
-			return r;
+		rp->piece_ids[rp->n_piece_ids++] = id;
+		rp->piece_ids[*k]++;
 		if (b == n)
 			return 0;
 		a = b + 1;
 	}
 }
 
+/* Extends *at by the pieces split() put at k. */
+static int extend_by(struct kf_report *rp, uint32_t k, uint32_t *at)
+{
+	uint32_t i;
+	int r;
+
+	for (i = 0; i < rp->piece_ids[k]; i++)
+		if ((r = extend(rp, *at, rp->piece_ids[k + 1 + i], at)))
+			return r;
+	return 0;
+}
+
+/* Extends *at by the pieces of a root's text s[0..n), split each time
+ * (a root is one node of its own). */
+static int extend_text(struct kf_report *rp, const char *s, size_t n, uint32_t *at)
+{
+	uint32_t k;
+	int r = split(rp, s, n, &k);
+
+	if (!r)
+		r = extend_by(rp, k, at);
+	rp->n_piece_ids = k;   /* not kept */
+	return r;
+}
+
 /* Extends *at by the pieces of frame text t (not ""), split once per
  * distinct text. */
 static int extend_frame(struct kf_report *rp, uint32_t t, uint32_t *at)
 {
-	const struct kf_strtab *texts = &rp->in->texts->texts;
-	uint32_t k, i, n;
+	const char *s;
+	uint32_t k;
 	int r;
 
 	if (!kf_map64_get(&rp->piece_at, t, &k)) {
-		const char *s = kf_strtab_get(texts, t);
-		size_t len = strlen(s), a = 0, b;
-
-		if (rp->n_piece_ids >= UINT32_MAX ||
-		    !KF_GROW(rp->piece_ids, rp->cap_piece_ids, rp->n_piece_ids + 1))
-			return KF_ENOMEM;
-		k = (uint32_t)rp->n_piece_ids++;
-		rp->piece_ids[k] = 0;
-		for (;;) {
-			uint32_t id;
-
-			for (b = a; b < len && s[b] != ';'; b++)
-				;
-			if (!kf_strtab_intern(&rp->pieces, s + a, b - a, &id) ||
-			    !KF_GROW(rp->piece_ids, rp->cap_piece_ids, rp->n_piece_ids + 1))
-				return KF_ENOMEM;
-			rp->piece_ids[rp->n_piece_ids++] = id;
-			rp->piece_ids[k]++;
-			if (b == len)
-				break;
-			a = b + 1;
-		}
+		s = kf_strtab_get(&rp->in->texts->texts, t);
+		if ((r = split(rp, s, strlen(s), &k)))
+			return r;
 		if (!kf_map64_put(&rp->piece_at, t, k))
 			return KF_ENOMEM;
 	}
-	n = rp->piece_ids[k];
-	for (i = 0; i < n; i++)
-		if ((r = extend(rp, *at, rp->piece_ids[k + 1 + i], at)))
-			return r;
-	return 0;
+	return extend_by(rp, k, at);
 }
 
 /* Line node at's string into rp->lines, once. */
