@@ -150,11 +150,11 @@ static struct kf_gather_gap *gap_of(struct kf_gather *g, uint32_t module)
 	return &g->gaps[i];
 }
 
-/* Charges a stack's samples to module's unnamed or no-lines count, once
- * per stack: seen[0..*n) are the modules charged so far (at most 8 are
- * remembered; a stack through more is not charged to the others). */
+/* Charges a stack's samples (b) to module's unnamed or no-lines count,
+ * once per stack: seen[0..*n) are the modules charged so far (at most 8
+ * are remembered; a stack through more is not charged to the others). */
 static int charge(struct kf_gather *g, uint32_t *seen, size_t *n, uint32_t mod,
-		  bool nolines, const struct kf_ctx_stack *cs)
+		  bool nolines, const struct kf_bucket *b)
 {
 	struct kf_gather_gap *gap;
 	size_t k;
@@ -166,39 +166,91 @@ static int charge(struct kf_gather *g, uint32_t *seen, size_t *n, uint32_t mod,
 		return 0;
 	if (!(gap = gap_of(g, mod)))
 		return KF_ENOMEM;
-	kf_bucket_add(nolines ? &gap->nolines : &gap->unnamed, cs->samples, cs->weight);
+	kf_bucket_add(nolines ? &gap->nolines : &gap->unnamed, b->samples, b->period);
 	seen[(*n)++] = mod;
 	return 0;
 }
 
-/* Where this stack's attribution chain broke: frames without a name, and
- * frames of modules whose debug info was looked for and not found. */
-static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs)
+/* Whether module mod's frames count as without source lines: its debug
+ * info was looked for and not found, and naming asked for it (as before
+ * the load step existed: the load step's notes). */
+static bool no_lines(const struct kf_gather *g, uint32_t mod)
 {
+	bool looked = false;
+
+	return mod && !kf_dso_debuginfo_file(g->dsos, mod, &looked) && looked &&
+	       g->namer && kf_namer_asked_debuginfo(g->namer, mod);
+}
+
+/* The list at *at of the modules mod_list[0..n): an offset in g->mods,
+ * each distinct list stored once. */
+static int intern_mods(struct kf_gather *g, size_t n, uint32_t *at)
+{
+	uint64_t h = kf_hash64(n + 1), key;
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < n; i++)
+		h = kf_hash64(h ^ g->mod_list[i]);
+	key = h == UINT64_MAX ? 0 : h;
+	while (kf_map64_get(&g->mods_ix, key, &k)) {
+		if (g->mods[k] == n &&
+		    memcmp(&g->mods[k + 1], g->mod_list, n * sizeof(*g->mods)) == 0) {
+			*at = k;
+			return 0;
+		}
+		key = key == UINT64_MAX - 1 ? 0 : key + 1;
+	}
+	if (g->n_mods + n + 1 > UINT32_MAX ||
+	    !KF_GROW(g->mods, g->cap_mods, g->n_mods + n + 1) ||
+	    !kf_map64_put(&g->mods_ix, key, (uint32_t)g->n_mods))
+		return KF_ENOMEM;
+	*at = (uint32_t)g->n_mods;
+	g->mods[g->n_mods++] = (uint32_t)n;
+	if (n)
+		memcpy(&g->mods[g->n_mods], g->mod_list, n * sizeof(*g->mods));
+	g->n_mods += n;
+	return 0;
+}
+
+/* Where this stack's attribution chain broke: frames without a name, and
+ * frames of modules whose debug info was looked for and not found.  With
+ * g->defer the second waits for kf_gather_finish: *mods is then the list
+ * of the stack's modules, in the order its frames first meet them. */
+static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t *mods)
+{
+	const struct kf_bucket b = { cs->samples, cs->weight };
 	uint32_t seen_u[8], seen_l[8];
-	size_t nu = 0, nl = 0, i;
+	size_t nu = 0, nl = 0, nm = 0, i, k;
 	int r = 0;
 
+	if (g->defer && !KF_GROW(g->mod_list, g->cap_mod_list, cs->n_path))
+		return KF_ENOMEM;
 	for (i = 1; i < cs->n_path && !r; i++) {
 		const struct kf_frame *f = &g->st->nodes[cs->path[i]].frame;
 		uint32_t mod = (f->flags & KF_FRAME_NOMAP) ? 0 : f->module;
-		bool looked = false;
 
 		if (f->flags & KF_FRAME_TRUNCATED)
 			continue;
 		if (!cs->syms[i])
-			r = charge(g, seen_u, &nu, mod, false, cs);
-		/* counted only where naming asked for the module's DWARF, as
-		 * before the load step existed (the load step's notes) */
-		if (!r && mod && !kf_dso_debuginfo_file(g->dsos, mod, &looked) && looked &&
-		    g->namer && kf_namer_asked_debuginfo(g->namer, mod))
-			r = charge(g, seen_l, &nl, mod, true, cs);
+			r = charge(g, seen_u, &nu, mod, false, &b);
+		if (!mod)
+			continue;
+		if (!g->defer) {
+			if (!r && no_lines(g, mod))
+				r = charge(g, seen_l, &nl, mod, true, &b);
+			continue;
+		}
+		for (k = 0; k < nm && g->mod_list[k] != mod; k++)
+			;
+		if (k == nm)
+			g->mod_list[nm++] = mod;
 	}
 	if (nu)
 		kf_bucket_add(&g->unnamed, cs->samples, cs->weight);
 	if (nl)
 		kf_bucket_add(&g->nolines, cs->samples, cs->weight);
-	return r;
+	return r || !g->defer ? r : intern_mods(g, nm, mods);
 }
 
 static int label_id(struct kf_gather *g, const struct kf_ctx_level *l, uint32_t *id)
@@ -210,27 +262,47 @@ static int label_id(struct kf_gather *g, const struct kf_ctx_level *l, uint32_t 
 	return intern(&g->labels, kf_buf_cstr(&g->tmp), g->tmp.len, id);
 }
 
-static int add_line(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t leaf,
-		    uint32_t base)
+static bool same_combo(const struct kf_gather *g, uint32_t i, const void *want)
+{
+	const struct kf_gather_combo *a = &g->combos[i], *b = want;
+
+	return a->leaf == b->leaf && a->base == b->base && a->via == b->via &&
+	       a->verdict == b->verdict && a->why == b->why && a->guess == b->guess;
+}
+
+/* With g->defer: what kf_gather_finish needs of the stack cs, whose
+ * leaf and base labels are leaf and base, and whose modules are mods. */
+static int add_rec(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t leaf,
+		   uint32_t base, uint32_t mods)
 {
 	const struct kf_ctx *c = cs->ctx;
 	const char *v = kf_ctx_via_name(c->leaf.via);
-	struct kf_gather_line want;
+	struct kf_gather_combo want;
+	uint64_t key;
+	uint32_t i;
 	int r;
 
 	memset(&want, 0, sizeof(want));
-	if ((r = g->line_fn(g->line_arg, cs, &want.text)) ||
-	    (r = intern(&g->labels, v, strlen(v), &want.via)))
+	if ((r = intern(&g->labels, v, strlen(v), &want.via)))
 		return r;
 	want.leaf = leaf;
 	want.base = base;
 	want.verdict = c->verdict;
 	want.why = c->why;
 	want.guess = c->guess;
-	want.node = cs->node;
-	want.node_samples = cs->samples;
-	want.b = (struct kf_bucket){ cs->samples, cs->weight };
-	return add_line_entry(g, &want);
+	key = key3((uint64_t)leaf << 32 | base, want.via,
+		   (uint64_t)want.verdict << 16 | (uint64_t)want.why << 8 | want.guess);
+	if (!find(g, &g->combo_ix, &key, same_combo, &want, &i)) {
+		if (!KF_GROW(g->combos, g->cap_combos, g->n_combos + 1) ||
+		    !kf_map64_put(&g->combo_ix, key, (uint32_t)g->n_combos))
+			return KF_ENOMEM;
+		i = (uint32_t)g->n_combos++;
+		g->combos[i] = want;
+	}
+	if (!KF_GROW(g->recs, g->cap_recs, g->n_recs + 1))
+		return KF_ENOMEM;
+	g->recs[g->n_recs++] = (struct kf_gather_rec){ cs->node, i, mods };
+	return 0;
 }
 
 static int visit(void *payload, const struct kf_ctx_stack *cs)
@@ -239,7 +311,7 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 	const struct kf_ctx *c = cs->ctx;
 	struct kf_gather_thread thread;
 	struct kf_gather_cell cell;
-	uint32_t th, leaf, base, label;
+	uint32_t th, leaf, base, label, mods = 0;
 	const char *why;
 	int r;
 
@@ -267,15 +339,14 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 	else
 		label = leaf;
 	cell = (struct kf_gather_cell){ th, label, c->verdict, { cs->samples, cs->weight } };
-	if (r || (r = add_cell(g, &cell)) || (r = stack_gaps(g, cs)))
+	if (r || (r = add_cell(g, &cell)) || (r = stack_gaps(g, cs, &mods)))
 		return r;
-	return g->line_fn ? add_line(g, cs, leaf, base) : 0;
+	return g->defer ? add_rec(g, cs, leaf, base, mods) : 0;
 }
 
 static int gather_init(struct kf_gather *g, const struct kf_stacks *st,
 		       const struct kf_roots *roots, struct kf_namer *namer,
-		       struct kf_dsos *dsos, unsigned exclude, kf_gather_line_fn line_fn,
-		       void *line_arg)
+		       struct kf_dsos *dsos, unsigned exclude)
 {
 	memset(g, 0, sizeof(*g));
 	g->st = st;
@@ -283,13 +354,13 @@ static int gather_init(struct kf_gather *g, const struct kf_stacks *st,
 	g->dsos = dsos;
 	g->namer = namer;
 	g->exclude = exclude;
-	g->line_fn = line_fn;
-	g->line_arg = line_arg;
 	kf_buf_init(&g->tmp);
 	kf_map64_init(&g->thread_ix);
 	kf_map64_init(&g->cell_ix);
 	kf_map64_init(&g->line_ix);
 	kf_map64_init(&g->gap_ix);
+	kf_map64_init(&g->combo_ix);
+	kf_map64_init(&g->mods_ix);
 	return kf_strtab_init(&g->labels) ? 0 : KF_ENOMEM;
 }
 
@@ -351,14 +422,6 @@ static int merge(struct kf_gather *g, const struct kf_gather *h)
 		kf_bucket_add(&gap->unnamed, h->gaps[i].unnamed.samples, h->gaps[i].unnamed.period);
 		kf_bucket_add(&gap->nolines, h->gaps[i].nolines.samples, h->gaps[i].nolines.period);
 	}
-	for (i = 0; i < h->n_lines && !r; i++) {
-		struct kf_gather_line want = h->lines[i];
-
-		want.leaf = label_in(&lmap, want.leaf);
-		want.base = label_in(&lmap, want.base);
-		want.via = label_in(&lmap, want.via);
-		r = add_line_entry(g, &want);
-	}
 	for (v = 0; v < KF_CTX_NVERDICTS; v++)
 		kf_bucket_add(&g->verdicts[v], h->verdicts[v].samples, h->verdicts[v].period);
 	kf_bucket_add(&g->total, h->total.samples, h->total.period);
@@ -412,59 +475,145 @@ static size_t cut_point(const struct kf_stacks *st)
 	return 0;
 }
 
+/* (the preparation is not needed after the walk: freed at once) */
+static void drop_prep(struct kf_gather *g)
+{
+	kf_ctx_prep_free(g->prep);
+	g->prep = NULL;
+}
+
 int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
 		  const struct kf_roots *roots, struct kf_namer *namer,
 		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
-		  unsigned exclude, kf_gather_line_fn line_fn, void *line_arg,
-		  unsigned jobs, struct kf_work_total *work)
+		  unsigned exclude, unsigned jobs, struct kf_work_total *work)
 {
-	struct kf_ctx_prep *p;
 	struct kf_gather h;
 	struct half second;
 	pthread_t th;
 	size_t cut;
 	int r;
 
-	if ((r = gather_init(g, st, roots, namer, dsos, exclude, line_fn, line_arg)))
+	if ((r = kf_gather_prepare(g, st, roots, namer, rules, dsos, exclude)) || !g->prep)
 		return r;
-	if (!rules)
-		return KF_EINVAL;
-	if (!namer)
-		return 0;
-	if ((r = kf_ctx_prepare(&p, st, roots, namer, rules)))
-		return r;
+	g->defer = false;
 	cut = jobs > 1 ? cut_point(st) : 0;
-	if (cut && gather_init(&h, st, roots, namer, dsos, exclude, line_fn, line_arg) == 0) {
-		second = (struct half){ p, cut, st->n, &h, work, 0 };
+	if (cut && gather_init(&h, st, roots, namer, dsos, exclude) == 0) {
+		second = (struct half){ g->prep, cut, st->n, &h, work, 0 };
 		if (pthread_create(&th, NULL, walk_half, &second) == 0) {
-			r = kf_ctx_walk_range(p, 1, cut, visit, g);
+			r = kf_ctx_walk_range(g->prep, 1, cut, visit, g);
 			pthread_join(th, NULL);
 			if (!r)
 				r = second.r;
 			if (!r)
 				r = merge(g, &h);
 			kf_gather_fini(&h);
-			kf_ctx_prep_free(p);
+			drop_prep(g);
 			return r;
 		}
 	}
 	if (cut)
 		kf_gather_fini(&h);
-	r = kf_ctx_walk_range(p, 1, st->n, visit, g);
-	kf_ctx_prep_free(p);
+	return kf_gather_walk(g);
+}
+
+int kf_gather_prepare(struct kf_gather *g, const struct kf_stacks *st,
+		      const struct kf_roots *roots, struct kf_namer *namer,
+		      const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
+		      unsigned exclude)
+{
+	int r;
+
+	if ((r = gather_init(g, st, roots, namer, dsos, exclude)))
+		return r;
+	if (!rules)
+		return KF_EINVAL;
+	g->defer = true;
+	return namer ? kf_ctx_prepare(&g->prep, st, roots, namer, rules) : 0;
+}
+
+int kf_gather_walk(struct kf_gather *g)
+{
+	int r = g->prep ? kf_ctx_walk_range(g->prep, 1, g->st->n, visit, g) : 0;
+
+	drop_prep(g);
+	return r;
+}
+
+int kf_gather_finish(struct kf_gather *g, kf_gather_line_fn line_fn, void *line_arg)
+{
+	uint8_t *nol = NULL;     /* per module: 0 not asked yet, 1 no, 2 yes */
+	size_t cap_nol = 0, i, k;
+	int r = 0;
+
+	for (i = 0; i < g->n_recs && !r; i++) {
+		const struct kf_gather_rec *rc = &g->recs[i];
+		const struct kf_node *nd = &g->st->nodes[rc->node];
+		const struct kf_bucket b = { nd->samples, nd->weight };
+		const uint32_t *mods = &g->mods[rc->mods + 1];
+		uint32_t seen[8];
+		size_t n = 0;
+
+		KF_WORK(1);
+		if (line_fn) {
+			const struct kf_gather_combo *c = &g->combos[rc->combo];
+			struct kf_gather_line want;
+
+			memset(&want, 0, sizeof(want));
+			if ((r = line_fn(line_arg, rc->node, &want.text)))
+				break;
+			want.leaf = c->leaf;
+			want.base = c->base;
+			want.via = c->via;
+			want.verdict = c->verdict;
+			want.why = c->why;
+			want.guess = c->guess;
+			want.node = rc->node;
+			want.node_samples = nd->samples;
+			want.b = b;
+			if ((r = add_line_entry(g, &want)))
+				break;
+		}
+		for (k = 0; k < g->mods[rc->mods] && !r; k++) {
+			uint32_t m = mods[k];
+
+			if (m >= cap_nol) {
+				size_t old = cap_nol;
+
+				if (!KF_GROW(nol, cap_nol, (size_t)m + 1)) {
+					r = KF_ENOMEM;
+					break;
+				}
+				memset(nol + old, 0, cap_nol - old);
+			}
+			if (!nol[m])
+				nol[m] = no_lines(g, m) ? 2 : 1;
+			if (nol[m] == 2)
+				r = charge(g, seen, &n, m, true, &b);
+		}
+		if (n)
+			kf_bucket_add(&g->nolines, b.samples, b.period);
+	}
+	free(nol);
 	return r;
 }
 
 void kf_gather_fini(struct kf_gather *g)
 {
+	kf_ctx_prep_free(g->prep);
 	kf_strtab_fini(&g->labels);
 	kf_buf_fini(&g->tmp);
 	kf_map64_fini(&g->thread_ix);
 	kf_map64_fini(&g->cell_ix);
 	kf_map64_fini(&g->line_ix);
 	kf_map64_fini(&g->gap_ix);
+	kf_map64_fini(&g->combo_ix);
+	kf_map64_fini(&g->mods_ix);
 	free(g->threads);
 	free(g->cells);
 	free(g->lines);
 	free(g->gaps);
+	free(g->recs);
+	free(g->combos);
+	free(g->mods);
+	free(g->mod_list);
 }

@@ -7,7 +7,8 @@
  * the stack (lines, when asked for); per module, the samples whose frames
  * it left unnamed or without source lines (gaps); and the totals.  Memory
  * grows with the number of distinct stacks and threads, never with the
- * number of samples.
+ * number of samples (the three-step gather keeps 12 bytes per stack
+ * between its walk and its last step).
  *
  * A folded line is text, which is the output's business: the caller gives
  * a function that returns an id for a stack's line (equal ids mean the
@@ -69,9 +70,22 @@ struct kf_gather_gap {
 	struct kf_bucket unnamed, nolines;
 };
 
-/* The folded line of stack cs as an id (same line, same id).  0 or a
- * negative KF_E*, which stops the walk. */
-typedef int (*kf_gather_line_fn)(void *arg, const struct kf_ctx_stack *cs, uint32_t *id);
+/* The folded line of the stack ending at `node` as an id (same line,
+ * same id).  0 or a negative KF_E*, which stops the gather. */
+typedef int (*kf_gather_line_fn)(void *arg, uint32_t node, uint32_t *id);
+
+/* What the deferred part of a gather (kf_gather_finish) needs of one
+ * stack: its end node, its context (an id in combos) and the modules
+ * of its frames (an offset in mods). */
+struct kf_gather_rec {
+	uint32_t node, combo, mods;
+};
+
+/* a distinct (leaf, base, via, verdict, why, guess) of the stacks */
+struct kf_gather_combo {
+	uint32_t leaf, base, via;
+	uint8_t verdict, why, guess;
+};
 
 struct kf_gather {
 	struct kf_strtab labels;         /* contexts ("syscall:read"),
@@ -96,27 +110,55 @@ struct kf_gather {
 	struct kf_dsos *dsos;
 	struct kf_namer *namer;
 	unsigned exclude;
-	kf_gather_line_fn line_fn;
-	void *line_arg;
 	struct kf_buf tmp;
 	struct kf_map64 thread_ix, cell_ix, line_ix, gap_ix;
 	size_t cap_threads, cap_cells, cap_lines, cap_gaps;
+	struct kf_ctx_prep *prep;        /* kf_gather_prepare's */
+	bool defer;                      /* lines and no-lines counts wait
+					    for kf_gather_finish */
+	struct kf_gather_rec *recs;      /* defer: per stack, in node order */
+	size_t n_recs, cap_recs;
+	struct kf_gather_combo *combos;
+	size_t n_combos, cap_combos;
+	struct kf_map64 combo_ix, mods_ix;
+	uint32_t *mods;                  /* lists: a count, then modules in
+					    the order the stack meets them */
+	size_t n_mods, cap_mods;
+	uint32_t *mod_list;              /* the stack being walked's */
+	size_t cap_mod_list;
 };
 
 /* Gathers the stacks of st with kf_ctx_walk_range (roots, namer and rules
  * as kf_ctx_prepare takes them), leaving out the verdicts in `exclude` (bits 1 << verdict;
- * their samples go to `excluded`).  `dsos` says whether a module's debug
- * info was looked for.  With line_fn, also the lines.  A NULL namer (no
- * stack was named: nothing was read) gathers nothing; NULL rules (not
- * classified) is KF_EINVAL.  With jobs > 1 half the stacks are gathered
- * on a second thread (line_fn must then only read; its work is added to
- * `work`), with the same result.  0, KF_ENOMEM, KF_EINVAL or line_fn's
- * error; call kf_gather_fini in every case. */
+ * their samples go to `excluded`), without lines.  `dsos` says whether a
+ * module's debug info was looked for.  A NULL namer (no stack was named:
+ * nothing was read) gathers nothing; NULL rules (not classified) is
+ * KF_EINVAL.  With jobs > 1 half the stacks are gathered on a second
+ * thread (its work is added to `work`), with the same result.  0,
+ * KF_ENOMEM or KF_EINVAL; call kf_gather_fini in every case. */
 int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
 		  const struct kf_roots *roots, struct kf_namer *namer,
 		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
-		  unsigned exclude, kf_gather_line_fn line_fn, void *line_arg,
-		  unsigned jobs, struct kf_work_total *work);
+		  unsigned exclude, unsigned jobs, struct kf_work_total *work);
+
+/* The same gather in three steps, for a caller that names the frames
+ * while the stacks are walked (the line of a stack is made of names, and
+ * whether a module counts as lacking source lines depends on what naming
+ * asked for).  kf_gather_prepare looks up what the walk needs of the
+ * namer, on the namer's thread; kf_gather_walk then reads only that (and
+ * st and roots), so it may run on another thread while the namer names;
+ * kf_gather_finish, after both, adds each stack to its line (line_fn: may
+ * be NULL) and charges the modules without source lines.  The result is
+ * kf_gather_run's with the naming done before it.  Each returns 0,
+ * KF_ENOMEM, KF_EINVAL or line_fn's error; a step after a failed one is
+ * not called; kf_gather_fini in every case. */
+int kf_gather_prepare(struct kf_gather *g, const struct kf_stacks *st,
+		      const struct kf_roots *roots, struct kf_namer *namer,
+		      const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
+		      unsigned exclude);
+int kf_gather_walk(struct kf_gather *g);
+int kf_gather_finish(struct kf_gather *g, kf_gather_line_fn line_fn, void *line_arg);
+
 void kf_gather_fini(struct kf_gather *g);
 
 #endif

@@ -4,6 +4,7 @@
  */
 #include "report.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,8 +170,8 @@ static int build_lines(struct kf_report *rp)
 			r = text[i] ? extend_frame(rp, text[i], &at) : 0;
 		}
 		rp->node_line[i] = at;
-		/* the line's string now, in the order the walk meets it:
-		 * the walk only reads (it may run on two threads) */
+		/* the line's string now, in node order: the gather's
+		 * last step only reads */
 		if (!r && (nd->samples || nd->weight))
 			r = make_line(rp, at);
 	}
@@ -180,10 +181,10 @@ out:
 }
 
 /* The folded line of a stack: its id in rp->lines (made by build_lines). */
-static int line_text(void *arg, const struct kf_ctx_stack *cs, uint32_t *id)
+static int line_text(void *arg, uint32_t node, uint32_t *id)
 {
 	const struct kf_report *rp = arg;
-	uint32_t at = rp->node_line[cs->node];
+	uint32_t at = rp->node_line[node];
 
 	if (!rp->lnodes[at].line)
 		return KF_EINVAL;   /* never: every stack's line was made */
@@ -191,9 +192,33 @@ static int line_text(void *arg, const struct kf_ctx_stack *cs, uint32_t *id)
 	return 0;
 }
 
+struct walker {
+	struct kf_gather *g;
+	struct kf_work_total *work;
+	int r;
+};
+
+static void *walk_main(void *arg)
+{
+	struct walker *w = arg;
+	uint64_t w0 = kf_work;
+
+	w->r = kf_gather_walk(w->g);
+	if (w->work)
+		kf_work_flush(w->work, w0);
+	return NULL;
+}
+
+/* With lines, the stacks are walked (on a second thread with jobs > 1)
+ * while the frames are named and the lines made: the walk reads only what
+ * kf_gather_prepare looked up, the naming only what the walk does not
+ * write.  Then each stack joins its line. */
 int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool lines)
 {
-	int r = KF_ENOMEM;
+	struct walker w = { &rp->g, in->work, 0 };
+	pthread_t th;
+	bool thread;
+	int r;
 
 	memset(rp, 0, sizeof(*rp));
 	rp->in = in;
@@ -204,15 +229,28 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	kf_map64_init(&rp->fidx);
 	kf_map64_init(&rp->piece_at);
 	kf_map64_init(&rp->line_ix);
-	if (!kf_strtab_init(&rp->lines) || !kf_strtab_init(&rp->fkeys) ||
-	    (lines && in->namer && in->rules && (r = build_lines(rp)) != 0)) {
+	if (!kf_strtab_init(&rp->lines) || !kf_strtab_init(&rp->fkeys)) {
 		/* g must be finishable */
-		kf_gather_run(&rp->g, in->stacks, in->roots, NULL, NULL, in->dsos, 0,
-			      NULL, NULL, 1, NULL);
-		return r;
+		kf_gather_prepare(&rp->g, in->stacks, in->roots, NULL, NULL, in->dsos, 0);
+		return KF_ENOMEM;
 	}
-	return kf_gather_run(&rp->g, in->stacks, in->roots, in->namer, in->rules, in->dsos,
-			     in->exclude, lines ? line_text : NULL, rp, in->jobs, in->work);
+	if (!lines || !in->namer || !in->rules)
+		return kf_gather_run(&rp->g, in->stacks, in->roots, in->namer, in->rules,
+				     in->dsos, in->exclude, in->jobs, in->work);
+	if ((r = kf_gather_prepare(&rp->g, in->stacks, in->roots, in->namer, in->rules,
+				   in->dsos, in->exclude)))
+		return r;
+	thread = in->jobs > 1 && pthread_create(&th, NULL, walk_main, &w) == 0;
+	if (thread) {
+		r = build_lines(rp);
+		pthread_join(th, NULL);
+	} else {
+		w.r = kf_gather_walk(&rp->g);
+		r = w.r ? 0 : build_lines(rp);
+	}
+	if (!r)
+		r = w.r;
+	return r ? r : kf_gather_finish(&rp->g, line_text, rp);
 }
 
 void kf_report_fini(struct kf_report *rp)

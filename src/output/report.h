@@ -133,7 +133,8 @@ struct kf_report {
 };
 
 /* Gathers the stacks (with the folded lines when `lines`: the JSON
- * report).  0, KF_ENOMEM or KF_EINVAL (in->rules NULL); call
+ * report, whose frames are then named here, beside the walk when
+ * in->jobs > 1).  0, KF_ENOMEM or KF_EINVAL (in->rules NULL); call
  * kf_report_fini in every case. */
 int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool lines);
 void kf_report_fini(struct kf_report *rp);
