@@ -1828,6 +1828,8 @@ int kf_session_write_json(kf_session *s, FILE *out)
 	report_in(s, &in, &l);
 	r = kf_report_gather(&rp, &in, true);
 	if (!r)
+		r = kf_report_json_start(&rp);
+	if (!r)
 		r = report_lists(s, &in, &l, true);
 	if (!r)
 		r = kf_report_json(&rp, out, &stacks);

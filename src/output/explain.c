@@ -118,7 +118,7 @@ static int explain_processes(struct kf_report *rp, FILE *out)
 		fputs("processes with the most kernel time (on behalf / attributed):\n", out);
 	for (i = 0; i < n && i < 5; i++)
 		fprintf(out, "  %-24s pid %-8d %6.1f%% / %.1f%%\n",
-			kf_report_comm(rp, v[i].thread), v[i].pid,
+			kf_report_comm(rp, v[i].thread, &rp->comm), v[i].pid,
 			kf_report_pct(v[i].ob.period, rp->g.total.period),
 			kf_report_pct(v[i].at.period, rp->g.total.period));
 	kf_map64_fini(&ix);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,10 +184,20 @@ static int cmp_threads(const void *pa, const void *pb, void *ctx)
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
+/* What making the processes member writes to: its own scratch and error,
+ * so that it may run beside the rest of the report (report.h). */
+struct kf_report_procs {
+	struct kf_buf tmp, comm;
+	int err;
+	char *text;              /* the member's value, written */
+	pthread_t th;
+	bool started;            /* th runs (until joined) */
+};
+
 /* Buckets by verdict from cells v[0..n) (sorted by verdict and label,
  * one cell per pair) into o: "user", "on_behalf" {classes}, ... */
-static void breakdown(struct kf_report *rp, json_t *o, const struct kf_gather_cell *v,
-		      size_t n)
+static void breakdown(const struct kf_report *rp, struct kf_report_procs *pj, json_t *o,
+		      const struct kf_gather_cell *v, size_t n)
 {
 	static const char *const keys[KF_CTX_NVERDICTS] = {
 		[KF_CTX_VERDICT_UNKNOWN] = "unknown",
@@ -210,24 +221,25 @@ static void breakdown(struct kf_report *rp, json_t *o, const struct kf_gather_ce
 		sub[k] = json_object();
 	for (i = 0; i < n; i++) {
 		kf_bucket_add(&sum[v[i].verdict], v[i].b.samples, v[i].b.period);
-		put(rp, sub[v[i].verdict], kf_strtab_get(&rp->g.labels, v[i].label),
-		    jbucket(&v[i].b));
+		put_err(&pj->err, sub[v[i].verdict], kf_strtab_get(&rp->g.labels, v[i].label),
+			jbucket(&v[i].b));
 	}
 	for (k = 0; k < sizeof(order); k++) {
 		unsigned vd = order[k];
 		json_t *b = jbucket(&sum[vd]);
 
 		if (vd == KF_CTX_VERDICT_ON_BEHALF || vd == KF_CTX_VERDICT_ATTRIBUTED)
-			put(rp, b, "classes", sub[vd]);
+			put_err(&pj->err, b, "classes", sub[vd]);
 		else if (vd == KF_CTX_VERDICT_UNKNOWN)
-			put(rp, b, "reasons", sub[vd]);
+			put_err(&pj->err, b, "reasons", sub[vd]);
 		else
 			json_decref(sub[vd]);
-		put(rp, o, keys[vd], b);
+		put_err(&pj->err, o, keys[vd], b);
 	}
 }
 
-static json_t *processes_json(struct kf_report *rp)
+/* (sorts the gather's cells) */
+static json_t *processes_json(const struct kf_report *rp, struct kf_report_procs *pj)
 {
 	json_t *procs = json_array();
 	uint32_t *perm = kf_calloc(rp->g.n_threads + 1, sizeof(*perm));
@@ -236,7 +248,7 @@ static json_t *processes_json(struct kf_report *rp)
 	size_t i, j, c = 0;
 
 	if (!procs || !perm || !rank || !tmp) {
-		rp->err = KF_ENOMEM;
+		pj->err = KF_ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < rp->g.n_threads; i++)
@@ -262,27 +274,92 @@ static json_t *processes_json(struct kf_report *rp)
 			while (c < rp->g.n_cells && rank[rp->g.cells[c].thread] == j)
 				c++;
 			kf_bucket_add(&tot, t->total.samples, t->total.period);
-			put(rp, tj, "tid", json_integer(t->tid));
-			put(rp, tj, "comm", jstr(rp, kf_report_comm(rp, perm[j])));
-			put(rp, tj, "samples", jint(t->total.samples));
-			put(rp, tj, "period", jint(t->total.period));
-			breakdown(rp, tj, rp->g.cells + lo, c - lo);
-			append(rp, threads, tj);
+			put_err(&pj->err, tj, "tid", json_integer(t->tid));
+			put_err(&pj->err, tj, "comm",
+				jstr_buf(&pj->tmp, kf_report_comm(rp, perm[j], &pj->comm)));
+			put_err(&pj->err, tj, "samples", jint(t->total.samples));
+			put_err(&pj->err, tj, "period", jint(t->total.period));
+			breakdown(rp, pj, tj, rp->g.cells + lo, c - lo);
+			append_err(&pj->err, threads, tj);
 		}
-		put(rp, proc, "pid", json_integer(t0->pid));
-		put(rp, proc, "comm", jstr(rp, kf_report_comm(rp, perm[i])));
-		put(rp, proc, "samples", jint(tot.samples));
-		put(rp, proc, "period", jint(tot.period));
+		put_err(&pj->err, proc, "pid", json_integer(t0->pid));
+		put_err(&pj->err, proc, "comm",
+			jstr_buf(&pj->tmp, kf_report_comm(rp, perm[i], &pj->comm)));
+		put_err(&pj->err, proc, "samples", jint(tot.samples));
+		put_err(&pj->err, proc, "period", jint(tot.period));
 		k = kf_report_merge_cells(rp, rp->g.cells + c0, c - c0, tmp);
-		breakdown(rp, proc, tmp, k);
-		put(rp, proc, "threads", threads);
-		append(rp, procs, proc);
+		breakdown(rp, pj, proc, tmp, k);
+		put_err(&pj->err, proc, "threads", threads);
+		append_err(&pj->err, procs, proc);
 	}
 out:
 	free(perm);
 	free(rank);
 	free(tmp);
 	return procs;
+}
+
+/* The processes member's value as text, as member() would write it. */
+static void *processes_text(void *arg)
+{
+	const struct kf_report *rp = arg;
+	struct kf_report_procs *pj = rp->procs;
+	json_t *v = processes_json(rp, pj);
+
+	if (v && !pj->err && !(pj->text = json_dumps(v, JSON_INDENT(1) | JSON_ENSURE_ASCII)))
+		pj->err = KF_ENOMEM;
+	if (!v)
+		pj->err = KF_ENOMEM;
+	json_decref(v);
+	return NULL;
+}
+
+int kf_report_json_start(struct kf_report *rp)
+{
+	struct kf_report_procs *pj;
+
+	if (rp->procs)
+		return 0;
+	if (!(pj = kf_calloc(1, sizeof(*pj))))
+		return KF_ENOMEM;
+	kf_buf_init(&pj->tmp);
+	kf_buf_init(&pj->comm);
+	rp->procs = pj;
+	if (rp->in->jobs > 1)
+		pj->started = pthread_create(&pj->th, NULL, processes_text, rp) == 0;
+	return 0;
+}
+
+/* The processes member: made now, or waited for. */
+static int processes_member(struct kf_report *rp, FILE *out)
+{
+	struct kf_report_procs *pj;
+	int r;
+
+	if ((r = kf_report_json_start(rp)))
+		return r;
+	pj = rp->procs;
+	if (pj->started) {
+		pthread_join(pj->th, NULL);
+		pj->started = false;
+	} else if (!pj->text && !pj->err) {
+		processes_text(rp);
+	}
+	if (pj->err)
+		return pj->err;
+	return fprintf(out, ",\n \"processes\": %s", pj->text) < 0 ? KF_EIO : 0;
+}
+
+void kf_report_procs_free(struct kf_report_procs *pj)
+{
+	if (!pj)
+		return;
+	if (pj->started)
+		pthread_join(pj->th, NULL);
+	free(pj->text);
+	kf_buf_fini(&pj->tmp);
+	kf_buf_fini(&pj->comm);
+	free(pj);
 }
 
 static int cmp_lines(const void *pa, const void *pb, void *ctx)
@@ -722,7 +799,7 @@ int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks)
 	if (!r)
 		r = member(rp, out, "totals", totals_json(rp));
 	if (!r)
-		r = member(rp, out, "processes", processes_json(rp));
+		r = processes_member(rp, out);
 	if (!r)
 		r = fputs(",\n \"stacks\": ", out) == EOF ? KF_EIO : write_stacks(rp, out);
 	if (!r)

@@ -255,6 +255,7 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 
 void kf_report_fini(struct kf_report *rp)
 {
+	kf_report_procs_free(rp->procs);   /* first: its thread may still read */
 	kf_gather_fini(&rp->g);
 	kf_strtab_fini(&rp->lines);
 	kf_buf_fini(&rp->tmp);
@@ -299,14 +300,14 @@ const char *kf_report_nolines_hint(const struct kf_report *rp, uint32_t module)
 	return kf_diag_nolines_hint(kf_dso_debuginfo_hint(rp->in->dsos, module));
 }
 
-const char *kf_report_comm(struct kf_report *rp, uint32_t thread)
+const char *kf_report_comm(const struct kf_report *rp, uint32_t thread, struct kf_buf *buf)
 {
 	const struct kf_stack_root *root = kf_roots_get(rp->in->roots,
 							rp->g.threads[thread].root);
 
-	rp->comm.len = 0;
-	kf_fold_root_comm(rp->in->fold, rp->in->comms, root, &rp->comm);
-	return kf_buf_cstr(&rp->comm);
+	buf->len = 0;
+	kf_fold_root_comm(rp->in->fold, rp->in->comms, root, buf);
+	return kf_buf_cstr(buf);
 }
 
 double kf_report_pct(uint64_t part, uint64_t whole)

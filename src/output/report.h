@@ -10,9 +10,10 @@
  * that file and, if a consumer could notice, the schema version.
  *
  * Use: fill a struct kf_report_in with what gathering needs,
- * kf_report_gather, then fill the lists (they are listed after the
- * stacks were named: a module's files and the unverified note depend on
- * it), then kf_report_json or kf_report_explain, then kf_report_fini.
+ * kf_report_gather, for the JSON report kf_report_json_start, then fill
+ * the lists (they are listed after the stacks were named: a module's
+ * files and the unverified note depend on it), then kf_report_json or
+ * kf_report_explain, then kf_report_fini.
  *
  * May use: util, capture (perfdata), model, symbols, analysis, folded.h,
  * kfold.h's plain types.  Never the session (api/).
@@ -113,6 +114,8 @@ struct kf_report {
 	struct kf_fold_frame *ftab;        /* -> its index -> one frame */
 	size_t n_ftab, cap_ftab;           /* that has them */
 	int err;                           /* a JSON value not made */
+	struct kf_report_procs *procs;     /* json.c's: the processes
+					      member, made ahead */
 	/* the folded lines (line_text) as a trie of their ';'-separated
 	 * pieces: two stacks whose lines are equal strings end at the same
 	 * line node.  node_line: per stacks node its line node; pieces:
@@ -140,7 +143,13 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 void kf_report_fini(struct kf_report *rp);
 
 /* The JSON report (gathered with lines); *stacks: how many it holds.
- * --explain's summary.  0, KF_ENOMEM or KF_EIO (errno from out). */
+ * --explain's summary.  0, KF_ENOMEM or KF_EIO (errno from out).
+ * kf_report_json_start, between the gather and the lists, may begin the
+ * JSON report's processes member on a thread of its own (in->jobs > 1):
+ * it reads only the gather's threads, cells and labels, the roots and
+ * the comms, which the lists leave alone.  0 or KF_ENOMEM. */
+int kf_report_json_start(struct kf_report *rp);
+void kf_report_procs_free(struct kf_report_procs *pj);   /* (kf_report_fini's) */
 int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks);
 int kf_report_explain(struct kf_report *rp, FILE *out);
 
@@ -153,8 +162,8 @@ void kf_report_unnamed_reason(const struct kf_report *rp, uint32_t module,
 			      const char **why, const char **hint);
 /* What would give a module's frames source lines. */
 const char *kf_report_nolines_hint(const struct kf_report *rp, uint32_t module);
-/* A thread's comm, as its first stack's root prints it (in rp->comm). */
-const char *kf_report_comm(struct kf_report *rp, uint32_t thread);
+/* A thread's comm, as its first stack's root prints it (in *buf). */
+const char *kf_report_comm(const struct kf_report *rp, uint32_t thread, struct kf_buf *buf);
 double kf_report_pct(uint64_t part, uint64_t whole);
 /* Sorts the gaps by unnamed (or no-lines) samples, most first. */
 void kf_report_sort_gaps(struct kf_report *rp, bool nolines);
