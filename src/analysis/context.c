@@ -301,8 +301,10 @@ static const struct kf_ctx *kclass_get(struct kclass *kc, uint32_t node)
  * (the namer is not for threads to share). */
 struct kf_ctx_prep {
 	struct kclass kc;        /* its memo unused: each walk has its own */
-	struct symmemo syms;     /* every node's */
+	struct symmemo syms;     /* every node's, a kernel frame's too (one
+				    read per frame in the walk) */
 	uint32_t *depth;         /* per node: frames above it */
+	bool nodes_done;         /* kf_ctx_prepare_nodes ran */
 };
 
 /* A node's symbol: a kernel frame's is its kernel part's (the same
@@ -324,33 +326,70 @@ void kf_ctx_prep_free(struct kf_ctx_prep *p)
 	free(p);
 }
 
-int kf_ctx_prepare(struct kf_ctx_prep **out, const struct kf_stacks *st,
-		   const struct kf_roots *roots, struct kf_namer *namer,
-		   const struct kf_ctx_rules *rules)
+int kf_ctx_prepare_begin(struct kf_ctx_prep **out, const struct kf_stacks *st,
+			 const struct kf_roots *roots, struct kf_namer *namer,
+			 const struct kf_ctx_rules *rules)
 {
-	size_t n = st->n ? st->n : 1, i;
+	size_t n = st->n ? st->n : 1, i, cap_ready = 0;
 	struct kf_ctx_prep *p = kf_calloc(1, sizeof(*p));
+	bool *ready = NULL;      /* per module id: made ready */
+	int r = KF_ENOMEM;
 
 	*out = NULL;
 	if (!p)
 		return KF_ENOMEM;
 	p->depth = kf_calloc(n, sizeof(*p->depth));
 	if (kclass_init(&p->kc, st, roots, namer, rules) || symmemo_init(&p->syms, st, namer) ||
-	    !p->depth) {
-		kf_ctx_prep_free(p);
-		return KF_ENOMEM;
+	    !p->depth)
+		goto out;
+	/* the kernel parts' symbols now; the other frames' on any thread */
+	for (i = 1; i < p->kc.kp.n; i++)
+		(void)kpart_sym(&p->kc.kp, namer, (uint32_t)i);
+	for (i = 1; i < st->n; i++) {
+		const struct kf_frame *f = &st->nodes[i].frame;
+
+		KF_WORK(1);
+		if (p->kc.kpart[i] || (f->module < cap_ready && ready[f->module]))
+			continue;
+		if (f->module >= cap_ready) {
+			size_t old = cap_ready;
+
+			if (!KF_GROW(ready, cap_ready, (size_t)f->module + 1))
+				goto out;
+			memset(ready + old, 0, (cap_ready - old) * sizeof(*ready));
+		}
+		ready[f->module] = kf_namer_symbol_ready(namer, f);
 	}
+	p->kc.namer = NULL;      /* the kernel parts are named */
+	*out = p;
+	p = NULL;
+	r = 0;
+out:
+	free(ready);
+	kf_ctx_prep_free(p);
+	return r;
+}
+
+void kf_ctx_prepare_nodes(struct kf_ctx_prep *p)
+{
+	const struct kf_stacks *st = p->kc.st;
+	size_t i;
+
+	if (p->nodes_done)
+		return;
 	/* parents are always older nodes */
 	for (i = 1; i < st->n; i++) {
 		uint32_t par = st->nodes[i].parent;
+		const char *s;
 
 		p->depth[i] = par ? p->depth[par] + 1 : 0;
 		KF_WORK(1);
-		(void)prep_sym(p, (uint32_t)i);
+		s = prep_sym(p, (uint32_t)i);
+		p->syms.sym[i] = s ? s : &unnamed;
 	}
-	*out = p;
-	return 0;
+	p->nodes_done = true;
 }
+
 
 struct walk {
 	const struct kf_ctx_prep *p;
@@ -360,11 +399,10 @@ struct walk {
 	size_t n_path, cap_path, cap_psyms;
 };
 
-/* Only reads what kf_ctx_prepare made (every symbol is there). */
+/* Only reads what the preparation made (every symbol is there). */
 static const char *walk_sym(const struct walk *w, uint32_t node)
 {
-	uint32_t kid = w->kc.kpart[node];
-	const char *s = kid ? w->kc.kp.p[kid].sym : w->p->syms.sym[node];
+	const char *s = w->p->syms.sym[node];
 
 	return s == &unnamed ? NULL : s;
 }

@@ -49,19 +49,23 @@ struct kf_ctx_stack {
 
 typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
 
-/* The walk over a trie's stacks, in two steps.  kf_ctx_prepare looks up,
- * on the calling thread, everything the walk needs of the namer (every
- * frame's symbol, every kernel part); kf_ctx_walk_range then calls fn
- * for every node with samples in [from, to), in node order, reading the
- * preparation only, so walks of different ranges may run on threads of
- * their own.  A walk stops at the first non-zero return of fn and
- * returns it; else 0 or KF_ENOMEM.  The roots (st's root frames refer
- * to `roots`) must carry KF_ROOT_CTX_*, cpumode, pid and tid (the
- * session sets them when asked to classify). */
+/* The walk over a trie's stacks, in three steps.  kf_ctx_prepare_begin,
+ * on the namer's thread, looks up the kernel parts and their symbols and
+ * makes every module of the other frames ready for kf_namer_symbol from
+ * another thread (kf_namer_symbol_ready); kf_ctx_prepare_nodes, on any
+ * one thread, even while the namer names, looks up the other frames'
+ * symbols and each node's depth (a second call does nothing);
+ * kf_ctx_walk_range then calls fn for every node with samples in [from,
+ * to), in node order, reading the preparation only, so walks of
+ * different ranges may run on threads of their own.  A walk stops at the
+ * first non-zero return of fn and returns it; else 0 or KF_ENOMEM.  The
+ * roots (st's root frames refer to `roots`) must carry KF_ROOT_CTX_*,
+ * cpumode, pid and tid (the session sets them when asked to classify). */
 struct kf_ctx_prep;
-int kf_ctx_prepare(struct kf_ctx_prep **out, const struct kf_stacks *st,
-		   const struct kf_roots *roots, struct kf_namer *namer,
-		   const struct kf_ctx_rules *rules);
+int kf_ctx_prepare_begin(struct kf_ctx_prep **out, const struct kf_stacks *st,
+			 const struct kf_roots *roots, struct kf_namer *namer,
+			 const struct kf_ctx_rules *rules);
+void kf_ctx_prepare_nodes(struct kf_ctx_prep *p);
 int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 		      kf_ctx_visit_fn fn, void *payload);
 void kf_ctx_prep_free(struct kf_ctx_prep *p);

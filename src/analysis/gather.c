@@ -496,6 +496,7 @@ int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
 	if ((r = kf_gather_prepare(g, st, roots, namer, rules, dsos, exclude)) || !g->prep)
 		return r;
 	g->defer = false;
+	kf_ctx_prepare_nodes(g->prep);
 	cut = jobs > 1 ? cut_point(st) : 0;
 	if (cut && gather_init(&h, st, roots, namer, dsos, exclude) == 0) {
 		second = (struct half){ g->prep, cut, st->n, &h, work, 0 };
@@ -528,13 +529,17 @@ int kf_gather_prepare(struct kf_gather *g, const struct kf_stacks *st,
 	if (!rules)
 		return KF_EINVAL;
 	g->defer = true;
-	return namer ? kf_ctx_prepare(&g->prep, st, roots, namer, rules) : 0;
+	return namer ? kf_ctx_prepare_begin(&g->prep, st, roots, namer, rules) : 0;
 }
 
 int kf_gather_walk(struct kf_gather *g)
 {
-	int r = g->prep ? kf_ctx_walk_range(g->prep, 1, g->st->n, visit, g) : 0;
+	int r = 0;
 
+	if (g->prep) {
+		kf_ctx_prepare_nodes(g->prep);
+		r = kf_ctx_walk_range(g->prep, 1, g->st->n, visit, g);
+	}
 	drop_prep(g);
 	return r;
 }

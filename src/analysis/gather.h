@@ -128,9 +128,10 @@ struct kf_gather {
 	size_t cap_mod_list;
 };
 
-/* Gathers the stacks of st with kf_ctx_walk_range (roots, namer and rules
- * as kf_ctx_prepare takes them), leaving out the verdicts in `exclude` (bits 1 << verdict;
- * their samples go to `excluded`), without lines.  `dsos` says whether a
+/* Gathers the stacks of st with kf_ctx_walk_range (roots, namer and
+ * rules as kf_ctx_prepare_begin takes them), leaving out the verdicts in
+ * `exclude` (bits 1 << verdict; their samples go to `excluded`), without
+ * lines.  `dsos` says whether a
  * module's debug info was looked for.  A NULL namer (no stack was named:
  * nothing was read) gathers nothing; NULL rules (not classified) is
  * KF_EINVAL.  With jobs > 1 half the stacks are gathered on a second
@@ -144,9 +145,11 @@ int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
 /* The same gather in three steps, for a caller that names the frames
  * while the stacks are walked (the line of a stack is made of names, and
  * whether a module counts as lacking source lines depends on what naming
- * asked for).  kf_gather_prepare looks up what the walk needs of the
- * namer, on the namer's thread; kf_gather_walk then reads only that (and
- * st and roots), so it may run on another thread while the namer names;
+ * asked for).  kf_gather_prepare looks up, on the namer's thread, what
+ * the walk needs of the namer there (kf_ctx_prepare_begin);
+ * kf_gather_walk then looks up the rest with kf_namer_symbol, which then
+ * only reads, and walks, reading only that (and st and roots), so it may
+ * run on another thread while the namer names;
  * kf_gather_finish, after both, adds each stack to its line (line_fn: may
  * be NULL) and charges the modules without source lines.  The result is
  * kf_gather_run's with the naming done before it.  Each returns 0,

@@ -430,6 +430,21 @@ const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f)
 	return s ? kf_sym_name(t, s) : NULL;
 }
 
+bool kf_namer_symbol_ready(struct kf_namer *n, const struct kf_frame *f)
+{
+	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO |
+					   KF_FRAME_ROOT | KF_FRAME_TRUNCATED)))
+		return false;
+	/* the getters never load (dso.h): what they may still change is
+	 * the lazily built search tree; a --symbols-only bundle's table
+	 * only reads */
+	if (n->dsos->names && kf_nt_kind(kf_modules_at(n->modules, f->module)->kind))
+		return true;
+	if (kf_dso_symtab(n->dsos, f->module))
+		(void)kf_dso_static_plt(n->dsos, f->module);
+	return true;
+}
+
 /* A --symbols-only bundle's module: its frames as the capture host named
  * them (nametab.h).  A frame the table lacks (never, for the capture's
  * own stacks) gets no name, with its module's status. */

@@ -168,5 +168,11 @@ static inline const struct kf_symframe *kf_namer_frames(const struct kf_namer *n
  * ra - 1); NULL when there is none or the frame is not a mapped one.
  * Borrowed from the module's symbol table: valid until kf_dsos_fini. */
 const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f);
+/* Makes kf_namer_symbol for frames of f's module read only what stays
+ * as it is (the module's loaded symbol tables, perf's search tree of them
+ * built now if asked for): after it, those calls may run on another
+ * thread while this namer names.  False, doing nothing, for a frame
+ * kf_namer_symbol does not look up (no module, unmapped, not code). */
+bool kf_namer_symbol_ready(struct kf_namer *n, const struct kf_frame *f);
 
 #endif
