@@ -1390,6 +1390,24 @@ int kf_fold_stack_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
 	return 0;
 }
 
+int kf_fold_node_entry(struct kf_fold_texts *ft, const struct kf_stacks *st, uint32_t node,
+		       uint32_t *entry)
+{
+	const struct kf_frame *f;
+	struct kf_frame g;
+
+	*entry = UINT32_MAX;
+	if (!node || node >= st->n)
+		return KF_EINVAL;
+	f = &st->nodes[node].frame;
+	if (f->flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO))
+		return 0;
+	/* as node_symframes names it */
+	g = *f;
+	g.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
+	return kf_namer_name(ft->namer, &g, entry);
+}
+
 int kf_fold_node_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
 			const struct kf_roots *roots, const struct kf_strtab *comms,
 			uint32_t node, bool java, struct kf_fold_frame **v, size_t *nv,

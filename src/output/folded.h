@@ -102,6 +102,11 @@ struct kf_fold_frame {
 int kf_fold_stack_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
 			 const struct kf_roots *roots, const struct kf_strtab *comms,
 			 uint32_t node, struct kf_fold_frame **v, size_t *nv, size_t *cap);
+/* Node `node`'s namer entry (UINT32_MAX for a root or a marker, which
+ * have none): two nodes of one entry have the same folded frames under
+ * roots of one Java tidying.  0, KF_ENOMEM or KF_EINVAL. */
+int kf_fold_node_entry(struct kf_fold_texts *ft, const struct kf_stacks *st, uint32_t node,
+		       uint32_t *entry);
 /* The folded frames of node `node` alone (what kf_fold_stack_frames gives
  * for it), under a root with Java tidying or not (kf_fold_root_java of
  * the node's root): fills (*v)[0 .. *nv), growing *v. */

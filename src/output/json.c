@@ -472,15 +472,25 @@ static long frame_index(struct kf_report *rp, const struct kf_fold_frame *ff)
  * each standing for the pieces of its own text, but the lone frame of a
  * raw frame that folds to nothing standing for none); made the first time
  * a stack reaches x, so that frame_table keeps the order in which the
- * stacks first use its entries. */
+ * stacks first use its entries, and shared by the nodes of one namer
+ * entry (their frames are the same). */
 static int node_info(struct kf_report *rp, uint32_t x, bool java, size_t *at)
 {
 	const struct kf_report_in *in = rp->in;
 	size_t n = 0, i, start = rp->n_fi_pool;
+	uint32_t entry, first;
 	int r;
 
 	if (rp->fi_at[x]) {
 		*at = rp->fi_at[x] - 1;
+		return 0;
+	}
+	if ((r = kf_fold_node_entry(in->texts, in->stacks, x, &entry)))
+		return r;
+	if (entry != UINT32_MAX &&
+	    kf_map64_get(&rp->fi_entry, (uint64_t)entry << 1 | java, &first)) {
+		rp->fi_at[x] = first;
+		*at = first - 1;
 		return 0;
 	}
 	if ((r = kf_fold_node_frames(in->texts, in->stacks, in->roots, in->comms, x, java,
@@ -510,6 +520,9 @@ static int node_info(struct kf_report *rp, uint32_t x, bool java, size_t *at)
 		return KF_ENOMEM;
 	rp->fi_pool[start] = (uint32_t)(rp->n_fi_pool - start - 1);
 	rp->fi_at[x] = (uint32_t)start + 1;
+	if (entry != UINT32_MAX &&
+	    !kf_map64_put(&rp->fi_entry, (uint64_t)entry << 1 | java, rp->fi_at[x]))
+		return KF_ENOMEM;
 	*at = start;
 	return 0;
 }

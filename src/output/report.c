@@ -229,6 +229,7 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	kf_map64_init(&rp->fidx);
 	kf_map64_init(&rp->piece_at);
 	kf_map64_init(&rp->line_ix);
+	kf_map64_init(&rp->fi_entry);
 	if (!kf_strtab_init(&rp->lines) || !kf_strtab_init(&rp->fkeys)) {
 		/* g must be finishable */
 		kf_gather_prepare(&rp->g, in->stacks, in->roots, NULL, NULL, in->dsos, 0);
@@ -275,6 +276,7 @@ void kf_report_fini(struct kf_report *rp)
 	free(rp->lnodes);
 	free(rp->lt_chain);
 	free(rp->fi_at);
+	kf_map64_fini(&rp->fi_entry);
 	free(rp->fi_pool);
 	free(rp->fi_path);
 }

@@ -103,6 +103,8 @@ struct kf_report {
 	 * node's count of entries, then that many frame_table indices (0:
 	 * not made yet) */
 	uint32_t *fi_at;
+	struct kf_map64 fi_entry;          /* (namer entry << 1 | Java) -> the
+					      fi_at of its first node */
 	uint32_t *fi_pool;
 	size_t n_fi_pool, cap_fi_pool;
 	uint32_t *fi_path;                 /* scratch: one stack's nodes */
