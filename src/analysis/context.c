@@ -7,38 +7,8 @@
 
 #include "kfold.h"
 
-/* Each node's symbol, looked up once (the walk's user frames; kernel
- * frames are named per kernel part, struct kclass). */
-struct symmemo {
-	const struct kf_stacks *st;
-	struct kf_namer *namer;
-	const char **sym;        /* per node: NULL not looked up yet, &unnamed
-				    none */
-};
-
+/* a looked-up symbol that is not there */
 static const char unnamed;
-
-static int symmemo_init(struct symmemo *m, const struct kf_stacks *st,
-			struct kf_namer *namer)
-{
-	m->st = st;
-	m->namer = namer;
-	m->sym = kf_calloc(st->n ? st->n : 1, sizeof(*m->sym));
-	return m->sym ? 0 : KF_ENOMEM;
-}
-
-static const char *node_sym(struct symmemo *m, uint32_t node)
-{
-	const char *s = m->sym[node];
-
-	if (!s) {
-		const struct kf_frame *f = &m->st->nodes[node].frame;
-
-		s = (f->flags & KF_FRAME_ROOT) ? NULL : kf_namer_symbol(m->namer, f);
-		m->sym[node] = s ? s : &unnamed;
-	}
-	return s == &unnamed ? NULL : s;
-}
 
 /* An entry index of the classifier's names[] (which starts `off` frames
  * leafward of the stack's kernel part) as an index of that kernel part;
@@ -301,27 +271,20 @@ static const struct kf_ctx *kclass_get(struct kclass *kc, uint32_t node)
  * (the namer is not for threads to share). */
 struct kf_ctx_prep {
 	struct kclass kc;        /* its memo unused: each walk has its own */
-	struct symmemo syms;     /* every node's, a kernel frame's too (one
-				    read per frame in the walk) */
+	struct kf_namer *namer;  /* for kf_ctx_prepare_nodes's lookups */
+	const char **sym;        /* per node: its symbol, &unnamed for none
+				    (a kernel frame's is its kernel part's,
+				    named once per part): one read per frame
+				    in the walk */
 	uint32_t *depth;         /* per node: frames above it */
-	bool nodes_done;         /* kf_ctx_prepare_nodes ran */
 };
-
-/* A node's symbol: a kernel frame's is its kernel part's (the same
- * frame, named once per kpart). */
-static const char *prep_sym(struct kf_ctx_prep *p, uint32_t node)
-{
-	uint32_t kid = p->kc.kpart[node];
-
-	return kid ? kpart_sym(&p->kc.kp, p->syms.namer, kid) : node_sym(&p->syms, node);
-}
 
 void kf_ctx_prep_free(struct kf_ctx_prep *p)
 {
 	if (!p)
 		return;
 	kclass_fini(&p->kc);
-	free(p->syms.sym);
+	free(p->sym);
 	free(p->depth);
 	free(p);
 }
@@ -338,9 +301,10 @@ int kf_ctx_prepare_begin(struct kf_ctx_prep **out, const struct kf_stacks *st,
 	*out = NULL;
 	if (!p)
 		return KF_ENOMEM;
+	p->namer = namer;
 	p->depth = kf_calloc(n, sizeof(*p->depth));
-	if (kclass_init(&p->kc, st, roots, namer, rules) || symmemo_init(&p->syms, st, namer) ||
-	    !p->depth)
+	p->sym = kf_calloc(n, sizeof(*p->sym));
+	if (kclass_init(&p->kc, st, roots, namer, rules) || !p->depth || !p->sym)
 		goto out;
 	/* the kernel parts' symbols now; the other frames' on any thread */
 	for (i = 1; i < p->kc.kp.n; i++)
@@ -375,19 +339,22 @@ void kf_ctx_prepare_nodes(struct kf_ctx_prep *p)
 	const struct kf_stacks *st = p->kc.st;
 	size_t i;
 
-	if (p->nodes_done)
-		return;
 	/* parents are always older nodes */
 	for (i = 1; i < st->n; i++) {
-		uint32_t par = st->nodes[i].parent;
+		const struct kf_node *nd = &st->nodes[i];
+		uint32_t kid = p->kc.kpart[i];
 		const char *s;
 
-		p->depth[i] = par ? p->depth[par] + 1 : 0;
+		p->depth[i] = nd->parent ? p->depth[nd->parent] + 1 : 0;
 		KF_WORK(1);
-		s = prep_sym(p, (uint32_t)i);
-		p->syms.sym[i] = s ? s : &unnamed;
+		if (kid)
+			s = p->kc.kp.p[kid].sym;   /* named by _begin */
+		else if (nd->frame.flags & KF_FRAME_ROOT)
+			s = NULL;
+		else
+			s = kf_namer_symbol(p->namer, &nd->frame);
+		p->sym[i] = s ? s : &unnamed;
 	}
-	p->nodes_done = true;
 }
 
 
@@ -402,7 +369,7 @@ struct walk {
 /* Only reads what the preparation made (every symbol is there). */
 static const char *walk_sym(const struct walk *w, uint32_t node)
 {
-	const char *s = w->p->syms.sym[node];
+	const char *s = w->p->sym[node];
 
 	return s == &unnamed ? NULL : s;
 }

@@ -54,7 +54,7 @@ typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
  * makes every module of the other frames ready for kf_namer_symbol from
  * another thread (kf_namer_symbol_ready); kf_ctx_prepare_nodes, on any
  * one thread, even while the namer names, looks up the other frames'
- * symbols and each node's depth (a second call does nothing);
+ * symbols and each node's depth (once, after _begin);
  * kf_ctx_walk_range then calls fn for every node with samples in [from,
  * to), in node order, reading the preparation only, so walks of
  * different ranges may run on threads of their own.  A walk stops at the

@@ -436,20 +436,26 @@ static int merge(struct kf_gather *g, const struct kf_gather *h)
 	return r;
 }
 
-struct half {
+/* A walk into g on a thread of its own: of nodes [from, to) with p, or,
+ * with `whole`, all of g's (walk_all). */
+struct kf_gather_half {
+	struct kf_gather *g;
 	const struct kf_ctx_prep *p;
 	size_t from, to;
-	struct kf_gather *g;
-	struct kf_work_total *work;
+	bool whole;
+	struct kf_work_total *work;  /* gets the thread's work */
+	pthread_t th;
 	int r;
 };
 
+static int walk_all(struct kf_gather *g);
+
 static void *walk_half(void *arg)
 {
-	struct half *h = arg;
+	struct kf_gather_half *h = arg;
 	uint64_t w0 = kf_work;
 
-	h->r = kf_ctx_walk_range(h->p, h->from, h->to, visit, h->g);
+	h->r = h->whole ? walk_all(h->g) : kf_ctx_walk_range(h->p, h->from, h->to, visit, h->g);
 	if (h->work)
 		kf_work_flush(h->work, w0);
 	return NULL;
@@ -482,27 +488,43 @@ static void drop_prep(struct kf_gather *g)
 	g->prep = NULL;
 }
 
+/* (begin: after gather_init, what kf_gather_run and kf_gather_prepare
+ * share) */
+static int begin(struct kf_gather *g, const struct kf_stacks *st,
+		 const struct kf_roots *roots, struct kf_namer *namer,
+		 const struct kf_ctx_rules *rules, struct kf_dsos *dsos, unsigned exclude,
+		 bool defer)
+{
+	int r;
+
+	if ((r = gather_init(g, st, roots, namer, dsos, exclude)))
+		return r;
+	if (!rules)
+		return KF_EINVAL;
+	g->defer = defer;
+	return namer ? kf_ctx_prepare_begin(&g->prep, st, roots, namer, rules) : 0;
+}
+
 int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
 		  const struct kf_roots *roots, struct kf_namer *namer,
 		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
 		  unsigned exclude, unsigned jobs, struct kf_work_total *work)
 {
+	struct kf_gather_half second;
 	struct kf_gather h;
-	struct half second;
-	pthread_t th;
 	size_t cut;
 	int r;
 
-	if ((r = kf_gather_prepare(g, st, roots, namer, rules, dsos, exclude)) || !g->prep)
+	if ((r = begin(g, st, roots, namer, rules, dsos, exclude, false)) || !g->prep)
 		return r;
-	g->defer = false;
 	kf_ctx_prepare_nodes(g->prep);
 	cut = jobs > 1 ? cut_point(st) : 0;
 	if (cut && gather_init(&h, st, roots, namer, dsos, exclude) == 0) {
-		second = (struct half){ g->prep, cut, st->n, &h, work, 0 };
-		if (pthread_create(&th, NULL, walk_half, &second) == 0) {
+		second = (struct kf_gather_half){ .g = &h, .p = g->prep, .from = cut, .to = st->n,
+						  .work = work };
+		if (pthread_create(&second.th, NULL, walk_half, &second) == 0) {
 			r = kf_ctx_walk_range(g->prep, 1, cut, visit, g);
-			pthread_join(th, NULL);
+			pthread_join(second.th, NULL);
 			if (!r)
 				r = second.r;
 			if (!r)
@@ -514,7 +536,9 @@ int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
 	}
 	if (cut)
 		kf_gather_fini(&h);
-	return kf_gather_walk(g);
+	r = kf_ctx_walk_range(g->prep, 1, st->n, visit, g);
+	drop_prep(g);
+	return r;
 }
 
 int kf_gather_prepare(struct kf_gather *g, const struct kf_stacks *st,
@@ -522,17 +546,10 @@ int kf_gather_prepare(struct kf_gather *g, const struct kf_stacks *st,
 		      const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
 		      unsigned exclude)
 {
-	int r;
-
-	if ((r = gather_init(g, st, roots, namer, dsos, exclude)))
-		return r;
-	if (!rules)
-		return KF_EINVAL;
-	g->defer = true;
-	return namer ? kf_ctx_prepare_begin(&g->prep, st, roots, namer, rules) : 0;
+	return begin(g, st, roots, namer, rules, dsos, exclude, true);
 }
 
-int kf_gather_walk(struct kf_gather *g)
+static int walk_all(struct kf_gather *g)
 {
 	int r = 0;
 
@@ -541,6 +558,34 @@ int kf_gather_walk(struct kf_gather *g)
 		r = kf_ctx_walk_range(g->prep, 1, g->st->n, visit, g);
 	}
 	drop_prep(g);
+	return r;
+}
+
+int kf_gather_walk_start(struct kf_gather *g, unsigned jobs, struct kf_work_total *work)
+{
+	struct kf_gather_half *h;
+
+	if (jobs > 1 && g->prep && (h = kf_calloc(1, sizeof(*h))) != NULL) {
+		*h = (struct kf_gather_half){ .g = g, .whole = true, .work = work };
+		if (pthread_create(&h->th, NULL, walk_half, h) == 0) {
+			g->bg = h;
+			return 0;
+		}
+		free(h);
+	}
+	return walk_all(g);
+}
+
+int kf_gather_walk_join(struct kf_gather *g)
+{
+	int r = 0;
+
+	if (g->bg) {
+		pthread_join(g->bg->th, NULL);
+		r = g->bg->r;
+		free(g->bg);
+		g->bg = NULL;
+	}
 	return r;
 }
 
@@ -604,6 +649,7 @@ int kf_gather_finish(struct kf_gather *g, kf_gather_line_fn line_fn, void *line_
 
 void kf_gather_fini(struct kf_gather *g)
 {
+	kf_gather_walk_join(g);
 	kf_ctx_prep_free(g->prep);
 	kf_strtab_fini(&g->labels);
 	kf_buf_fini(&g->tmp);

@@ -87,6 +87,8 @@ struct kf_gather_combo {
 	uint8_t verdict, why, guess;
 };
 
+struct kf_gather_half;
+
 struct kf_gather {
 	struct kf_strtab labels;         /* contexts ("syscall:read"),
 					    unknown reasons, via names */
@@ -126,6 +128,7 @@ struct kf_gather {
 	size_t n_mods, cap_mods;
 	uint32_t *mod_list;              /* the stack being walked's */
 	size_t cap_mod_list;
+	struct kf_gather_half *bg;       /* a walk on a second thread */
 };
 
 /* Gathers the stacks of st with kf_ctx_walk_range (roots, namer and
@@ -146,20 +149,24 @@ int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
  * while the stacks are walked (the line of a stack is made of names, and
  * whether a module counts as lacking source lines depends on what naming
  * asked for).  kf_gather_prepare looks up, on the namer's thread, what
- * the walk needs of the namer there (kf_ctx_prepare_begin);
- * kf_gather_walk then looks up the rest with kf_namer_symbol, which then
- * only reads, and walks, reading only that (and st and roots), so it may
- * run on another thread while the namer names;
- * kf_gather_finish, after both, adds each stack to its line (line_fn: may
- * be NULL) and charges the modules without source lines.  The result is
- * kf_gather_run's with the naming done before it.  Each returns 0,
- * KF_ENOMEM, KF_EINVAL or line_fn's error; a step after a failed one is
- * not called; kf_gather_fini in every case. */
+ * the walk needs of the namer there (kf_ctx_prepare_begin).  The walk
+ * then looks up the rest with kf_namer_symbol, which then only reads, and
+ * walks, reading only that (and st and roots): kf_gather_walk_start
+ * starts it on a second thread when jobs > 1 (its work added to `work`),
+ * where it runs while the namer names, else walks at once;
+ * kf_gather_walk_join waits for it.  kf_gather_finish, after both, adds
+ * each stack to its line (line_fn: may be NULL) and charges the modules
+ * without source lines.  The result is kf_gather_run's with the naming
+ * done before it.  Each returns 0, KF_ENOMEM, KF_EINVAL or line_fn's
+ * error (the join: the walk's); a step after a failed one is not called,
+ * but the join is when the start succeeded; kf_gather_fini in every case
+ * (it joins a walk still running). */
 int kf_gather_prepare(struct kf_gather *g, const struct kf_stacks *st,
 		      const struct kf_roots *roots, struct kf_namer *namer,
 		      const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
 		      unsigned exclude);
-int kf_gather_walk(struct kf_gather *g);
+int kf_gather_walk_start(struct kf_gather *g, unsigned jobs, struct kf_work_total *work);
+int kf_gather_walk_join(struct kf_gather *g);
 int kf_gather_finish(struct kf_gather *g, kf_gather_line_fn line_fn, void *line_arg);
 
 void kf_gather_fini(struct kf_gather *g);

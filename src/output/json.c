@@ -306,9 +306,7 @@ static void *processes_text(void *arg)
 	struct kf_report_procs *pj = rp->procs;
 	json_t *v = processes_json(rp, pj);
 
-	if (v && !pj->err && !(pj->text = json_dumps(v, JSON_INDENT(1) | JSON_ENSURE_ASCII)))
-		pj->err = KF_ENOMEM;
-	if (!v)
+	if (!pj->err && (!v || !(pj->text = json_dumps(v, JSON_INDENT(1) | JSON_ENSURE_ASCII))))
 		pj->err = KF_ENOMEM;
 	json_decref(v);
 	return NULL;

@@ -4,7 +4,6 @@
  */
 #include "report.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,33 +191,13 @@ static int line_text(void *arg, uint32_t node, uint32_t *id)
 	return 0;
 }
 
-struct walker {
-	struct kf_gather *g;
-	struct kf_work_total *work;
-	int r;
-};
-
-static void *walk_main(void *arg)
-{
-	struct walker *w = arg;
-	uint64_t w0 = kf_work;
-
-	w->r = kf_gather_walk(w->g);
-	if (w->work)
-		kf_work_flush(w->work, w0);
-	return NULL;
-}
-
 /* With lines, the stacks are walked (on a second thread with jobs > 1)
- * while the frames are named and the lines made: the walk reads only what
- * kf_gather_prepare looked up, the naming only what the walk does not
- * write.  Then each stack joins its line. */
+ * while the frames are named and the lines made: the walk reads the namer
+ * only by lookups that then only read (gather.h), the naming nothing the
+ * walk writes.  Then each stack joins its line. */
 int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool lines)
 {
-	struct walker w = { &rp->g, in->work, 0 };
-	pthread_t th;
-	bool thread;
-	int r;
+	int r, walked;
 
 	memset(rp, 0, sizeof(*rp));
 	rp->in = in;
@@ -241,16 +220,12 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	if ((r = kf_gather_prepare(&rp->g, in->stacks, in->roots, in->namer, in->rules,
 				   in->dsos, in->exclude)))
 		return r;
-	thread = in->jobs > 1 && pthread_create(&th, NULL, walk_main, &w) == 0;
-	if (thread) {
-		r = build_lines(rp);
-		pthread_join(th, NULL);
-	} else {
-		w.r = kf_gather_walk(&rp->g);
-		r = w.r ? 0 : build_lines(rp);
-	}
+	r = kf_gather_walk_start(&rp->g, in->jobs, in->work);
 	if (!r)
-		r = w.r;
+		r = build_lines(rp);
+	walked = kf_gather_walk_join(&rp->g);
+	if (!r)
+		r = walked;
 	return r ? r : kf_gather_finish(&rp->g, line_text, rp);
 }
 

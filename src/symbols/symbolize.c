@@ -407,16 +407,31 @@ static const struct kf_sym *frame_sym(struct kf_namer *n, const struct kf_frame 
 	return s;
 }
 
+/* How kf_namer_symbol looks f up: not at all (no module, unmapped, not
+ * code), in a --symbols-only bundle's table, or in the module's symbol
+ * tables. */
+enum symbol_source { SYMBOL_NONE, SYMBOL_TABLE, SYMBOL_SYMTAB };
+
+static enum symbol_source symbol_source(const struct kf_namer *n, const struct kf_frame *f)
+{
+	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO |
+					   KF_FRAME_ROOT | KF_FRAME_TRUNCATED)))
+		return SYMBOL_NONE;
+	if (n->dsos->names && kf_nt_kind(kf_modules_at(n->modules, f->module)->kind))
+		return SYMBOL_TABLE;
+	return SYMBOL_SYMTAB;
+}
+
 const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f)
 {
+	enum symbol_source src = symbol_source(n, f);
 	const struct kf_symtab *t;
 	const struct kf_sym *s;
 	uint64_t at;
 
-	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO |
-					   KF_FRAME_ROOT | KF_FRAME_TRUNCATED)))
+	if (src == SYMBOL_NONE)
 		return NULL;
-	if (n->dsos->names && kf_nt_kind(kf_modules_at(n->modules, f->module)->kind)) {
+	if (src == SYMBOL_TABLE) {
 		const struct kf_nt_entry *e = NULL;
 		unsigned v = kf_nt_variant(n->inline_frames, n->srcline), i;
 
@@ -432,17 +447,14 @@ const char *kf_namer_symbol(struct kf_namer *n, const struct kf_frame *f)
 
 bool kf_namer_symbol_ready(struct kf_namer *n, const struct kf_frame *f)
 {
-	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO |
-					   KF_FRAME_ROOT | KF_FRAME_TRUNCATED)))
-		return false;
+	enum symbol_source src = symbol_source(n, f);
+
 	/* the getters never load (dso.h): what they may still change is
 	 * the lazily built search tree; a --symbols-only bundle's table
 	 * only reads */
-	if (n->dsos->names && kf_nt_kind(kf_modules_at(n->modules, f->module)->kind))
-		return true;
-	if (kf_dso_symtab(n->dsos, f->module))
+	if (src == SYMBOL_SYMTAB && kf_dso_symtab(n->dsos, f->module))
 		(void)kf_dso_static_plt(n->dsos, f->module);
-	return true;
+	return src != SYMBOL_NONE;
 }
 
 /* A --symbols-only bundle's module: its frames as the capture host named
