@@ -37,6 +37,7 @@ struct em {
 	struct kf_strtab rtexts;  /* the roots' texts */
 	uint32_t *text;          /* per node: text id (roots: id in rtexts) */
 	uint32_t *first, *next;  /* child lists */
+	const uint32_t *rank;    /* per text: its order (text_ranks), NULL: none */
 	FILE *out;
 	struct kf_buf line;
 	uint64_t lines;
@@ -64,6 +65,7 @@ struct item {
 	const char *text;
 	uint32_t group;
 	int sub;                 /* 0: the line ending here, 1: deeper lines */
+	uint64_t key;            /* with ranks: the order of text + terminator */
 };
 
 static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
@@ -122,6 +124,82 @@ static int cmp_items(const void *pa, const void *pb)
 	return a->sub - b->sub;
 }
 
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_item_keys(const void *pa, const void *pb)
+{
+	const struct item *a = pa, *b = pb;
+
+	return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* ---- the order of the frame texts ------------------------------------------
+ *
+ * Each level sorts its nodes by text and its items by text and
+ * terminator.  There are far fewer distinct texts than nodes (7,800
+ * texts for 1.7 million nodes on the bench capture), so every text is
+ * put in order once, with both of its terminators, and the levels sort
+ * integers.  A text id is the text's offset in the table and every text
+ * but "" takes at least two bytes there, so (id + 1) / 2 is a dense
+ * enough index: rank[2 * ((id + 1) / 2) + sub] is the place of the text
+ * followed by its terminator (sub 0: the end of the line, 1: ';') among
+ * all of them: 4 bytes per byte of text. */
+
+struct tkey {
+	const char *text;
+	uint32_t id;
+	int sub;
+};
+
+static int cmp_tkeys(const void *pa, const void *pb)
+{
+	const struct tkey *a = pa, *b = pb;
+	struct item x = { a->text, 0, a->sub, 0 }, y = { b->text, 0, b->sub, 0 };
+
+	return cmp_items(&x, &y);
+}
+
+static size_t rank_slot(uint32_t id, int sub)
+{
+	return 2 * (((size_t)id + 1) / 2) + (size_t)sub;
+}
+
+/* The ranks of every text of t; NULL on ENOMEM. */
+static uint32_t *text_ranks(const struct kf_strtab *t)
+{
+	struct tkey *v;
+	uint32_t *rank;
+	size_t n = 0, off, i, nslots = rank_slot((uint32_t)t->len, 0) + 2;
+
+	rank = kf_calloc(nslots, sizeof(*rank));
+	v = kf_calloc(t->n + 1, 2 * sizeof(*v));
+	if (!rank || !v) {
+		free(rank);
+		free(v);
+		return NULL;
+	}
+	/* "" at 0, then each text after the previous one's NUL */
+	for (off = 0; off < t->len && n + 2 <= 2 * (t->n + 1); off += strlen(t->buf + off) + 1) {
+		v[n++] = (struct tkey){ t->buf + off, (uint32_t)off, 0 };
+		v[n++] = (struct tkey){ t->buf + off, (uint32_t)off, 1 };
+	}
+	qsort(v, n, sizeof(*v), cmp_tkeys);
+	for (i = 0; i < n; i++)
+		rank[rank_slot(v[i].id, v[i].sub)] = (uint32_t)i;
+	free(v);
+	return rank;
+}
+
+static uint64_t rank_of(const struct em *e, uint32_t node, int sub)
+{
+	return e->rank[rank_slot(e->text[node], sub)];
+}
+
 static int level(struct em *e, uint32_t *nodes, size_t n, bool root);
 
 /* A weight past 2^64 - 1 is printed as stackcollapse-perf.pl prints it:
@@ -164,36 +242,63 @@ static void lvl_free(struct lvl *l)
 	free(l->items);
 }
 
-static int lvl_make(struct em *e, uint32_t *nodes, size_t n, struct lvl *l)
+/* nodes in order of their texts: by rank below the roots (whose texts
+ * are not frame texts), by strcmp among the roots */
+static int sort_nodes(struct em *e, uint32_t *nodes, size_t n, bool root)
 {
+	uint64_t *k;
+	size_t i;
+
+	if (root || !e->rank) {
+		qsort_r(nodes, n, sizeof(*nodes), cmp_nodes, e);
+		return 0;
+	}
+	k = kf_calloc(n ? n : 1, sizeof(*k));
+	if (!k)
+		return KF_ENOMEM;
+	for (i = 0; i < n; i++)
+		k[i] = rank_of(e, nodes[i], 0) << 32 | nodes[i];
+	qsort(k, n, sizeof(*k), cmp_u64);
+	for (i = 0; i < n; i++)
+		nodes[i] = (uint32_t)k[i];
+	free(k);
+	return 0;
+}
+
+static int lvl_make(struct em *e, uint32_t *nodes, size_t n, bool root, struct lvl *l)
+{
+	bool ranked = !root && e->rank;
 	size_t i, j;
 	int r;
 
 	memset(l, 0, sizeof(*l));
-	qsort_r(nodes, n, sizeof(*nodes), cmp_nodes, e);
+	if ((r = sort_nodes(e, nodes, n, root)) != 0)
+		return r;
 	l->groups = kf_calloc(n ? n : 1, sizeof(*l->groups));
 	l->items = kf_calloc(n ? 2 * n : 1, sizeof(*l->items));
 	if (!l->groups || !l->items)
 		return KF_ENOMEM;
+	/* equal texts have one id: they are interned */
 	for (i = 0; i < n; i = j) {
 		struct group *g = &l->groups[l->ng];
+		uint32_t t = nodes[i];
+		const char *txt = text_of(e, t);
 
-		g->text_node = nodes[i];
+		g->text_node = t;
 		l->ng++;
-		for (j = i; j < n && strcmp(text_of(e, nodes[j]),
-					    text_of(e, nodes[i])) == 0; j++) {
+		for (j = i; j < n && e->text[nodes[j]] == e->text[t]; j++) {
 			r = absorb(e, g, nodes[j]);
 			if (r)
 				return r;
 		}
 		if (g->samples)
-			l->items[l->ni++] = (struct item){ text_of(e, g->text_node),
-							   (uint32_t)(l->ng - 1), 0 };
+			l->items[l->ni++] = (struct item){ txt, (uint32_t)(l->ng - 1), 0,
+							   ranked ? rank_of(e, t, 0) : 0 };
 		if (g->n_kids)
-			l->items[l->ni++] = (struct item){ text_of(e, g->text_node),
-							   (uint32_t)(l->ng - 1), 1 };
+			l->items[l->ni++] = (struct item){ txt, (uint32_t)(l->ng - 1), 1,
+							   ranked ? rank_of(e, t, 1) : 0 };
 	}
-	qsort(l->items, l->ni, sizeof(*l->items), cmp_items);
+	qsort(l->items, l->ni, sizeof(*l->items), ranked ? cmp_item_keys : cmp_items);
 	return 0;
 }
 
@@ -232,7 +337,7 @@ static int level(struct em *e, uint32_t *nodes, size_t n, bool root)
 
 	if (!n)
 		return 0;
-	r = lvl_make(e, nodes, n, &l);
+	r = lvl_make(e, nodes, n, root, &l);
 	if (!r)
 		r = lvl_emit(e, &l, 0, l.ni, root);
 	lvl_free(&l);
@@ -334,7 +439,7 @@ static int level_par(struct em *e, uint32_t *nodes, size_t n, bool root,
 
 	if (!n)
 		return 0;
-	r = lvl_make(e, nodes, n, &l);
+	r = lvl_make(e, nodes, n, root, &l);
 	if (r)
 		goto out;
 	if (l.ni == 1 && l.items[0].sub) {
@@ -395,13 +500,20 @@ out:
 /* level() of the roots, on two threads when jobs > 1. */
 static int level_top(struct em *e, uint32_t *rootv, size_t n_roots, unsigned jobs)
 {
-	uint32_t *sz;
+	uint32_t *sz, *rank = text_ranks(&e->ft->texts);
 	int r;
 
-	if (jobs < 2 || !(sz = subtree_sizes(e->st)))
-		return level(e, rootv, n_roots, true);
-	r = level_par(e, rootv, n_roots, true, sz);
-	free(sz);
+	if (!rank)
+		return KF_ENOMEM;
+	e->rank = rank;
+	if (jobs < 2 || !(sz = subtree_sizes(e->st))) {
+		r = level(e, rootv, n_roots, true);
+	} else {
+		r = level_par(e, rootv, n_roots, true, sz);
+		free(sz);
+	}
+	e->rank = NULL;
+	free(rank);
 	return r;
 }
 
