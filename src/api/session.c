@@ -1274,7 +1274,8 @@ static void *prename_main(void *arg)
 
 	/* an error here is met again, and reported, by the emitter, which
 	 * names every frame anyway */
-	(void)kf_fold_name_nodes(&s->texts, &s->stacks, &s->roots, &s->strings, NULL);
+	(void)kf_fold_name_nodes(&s->texts, &s->stacks, &s->roots, &s->strings, 1, NULL,
+				 NULL);
 	kf_work_flush(&s->work, w0);
 	return NULL;
 }

@@ -29,6 +29,7 @@
 
 #include "chunkq.h"
 #include "context.h"
+#include "frameids.h"
 #include "kfold.h"
 
 struct em {
@@ -1381,31 +1382,97 @@ int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool j
 	return 0;
 }
 
+/* ---- naming a trie's nodes ----------------------------------------------------
+ *
+ * A trie's nodes are named in id order (a parent before its children),
+ * each under its root's Java tidying.  Many nodes share a frame; the
+ * frames are numbered beside (frameids.h), and a node's text is looked
+ * up by its frame's number and made (kf_fold_text_id) only at the
+ * first node with that frame and tidying: the same calls of
+ * kf_fold_text_id in the same order as naming every node makes, less
+ * the repeats, which find what the first one made. */
+
+struct node_namer {
+	struct kf_frameids ids;
+	bool *java_of;           /* per node: under a Java root */
+	uint32_t *text[2];       /* per frame number: text id + 1, 0: not yet */
+	size_t cap[2];
+};
+
+/* ids: NULL, or the array node_namer_text will write the nodes' texts
+ * to (the numbering writes there first) */
+static int node_namer_start(struct node_namer *nn, const struct kf_stacks *st,
+			    unsigned jobs, struct kf_work_total *work, uint32_t *ids)
+{
+	memset(nn, 0, sizeof(*nn));
+	nn->java_of = kf_calloc(st->n ? st->n : 1, sizeof(*nn->java_of));
+	if (!nn->java_of)
+		return KF_ENOMEM;
+	return kf_frameids_start(&nn->ids, st, jobs, work, ids);
+}
+
+static void node_namer_fini(struct node_namer *nn)
+{
+	if (nn->ids.id)
+		kf_frameids_finish(&nn->ids);
+	free(nn->java_of);
+	free(nn->text[0]);
+	free(nn->text[1]);
+}
+
+/* Node x's text into *id, x > 0 being the next node in id order after
+ * the ones asked for before.  For a root, whose text kf_fold_root makes,
+ * *id is left as it is: only its Java tidying is set here. */
+static int node_namer_text(struct node_namer *nn, struct kf_fold_texts *ft,
+			   const struct kf_stacks *st, const struct kf_roots *roots,
+			   const struct kf_strtab *comms, size_t x, uint32_t *id)
+{
+	const struct kf_node *nd = &st->nodes[x];
+	uint32_t fid;
+	bool java;
+	int r;
+
+	if (!nd->parent) {
+		nn->java_of[x] = kf_fold_root_java(comms, kf_roots_get(roots, nd->frame.root));
+		return 0;
+	}
+	java = nn->java_of[x] = nn->java_of[nd->parent];
+	if (!kf_frameids_get(&nn->ids, x, &fid))
+		return KF_ENOMEM;
+	if (fid >= nn->cap[java]) {
+		size_t old = nn->cap[java];
+
+		if (!KF_GROW(nn->text[java], nn->cap[java], (size_t)fid + 1))
+			return KF_ENOMEM;
+		memset(nn->text[java] + old, 0, (nn->cap[java] - old) * sizeof(uint32_t));
+	}
+	if (nn->text[java][fid]) {
+		*id = nn->text[java][fid] - 1;
+		return 0;
+	}
+	if ((r = kf_fold_text_id(ft, &nd->frame, java, id)) != 0)
+		return r;
+	nn->text[java][fid] = *id + 1;
+	return 0;
+}
+
 int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
 		       const struct kf_roots *roots, const struct kf_strtab *comms,
-		       uint32_t *text)
+		       unsigned jobs, struct kf_work_total *work, uint32_t *text)
 {
-	bool *java_of = kf_calloc(st->n ? st->n : 1, sizeof(*java_of));
+	struct node_namer nn;
 	size_t i;
-	int r = 0;
+	int r;
 
-	if (!java_of)
-		return KF_ENOMEM;
-	/* parents come before their children */
+	r = node_namer_start(&nn, st, jobs, work, text);
 	for (i = 1; i < st->n && !r; i++) {
-		const struct kf_node *nd = &st->nodes[i];
 		uint32_t id = 0;
 
-		if (!nd->parent) {
-			java_of[i] = kf_fold_root_java(comms, kf_roots_get(roots, nd->frame.root));
-		} else {
-			java_of[i] = java_of[nd->parent];
-			r = kf_fold_text_id(ft, &nd->frame, java_of[i], &id);
-		}
+		r = node_namer_text(&nn, ft, st, roots, comms, i, &id);
 		if (text)
 			text[i] = id;
 	}
-	free(java_of);
+	node_namer_fini(&nn);
 	return r;
 }
 
@@ -1684,12 +1751,13 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 	bool have_pt = false, side = false;
 	struct em e;
 	uint32_t *rootv = NULL;
-	bool *java_of = NULL;     /* per node: under a Java root */
+	struct node_namer nn;
 	size_t n_roots = 0, cap_roots = 0, i;
 	bool separable = true, pieces = false;
 	int r = 0;
 
 	memset(&e, 0, sizeof(e));
+	memset(&nn, 0, sizeof(nn));
 	e.st = st;
 	e.ft = ft;
 	e.out = out;
@@ -1710,16 +1778,10 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 	 * array is read front to back, and a parent comes before its
 	 * children), under its root's Java tidying (it depends on the
 	 * root's comm) */
-	java_of = kf_calloc(st->n, sizeof(*java_of));
-	if (!java_of) {
-		r = KF_ENOMEM;
-		goto out;
-	}
 	for (i = 0; i < n_roots && !r; i++) {
 		uint32_t root = rootv[i];
 		const struct kf_stack_root *rd = kf_roots_get(roots, st->nodes[root].frame.root);
 
-		java_of[root] = kf_fold_root_java(comms, rd);
 		e.line.len = 0;
 		if (e.line.p)
 			e.line.p[0] = '\0';
@@ -1744,16 +1806,18 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		if (ptb_init(&b, st, &pt) == 0 && kf_chunkq_start(&q, consume, &b, work) == 0)
 			side = true;
 	}
+	if (!r)
+		r = node_namer_start(&nn, st, jobs, work, e.text);
 	for (i = 1; i < st->n && !r; i++) {
 		uint32_t p = st->nodes[i].parent;
 		const uint32_t *v = &e.text[i];
 		uint32_t n = 1;
 		bool semi = false;
 
+		/* a root's text is its id in rtexts, made above */
+		r = node_namer_text(&nn, ft, st, roots, comms, i, &e.text[i]);
 		if (p) {
-			java_of[i] = java_of[p];
 			KF_WORK(1);
-			r = kf_fold_text_id(ft, &st->nodes[i].frame, java_of[i], &e.text[i]);
 			if (!r && side)
 				r = pieces_of(&e, &pc, e.text[i], &v, &n, &semi);
 			pieces = pieces || semi;
@@ -1798,7 +1862,7 @@ out:
 	free(e.first);
 	free(e.next);
 	free(rootv);
-	free(java_of);
+	node_namer_fini(&nn);
 	kf_buf_fini(&e.line);
 	kf_strtab_fini(&e.rtexts);
 	return r ? r : e.err;

@@ -147,11 +147,12 @@ bool kf_collapse_header_event(const char *line, size_t len,
  * a trie made from it (kf_ctx_rewrite) finds each name made: the work of
  * naming moved, say to a thread beside the rewrite.  text (NULL: not
  * wanted; else st->n entries) gets each node's text id in ft->texts (0,
- * "", for a root: kf_fold_root is its text).  0 or the first error of
- * kf_fold_text_id. */
+ * "", for a root: kf_fold_root is its text).  The nodes' frames are
+ * numbered on a second thread when jobs > 1 (its work added to `work`;
+ * frameids.h).  0 or the first error of kf_fold_text_id. */
 int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
 		       const struct kf_roots *roots, const struct kf_strtab *comms,
-		       uint32_t *text);
+		       unsigned jobs, struct kf_work_total *work, uint32_t *text);
 
 /* Writes every stack with samples as "root;...;leaf WEIGHT\n", the frames'
  * texts from ft.  Root frames refer to `roots`, their comms to `comms`.

@@ -151,7 +151,8 @@ static int build_lines(struct kf_report *rp)
 		goto out;
 	rp->lnodes[0] = (struct kf_report_lnode){ 0, 0, 0 };
 	rp->n_lnodes = 1;
-	if ((r = kf_fold_name_nodes(in->texts, st, in->roots, in->comms, text)))
+	if ((r = kf_fold_name_nodes(in->texts, st, in->roots, in->comms, in->jobs, in->work,
+				      text)))
 		goto out;
 	for (i = 1; i < st->n && !r; i++) {
 		const struct kf_node *nd = &st->nodes[i];
