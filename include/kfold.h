@@ -186,6 +186,16 @@ typedef struct kf_options {
 				    their own while the samples are read;
 				    0 or 1: one thread.  The output is the
 				    same for every value */
+	/* perf script's filters (its --pid, --tid, --comms, --cpu, --time,
+	 * with its syntax): samples outside them are left out before
+	 * anything is counted.  NULL: not given */
+	const char *filter_pids;  /* "1,2": the samples of these processes */
+	const char *filter_tids;  /* "1,2": of these threads */
+	const char *filter_comms; /* "a,b": of threads whose comm is one of these */
+	const char *filter_cpus;  /* "0-3,5": taken on these CPUs */
+	const char *filter_time;  /* "START,STOP [START,STOP...]" in seconds,
+				    or percentages of the capture's span:
+				    "10%/2", "0%-10%,30%-40%", "25%" */
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion
@@ -227,6 +237,7 @@ typedef struct kf_stats {
 				      some: it grows linearly with the input,
 				      which the tests check by counting, not
 				      timing */
+	uint64_t samples_filtered; /* samples the filters left out */
 } kf_stats;
 
 typedef struct kf_session kf_session;

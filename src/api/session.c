@@ -202,6 +202,15 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	kf_buf_init(&s->advice);
 	kf_counters_init(&s->counters);
 	s->fs.no_files = s->o.no_files;
+	{
+		char msg[256];
+		int r = kf_filter_init(&s->filters, s->o.filter_pids, s->o.filter_tids,
+				       s->o.filter_comms, s->o.filter_cpus, s->o.filter_time,
+				       msg, sizeof(msg));
+
+		if (r)
+			return kf_fail(&s->err, r, "%s", msg);
+	}
 	return 0;
 }
 
@@ -240,6 +249,7 @@ void kf_session_free(kf_session *s)
 	kf_perf_header_fini(&s->perfhdr);
 	kf_buf_fini(&s->advice);
 	kf_counters_fini(&s->counters);
+	kf_filter_fini(&s->filters);
 	free(s->filter);
 	free(s->attr_samples);
 	free_paths(s);
@@ -354,6 +364,39 @@ static int count_event_ip(struct kf_session *s, size_t evidx, const struct kf_sa
 	return count_ip_in(s, &s->ips_ev[evidx], th, smp);
 }
 
+/* Whether perf script's filters leave the sample out (*out), in perf
+ * 6.1's order (process_sample_event): its time, then its thread (comm,
+ * pid, tid: thread__is_filtered), then its CPU.  A capture whose samples
+ * carry no CPU is refused with --cpus, as perf refuses it. */
+static int filtered(struct kf_session *s, const struct kf_attr *a, int evidx,
+		    const struct kf_sample *smp, bool *out)
+{
+	const struct kf_filter *f = &s->filters;
+	const char *comm = NULL;
+
+	*out = true;
+	if (kf_filter_time_out(f, smp->has_time ? smp->time : 0))
+		return 0;
+	if (f->comms_set) {
+		struct kf_thread *th = kf_tasks_findnew(&s->tasks,
+							smp->has_tid ? (int32_t)smp->pid : -1,
+							smp->has_tid ? (int32_t)smp->tid : -1);
+
+		if (!th)
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		comm = kf_thread_comm(&s->tasks, th);
+	}
+	if (kf_filter_thread_out(f, smp->has_tid ? (int32_t)smp->pid : -1,
+				 smp->has_tid ? (int32_t)smp->tid : -1, comm))
+		return 0;
+	if (f->cpus_set && !(a->sample_type & KF_SAMPLE_CPU))
+		return kf_fail(&s->err, KF_EINVAL, "--cpus: the samples of event %s "
+			       "record no CPU (perf record without -a or --sample-cpu)",
+			       kf_pd_event_name(s->pd, (size_t)(evidx >= 0 ? evidx : 0)));
+	*out = kf_filter_cpu_out(f, smp->cpu);
+	return 0;
+}
+
 /* Folds one delivered sample: `a` is the attr that laid the record out,
  * `evidx` the event it is delivered as (a member's for a group value, see
  * deliver_read) and smp->period its weight. */
@@ -371,6 +414,16 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	struct kf_stack_root rd;
 	size_t i;
 
+	if (s->filters.on) {
+		bool out;
+
+		if ((r = filtered(s, a, evidx, &smp, &out)) != 0)
+			return r;
+		if (out) {
+			s->stats.samples_filtered++;
+			return 0;
+		}
+	}
 	if (evidx >= 0 && (size_t)evidx >= s->n_attr_samples) {
 		size_t n = (size_t)evidx + 1;
 		uint64_t *v = kf_reallocarray(s->attr_samples, n, sizeof(*v));
@@ -863,6 +916,9 @@ static int check_selection(struct kf_session *s)
 	} else if (s->stats.samples == 0) {
 		logf_(s, KF_LOG_WARN, "the capture holds no samples: the output "
 		      "is empty");
+	} else if (s->stats.samples_folded == 0 && s->stats.samples_filtered) {
+		logf_(s, KF_LOG_WARN, "the filters left out all %" PRIu64 " samples they "
+		      "saw: the output is empty", s->stats.samples_filtered);
 	} else if (s->stats.samples_folded == 0) {
 		/* which events had samples says what to ask for instead */
 		list_events(s, &evs);
@@ -1177,6 +1233,22 @@ int kf_session_run(kf_session *s)
 	if (s->ran)
 		return kf_fail(&s->err, KF_EINVAL, "a session reads its samples once");
 	s->ran = true;
+	if (s->filters.time_percent) {
+		const struct kf_env *env = kf_pd_env(s->pd);
+		char msg[256];
+
+		/* perf takes the span from the header too (perf 6.1's
+		 * perf_time__parse_for_ranges) */
+		if (!(env->features[0] >> KF_FEAT_SAMPLE_TIME & 1))
+			return kf_fail(&s->err, KF_EINVAL, "--time %s: percentages are of "
+				       "the span from the first to the last sample, which "
+				       "this capture's header does not give (perf record "
+				       "writes it to a file, not to a pipe)",
+				       s->filters.given[KF_FILTER_TIME]);
+		if ((r = kf_filter_time_span(&s->filters, env->first_sample_time,
+					     env->last_sample_time, msg, sizeof(msg))) != 0)
+			return kf_fail(&s->err, r, "%s", msg);
+	}
 	/* --jobs: the trie on a thread of its own; if that thread cannot
 	 * be had, this one builds it */
 	if (s->o.jobs > 1 && kf_feed_start(&s->feed, &s->stacks, &s->work) == 0)
@@ -1744,6 +1816,7 @@ static void report_in(kf_session *s, struct kf_report_in *in, struct report_list
 	in->folded_soft_clock = kf_attr_is_soft_clock(a);
 	in->soft_clock_note = kf_soft_clock_note;
 	in->first_time = s->first_time;
+	in->filters = &s->filters;
 	in->last_time = s->last_time;
 	in->count_samples = s->o.count_samples;
 	in->lines_looked_for = s->o.inline_frames || s->o.srcline;

@@ -17,6 +17,7 @@
 #include "feed.h"
 #include "folded.h"
 #include "ipcount.h"
+#include "filter.h"
 #include "fs.h"
 #include "module.h"
 #include "order.h"
@@ -99,6 +100,7 @@ struct kf_session {
 	/* PERF_SAMPLE_READ: the last counter value per id (per id and
 	 * thread for inherited counters), see deliver_read */
 	struct kf_counters counters;
+	struct kf_filter filters;     /* --pids, --tids, --comms, --cpus, --time */
 	uint64_t warned_read_no_id, warned_read_empty;
 
 	/* event selection */

@@ -132,6 +132,7 @@ extern const struct kf_cli_group kf_cli_pass_group;   /* the pass over samples *
 /* --jobs' default: the CPUs this process may run on (at least 1) */
 unsigned kf_cli_default_jobs(void);
 extern const struct kf_cli_group kf_cli_count_group;  /* --samples, --exclude */
+extern const struct kf_cli_group kf_cli_filter_group; /* --pids, --comms, --time, ... */
 extern const struct kf_cli_group kf_cli_name_group;   /* how frames are named */
 
 /* the commands (cmd-NAME.c) */

@@ -162,8 +162,8 @@ static const struct kf_cli_group annotate_group = {
 };
 
 const struct kf_cli_group *const kf_cli_annotate_groups[] = {
-	&kf_cli_io_group, &annotate_group, &kf_cli_find_group, &kf_cli_pass_group,
-	&kf_cli_basic_group, NULL
+	&kf_cli_io_group, &annotate_group, &kf_cli_filter_group, &kf_cli_find_group,
+	&kf_cli_pass_group, &kf_cli_basic_group, NULL
 };
 
 int kf_cli_annotate_check(struct kf_cli *c)

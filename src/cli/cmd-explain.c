@@ -5,8 +5,8 @@
 #include "cli.h"
 
 const struct kf_cli_group *const kf_cli_explain_groups[] = {
-	&kf_cli_io_group, &kf_cli_count_group, &kf_cli_find_group, &kf_cli_pass_group,
-	&kf_cli_basic_group, NULL
+	&kf_cli_io_group, &kf_cli_count_group, &kf_cli_filter_group, &kf_cli_find_group,
+	&kf_cli_pass_group, &kf_cli_basic_group, NULL
 };
 
 int kf_cli_explain_check(struct kf_cli *c)

@@ -71,8 +71,9 @@ static const struct kf_cli_group alias_group = {
 };
 
 const struct kf_cli_group *const kf_cli_fold_groups[] = {
-	&kf_cli_io_group, &kf_cli_name_group, &kf_cli_count_group, &fold_group,
-	&kf_cli_find_group, &kf_cli_pass_group, &alias_group, &kf_cli_basic_group, NULL
+	&kf_cli_io_group, &kf_cli_name_group, &kf_cli_count_group, &kf_cli_filter_group,
+	&fold_group, &kf_cli_find_group, &kf_cli_pass_group, &alias_group, &kf_cli_basic_group,
+	NULL
 };
 
 int kf_cli_fold_check(struct kf_cli *c)

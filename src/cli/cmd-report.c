@@ -4,8 +4,8 @@
 #include "cli.h"
 
 const struct kf_cli_group *const kf_cli_report_groups[] = {
-	&kf_cli_io_group, &kf_cli_name_group, &kf_cli_count_group, &kf_cli_find_group,
-	&kf_cli_pass_group, &kf_cli_basic_group, NULL
+	&kf_cli_io_group, &kf_cli_name_group, &kf_cli_count_group, &kf_cli_filter_group,
+	&kf_cli_find_group, &kf_cli_pass_group, &kf_cli_basic_group, NULL
 };
 
 int kf_cli_report_check(struct kf_cli *c)

@@ -278,6 +278,42 @@ const struct kf_cli_group kf_cli_count_group = {
 	"what is counted", count_opts, count_set
 };
 
+/* --- filter --------------------------------------------------------- */
+
+enum { F_PIDS, F_TIDS, F_COMMS, F_CPUS, F_TIME };
+
+static const struct kf_cli_opt filter_opts[] = {
+	{ "pids", F_PIDS, required_argument, "--pids LIST",
+	  "only the samples of these processes (perf script --pid)" },
+	{ "tids", F_TIDS, required_argument, "--tids LIST",
+	  "only the samples of these threads (perf script --tid)" },
+	{ "comms", F_COMMS, required_argument, "--comms LIST",
+	  "only the samples of threads with these comms" },
+	{ "cpus", F_CPUS, required_argument, "--cpus LIST",
+	  "only the samples taken on these CPUs (0-3,5; perf script -C)" },
+	{ "time", F_TIME, required_argument, "--time RANGES",
+	  "only the samples in these times: START,STOP in seconds\n"
+	  "(space-separated ranges), or 10%/2, 0%-10%,30%-40%, 25%" },
+	{ NULL, 0, 0, NULL, NULL },
+};
+
+static int filter_set(struct kf_cli *c, int key, const char *arg)
+{
+	switch (key) {
+	case F_PIDS: c->o.filter_pids = arg; break;
+	case F_TIDS: c->o.filter_tids = arg; break;
+	case F_COMMS: c->o.filter_comms = arg; break;
+	case F_CPUS: c->o.filter_cpus = arg; break;
+	case F_TIME: c->o.filter_time = arg; break;
+	default: break;
+	}
+	return 0;
+}
+
+const struct kf_cli_group kf_cli_filter_group = {
+	"which samples count (perf script's filters)", filter_opts, filter_set
+};
+
 /* --- name ----------------------------------------------------------- */
 
 enum { N_NO_INLINE, N_INLINE, N_SRCLINE, N_ADDRS, N_KERNEL, N_JIT, N_ALL,

@@ -23,6 +23,9 @@ static void print_counts(const kf_stats *st)
 		st->throttles, st->out_of_order, st->unknown_records, st->bytes,
 		st->queue_peak_bytes, st->work, st->input_cut ? ", input cut short" : "",
 		st->input_damaged ? ", input damaged" : "");
+	if (st->samples_filtered)
+		fprintf(stderr, "kfold: samples left out by the filters %" PRIu64 "\n",
+			st->samples_filtered);
 }
 
 void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)

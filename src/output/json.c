@@ -144,6 +144,25 @@ static json_t *capture_json(struct kf_report *rp)
 	put(rp, c, "unthrottled", jint(st->unthrottles));
 	put(rp, c, "input_cut", json_boolean(st->input_cut));
 	put(rp, c, "input_damaged", json_boolean(st->input_damaged));
+	if (in->filters && in->filters->on) {
+		const struct kf_filter *f = in->filters;
+		json_t *fo = json_object(), *ranges = json_array();
+		int k;
+
+		for (k = 0; k < KF_FILTER_NKINDS; k++)
+			if (f->given[k])
+				put(rp, fo, kf_filter_name((enum kf_filter_kind)k),
+				    jstr(rp, f->given[k]));
+		for (i = 0; i < f->n_ranges; i++)
+			append(rp, ranges, json_pack("{s:o,s:o}",
+				"start", jint(f->ranges[i].start), "end", jint(f->ranges[i].end)));
+		if (f->time_set)
+			put(rp, fo, "time_ns", ranges);
+		else
+			json_decref(ranges);
+		put(rp, fo, "samples_left_out", jint(st->samples_filtered));
+		put(rp, c, "filters", fo);
+	}
 	return c;
 }
 

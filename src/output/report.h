@@ -32,6 +32,7 @@
 
 #include "classify.h"
 #include "dso.h"
+#include "filter.h"
 #include "folded.h"
 #include "gather.h"
 #include "module.h"
@@ -68,6 +69,7 @@ struct kf_report_in {
 					      "event NAME " */
 	uint64_t first_time, last_time;    /* of the samples (without the
 					      header's range) */
+	const struct kf_filter *filters;   /* perf script's filters given */
 	bool count_samples;                /* weights are samples, not period */
 	bool lines_looked_for;             /* inline frames or --srcline */
 	const char *version;               /* kfold's */
