@@ -1237,9 +1237,11 @@ int kf_session_run(kf_session *s)
 		const struct kf_env *env = kf_pd_env(s->pd);
 		char msg[256];
 
-		/* perf takes the span from the header too (perf 6.1's
+		/* perf takes the span from the header too, and refuses a
+		 * span of 0 .. 0, which pipe mode writes (perf 6.1's
 		 * perf_time__parse_for_ranges) */
-		if (!(env->features[0] >> KF_FEAT_SAMPLE_TIME & 1))
+		if (!(env->features[0] >> KF_FEAT_SAMPLE_TIME & 1) ||
+		    (!env->first_sample_time && !env->last_sample_time))
 			return kf_fail(&s->err, KF_EINVAL, "--time %s: percentages are of "
 				       "the span from the first to the last sample, which "
 				       "this capture's header does not give (perf record "
