@@ -79,6 +79,27 @@ enum kf_log_level {
 typedef void (*kf_log_fn)(void *payload, enum kf_log_level level,
 			  const char *msg);
 
+/* What a run is doing, for a progress line (kf_options.progress). */
+enum kf_phase {
+	KF_PHASE_READING = 0,      /* reading and ordering the records */
+	KF_PHASE_UNWINDING = 1,    /* the same, unwinding user stacks too */
+	KF_PHASE_NAMING = 2        /* loading symbols and debug info, naming
+				      the frames, writing the output */
+};
+
+typedef struct kf_progress {
+	enum kf_phase phase;
+	uint64_t offset;           /* how far into the capture's file the
+				      records read are */
+	uint64_t end;              /* where its data ends; 0: not known (a
+				      pipe, a killed recording) */
+	uint64_t samples;          /* samples read so far */
+} kf_progress;
+
+/* Called on the reading thread: on the first record, every 4096
+ * records after it, and once when the naming begins. */
+typedef void (*kf_progress_fn)(void *payload, const kf_progress *p);
+
 /* The kernel context's verdict on a sample (README "Kernel contexts"):
  * was the kernel working for the task, or only on its CPU? */
 enum kf_verdict {
@@ -196,6 +217,8 @@ typedef struct kf_options {
 	const char *filter_time;  /* "START,STOP [START,STOP...]" in seconds,
 				    or percentages of the capture's span:
 				    "10%/2", "0%-10%,30%-40%", "25%" */
+	kf_progress_fn progress;  /* NULL: none */
+	void *progress_payload;
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion

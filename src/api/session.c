@@ -732,6 +732,17 @@ static int drain(struct kf_session *s)
 	return 0;
 }
 
+static void progress(struct kf_session *s, enum kf_phase phase, uint64_t offset)
+{
+	kf_progress p;
+
+	p.phase = phase;
+	p.offset = offset;
+	p.end = kf_pd_data_end(s->pd);
+	p.samples = s->stats.samples;
+	s->o.progress(s->o.progress_payload, &p);
+}
+
 /* The setup each event needs, run once per attr as soon as the session
  * can see it: at open for the attrs of a file's header, and in pipe mode
  * (perf record -o -, perf inject -o -) when its HEADER_ATTR record has
@@ -991,6 +1002,9 @@ static int run(struct kf_session *s)
 	for (r = s->first_r; r > 0; r = kf_pd_next(s->pd, &rec)) {
 		struct kf_sample_id sid;
 
+		if (s->o.progress && (s->stats.records & 4095) == 0)
+			progress(s, s->dwarf_events ? KF_PHASE_UNWINDING : KF_PHASE_READING,
+				 rec.offset);
 		s->stats.records++;
 		while ((w = kf_pd_take_warning(s->pd)))
 			logf_(s, KF_LOG_WARN, "%s", w);
@@ -1267,6 +1281,8 @@ int kf_session_run(kf_session *s)
 	 * (a later insert would rebuild it), and the emitters' own tables
 	 * can have its memory */
 	kf_stacks_drop_index(&s->stacks);
+	if (s->o.progress)
+		progress(s, KF_PHASE_NAMING, kf_pd_data_end(s->pd));
 	chain_counts(s);
 	/* the prepare step (dso.h): every hit module's files, loaded here,
 	 * after the samples and before any output, so that everything after

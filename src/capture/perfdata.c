@@ -288,6 +288,10 @@ bool kf_pd_is_pipe(const struct kf_pd *pd) { return pd->pipe; }
 size_t kf_pd_n_attrs(const struct kf_pd *pd) { return pd->n_attrs; }
 const struct kf_env *kf_pd_env(const struct kf_pd *pd) { return &pd->env; }
 uint64_t kf_pd_bytes_read(const struct kf_pd *pd) { return pd->bytes; }
+uint64_t kf_pd_data_end(const struct kf_pd *pd)
+{
+	return pd->pipe || pd->killed ? 0 : pd->data_off + pd->data_size;
+}
 enum kf_pd_end kf_pd_end_reason(const struct kf_pd *pd) { return pd->end; }
 const char *kf_pd_end_message(const struct kf_pd *pd) { return pd->end_msg; }
 

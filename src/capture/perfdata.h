@@ -268,6 +268,9 @@ const struct kf_attr *kf_pd_attr(const struct kf_pd *pd, size_t i);
 const struct kf_env *kf_pd_env(const struct kf_pd *pd);
 /* Total bytes of input consumed so far (for progress and benches). */
 uint64_t kf_pd_bytes_read(const struct kf_pd *pd);
+/* The file offset where the data section ends; 0 when not known (a
+ * pipe, a killed recording's header). */
+uint64_t kf_pd_data_end(const struct kf_pd *pd);
 
 /* Parses the sample_id fields of `rec` (trailer for non-samples, leading
  * fields for SAMPLE) per its attr.  Returns false if the record has no attr

@@ -48,6 +48,12 @@ struct kf_cli {
 					    command name for help) */
 	const char *output;              /* -o; NULL = stdout */
 	bool quiet;
+	struct kf_cli_progress {
+		bool on;              /* stderr is a terminal, not -q */
+		bool shown;           /* a line is on the terminal now */
+		double start, last;   /* seconds (CLOCK_MONOTONIC) */
+		double delay;         /* shown only after this long */
+	} progress;
 	bool stats;
 	bool no_host;                    /* --no-host: hand the library no host */
 	unsigned aliases;                /* KF_CLI_ALIAS_* seen (cmd-fold.c) */

@@ -17,8 +17,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -181,12 +184,89 @@ int kf_cli_refuse_compat(const struct kf_cli *c)
 	return KF_CLI_USAGE;
 }
 
+/* ---- the progress line ---------------------------------------------------
+ *
+ * On a terminal, a run that takes more than a second shows one line on
+ * standard error, rewritten in place at most four times a second: the
+ * phase, how far into the file, the samples and their rate.  Anything
+ * else written to stderr clears it first; it is cleared at the end.  Never
+ * in a file or a pipe, never with -q.  KFOLD_PROGRESS_DELAY=SECONDS
+ * changes the second (the tests use 0). */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_clear(struct kf_cli *c)
+{
+	if (c->progress.shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		c->progress.shown = false;
+	}
+}
+
+static void progress_cb(void *payload, const kf_progress *p)
+{
+	struct kf_cli *c = payload;
+	double t = now(), run = t - c->progress.start;
+	static const char *const what[] = { "reading", "reading and unwinding",
+					    "naming frames and writing" };
+
+	if (run < c->progress.delay ||
+	    (c->progress.shown && p->phase != KF_PHASE_NAMING && t - c->progress.last < 0.25))
+		return;
+	c->progress.last = t;
+	c->progress.shown = true;
+	fprintf(stderr, "\rkfold: %s", what[p->phase <= KF_PHASE_NAMING ? p->phase : 0]);
+	if (p->phase != KF_PHASE_NAMING) {
+		if (p->end)
+			fprintf(stderr, " %.0f%% (%.1f of %.1f MiB)",
+				p->offset >= p->end ? 100.0 : 100.0 * (double)p->offset / (double)p->end,
+				(double)(p->offset < p->end ? p->offset : p->end) / 1048576.0,
+				(double)p->end / 1048576.0);
+		else
+			fprintf(stderr, " %.1f MiB", (double)p->offset / 1048576.0);
+		fprintf(stderr, ", %" PRIu64 " samples", p->samples);
+		if (run > 0.1)
+			fprintf(stderr, ", %.0f per second", (double)p->samples / run);
+	}
+	fputs("\033[K", stderr);
+	fflush(stderr);
+}
+
+static void progress_start(struct kf_cli *c)
+{
+	const char *d = getenv("KFOLD_PROGRESS_DELAY");
+	char *end;
+
+	memset(&c->progress, 0, sizeof(c->progress));
+	if (c->quiet || !isatty(STDERR_FILENO))
+		return;
+	c->progress.on = true;
+	c->progress.start = now();
+	c->progress.delay = 1.0;
+	if (d && *d) {
+		double v = strtod(d, &end);
+
+		if (*end == '\0' && v >= 0.0)
+			c->progress.delay = v;
+	}
+	c->o.progress = progress_cb;
+	c->o.progress_payload = c;
+}
+
 static void log_cb(void *payload, enum kf_log_level level, const char *msg)
 {
-	const struct kf_cli *c = payload;
+	struct kf_cli *c = payload;
 
 	if (c->quiet && level > KF_LOG_ERROR)
 		return;
+	progress_clear(c);
 	fprintf(stderr, "kfold: %s%s\n", level == KF_LOG_ERROR ? "error: " :
 		level == KF_LOG_WARN ? "warning: " : "", msg);
 }
@@ -203,6 +283,7 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 		c->input = "perf.data";
 	c->o.log = log_cb;
 	c->o.log_payload = c;
+	progress_start(c);
 	/* the library asks this machine nothing unless it is handed the
 	 * host; the command hands it in unless --no-host */
 	if (!c->no_host && kf_host_open_system(&host) != 0) {
@@ -219,6 +300,7 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 		const char *msg = kf_session_errmsg(s);
 		size_t n = strlen(c->input);
 
+		progress_clear(c);
 		/* the library names the file itself in most messages */
 		if (strncmp(msg, c->input, n) == 0 && msg[n] == ':')
 			fprintf(stderr, "kfold: %s\n", msg);
@@ -242,6 +324,7 @@ int kf_cli_run(struct kf_cli *c, enum kf_cli_load load,
 		}
 	}
 	r = write ? write(s, out) : c->write_cli(c, s, out);
+	progress_clear(c);
 	if (c->output && fclose(out) != 0 && r == 0) {
 		fprintf(stderr, "kfold: %s: %s\n", c->output, strerror(errno));
 		r = KF_EIO;
