@@ -46,6 +46,7 @@ struct kf_cli {
 	const char *debug_dirs[16];      /* o.debug_dirs points here */
 	const char *input;               /* NULL until -i or the operand (the
 					    command name for help) */
+	const char *input2;              /* kfold diff's second operand */
 	const char *output;              /* -o; NULL = stdout */
 	bool quiet;
 	struct kf_cli_progress {
@@ -66,6 +67,8 @@ struct kf_cli {
 	kf_archive_options arch;
 	uint64_t arch_max_size;          /* 0: no limit */
 	bool arch_require_all;
+	/* kfold diff (cmd-diff.c) */
+	bool diff_raw;                   /* --no-normalize */
 	/* kf_cli_run's writer when its write argument is NULL: for a
 	 * command whose output needs more of the options than the session */
 	int (*write_cli)(struct kf_cli *c, kf_session *s, FILE *out);
@@ -108,10 +111,11 @@ struct kf_cli_cmd {
 	const char *usage;           /* synopsis and what it writes, each line
 					ending in '\n' */
 	const struct kf_cli_group *const *groups;   /* NULL-terminated */
-	const char *operand_error;   /* said when more than one operand */
+	const char *operand_error;   /* said when more operands than it takes */
 	/* After parsing, before run: refuses option combinations with a
 	 * message on stderr and returns KF_CLI_USAGE; NULL = nothing to check. */
 	int (*check)(struct kf_cli *c);
+	unsigned operands;           /* how many it takes: 0 means 1 */
 };
 
 /* main.c */
@@ -148,6 +152,10 @@ int kf_cli_fold_check(struct kf_cli *c);
 extern const struct kf_cli_group *const kf_cli_report_groups[];
 int kf_cli_report_run(struct kf_cli *c);
 int kf_cli_report_check(struct kf_cli *c);
+/* cmd-diff.c */
+extern const struct kf_cli_group *const kf_cli_diff_groups[];
+int kf_cli_diff_run(struct kf_cli *c);
+int kf_cli_diff_check(struct kf_cli *c);
 extern const struct kf_cli_group *const kf_cli_explain_groups[];
 int kf_cli_explain_run(struct kf_cli *c);
 int kf_cli_explain_check(struct kf_cli *c);

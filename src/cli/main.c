@@ -34,7 +34,7 @@
 const struct kf_cli_cmd kf_cli_cmds[] = {
 	{ "fold", kf_cli_fold_run, "folded stacks (the default command)",
 	  "usage: kfold [fold] [OPTIONS] [perf.data]\n\n" INTRO,
-	  kf_cli_fold_groups, "one input only", kf_cli_fold_check },
+	  kf_cli_fold_groups, "one input only", kf_cli_fold_check, 1 },
 	{ "report", kf_cli_report_run,
 	  "the JSON report (docs/kfold-report.schema.json)",
 	  "usage: kfold report [OPTIONS] [perf.data]\n"
@@ -43,7 +43,7 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "capture and its events, the samples by process, thread and kernel-context\n"
 	  "verdict, the stacks with their frames, the modules and where their symbols\n"
 	  "came from, and where stacks broke.  `kfold --format json` is the same.\n",
-	  kf_cli_report_groups, "one input only", kf_cli_report_check },
+	  kf_cli_report_groups, "one input only", kf_cli_report_check, 1 },
 	{ "explain", kf_cli_explain_run,
 	  "a short summary: kernel contexts, where stacks broke",
 	  "usage: kfold explain [OPTIONS] [perf.data]\n"
@@ -51,7 +51,7 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "Prints a short summary of kernel contexts (the samples by verdict and\n"
 	  "leaf context) and of where stacks broke, with what would fix it.\n"
 	  "`kfold --explain` is the same.\n",
-	  kf_cli_explain_groups, "one input only", kf_cli_explain_check },
+	  kf_cli_explain_groups, "one input only", kf_cli_explain_check, 1 },
 	{ "header", kf_cli_header_run,
 	  "where the capture was recorded, as perf report --header-only",
 	  "usage: kfold header [OPTIONS] [perf.data]\n"
@@ -61,7 +61,7 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "`perf report --header-only` does.  `kfold --header` is the same.\n"
 	  "The options saying where files are are taken so that one set of them\n"
 	  "fits every command; the header needs none of those files.\n",
-	  kf_cli_header_groups, "one input only", NULL },
+	  kf_cli_header_groups, "one input only", NULL, 1 },
 	{ "annotate", kf_cli_annotate_run,
 	  "per-instruction cost of the hot functions, with lines and inline chains",
 	  "usage: kfold annotate [OPTIONS] [perf.data]\n"
@@ -71,7 +71,7 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "samples and share, its source line and the whole inline chain there, with\n"
 	  "totals per line, per inlined callee and per loop.  The counts are perf\n"
 	  "annotate's.  --format json writes docs/kfold-annotate.schema.json.\n",
-	  kf_cli_annotate_groups, "one input only", kf_cli_annotate_check },
+	  kf_cli_annotate_groups, "one input only", kf_cli_annotate_check, 1 },
 	{ "archive", kf_cli_archive_run,
 	  "one file with the capture and every file its analysis needs",
 	  "usage: kfold archive [OPTIONS] [perf.data | -] [-o BUNDLE]\n"
@@ -82,13 +82,25 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "what this machine answered, with a manifest (docs/kfold-bundle.schema.json).\n"
 	  "Every command reads the bundle where it reads a capture, with the same\n"
 	  "output on any machine.  A summary goes to stderr.\n",
-	  kf_cli_archive_groups, "one input only", NULL },
+	  kf_cli_archive_groups, "one input only", NULL, 1 },
+	{ "diff", kf_cli_diff_run,
+	  "the folded difference of two captures or folded files",
+	  "usage: kfold diff [OPTIONS] A B\n"
+	  "\n"
+	  "Writes one line per stack of A or B, \"stack countA countB\", in byte order\n"
+	  "(difffolded.pl's format, read by flamegraph.pl and inferno for a\n"
+	  "differential flame graph); a stack in one input only has 0 in the other's\n"
+	  "column.  Each input is a capture or bundle, folded with the options given,\n"
+	  "or a file of folded stacks.  B's counts are scaled to A's total unless\n"
+	  "--no-normalize.\n",
+	  kf_cli_diff_groups, "kfold diff takes two inputs: kfold diff A B",
+	  kf_cli_diff_check, 2 },
 	{ "help", kf_cli_help_run, "the usage of kfold or of one command",
 	  "usage: kfold help [COMMAND]\n"
 	  "\n"
 	  "Prints the usage of kfold, or of COMMAND (as `kfold COMMAND --help`).\n",
-	  kf_cli_help_groups, "help takes one command name", NULL },
-	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+	  kf_cli_help_groups, "help takes one command name", NULL, 1 },
+	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 },
 };
 
 static const char exit_text[] =
@@ -439,7 +451,17 @@ static int parse(struct kf_cli *c, int argc, char **argv)
 		if (r)
 			return r;
 	}
-	if (optind < argc) {
+	if (optind < argc && c->given->operands == 2) {
+		/* kfold diff A B (-i A B too) */
+		if (!c->input)
+			c->input = argv[optind++];
+		if (optind < argc)
+			c->input2 = argv[optind++];
+		if (optind < argc) {
+			fprintf(stderr, "kfold: %s\n", c->given->operand_error);
+			return KF_CLI_USAGE;
+		}
+	} else if (optind < argc) {
 		if (c->input || optind + 1 < argc) {
 			fprintf(stderr, "kfold: %s\n", c->given->operand_error);
 			return KF_CLI_USAGE;
