@@ -1290,6 +1290,19 @@ void kf_fold_texts_fini(struct kf_fold_texts *ft)
 	memset(ft, 0, sizeof(*ft));
 }
 
+/* Room in *v (capacity *cap) for index i, the new entries 0. */
+static bool grow_zeroed(uint32_t **v, size_t *cap, uint32_t i)
+{
+	size_t old = *cap;
+
+	if (i < old)
+		return true;
+	if (!kf_grow((void **)v, cap, (size_t)i + 1, sizeof(**v)))
+		return false;
+	memset(*v + old, 0, (*cap - old) * sizeof(**v));
+	return true;
+}
+
 static int intern_tmp(struct kf_fold_texts *ft, struct kf_buf *b, uint32_t *id)
 {
 	if (b->oom || !kf_strtab_intern(&ft->texts, kf_buf_cstr(b), b->len, id))
@@ -1356,13 +1369,8 @@ int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool j
 	r = kf_namer_name(ft->namer, &f, &entry);
 	if (r)
 		return r;
-	if (entry >= ft->cap[java]) {
-		size_t old = ft->cap[java];
-
-		if (!KF_GROW(ft->text[java], ft->cap[java], (size_t)entry + 1))
-			return KF_ENOMEM;
-		memset(ft->text[java] + old, 0, (ft->cap[java] - old) * sizeof(uint32_t));
-	}
+	if (!grow_zeroed(&ft->text[java], &ft->cap[java], entry))
+		return KF_ENOMEM;
 	if (ft->text[java][entry]) {
 		*id = ft->text[java][entry] - 1;
 	} else {
@@ -1439,13 +1447,8 @@ static int node_namer_text(struct node_namer *nn, struct kf_fold_texts *ft,
 	java = nn->java_of[x] = nn->java_of[nd->parent];
 	if (!kf_frameids_get(&nn->ids, x, &fid))
 		return KF_ENOMEM;
-	if (fid >= nn->cap[java]) {
-		size_t old = nn->cap[java];
-
-		if (!KF_GROW(nn->text[java], nn->cap[java], (size_t)fid + 1))
-			return KF_ENOMEM;
-		memset(nn->text[java] + old, 0, (nn->cap[java] - old) * sizeof(uint32_t));
-	}
+	if (!grow_zeroed(&nn->text[java], &nn->cap[java], fid))
+		return KF_ENOMEM;
 	if (nn->text[java][fid]) {
 		*id = nn->text[java][fid] - 1;
 		return 0;
