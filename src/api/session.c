@@ -372,22 +372,21 @@ static int filtered(struct kf_session *s, const struct kf_attr *a, int evidx,
 		    const struct kf_sample *smp, bool *out)
 {
 	const struct kf_filter *f = &s->filters;
+	int32_t pid = smp->has_tid ? (int32_t)smp->pid : -1;
+	int32_t tid = smp->has_tid ? (int32_t)smp->tid : -1;
 	const char *comm = NULL;
 
 	*out = true;
 	if (kf_filter_time_out(f, smp->has_time ? smp->time : 0))
 		return 0;
 	if (f->comms_set) {
-		struct kf_thread *th = kf_tasks_findnew(&s->tasks,
-							smp->has_tid ? (int32_t)smp->pid : -1,
-							smp->has_tid ? (int32_t)smp->tid : -1);
+		struct kf_thread *th = kf_tasks_findnew(&s->tasks, pid, tid);
 
 		if (!th)
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		comm = kf_thread_comm(&s->tasks, th);
 	}
-	if (kf_filter_thread_out(f, smp->has_tid ? (int32_t)smp->pid : -1,
-				 smp->has_tid ? (int32_t)smp->tid : -1, comm))
+	if (kf_filter_thread_out(f, pid, tid, comm))
 		return 0;
 	if (f->cpus_set && !(a->sample_type & KF_SAMPLE_CPU))
 		return kf_fail(&s->err, KF_EINVAL, "--cpus: the samples of event %s "
@@ -1834,8 +1833,8 @@ static void report_in(kf_session *s, struct kf_report_in *in, struct report_list
 	in->folded_soft_clock = kf_attr_is_soft_clock(a);
 	in->soft_clock_note = kf_soft_clock_note;
 	in->first_time = s->first_time;
-	in->filters = &s->filters;
 	in->last_time = s->last_time;
+	in->filters = &s->filters;
 	in->count_samples = s->o.count_samples;
 	in->lines_looked_for = s->o.inline_frames || s->o.srcline;
 	in->version = kf_version();

@@ -50,7 +50,6 @@ struct kf_order {
 	uint64_t out_of_order;
 	size_t bytes, max_bytes, peak;
 	uint8_t *popped;        /* copy of the last popped record */
-	size_t popped_size;
 };
 
 int kf_order_new(struct kf_order **out, size_t max_bytes)
@@ -144,7 +143,6 @@ static bool heap_add(struct kf_order *q, size_t run)
 static void compact(struct kf_order *q)
 {
 	size_t i, n = 0, at = 0, k;
-	struct run *keep = q->runs;
 
 	/* the live runs by where they start; the current one, live or not,
 	 * is the last (it holds the last records pushed) */
@@ -158,8 +156,8 @@ static void compact(struct kf_order *q)
 			memmove(&q->v[at], &q->v[r.head], len * sizeof(q->v[0]));
 		if (i == q->cur)
 			q->cur = n;
-		keep[n].head = at;
-		keep[n].end = at + len;
+		q->runs[n].head = at;
+		q->runs[n].end = at + len;
 		at += len;
 		n++;
 	}
@@ -167,7 +165,7 @@ static void compact(struct kf_order *q)
 	q->nv = at;
 	q->nheap = 0;
 	for (k = 0; k < n; k++)
-		if (keep[k].end > keep[k].head)
+		if (q->runs[k].end > q->runs[k].head)
 			q->heap[q->nheap++] = k;
 	for (k = q->nheap / 2; k-- > 0;)
 		sift_down(q, k);
@@ -270,9 +268,6 @@ bool kf_order_pop(struct kf_order *q, struct kf_rec *out, uint64_t *time)
 		/* the run is out of records (until more extend it, if it is
 		 * the current one) */
 		q->heap[0] = q->heap[--q->nheap];
-		if (run == q->cur) {
-			r->head = r->end = q->nv;
-		}
 	}
 	if (q->nheap)
 		sift_down(q, 0);

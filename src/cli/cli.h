@@ -50,7 +50,6 @@ struct kf_cli {
 	const char *output;              /* -o; NULL = stdout */
 	bool quiet;
 	struct kf_cli_progress {
-		bool on;              /* stderr is a terminal, not -q */
 		bool shown;           /* a line is on the terminal now */
 		double start, last;   /* seconds (CLOCK_MONOTONIC) */
 		double delay;         /* shown only after this long */
@@ -115,7 +114,7 @@ struct kf_cli_cmd {
 	/* After parsing, before run: refuses option combinations with a
 	 * message on stderr and returns KF_CLI_USAGE; NULL = nothing to check. */
 	int (*check)(struct kf_cli *c);
-	unsigned operands;           /* how many it takes: 0 means 1 */
+	unsigned operands;           /* how many it takes: 1, or 2 (diff) */
 };
 
 /* main.c */

@@ -259,7 +259,6 @@ static void progress_start(struct kf_cli *c)
 	memset(&c->progress, 0, sizeof(c->progress));
 	if (c->quiet || !isatty(STDERR_FILENO))
 		return;
-	c->progress.on = true;
 	c->progress.start = now();
 	c->progress.delay = 1.0;
 	if (d && *d) {

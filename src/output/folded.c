@@ -38,7 +38,7 @@ struct em {
 	struct kf_strtab rtexts;  /* the roots' texts */
 	uint32_t *text;          /* per node: text id (roots: id in rtexts) */
 	uint32_t *first, *next;  /* child lists */
-	const uint32_t *rank;    /* per text: its order (text_ranks), NULL: none */
+	const uint32_t *rank;    /* per text: its order (text_ranks; set by level_top) */
 	FILE *out;
 	struct kf_buf line;
 	uint64_t lines;
@@ -250,7 +250,7 @@ static int sort_nodes(struct em *e, uint32_t *nodes, size_t n, bool root)
 	uint64_t *k;
 	size_t i;
 
-	if (root || !e->rank) {
+	if (root) {
 		qsort_r(nodes, n, sizeof(*nodes), cmp_nodes, e);
 		return 0;
 	}
@@ -268,7 +268,7 @@ static int sort_nodes(struct em *e, uint32_t *nodes, size_t n, bool root)
 
 static int lvl_make(struct em *e, uint32_t *nodes, size_t n, bool root, struct lvl *l)
 {
-	bool ranked = !root && e->rank;
+	bool ranked = !root;
 	size_t i, j;
 	int r;
 
@@ -1861,11 +1861,12 @@ out:
 	}
 	if (lines)
 		*lines = e.lines;
+	/* first: after an error its thread may still be writing to e.text */
+	node_namer_fini(&nn);
 	free(e.text);
 	free(e.first);
 	free(e.next);
 	free(rootv);
-	node_namer_fini(&nn);
 	kf_buf_fini(&e.line);
 	kf_strtab_fini(&e.rtexts);
 	return r ? r : e.err;
