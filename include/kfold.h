@@ -379,6 +379,17 @@ KF_API int kf_session_write_folded(kf_session *s, FILE *out);
  * (loaded without opts.classify). */
 KF_API int kf_session_write_json(kf_session *s, FILE *out);
 
+/* Writes the stacks as a gzip-compressed profile.proto (google/pprof:
+ * `go tool pprof`, Pyroscope, Parca, Grafana): sample types "samples"
+ * and the event with its period's unit (nanoseconds for cpu-clock and
+ * task-clock), one sample per distinct stack with the labels comm, and
+ * pid and tid when kf_options.root is KF_ROOT_TID (else the stacks are
+ * not told apart by thread), one location per (module, address) with
+ * its inline chain as lines, innermost first, and the line numbers when
+ * kf_options.srcline is set; the roots are labels, not frames.  Ignores
+ * contexts and exclude.  0, KF_EIO, KF_ENOMEM, KF_EINVAL (not run). */
+KF_API int kf_session_write_pprof(kf_session *s, FILE *out);
+
 /* The same verdicts and diagnostics as a short text for a person. */
 KF_API int kf_session_write_explain(kf_session *s, FILE *out);
 

@@ -40,6 +40,7 @@
 #include "nametab.h"
 #include "order.h"
 #include "perfdata.h"
+#include "pprof.h"
 #include "records.h"
 #include "report.h"
 #include "sample.h"
@@ -1927,6 +1928,52 @@ int kf_session_write_json(kf_session *s, FILE *out)
 	if (!r)
 		s->stats.stacks = stacks;
 	return report_finish(s, &rp, &l, r, true, w0);
+}
+
+int kf_session_write_pprof(kf_session *s, FILE *out)
+{
+	const struct kf_attr *a = kf_session_folded_attr(s);
+	const struct kf_env *e;
+	struct kf_pprof_facts f;
+	char note[512], host[300], lost[100];
+	const char *comments[4];
+	uint64_t first, last, w0 = kf_work;
+	int r, err;
+
+	if (!s->ran)
+		return kf_fail(&s->err, KF_EINVAL, "no capture run");
+	e = kf_pd_env(s->pd);
+	memset(&f, 0, sizeof(f));
+	f.event = s->filter ? s->filter : "samples";
+	f.unit = a && kf_attr_is_soft_clock(a) ? "nanoseconds" : "count";
+	f.count_samples = s->o.count_samples;
+	if (a && !kf_attr_flag(a, KF_ATTR_FREQ) && a->sample_period <= INT64_MAX)
+		f.period = (int64_t)a->sample_period;
+	/* the header's range (perf record writes it), else the samples' */
+	first = e->first_sample_time || e->last_sample_time ? e->first_sample_time : s->first_time;
+	last = e->first_sample_time || e->last_sample_time ? e->last_sample_time : s->last_time;
+	if (last > first && last - first <= INT64_MAX)
+		f.duration_ns = (int64_t)(last - first);
+	snprintf(note, sizeof(note), "kfold %s", kf_version());
+	comments[f.n_comments++] = note;
+	if (e->hostname) {
+		snprintf(host, sizeof(host), "host %s", e->hostname);
+		comments[f.n_comments++] = host;
+	}
+	if (s->stats.lost_samples || s->stats.lost_events) {
+		snprintf(lost, sizeof(lost), "lost: %" PRIu64 " samples, %" PRIu64 " events",
+			 s->stats.lost_samples, s->stats.lost_events);
+		comments[f.n_comments++] = lost;
+	}
+	f.comments = comments;
+	r = kf_pprof_write(s, &f, out);
+	err = errno;
+	s->stats.work = kf_work_flush(&s->work, w0);
+	if (r == KF_EIO)
+		return kf_fail(&s->err, KF_EIO, "writing the profile: %s", strerror(err));
+	if (r == KF_ENOMEM)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	return r;
 }
 
 int kf_session_write_explain(kf_session *s, FILE *out)

@@ -8,6 +8,7 @@
  */
 #include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -25,7 +26,9 @@ static const struct kf_cli_opt fold_opts[] = {
 
 static const struct kf_cli_opt alias_opts[] = {
 	{ "format", O_FORMAT, required_argument, "--format FMT",
-	  "folded (default) or json: --format json is kfold report" },
+	  "folded (default), pprof (a gzip-compressed\n"
+	  "profile.proto for go tool pprof, Pyroscope, Parca,\n"
+	  "Grafana) or json (kfold report)" },
 	{ "explain", O_EXPLAIN, no_argument, "--explain", "kfold explain" },
 	{ "header", O_HEADER, no_argument, "--header", "kfold header" },
 	{ NULL, 0, 0, NULL, NULL },
@@ -50,8 +53,10 @@ static int fold_set(struct kf_cli *c, int key, const char *arg)
 		 * an earlier --format json */
 		if (strcmp(arg, "json") == 0) {
 			c->aliases |= KF_CLI_ALIAS_REPORT;
+		} else if (strcmp(arg, "pprof") == 0) {
+			c->pprof = true;
 		} else if (strcmp(arg, "folded") != 0) {
-			fprintf(stderr, "kfold: --format takes folded or json, "
+			fprintf(stderr, "kfold: --format takes folded, pprof or json, "
 				"not '%s'\n", arg);
 			return KF_CLI_USAGE;
 		}
@@ -94,6 +99,29 @@ int kf_cli_fold_check(struct kf_cli *c)
 			"output only\n");
 		return KF_CLI_USAGE;
 	}
+	if (c->pprof) {
+		const char *no = (json || explain || header) ? "--format json, --explain and --header" :
+			c->o.compat == KF_COMPAT_PERF ? "--compat=perf" :
+			c->o.context ? "--context" : c->o.exclude ? "--exclude" :
+			c->o.root != KF_ROOT_COMM ? "--pid and --tid" :
+			c->o.suffixes ? "--kernel, --jit and --all" : NULL;
+
+		if (no) {
+			fprintf(stderr, "kfold: --format pprof does not take %s: a profile "
+				"labels every sample with its comm, pid and tid, keeps the "
+				"mapping of every frame and has no kernel contexts\n", no);
+			return KF_CLI_USAGE;
+		}
+		if (!c->output && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "kfold: --format pprof writes a binary file: "
+				"give -o FILE or redirect standard output\n");
+			return KF_CLI_USAGE;
+		}
+		/* the labels need the stacks told apart by thread; the
+		 * lines are part of every location */
+		c->o.root = KF_ROOT_TID;
+		c->o.srcline = true;
+	}
 	if (json)
 		c->cmd = kf_cli_cmd_find("report");
 	else if (explain)
@@ -105,5 +133,6 @@ int kf_cli_fold_check(struct kf_cli *c)
 
 int kf_cli_fold_run(struct kf_cli *c)
 {
-	return kf_cli_run(c, KF_CLI_LOAD_SAMPLES, kf_session_write_folded);
+	return kf_cli_run(c, KF_CLI_LOAD_SAMPLES,
+			  c->pprof ? kf_session_write_pprof : kf_session_write_folded);
 }

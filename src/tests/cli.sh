@@ -35,7 +35,7 @@ expect "bad option" 2 "" -- "$kfold" --no-such-option
 expect "bad compat" 2 "compat" -- "$kfold" --compat=bogus "$cases/syscall/perf.data"
 expect "bad context" 2 "frames or verdict" -- "$kfold" --context=bogus "$cases/syscall/perf.data"
 expect "bad exclude" 2 "not a list" -- "$kfold" --exclude idle,bogus "$cases/syscall/perf.data"
-expect "bad format" 2 "folded or json" -- "$kfold" --format xml "$cases/syscall/perf.data"
+expect "bad format" 2 "folded, pprof or json" -- "$kfold" --format xml "$cases/syscall/perf.data"
 expect "json and explain" 2 "exclude each other" -- "$kfold" --format json --explain "$cases/syscall/perf.data"
 expect "contexts in compat" 2 "kfold's own" -- "$kfold" --compat=perf --context "$cases/syscall/perf.data"
 expect "json in compat" 2 "kfold's own" -- "$kfold" --compat=perf --format json "$cases/syscall/perf.data"

@@ -1,0 +1,566 @@
+/* pprof.c - the stacks as a gzip-compressed profile.proto.
+ *
+ * profile.proto (github.com/google/pprof, proto/profile.proto) is
+ * protobuf version 3: every field written here is a varint (wire type 0)
+ * or length-delimited (wire type 2: strings, nested messages, packed
+ * repeated integers), so a byte buffer with two writers is the whole
+ * encoder.  Field numbers are the schema's and named below.
+ *
+ * What goes where:
+ * - sample types: ("samples", "count") and, unless weights are sample
+ *   counts, (event, unit) with the summed period; the period type is the
+ *   event's;
+ * - one Sample per distinct raw chain, leaf location first, with the
+ *   labels comm, and pid and tid when the stacks were told apart by
+ *   thread: string labels, as Pyroscope and Parca group by strings only,
+ *   and pprof drops a numeric label of 0 (the idle task's pid);
+ * - one Location per distinct (module, address, named chain): the
+ *   frames an inline chain made at one address are its Lines, innermost
+ *   first, each with the line of its call site (the innermost: the
+ *   address's own line), as pprof keeps inlined calls;
+ * - a Location's address is the frame's: the file offset for a mapped
+ *   user frame, the absolute address for the kernel; its Mapping spans
+ *   the lowest to the highest address seen in the module, with the
+ *   file offset of its start (user files) or 0 (the kernel);
+ * - frames kfold could not name keep their folded text ("[unknown]",
+ *   "[libfoo.so]") as a function name, so that the profile's stacks read
+ *   as the folded ones; their mapping has has_functions unset when no
+ *   frame of it was named.
+ */
+#include "pprof.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "util.h"
+
+/* profile.proto's field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
+	PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
+	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4, MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+};
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+/* ---- the encoder --------------------------------------------------------- */
+
+struct pb {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;            /* sticky */
+};
+
+static void pb_raw(struct pb *b, const void *d, size_t n)
+{
+	if (b->oom || !n)
+		return;
+	if (!KF_GROW(b->p, b->cap, b->len + n)) {
+		b->oom = true;
+		return;
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	uint8_t t[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		t[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	t[n++] = (uint8_t)v;
+	pb_raw(b, t, n);
+}
+
+static void pb_tag(struct pb *b, unsigned field, unsigned wire)
+{
+	pb_varint(b, (uint64_t)field << 3 | wire);
+}
+
+/* a varint field; proto3 leaves zeros out */
+static void pb_uint(struct pb *b, unsigned field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_tag(b, field, WIRE_VARINT);
+	pb_varint(b, v);
+}
+
+/* int64: a negative value is its two's complement, ten bytes */
+static void pb_int(struct pb *b, unsigned field, int64_t v)
+{
+	pb_uint(b, field, (uint64_t)v);
+}
+
+static void pb_bytes(struct pb *b, unsigned field, const void *d, size_t n)
+{
+	pb_tag(b, field, WIRE_LEN);
+	pb_varint(b, n);
+	pb_raw(b, d, n);
+}
+
+/* appends the message built in m as field `field` of b; empties m */
+static void pb_msg(struct pb *b, unsigned field, struct pb *m)
+{
+	b->oom |= m->oom;
+	pb_bytes(b, field, m->p, m->len);
+	m->len = 0;
+}
+
+/* ---- the tables ---------------------------------------------------------- */
+
+struct mapping {
+	uint64_t id;             /* 0: no location in the module yet */
+	uint64_t lo, hi;         /* lowest and highest address seen */
+	bool named;              /* some frame of it has a symbol */
+	bool lines;              /* ... a source line */
+	bool inlines;            /* ... an inlined function */
+	bool kernel;             /* the kernel or a module: absolute addresses */
+};
+
+struct line {
+	uint64_t function;
+	int64_t line;
+};
+
+struct location {
+	uint64_t mapping;        /* 0: none */
+	uint64_t addr;
+	size_t first, n;         /* its lines in pp.lines */
+};
+
+struct function {
+	int64_t name, file;      /* string indices */
+};
+
+struct pp {
+	kf_session *s;
+	/* strings: interned text -> index in the string table */
+	struct kf_strtab strs;
+	struct kf_map64 str_index;   /* strtab id -> string index */
+	uint32_t *str_ids;           /* string index -> strtab id */
+	size_t n_strs, strs_cap;
+	/* the keys of functions and locations, interned as text */
+	struct kf_strtab keys;
+	struct kf_map64 function_of, location_of; /* key id -> id */
+	struct kf_buf key;
+	struct function *functions;
+	size_t n_functions, functions_cap;
+	struct location *locations;
+	size_t n_locations, locations_cap;
+	struct line *lines;
+	size_t n_lines, lines_cap;
+	struct mapping *mappings;    /* by kf_session_module index */
+	size_t n_modules;
+	uint64_t n_mappings;
+	uint64_t *sample_locs;       /* one sample's location ids */
+	size_t sample_locs_cap;
+};
+
+/* The string's index in the string table, interned on first use (index
+ * 0 is ""); -1 on ENOMEM. */
+static int64_t str_index(struct pp *p, const char *s)
+{
+	uint32_t id, idx;
+
+	if (!s || !*s)
+		return 0;
+	if (!kf_strtab_intern(&p->strs, s, strlen(s), &id))
+		return -1;
+	if (kf_map64_get(&p->str_index, id, &idx))
+		return idx;
+	if (p->n_strs >= UINT32_MAX || !KF_GROW(p->str_ids, p->strs_cap, p->n_strs + 1) ||
+	    !kf_map64_put(&p->str_index, id, (uint32_t)p->n_strs))
+		return -1;
+	p->str_ids[p->n_strs] = id;
+	return (int64_t)p->n_strs++;
+}
+
+/* What a frame is called in the profile: its function, or, unnamed, the
+ * folded text that says why ("[unknown]", "[libfoo.so]"). */
+static const char *frame_name(const kf_frame_info *f)
+{
+	return *f->name ? f->name : f->text;
+}
+
+static uint64_t function_id(struct pp *p, const kf_frame_info *f)
+{
+	uint32_t kid, id;
+	int64_t name, file;
+
+	p->key.len = 0;
+	kf_buf_printf(&p->key, "%s\x1f%s", frame_name(f), f->file ? f->file : "");
+	if (p->key.oom || !kf_strtab_intern(&p->keys, p->key.p, p->key.len, &kid))
+		return 0;
+	if (kf_map64_get(&p->function_of, kid, &id))
+		return id;
+	name = str_index(p, frame_name(f));
+	file = str_index(p, f->file);
+	if (name < 0 || file < 0 || p->n_functions >= UINT32_MAX - 1 ||
+	    !KF_GROW(p->functions, p->functions_cap, p->n_functions + 1))
+		return 0;
+	p->functions[p->n_functions++] = (struct function){ name, file };
+	id = (uint32_t)p->n_functions;
+	return kf_map64_put(&p->function_of, kid, id) ? id : 0;
+}
+
+/* The location of frames [first, last] (one address: a function and the
+ * calls inlined into it there), made on first use; 0 on ENOMEM. */
+static uint64_t location_id(struct pp *p, const kf_frame_info *fr, size_t first,
+			    size_t last)
+{
+	const kf_frame_info *f0 = &fr[first];
+	struct location *loc;
+	uint32_t kid, id;
+	size_t k;
+
+	/* the key names everything the location says, so that one address
+	 * named two ways (a leaf and a return address there) is two
+	 * locations */
+	p->key.len = 0;
+	kf_buf_printf(&p->key, "%zx\x1f%" PRIx64, f0->module, f0->addr);
+	for (k = first; k <= last; k++)
+		kf_buf_printf(&p->key, "\x1e%s\x1f%s\x1f%u", frame_name(&fr[k]),
+			      fr[k].file ? fr[k].file : "", fr[k].line);
+	if (p->key.oom || !kf_strtab_intern(&p->keys, p->key.p, p->key.len, &kid))
+		return 0;
+	if (kf_map64_get(&p->location_of, kid, &id))
+		return id;
+	if (p->n_locations >= UINT32_MAX - 1 ||
+	    !KF_GROW(p->locations, p->locations_cap, p->n_locations + 1) ||
+	    !KF_GROW(p->lines, p->lines_cap, p->n_lines + (last - first + 1)))
+		return 0;
+	loc = &p->locations[p->n_locations];
+	*loc = (struct location){ 0, f0->addr, p->n_lines, 0 };
+	/* innermost first */
+	for (k = last + 1; k-- > first;) {
+		uint64_t fid = function_id(p, &fr[k]);
+
+		if (!fid)
+			return 0;
+		p->lines[p->n_lines++] = (struct line){ fid, fr[k].line };
+		loc->n++;
+	}
+	if (f0->module != KF_NO_MODULE && f0->module < p->n_modules) {
+		struct mapping *m = &p->mappings[f0->module];
+
+		if (!m->id) {
+			m->id = ++p->n_mappings;
+			m->lo = m->hi = f0->addr;
+		}
+		if (f0->addr < m->lo)
+			m->lo = f0->addr;
+		if (f0->addr > m->hi)
+			m->hi = f0->addr;
+		for (k = first; k <= last; k++) {
+			m->named |= *fr[k].name != '\0';
+			m->lines |= fr[k].line != 0;
+		}
+		m->inlines |= last > first;
+		m->kernel |= f0->kind == KF_KIND_KERNEL;
+		loc->mapping = m->id;
+	}
+	id = (uint32_t)++p->n_locations;
+	return kf_map64_put(&p->location_of, kid, id) ? id : 0;
+}
+
+/* ---- the profile --------------------------------------------------------- */
+
+static void value_type(struct pp *p, struct pb *out, unsigned field, struct pb *m,
+		       const char *type, const char *unit)
+{
+	int64_t t = str_index(p, type), u = str_index(p, unit);
+
+	if (t < 0 || u < 0) {
+		out->oom = true;
+		return;
+	}
+	pb_int(m, VALUETYPE_TYPE, t);
+	pb_int(m, VALUETYPE_UNIT, u);
+	pb_msg(out, field, m);
+}
+
+static int str_label(struct pp *p, struct pb *sm, struct pb *m, int64_t key,
+		     const char *v)
+{
+	int64_t idx = str_index(p, v);
+
+	if (idx < 0)
+		return KF_ENOMEM;
+	pb_int(m, LABEL_KEY, key);
+	pb_int(m, LABEL_STR, idx);
+	pb_msg(sm, SAMPLE_LABEL, m);
+	return 0;
+}
+
+static int64_t clamp64(uint64_t v, uint64_t high)
+{
+	return high || v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* Sample i: its locations, values and labels into out. */
+static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
+			struct pb *out, struct pb *sm, struct pb *m, const int64_t keys[3])
+{
+	kf_stack_info st;
+	const kf_frame_info *root = NULL;
+	size_t n = 0, k, last;
+	int r;
+
+	r = kf_session_stack(p->s, i, &st);
+	if (r)
+		return r;
+	if (!KF_GROW(p->sample_locs, p->sample_locs_cap, st.n_frames ? st.n_frames : 1))
+		return KF_ENOMEM;
+	/* from the leaf: each run of an address's inline chain is one
+	 * location; frames folded output drops (no text) are dropped too */
+	for (last = st.n_frames; last-- > 0;) {
+		const kf_frame_info *fr = &st.frames[last];
+		size_t first = last;
+		uint64_t id;
+
+		if (fr->kind == KF_KIND_ROOT) {
+			root = fr;
+			continue;
+		}
+		if (!*fr->text)
+			continue;
+		while (first > 0 && st.frames[first].inline_depth > 0 &&
+		       st.frames[first - 1].addr == fr->addr &&
+		       st.frames[first - 1].module == fr->module &&
+		       st.frames[first - 1].kind != KF_KIND_ROOT)
+			first--;
+		id = location_id(p, st.frames, first, last);
+		if (!id)
+			return KF_ENOMEM;
+		p->sample_locs[n++] = id;
+		last = first;
+	}
+	if (n == 0)
+		return 0;   /* as folded output drops an empty stack */
+	for (k = 0; k < n; k++)
+		pb_varint(m, p->sample_locs[k]);
+	pb_msg(sm, SAMPLE_LOCATION_ID, m);
+	pb_varint(m, (uint64_t)clamp64(st.samples, 0));
+	if (!f->count_samples)
+		pb_varint(m, (uint64_t)clamp64(st.weight, st.weight_high));
+	pb_msg(sm, SAMPLE_VALUE, m);
+	if (root) {
+		char pid[16], tid[16];
+
+		snprintf(pid, sizeof(pid), "%" PRId32, root->pid);
+		snprintf(tid, sizeof(tid), "%" PRId32, root->tid);
+		if (str_label(p, sm, m, keys[0], root->name) ||
+		    (root->pid >= 0 && (str_label(p, sm, m, keys[1], pid) ||
+					str_label(p, sm, m, keys[2], tid))))
+			return KF_ENOMEM;
+	}
+	pb_msg(out, PROFILE_SAMPLE, sm);
+	return out->oom ? KF_ENOMEM : 0;
+}
+
+static void write_tables(struct pp *p, struct pb *out, struct pb *m, struct pb *sub)
+{
+	size_t i, k;
+
+	/* user files first: pprof takes the first mapping for the program */
+	for (i = 0; i < 2 * p->n_modules; i++) {
+		const struct mapping *mp = &p->mappings[i % p->n_modules];
+		kf_module_info mi;
+		int64_t file, bid;
+
+		if (!mp->id || mp->kernel != (i >= p->n_modules) ||
+		    kf_session_module(p->s, i % p->n_modules, &mi) != 0)
+			continue;
+		file = str_index(p, mi.name);
+		bid = str_index(p, mi.build_id);
+		if (file < 0 || bid < 0) {
+			out->oom = true;
+			return;
+		}
+		pb_uint(m, MAPPING_ID, mp->id);
+		pb_uint(m, MAPPING_MEMORY_START, mp->lo);
+		pb_uint(m, MAPPING_MEMORY_LIMIT, mp->hi + 1);
+		/* user frames' addresses are file offsets already */
+		if (!mp->kernel)
+			pb_uint(m, MAPPING_FILE_OFFSET, mp->lo);
+		pb_int(m, MAPPING_FILENAME, file);
+		pb_int(m, MAPPING_BUILD_ID, bid);
+		pb_uint(m, MAPPING_HAS_FUNCTIONS, mp->named);
+		pb_uint(m, MAPPING_HAS_FILENAMES, mp->lines);
+		pb_uint(m, MAPPING_HAS_LINE_NUMBERS, mp->lines);
+		pb_uint(m, MAPPING_HAS_INLINE_FRAMES, mp->inlines);
+		pb_msg(out, PROFILE_MAPPING, m);
+	}
+	for (i = 0; i < p->n_locations; i++) {
+		const struct location *l = &p->locations[i];
+
+		pb_uint(m, LOCATION_ID, i + 1);
+		pb_uint(m, LOCATION_MAPPING_ID, l->mapping);
+		pb_uint(m, LOCATION_ADDRESS, l->addr);
+		for (k = 0; k < l->n; k++) {
+			pb_uint(sub, LINE_FUNCTION_ID, p->lines[l->first + k].function);
+			pb_int(sub, LINE_LINE, p->lines[l->first + k].line);
+			pb_msg(m, LOCATION_LINE, sub);
+		}
+		pb_msg(out, PROFILE_LOCATION, m);
+	}
+	for (i = 0; i < p->n_functions; i++) {
+		pb_uint(m, FUNCTION_ID, i + 1);
+		pb_int(m, FUNCTION_NAME, p->functions[i].name);
+		/* kfold keeps demangled names only */
+		pb_int(m, FUNCTION_SYSTEM_NAME, p->functions[i].name);
+		pb_int(m, FUNCTION_FILENAME, p->functions[i].file);
+		pb_msg(out, PROFILE_FUNCTION, m);
+	}
+}
+
+/* gzip (deflate with a gzip header: mtime 0, so the same profile gives
+ * the same bytes) of b to out */
+static int write_gzip(const struct pb *b, FILE *out)
+{
+	z_stream z;
+	uint8_t buf[1 << 16];
+	size_t off = 0;
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return KF_ENOMEM;
+	/* uInt is 32 bits: feed at most 1 GiB a call */
+	do {
+		size_t chunk = b->len - off > (1u << 30) ? (1u << 30) : b->len - off;
+		bool last = off + chunk == b->len;
+
+		z.next_in = b->p ? b->p + off : NULL;
+		z.avail_in = (uInt)chunk;
+		off += chunk;
+		do {
+			size_t got;
+
+			z.next_out = buf;
+			z.avail_out = sizeof(buf);
+			rc = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+			got = sizeof(buf) - z.avail_out;
+			if (rc == Z_STREAM_ERROR || fwrite(buf, 1, got, out) != got) {
+				deflateEnd(&z);
+				return rc == Z_STREAM_ERROR ? KF_ENOMEM : KF_EIO;
+			}
+		} while (z.avail_out == 0);
+	} while (off < b->len);
+	deflateEnd(&z);
+	return rc == Z_STREAM_END ? 0 : KF_EIO;
+}
+
+static void pp_fini(struct pp *p)
+{
+	kf_strtab_fini(&p->strs);
+	kf_strtab_fini(&p->keys);
+	kf_map64_fini(&p->str_index);
+	kf_map64_fini(&p->function_of);
+	kf_map64_fini(&p->location_of);
+	kf_buf_fini(&p->key);
+	free(p->str_ids);
+	free(p->functions);
+	free(p->locations);
+	free(p->lines);
+	free(p->mappings);
+	free(p->sample_locs);
+}
+
+int kf_pprof_write(kf_session *s, const struct kf_pprof_facts *f, FILE *out)
+{
+	struct pp p;
+	struct pb body = { 0 }, sm = { 0 }, m = { 0 }, sub = { 0 };
+	int64_t keys[3];
+	size_t i, n;
+	int r = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.s = s;
+	kf_map64_init(&p.str_index);
+	kf_map64_init(&p.function_of);
+	kf_map64_init(&p.location_of);
+	kf_buf_init(&p.key);
+	p.n_modules = kf_session_n_modules(s);
+	if (!kf_strtab_init(&p.strs) || !kf_strtab_init(&p.keys) ||
+	    !(p.mappings = kf_calloc(p.n_modules ? p.n_modules : 1, sizeof(*p.mappings))) ||
+	    !KF_GROW(p.str_ids, p.strs_cap, 1)) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	/* the string table's entry 0 is "" (strtab id 0) */
+	p.str_ids[p.n_strs++] = 0;
+
+	value_type(&p, &body, PROFILE_SAMPLE_TYPE, &m, "samples", "count");
+	if (!f->count_samples)
+		value_type(&p, &body, PROFILE_SAMPLE_TYPE, &m, f->event, f->unit);
+	keys[0] = str_index(&p, "comm");
+	keys[1] = str_index(&p, "pid");
+	keys[2] = str_index(&p, "tid");
+	if (keys[0] < 0 || keys[1] < 0 || keys[2] < 0 || body.oom) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	n = kf_session_n_stacks(s);
+	for (i = 0; i < n && !r; i++)
+		r = write_sample(&p, i, f, &body, &sm, &m, keys);
+	if (r)
+		goto out;
+	write_tables(&p, &body, &m, &sub);
+	if (f->count_samples) {
+		value_type(&p, &body, PROFILE_PERIOD_TYPE, &m, "samples", "count");
+		pb_int(&body, PROFILE_PERIOD, 1);
+	} else {
+		value_type(&p, &body, PROFILE_PERIOD_TYPE, &m, f->event, f->unit);
+		pb_int(&body, PROFILE_PERIOD, f->period);
+	}
+	pb_int(&body, PROFILE_DURATION_NANOS, f->duration_ns);
+	for (i = 0; i < f->n_comments; i++) {
+		int64_t c = str_index(&p, f->comments[i]);
+
+		if (c < 0)
+			body.oom = true;
+		pb_int(&body, PROFILE_COMMENT, c);
+	}
+	if (!f->count_samples)
+		pb_int(&body, PROFILE_DEFAULT_SAMPLE_TYPE, str_index(&p, f->event));
+	/* the string table last: every string is known now; each entry is
+	 * written, the empty first one too */
+	for (i = 0; i < p.n_strs; i++) {
+		const char *str = kf_strtab_get(&p.strs, p.str_ids[i]);
+
+		pb_bytes(&body, PROFILE_STRING_TABLE, str, i ? strlen(str) : 0);
+	}
+	if (body.oom || sm.oom || m.oom || sub.oom) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	r = write_gzip(&body, out);
+out:
+	free(body.p);
+	free(sm.p);
+	free(m.p);
+	free(sub.p);
+	pp_fini(&p);
+	return r;
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# pprof.sh KFOLD SRCDIR: `kfold --format pprof` (README "pprof profiles"),
+# read back by an independent reader, Debian's `go tool pprof`:
+#  - on every committed capture, with inline frames and --no-inline (and
+#    --samples on a few): the profile's stacks (`pprof -raw`: each sample's
+#    locations, each location's lines outermost first, the labels comm,
+#    pid and tid as the root) and their values equal `kfold --tid`'s
+#    folded stacks and counts, line for line (scripts/pprof-folded.py);
+#  - `pprof -top` totals the same as the folded counts;
+#  - the sample types and period type: samples/count and the event with
+#    its unit (cpu-clock: nanoseconds) as the default; --samples: only
+#    samples/count;
+#  - the program's mapping is the first (pprof's "File:") and carries
+#    the build-id readelf reads from the file; an inline chain is one
+#    location with several lines, innermost first, with their lines;
+#  - the same bytes twice and with --jobs 1 and 2;
+#  - a capture cut in the middle: exit status 1 and a profile of its
+#    readable part, equal to the folded output of the same file;
+#  - refused with exit status 2: --context, --pid, --kernel,
+#    --compat=perf, --format json together with pprof.
+set -uo pipefail
+kfold=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp" || exit 1
+fail=0
+no() { echo "FAIL: $*"; fail=1; }
+command -v go >/dev/null || { echo "FAIL: go (Debian golang-go) is missing: scripts/setup.sh installs it"; exit 1; }
+pprof=$(go env GOTOOLDIR)/pprof
+export PPROF_TMPDIR=$tmp KF_PPROF=$pprof
+
+n=0
+for d in "$src"/testdata/cases/*/; do
+	[ -e "$d/perf.data" ] || continue
+	name=$(basename "$d")
+	kf_case "$d"
+	modes=("" --no-inline)
+	# sample counts for a few (the values are the same numbers as the
+	# weights, from the same stacks)
+	case $name in syscall|system|dwarf-threads|cxx) modes+=(--samples) ;; esac
+	for mode in "${modes[@]}"; do
+		"$kfold" -q "${KF_CASE[@]}" $mode --format pprof -o "$tmp/p.pb.gz" "$d/perf.data"
+		rc=$?
+		"$kfold" -q "${KF_CASE[@]}" $mode --tid "$d/perf.data" > "$tmp/want" 2>/dev/null
+		rc2=$?
+		[ $rc -eq $rc2 ] || no "$name $mode: exit status $rc, folded $rc2"
+		if ! python3 "$src/scripts/pprof-folded.py" ${mode:+$([ "$mode" = --samples ] && echo --samples)} \
+			"$tmp/p.pb.gz" > "$tmp/got" 2> "$tmp/err"; then
+			no "$name $mode: pprof cannot read the profile: $(head -3 "$tmp/err")"
+			continue
+		fi
+		if ! cmp -s "$tmp/got" "$tmp/want"; then
+			no "$name $mode: the profile's stacks differ from the folded ones"
+			diff "$tmp/got" "$tmp/want" | head -4 | cut -c1-300
+		fi
+		n=$((n + 1))
+	done
+done
+[ $n -ge 80 ] || no "only $n capture/mode pairs compared"
+echo "pprof: $n capture/mode pairs equal their folded stacks"
+
+d=$src/testdata/cases/inline-dwarf
+kf_case "$d"
+"$kfold" -q "${KF_CASE[@]}" --format pprof -o "$tmp/i.pb.gz" "$d/perf.data" || no "inline-dwarf: exit $?"
+"$kfold" -q "${KF_CASE[@]}" --format pprof -o "$tmp/i2.pb.gz" --jobs 1 "$d/perf.data"
+"$kfold" -q "${KF_CASE[@]}" --format pprof --jobs 2 "$d/perf.data" > "$tmp/i3.pb.gz"
+cmp -s "$tmp/i.pb.gz" "$tmp/i2.pb.gz" && cmp -s "$tmp/i.pb.gz" "$tmp/i3.pb.gz" ||
+	no "the profile's bytes change between runs or with --jobs"
+"$pprof" -symbolize=none -raw "$tmp/i.pb.gz" > "$tmp/raw" 2>&1 || no "pprof -raw: $(head -3 "$tmp/raw")"
+grep -qx 'PeriodType: cpu-clock nanoseconds' "$tmp/raw" || no "period type: $(grep PeriodType "$tmp/raw")"
+grep -q '^samples/count cpu-clock/nanoseconds\[dflt\]' "$tmp/raw" || no "sample types"
+grep -qx 'Comment: host vm' "$tmp/raw" || no "the host comment"
+# the program first, with its build-id as readelf reads it
+bin=$(kf_symfs "$d")/tmp/kfold-fx/bin/inl-gcc-O2
+bid=$(readelf -n "$bin" | sed -n 's/^ *Build ID: *//p')
+[ -n "$bid" ] || no "no build-id read from $bin"
+grep -Eq "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ /tmp/kfold-fx/bin/inl-gcc-O2 $bid \[FN\]\[FL\]\[LN\]\[IN\]$" "$tmp/raw" ||
+	no "the program's mapping: $(grep inl-gcc-O2 "$tmp/raw" | head -2)"
+"$pprof" -symbolize=none -top "$tmp/i.pb.gz" > "$tmp/top" 2>&1
+grep -q '^File: inl-gcc-O2$' "$tmp/top" || no "pprof's File: $(grep File: "$tmp/top")"
+# an inline chain: rotl inlined into mix into accumulate into
+# compute_stats, innermost first, each with its line in inl.c
+grep -A3 -E '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ rotl .*/inl\.c:[0-9]+ s=0$' "$tmp/raw" | head -4 > "$tmp/chain"
+sed -E 's/^ +([0-9]+: 0x[0-9a-f]+ M=[0-9]+ )?//; s/ \S*\/inl\.c:[0-9]+ s=0$//' "$tmp/chain" | tr '\n' ' ' > "$tmp/names"
+[ "$(cat "$tmp/names")" = "rotl mix accumulate compute_stats " ] ||
+	no "an inline chain's lines: $(cat "$tmp/chain")"
+# -top's total against the folded total (cpu-clock: ns shown as ms)
+want=$("$kfold" -q "${KF_CASE[@]}" "$d/perf.data" | awk '{ s += $NF } END { print s / 1000000 }')
+grep -q "accounting for ${want}ms, 100% of ${want}ms total" "$tmp/top" ||
+	no "pprof -top's total is not ${want}ms: $(grep accounting "$tmp/top")"
+# --samples: one sample type, counts
+"$kfold" -q "${KF_CASE[@]}" --samples --format pprof -o "$tmp/s.pb.gz" "$d/perf.data"
+"$pprof" -symbolize=none -raw "$tmp/s.pb.gz" > "$tmp/raw" 2>&1
+grep -qx 'samples/count' "$tmp/raw" || no "--samples: $(grep -A1 '^Samples:' "$tmp/raw" | tail -1)"
+samples=$("$kfold" -q "${KF_CASE[@]}" --samples "$d/perf.data" | awk '{ s += $NF } END { print s }')
+"$pprof" -symbolize=none -top "$tmp/s.pb.gz" 2>&1 | grep -q "accounting for $samples, 100% of $samples total" ||
+	no "--samples: pprof -top's total is not $samples"
+
+# a capture cut in the middle of its records
+d=$src/testdata/cases/syscall
+kf_case "$d"
+size=$(stat -c %s "$d/perf.data")
+head -c $((size / 2)) "$d/perf.data" > "$tmp/cut.data"
+"$kfold" -q "${KF_CASE[@]}" --format pprof -o "$tmp/cut.pb.gz" "$tmp/cut.data" 2> "$tmp/err"
+rc=$?
+"$kfold" -q "${KF_CASE[@]}" --tid "$tmp/cut.data" > "$tmp/want" 2>/dev/null
+[ $rc -eq $? ] || no "a cut capture: exit status $rc, folded another"
+python3 "$src/scripts/pprof-folded.py" "$tmp/cut.pb.gz" > "$tmp/got" && [ -s "$tmp/got" ] &&
+	cmp -s "$tmp/got" "$tmp/want" || no "a cut capture's profile is not its folded stacks"
+
+# what a profile cannot say
+for opt in --context --exclude=attributed --pid --tid --kernel --compat=perf "--format json"; do
+	"$kfold" -q "${KF_CASE[@]}" --format pprof $opt -o "$tmp/x.pb.gz" "$d/perf.data" 2> "$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "format pprof does not take" "$tmp/err" ||
+		no "--format pprof $opt: exit $rc, $(head -1 "$tmp/err")"
+done
+exit $fail
