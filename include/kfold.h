@@ -566,6 +566,30 @@ KF_API size_t kf_session_n_stacks(kf_session *s);
  * kf_session_free.  0, KF_EINVAL or KF_ENOMEM. */
 KF_API int kf_session_stack(kf_session *s, size_t i, kf_stack_info *out);
 
+/* ---- Merging folded stacks: kfold merge ------------------------------------
+ *
+ * Sums folded stacks from any number of sources (folded files of many
+ * hosts, in any order; the folded output of sessions) into one profile,
+ * in memory that grows with the distinct stacks only. */
+typedef struct kf_merge kf_merge;
+
+/* 0 or KF_ENOMEM (*out NULL). */
+KF_API int kf_merge_new(kf_merge **out);
+/* Adds count to the stack "root;outer;...;leaf" (len bytes, no NUL or
+ * newline: KF_EINVAL).  0, KF_EINVAL or KF_ENOMEM. */
+KF_API int kf_merge_add(kf_merge *m, const char *stack, size_t len, uint64_t count);
+/* Distinct stacks so far. */
+KF_API size_t kf_merge_n_stacks(const kf_merge *m);
+/* One line per stack, "stack count" (sums saturate at 2^64 - 1), in byte
+ * order.  0, KF_EIO or KF_ENOMEM. */
+KF_API int kf_merge_write_folded(kf_merge *m, FILE *out);
+/* The same as a gzip-compressed pprof profile (kf_session_write_pprof):
+ * one sample type ("count"), each stack's first frame as its comm label,
+ * the other frames as functions known by name (no address or mapping).
+ * 0, KF_EIO or KF_ENOMEM. */
+KF_API int kf_merge_write_pprof(kf_merge *m, FILE *out);
+KF_API void kf_merge_free(kf_merge *m);
+
 /* ---- Annotation -----------------------------------------------------------
  *
  * The hot functions of the folded event, instruction by instruction

@@ -6,7 +6,8 @@ usage: pprof-folded.py [--samples] PROFILE
 Runs `go tool pprof -raw` (Debian's golang-go) on PROFILE, with no
 symbolization (so nothing of this machine names a frame), and prints one
 folded line per sample: "comm-pid/tid;outermost;...;leaf VALUE", with the
-locations' lines outermost first, VALUE the default sample type's value
+locations' lines outermost first (the root: the comm label alone where
+the profile has no pid, none without comm), VALUE the default sample type's value
 (the event's period), or the first one's (samples) with --samples.  kfold's
 tests compare it with `kfold --tid` on the same capture: an independent
 reader of the profile must see the stacks and totals kfold folds.
@@ -84,8 +85,13 @@ def main():
         names[cur].append(name.replace(";", ":").replace('"', "").replace("'", ""))
     folded = {}
     for value, locs, labels in recs:
-        frames = ["%s-%s/%s" % (labels.get("comm", "").replace(" ", "_"), labels.get("pid", ""),
-                                labels.get("tid", ""))]
+        # the root: comm-pid/tid as kfold --tid prints it; comm alone
+        # where the profile has no pid (kfold merge); none without comm
+        comm = labels.get("comm", "").replace(" ", "_")
+        if "pid" in labels:
+            frames = ["%s-%s/%s" % (comm, labels["pid"], labels.get("tid", ""))]
+        else:
+            frames = [comm] if "comm" in labels else []
         for loc in reversed(locs):
             frames.extend(reversed(names[loc]))
         key = ";".join(frames)

@@ -1930,8 +1930,19 @@ int kf_session_write_json(kf_session *s, FILE *out)
 	return report_finish(s, &rp, &l, r, true, w0);
 }
 
+static int pprof_stack(void *ctx, size_t i, kf_stack_info *out)
+{
+	return kf_session_stack(ctx, i, out);
+}
+
+static int pprof_module(void *ctx, size_t i, kf_module_info *out)
+{
+	return kf_session_module(ctx, i, out);
+}
+
 int kf_session_write_pprof(kf_session *s, FILE *out)
 {
+	struct kf_pprof_src src;
 	const struct kf_attr *a = kf_session_folded_attr(s);
 	const struct kf_env *e;
 	struct kf_pprof_facts f;
@@ -1966,7 +1977,9 @@ int kf_session_write_pprof(kf_session *s, FILE *out)
 		comments[f.n_comments++] = lost;
 	}
 	f.comments = comments;
-	r = kf_pprof_write(s, &f, out);
+	src = (struct kf_pprof_src){ s, kf_session_n_stacks(s), kf_session_n_modules(s),
+				     pprof_stack, pprof_module };
+	r = kf_pprof_write(&src, &f, out);
 	err = errno;
 	s->stats.work = kf_work_flush(&s->work, w0);
 	if (r == KF_EIO)

@@ -17,6 +17,7 @@
 #define KF_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "kfold.h"
@@ -47,6 +48,9 @@ struct kf_cli {
 	const char *input;               /* NULL until -i or the operand (the
 					    command name for help) */
 	const char *input2;              /* kfold diff's second operand */
+	char **inputs;                   /* kfold merge's operands after the
+					    first (input) */
+	size_t n_inputs;
 	const char *output;              /* -o; NULL = stdout */
 	bool quiet;
 	struct kf_cli_progress {
@@ -115,7 +119,8 @@ struct kf_cli_cmd {
 	/* After parsing, before run: refuses option combinations with a
 	 * message on stderr and returns KF_CLI_USAGE; NULL = nothing to check. */
 	int (*check)(struct kf_cli *c);
-	unsigned operands;           /* how many it takes: 1, or 2 (diff) */
+	unsigned operands;           /* how many it takes: 1, 2 (diff), or 0:
+					any number (merge) */
 };
 
 /* main.c */
@@ -168,6 +173,25 @@ extern const struct kf_cli_group *const kf_cli_archive_groups[];
 int kf_cli_archive_run(struct kf_cli *c);
 extern const struct kf_cli_group *const kf_cli_help_groups[];
 int kf_cli_help_run(struct kf_cli *c);
+
+/* foldin.c: the inputs of diff and merge */
+/* path opened for reading when it is a file of folded stacks; NULL when
+ * it is a capture or bundle (or "-", standard input, which is read as a
+ * capture), or, with *status set after a message, when it cannot be
+ * opened. */
+FILE *kf_cli_open_folded(const char *path, int *status);
+/* A folded line "stack count" (no newline; a '\r' at its end is
+ * dropped): the stack's length and the count; -1 when it is not one. */
+int kf_cli_folded_line(const char *p, size_t len, size_t *stack_len, uint64_t *count);
+/* Folds the capture or bundle at path with c's options into *text
+ * (malloc'd, *len bytes) and returns the exit status of the fold (0, or
+ * KF_CLI_DAMAGED with the text of its readable part), or another status
+ * after a message, *text NULL. */
+int kf_cli_fold_capture(struct kf_cli *c, const char *path, char **text, size_t *len);
+/* cmd-merge.c */
+extern const struct kf_cli_group *const kf_cli_merge_groups[];
+int kf_cli_merge_run(struct kf_cli *c);
+int kf_cli_merge_check(struct kf_cli *c);
 
 /* stats.c: the --stats text on stderr */
 void kf_cli_print_stats(const struct kf_cli *c, kf_session *s);

@@ -72,40 +72,6 @@ struct side {
 	uint64_t total;
 };
 
-/* where kf_cli_run's writer puts the folded text (it has no context) */
-static struct side *folding;
-
-static int fold_to_memory(kf_session *s, FILE *out)
-{
-	FILE *m = open_memstream(&folding->text, &folding->len);
-	int r;
-
-	(void)out;
-	if (!m)
-		return KF_ENOMEM;
-	r = kf_session_write_folded(s, m);
-	if (fclose(m) != 0 && r == 0)
-		r = KF_ENOMEM;
-	return r;
-}
-
-/* A capture (file or pipe, either byte order) or a bundle (a tar, maybe
- * compressed) starts with bytes no folded text starts with: the
- * perf.data magic, zstd's or gzip's magic, or a tar header (its "ustar"
- * at 257). */
-static bool is_folded_text(const unsigned char *p, size_t n)
-{
-	if (n >= 8 && (memcmp(p, "PERFILE2", 8) == 0 || memcmp(p, "2ELIFREP", 8) == 0))
-		return false;
-	if (n >= 4 && memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0)
-		return false;
-	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
-		return false;
-	if (n >= 262 && memcmp(p + 257, "ustar", 5) == 0)
-		return false;
-	return true;
-}
-
 static int read_all(FILE *f, struct side *sd)
 {
 	size_t cap = 1 << 16;
@@ -140,55 +106,23 @@ static int read_all(FILE *f, struct side *sd)
 /* The folded text of input `path` into sd: read as is, or folded. */
 static int load_side(struct kf_cli *c, const char *path, struct side *sd)
 {
-	unsigned char head[512];
-	size_t n = 0;
 	FILE *f;
 	int r;
 
 	memset(sd, 0, sizeof(*sd));
-	if (strcmp(path, "-") != 0) {
-		f = fopen(path, "rb");
-		if (!f) {
-			fprintf(stderr, "kfold: %s: %s\n", path, strerror(errno));
-			return KF_CLI_USAGE;
-		}
-		n = fread(head, 1, sizeof(head), f);
-		if (!is_folded_text(head, n)) {
-			fclose(f);
-			goto capture;
-		}
-		rewind(f);
-		r = read_all(f, sd);
-		fclose(f);
-	} else {
-		/* standard input is read as a capture (perf record -o -) */
-		goto capture;
-	}
+	f = kf_cli_open_folded(path, &r);
+	if (r)
+		return r;
+	if (!f)
+		return kf_cli_fold_capture(c, path, &sd->text, &sd->len);
+	r = read_all(f, sd);
+	fclose(f);
 	if (r) {
 		fprintf(stderr, "kfold: %s: %s\n", path,
 			r == KF_ENOMEM ? "out of memory" : "read error");
 		return KF_CLI_USAGE;
 	}
 	return 0;
-capture:
-	{
-		const char *output = c->output;
-
-		/* the folded text goes to memory, the difference to -o */
-		c->input = path;
-		c->output = NULL;
-		folding = sd;
-		r = kf_cli_run(c, KF_CLI_LOAD_SAMPLES, fold_to_memory);
-		folding = NULL;
-		c->output = output;
-	}
-	if (r != KF_CLI_OK && r != KF_CLI_DAMAGED)
-		return r;
-	if (!sd->text) {
-		fprintf(stderr, "kfold: %s: out of memory\n", path);
-		return KF_CLI_USAGE;
-	}
-	return r;
 }
 
 /* The lines of sd appended to *v; KF_CLI_USAGE after a message naming
@@ -200,26 +134,17 @@ static int parse_side(const char *path, struct side *sd, int which, struct line 
 	size_t lineno = 0;
 
 	while (p < end) {
-		char *nl = memchr(p, '\n', (size_t)(end - p)), *sp, *q;
-		size_t len = (size_t)((nl ? nl : end) - p);
-		uint64_t count = 0;
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = (size_t)((nl ? nl : end) - p), stack_len;
+		uint64_t count;
 
 		lineno++;
-		if (len && p[len - 1] == '\r')
-			len--;
-		if (len == 0) {
+		if (len == 0 || (len == 1 && *p == '\r')) {
 			p = nl ? nl + 1 : end;
 			continue;
 		}
-		for (sp = p + len; sp > p && sp[-1] != ' '; sp--)
-			;
-		if (sp == p || sp == p + len || sp - 1 == p)
+		if (kf_cli_folded_line(p, len, &stack_len, &count) != 0)
 			goto bad;
-		for (q = sp; q < p + len; q++) {
-			if (*q < '0' || *q > '9' || count > (UINT64_MAX - 9) / 10)
-				goto bad;
-			count = count * 10 + (uint64_t)(*q - '0');
-		}
 		if (*n == *cap) {
 			size_t nc = *cap ? *cap * 2 : 1024;
 			struct line *nv = realloc(*v, nc * sizeof(**v));
@@ -231,7 +156,7 @@ static int parse_side(const char *path, struct side *sd, int which, struct line 
 			*v = nv;
 			*cap = nc;
 		}
-		(*v)[(*n)++] = (struct line){ p, (size_t)(sp - 1 - p), count, which };
+		(*v)[(*n)++] = (struct line){ p, stack_len, count, which };
 		sd->total = sd->total > UINT64_MAX - count ? UINT64_MAX : sd->total + count;
 		p = nl ? nl + 1 : end;
 	}

@@ -95,6 +95,16 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "--no-normalize.\n",
 	  kf_cli_diff_groups, "kfold diff takes two inputs: kfold diff A B",
 	  kf_cli_diff_check, 2 },
+	{ "merge", kf_cli_merge_run,
+	  "folded stacks of any number of inputs summed into one",
+	  "usage: kfold merge [OPTIONS] INPUT...\n"
+	  "\n"
+	  "Sums the folded stacks of every input (files of folded stacks from many\n"
+	  "hosts, in any order, or captures and bundles, folded with the options\n"
+	  "given) and writes one line per stack in byte order, or with --format pprof\n"
+	  "a gzip-compressed pprof profile.  Memory grows with the distinct stacks,\n"
+	  "not with the inputs.\n",
+	  kf_cli_merge_groups, "", kf_cli_merge_check, 0 },
 	{ "help", kf_cli_help_run, "the usage of kfold or of one command",
 	  "usage: kfold help [COMMAND]\n"
 	  "\n"
@@ -460,6 +470,12 @@ static int parse(struct kf_cli *c, int argc, char **argv)
 			fprintf(stderr, "kfold: %s\n", c->given->operand_error);
 			return KF_CLI_USAGE;
 		}
+	} else if (optind < argc && c->given->operands == 0) {
+		/* kfold merge A B ... */
+		if (!c->input)
+			c->input = argv[optind++];
+		c->inputs = argv + optind;
+		c->n_inputs = (size_t)(argc - optind);
 	} else if (optind < argc) {
 		if (c->input || optind + 1 < argc) {
 			fprintf(stderr, "kfold: %s\n", c->given->operand_error);

@@ -153,7 +153,7 @@ struct function {
 };
 
 struct pp {
-	kf_session *s;
+	const struct kf_pprof_src *src;
 	/* strings: interned text -> index in the string table */
 	struct kf_strtab strs;
 	struct kf_map64 str_index;   /* strtab id -> string index */
@@ -326,7 +326,7 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 	size_t n = 0, k, last;
 	int r;
 
-	r = kf_session_stack(p->s, i, &st);
+	r = p->src->stack(p->src->ctx, i, &st);
 	if (r)
 		return r;
 	if (!KF_GROW(p->sample_locs, p->sample_locs_cap, st.n_frames ? st.n_frames : 1))
@@ -360,7 +360,8 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 	for (k = 0; k < n; k++)
 		pb_varint(m, p->sample_locs[k]);
 	pb_msg(sm, SAMPLE_LOCATION_ID, m);
-	pb_varint(m, (uint64_t)clamp64(st.samples, 0));
+	if (!f->no_samples)
+		pb_varint(m, (uint64_t)clamp64(st.samples, 0));
 	if (!f->count_samples)
 		pb_varint(m, (uint64_t)clamp64(st.weight, st.weight_high));
 	pb_msg(sm, SAMPLE_VALUE, m);
@@ -389,7 +390,7 @@ static void write_tables(struct pp *p, struct pb *out, struct pb *m, struct pb *
 		int64_t file, bid;
 
 		if (!mp->id || mp->kernel != (i >= p->n_modules) ||
-		    kf_session_module(p->s, i % p->n_modules, &mi) != 0)
+		    p->src->module(p->src->ctx, i % p->n_modules, &mi) != 0)
 			continue;
 		file = str_index(p, mi.name);
 		bid = str_index(p, mi.build_id);
@@ -487,7 +488,8 @@ static void pp_fini(struct pp *p)
 	free(p->sample_locs);
 }
 
-int kf_pprof_write(kf_session *s, const struct kf_pprof_facts *f, FILE *out)
+int kf_pprof_write(const struct kf_pprof_src *src, const struct kf_pprof_facts *f,
+		   FILE *out)
 {
 	struct pp p;
 	struct pb body = { 0 }, sm = { 0 }, m = { 0 }, sub = { 0 };
@@ -496,12 +498,12 @@ int kf_pprof_write(kf_session *s, const struct kf_pprof_facts *f, FILE *out)
 	int r = 0;
 
 	memset(&p, 0, sizeof(p));
-	p.s = s;
+	p.src = src;
 	kf_map64_init(&p.str_index);
 	kf_map64_init(&p.function_of);
 	kf_map64_init(&p.location_of);
 	kf_buf_init(&p.key);
-	p.n_modules = kf_session_n_modules(s);
+	p.n_modules = src->n_modules;
 	if (!kf_strtab_init(&p.strs) || !kf_strtab_init(&p.keys) ||
 	    !(p.mappings = kf_calloc(p.n_modules ? p.n_modules : 1, sizeof(*p.mappings))) ||
 	    !KF_GROW(p.str_ids, p.strs_cap, 1)) {
@@ -511,7 +513,8 @@ int kf_pprof_write(kf_session *s, const struct kf_pprof_facts *f, FILE *out)
 	/* the string table's entry 0 is "" (strtab id 0) */
 	p.str_ids[p.n_strs++] = 0;
 
-	value_type(&p, &body, PROFILE_SAMPLE_TYPE, &m, "samples", "count");
+	if (!f->no_samples)
+		value_type(&p, &body, PROFILE_SAMPLE_TYPE, &m, "samples", "count");
 	if (!f->count_samples)
 		value_type(&p, &body, PROFILE_SAMPLE_TYPE, &m, f->event, f->unit);
 	keys[0] = str_index(&p, "comm");
@@ -521,7 +524,7 @@ int kf_pprof_write(kf_session *s, const struct kf_pprof_facts *f, FILE *out)
 		r = KF_ENOMEM;
 		goto out;
 	}
-	n = kf_session_n_stacks(s);
+	n = src->n_stacks;
 	for (i = 0; i < n && !r; i++)
 		r = write_sample(&p, i, f, &body, &sm, &m, keys);
 	if (r)

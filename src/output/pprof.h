@@ -2,8 +2,9 @@
  * the format `go tool pprof`, Pyroscope, Parca and Grafana read.
  *
  * Built over the public stacks (kf_session_stack: raw chains with their
- * structured frames) and modules (kf_session_module) only, plus the few
- * facts of the folded event the caller gives: one Sample per distinct
+ * structured frames) and modules (kf_session_module), or anything that
+ * gives the same structures (kfold merge's folded lines), plus the few
+ * facts of the event the caller gives: one Sample per distinct
  * raw chain, one Location per distinct (module, address, inline chain),
  * one Function per distinct (name, file), one Mapping per module a
  * location falls into.  The encoder is this file's own: profile.proto
@@ -23,11 +24,15 @@
 #include "kfold.h"
 
 struct kf_pprof_facts {
-	const char *event;        /* the folded event, as perf script names it */
-	const char *unit;         /* its period's unit: "nanoseconds" for the
-				     software clocks, else "count" */
+	const char *event;        /* the weights' sample type: the folded event,
+				     as perf script names it */
+	const char *unit;         /* its unit: "nanoseconds" for the software
+				     clocks, else "count" */
 	bool count_samples;       /* weights are sample counts: one sample
-				     type only */
+				     type ("samples") only */
+	bool no_samples;          /* the stacks' sample counts are not known
+				     (folded text): one sample type, the
+				     weights' */
 	int64_t period;           /* the fixed sample period, 0 when sampled
 				     by frequency */
 	int64_t duration_ns;      /* last sample time - first, 0 unknown */
@@ -35,8 +40,18 @@ struct kf_pprof_facts {
 	size_t n_comments;
 };
 
+/* Where the stacks and modules come from: a session's (kf_session_stack,
+ * kf_session_module) or another source of the same structures. */
+struct kf_pprof_src {
+	void *ctx;
+	size_t n_stacks, n_modules;
+	int (*stack)(void *ctx, size_t i, kf_stack_info *out);
+	int (*module)(void *ctx, size_t i, kf_module_info *out);
+};
+
 /* Writes the profile, gzip-compressed, to out.  0, KF_EIO (writing
- * failed, errno set), KF_ENOMEM, or what kf_session_stack returned. */
-int kf_pprof_write(kf_session *s, const struct kf_pprof_facts *f, FILE *out);
+ * failed, errno set), KF_ENOMEM, or what src->stack returned. */
+int kf_pprof_write(const struct kf_pprof_src *src, const struct kf_pprof_facts *f,
+		   FILE *out);
 
 #endif
