@@ -386,8 +386,9 @@ KF_API int kf_session_write_json(kf_session *s, FILE *out);
  * pid and tid when kf_options.root is KF_ROOT_TID (else the stacks are
  * not told apart by thread), one location per (module, address) with
  * its inline chain as lines, innermost first, and the line numbers when
- * kf_options.srcline is set; the roots are labels, not frames.  Ignores
- * contexts and exclude.  0, KF_EIO, KF_ENOMEM, KF_EINVAL (not run). */
+ * kf_options.srcline is set; the roots are labels, not frames.  With
+ * kf_options.classify also the labels verdict and context (the leaf's).
+ * Ignores kf_options.context and exclude.  0, KF_EIO, KF_ENOMEM, KF_EINVAL (not run). */
 KF_API int kf_session_write_pprof(kf_session *s, FILE *out);
 
 /* The same verdicts and diagnostics as a short text for a person. */

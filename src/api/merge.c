@@ -157,7 +157,7 @@ static int merge_stack(void *ctx, size_t i, kf_stack_info *out)
 
 int kf_merge_write_pprof(kf_merge *m, FILE *out)
 {
-	struct kf_pprof_src src = { m, m->n, 0, merge_stack, NULL };
+	struct kf_pprof_src src = { m, m->n, 0, merge_stack, NULL, NULL };
 	struct kf_pprof_facts f;
 	char version[64];
 	const char *comments[1];

@@ -1930,19 +1930,76 @@ int kf_session_write_json(kf_session *s, FILE *out)
 	return report_finish(s, &rp, &l, r, true, w0);
 }
 
+/* What the profile is made from: the session's stacks and modules and,
+ * when it classifies, each stack's verdict and leaf context. */
+struct pprof_in {
+	kf_session *s;
+	struct kf_map64 of_node;      /* trie node -> index in the arrays */
+	struct pprof_ctx {
+		uint32_t leaf;            /* id in labels */
+		uint8_t verdict;          /* enum kf_ctx_verdict */
+	} *ent;
+	size_t n, cap;
+	struct kf_strtab labels;
+	struct kf_buf tmp;
+};
+
 static int pprof_stack(void *ctx, size_t i, kf_stack_info *out)
 {
-	return kf_session_stack(ctx, i, out);
+	return kf_session_stack(((struct pprof_in *)ctx)->s, i, out);
 }
 
 static int pprof_module(void *ctx, size_t i, kf_module_info *out)
 {
-	return kf_session_module(ctx, i, out);
+	return kf_session_module(((struct pprof_in *)ctx)->s, i, out);
+}
+
+static int pprof_visit(void *payload, const struct kf_ctx_stack *cs)
+{
+	struct pprof_in *in = payload;
+
+	in->tmp.len = 0;
+	kf_ctx_label(&cs->ctx->leaf, true, &in->tmp);
+	if (in->n >= UINT32_MAX || !KF_GROW(in->ent, in->cap, in->n + 1) || in->tmp.oom ||
+	    !kf_strtab_intern(&in->labels, in->tmp.p, in->tmp.len, &in->ent[in->n].leaf) ||
+	    !kf_map64_put(&in->of_node, cs->node, (uint32_t)in->n))
+		return KF_ENOMEM;
+	in->ent[in->n++].verdict = cs->ctx->verdict;
+	return 0;
+}
+
+static void pprof_contexts(void *ctx, size_t i, const char **verdict, const char **leaf)
+{
+	struct pprof_in *in = ctx;
+	uint32_t k;
+
+	if (i < in->s->walk.n && kf_map64_get(&in->of_node, in->s->walk.nodes[i], &k)) {
+		*verdict = kf_ctx_verdict_name(in->ent[k].verdict);
+		*leaf = kf_strtab_get(&in->labels, in->ent[k].leaf);
+	}
+}
+
+/* Classifies every stack into in (the walk the report makes). */
+static int pprof_classify(kf_session *s, struct pprof_in *in)
+{
+	struct kf_ctx_prep *prep = NULL;
+	int r;
+
+	if (!kf_strtab_init(&in->labels))
+		return KF_ENOMEM;
+	r = kf_ctx_prepare_begin(&prep, &s->stacks, &s->roots, &s->namer, s->rules);
+	if (!r) {
+		kf_ctx_prepare_nodes(prep);
+		r = kf_ctx_walk_range(prep, 1, s->stacks.n, pprof_visit, in);
+	}
+	kf_ctx_prep_free(prep);
+	return r;
 }
 
 int kf_session_write_pprof(kf_session *s, FILE *out)
 {
 	struct kf_pprof_src src;
+	struct pprof_in in;
 	const struct kf_attr *a = kf_session_folded_attr(s);
 	const struct kf_env *e;
 	struct kf_pprof_facts f;
@@ -1977,10 +2034,24 @@ int kf_session_write_pprof(kf_session *s, FILE *out)
 		comments[f.n_comments++] = lost;
 	}
 	f.comments = comments;
-	src = (struct kf_pprof_src){ s, kf_session_n_stacks(s), kf_session_n_modules(s),
-				     pprof_stack, pprof_module };
-	r = kf_pprof_write(&src, &f, out);
+	memset(&in, 0, sizeof(in));
+	in.s = s;
+	kf_map64_init(&in.of_node);
+	kf_buf_init(&in.tmp);
+	src = (struct kf_pprof_src){ &in, kf_session_n_stacks(s), kf_session_n_modules(s),
+				     pprof_stack, pprof_module, NULL };
+	r = 0;
+	if (s->o.classify && s->rules && s->namer_ready) {
+		r = pprof_classify(s, &in);
+		src.contexts = pprof_contexts;
+	}
+	if (!r)
+		r = kf_pprof_write(&src, &f, out);
 	err = errno;
+	kf_map64_fini(&in.of_node);
+	kf_strtab_fini(&in.labels);
+	kf_buf_fini(&in.tmp);
+	free(in.ent);
 	s->stats.work = kf_work_flush(&s->work, w0);
 	if (r == KF_EIO)
 		return kf_fail(&s->err, KF_EIO, "writing the profile: %s", strerror(err));

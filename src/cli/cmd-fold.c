@@ -121,6 +121,8 @@ int kf_cli_fold_check(struct kf_cli *c)
 		 * lines are part of every location */
 		c->o.root = KF_ROOT_TID;
 		c->o.srcline = true;
+		/* the verdict and leaf context labels */
+		c->o.classify = true;
 	}
 	if (json)
 		c->cmd = kf_cli_cmd_find("report");

@@ -13,7 +13,9 @@
  * - one Sample per distinct raw chain, leaf location first, with the
  *   labels comm, and pid and tid when the stacks were told apart by
  *   thread: string labels, as Pyroscope and Parca group by strings only,
- *   and pprof drops a numeric label of 0 (the idle task's pid);
+ *   and pprof drops a numeric label of 0 (the idle task's pid); and,
+ *   where the source knows them, the kernel-context labels verdict and
+ *   context (the leaf's);
  * - one Location per distinct (module, address, named chain): the
  *   frames an inline chain made at one address are its Lines, innermost
  *   first, each with the line of its call site (the innermost: the
@@ -319,7 +321,7 @@ static int64_t clamp64(uint64_t v, uint64_t high)
 
 /* Sample i: its locations, values and labels into out. */
 static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
-			struct pb *out, struct pb *sm, struct pb *m, const int64_t keys[3])
+			struct pb *out, struct pb *sm, struct pb *m, const int64_t keys[5])
 {
 	kf_stack_info st;
 	const kf_frame_info *root = NULL;
@@ -373,6 +375,14 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 		if (str_label(p, sm, m, keys[0], root->name) ||
 		    (root->pid >= 0 && (str_label(p, sm, m, keys[1], pid) ||
 					str_label(p, sm, m, keys[2], tid))))
+			return KF_ENOMEM;
+	}
+	if (p->src->contexts) {
+		const char *verdict = NULL, *leaf = NULL;
+
+		p->src->contexts(p->src->ctx, i, &verdict, &leaf);
+		if ((verdict && str_label(p, sm, m, keys[3], verdict)) ||
+		    (leaf && str_label(p, sm, m, keys[4], leaf)))
 			return KF_ENOMEM;
 	}
 	pb_msg(out, PROFILE_SAMPLE, sm);
@@ -493,7 +503,7 @@ int kf_pprof_write(const struct kf_pprof_src *src, const struct kf_pprof_facts *
 {
 	struct pp p;
 	struct pb body = { 0 }, sm = { 0 }, m = { 0 }, sub = { 0 };
-	int64_t keys[3];
+	int64_t keys[5];
 	size_t i, n;
 	int r = 0;
 
@@ -520,7 +530,10 @@ int kf_pprof_write(const struct kf_pprof_src *src, const struct kf_pprof_facts *
 	keys[0] = str_index(&p, "comm");
 	keys[1] = str_index(&p, "pid");
 	keys[2] = str_index(&p, "tid");
-	if (keys[0] < 0 || keys[1] < 0 || keys[2] < 0 || body.oom) {
+	keys[3] = str_index(&p, "verdict");
+	keys[4] = str_index(&p, "context");
+	if (keys[0] < 0 || keys[1] < 0 || keys[2] < 0 || keys[3] < 0 || keys[4] < 0 ||
+	    body.oom) {
 		r = KF_ENOMEM;
 		goto out;
 	}

@@ -47,6 +47,9 @@ struct kf_pprof_src {
 	size_t n_stacks, n_modules;
 	int (*stack)(void *ctx, size_t i, kf_stack_info *out);
 	int (*module)(void *ctx, size_t i, kf_module_info *out);
+	/* stack i's kernel-context verdict and leaf context ("on-behalf",
+	 * "syscall:write"), each NULL when not known; NULL: none */
+	void (*contexts)(void *ctx, size_t i, const char **verdict, const char **leaf);
 };
 
 /* Writes the profile, gzip-compressed, to out.  0, KF_EIO (writing

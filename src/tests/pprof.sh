@@ -14,6 +14,8 @@
 #    the build-id readelf reads from the file; an inline chain is one
 #    location with several lines, innermost first, with their lines;
 #  - the same bytes twice and with --jobs 1 and 2;
+#  - the labels verdict and context: per verdict, the samples `kfold
+#    report` counts;
 #  - a capture cut in the middle: exit status 1 and a profile of its
 #    readable part, equal to the folded output of the same file;
 #  - refused with exit status 2: --context, --pid, --kernel,
@@ -97,6 +99,35 @@ grep -qx 'samples/count' "$tmp/raw" || no "--samples: $(grep -A1 '^Samples:' "$t
 samples=$("$kfold" -q "${KF_CASE[@]}" --samples "$d/perf.data" | awk '{ s += $NF } END { print s }')
 "$pprof" -symbolize=none -top "$tmp/s.pb.gz" 2>&1 | grep -q "accounting for $samples, 100% of $samples total" ||
 	no "--samples: pprof -top's total is not $samples"
+
+# the verdict label: per verdict, the samples the JSON report counts
+# (kfold's classifier, tested against its vectors in verdicts.sh)
+for c in syscall system threads dwarf-syscall; do
+	d=$src/testdata/cases/$c
+	kf_case "$d"
+	"$kfold" -q "${KF_CASE[@]}" --format pprof -o "$tmp/v.pb.gz" "$d/perf.data"
+	"$kfold" report -q "${KF_CASE[@]}" "$d/perf.data" > "$tmp/v.json"
+	"$pprof" -symbolize=none -tags -sample_index=samples "$tmp/v.pb.gz" > "$tmp/tags" 2>&1
+	python3 - "$tmp/v.json" "$tmp/tags" "$c" <<'PY' || fail=1
+import json, re, sys
+report, tags, case = sys.argv[1:]
+want = {v: t["samples"] for v, t in json.load(open(report))["totals"]["verdicts"].items()
+        if t["samples"]}
+got, section = {}, None
+for line in open(tags):
+    m = re.match(r"^ (\w+): Total", line)
+    if m:
+        section = m.group(1)
+        continue
+    m = re.match(r"^\s+([\d.]+) \(\s*[\d.]+%\): (\S+)$", line)
+    if m and section == "verdict":
+        got[m.group(2)] = int(float(m.group(1)))
+if got != want:
+    print("FAIL %s: the verdict labels count %s, the report %s" % (case, got, want))
+    sys.exit(1)
+PY
+done
+grep -q '^ context: Total' "$tmp/tags" || no "no context label"
 
 # a capture cut in the middle of its records
 d=$src/testdata/cases/syscall
