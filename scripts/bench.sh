@@ -24,7 +24,7 @@
 #     cat FILE > /dev/null (the floor: reading the file from the page cache)
 #     kfold FILE    kfold --no-inline FILE    (each also with --jobs 1)
 #     kfold --compat=perf --no-inline FILE
-#     kfold --context FILE    kfold --format json FILE
+#     kfold --context FILE    kfold --format json FILE    kfold --format pprof FILE
 #     perf script -i FILE --no-inline > /dev/null
 #     perf script -i FILE --no-inline | scripts/collapse-perf.py
 #     perf report -i FILE --stdio --no-children -g folded
@@ -62,7 +62,7 @@
 #                    samples are ~8 KiB each)
 #   BENCH_RUNS       runs per command (default 3)
 #   BENCH_COMMANDS   only these rows, by name (kfold always): cat kfold
-#                    noinline jobs1 noinline_jobs1 compat context json script pipeline report
+#                    noinline jobs1 noinline_jobs1 compat context json pprof script pipeline report
 #                    report_all annotate perf_annotate stackcollapse
 #   BENCH_TIMEOUT    give up recording after this many seconds (default 1200)
 #   BENCH_TMPDIR     where the working directory goes (default $TMPDIR or /tmp)
@@ -534,7 +534,7 @@ script_cmd=("${PERF[@]}" script -i "$file" --no-inline --kallsyms "$kallsyms")
 } > "$work/bin/pipeline.sh"
 chmod +x "$work/bin/pipeline.sh"
 
-names=(cat kfold noinline jobs1 noinline_jobs1 compat context json script pipeline report report_all annotate perf_annotate)
+names=(cat kfold noinline jobs1 noinline_jobs1 compat context json pprof script pipeline report report_all annotate perf_annotate)
 declare -A label cmdline
 label[cat]="cat FILE > /dev/null (the floor)"
 label[kfold]="kfold FILE"
@@ -544,6 +544,7 @@ label[noinline_jobs1]="kfold --no-inline --jobs 1 FILE"
 label[compat]="kfold --compat=perf --no-inline FILE"
 label[context]="kfold --context FILE"
 label[json]="kfold --format json FILE"
+label[pprof]="kfold --format pprof FILE"
 label[script]="perf script --no-inline > /dev/null"
 label[pipeline]="perf script --no-inline | collapse-perf.py"
 label[pipe_perf]="  of which perf script"
@@ -587,6 +588,7 @@ run_one() {
 	# kernel contexts: pseudo-frames, and the report (stacks and all)
 	context) cmd=("${KF[@]}" --context "$file") ;;
 	json) cmd=("${KF[@]}" --format json "$file") ;;
+	pprof) cmd=("${KF[@]}" --format pprof "$file") ;;
 	script) cmd=("${script_cmd[@]}"); out=/dev/null ;;
 	pipeline) cmd=(bash "$work/bin/pipeline.sh" "$work/times/pipe_perf.$r" "$work/times/pipe_py.$r") ;;
 	report) cmd=("${PERF[@]}" report -i "$file" --kallsyms "$kallsyms" --stdio --no-children -g folded) ;;
@@ -658,14 +660,14 @@ median() {
 }
 declare -A wall cpu rss
 all_rows=()
-for name in cat kfold noinline jobs1 noinline_jobs1 compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
+for name in cat kfold noinline jobs1 noinline_jobs1 compat context json pprof script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
 	case $name in
 	pipe_perf|pipe_py) ran pipeline && all_rows+=("$name") ;;
 	*) ran "$name" && all_rows+=("$name") ;;
 	esac
 done
 our_cpu=0
-for name in cat kfold noinline jobs1 noinline_jobs1 compat context json script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
+for name in cat kfold noinline jobs1 noinline_jobs1 compat context json pprof script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
 	wall[$name]=$(median "$name" 1)
 	cpu[$name]=$(median "$name" 5)
 	rss[$name]=$(median "$name" 4)
