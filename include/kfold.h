@@ -391,6 +391,14 @@ KF_API int kf_session_write_json(kf_session *s, FILE *out);
  * Ignores kf_options.context and exclude.  0, KF_EIO, KF_ENOMEM, KF_EINVAL (not run). */
 KF_API int kf_session_write_pprof(kf_session *s, FILE *out);
 
+/* Writes a flame graph as one self-contained HTML file (README "kfold
+ * flamegraph"): the stacks merged into a tree of frames, with the page's
+ * script and style inline, no network.  Frames are coloured by kind
+ * (user, kernel, JIT, inlined, unknown) and, with kf_options.classify,
+ * kernel frames by their stack's verdict.  Ignores kf_options.context and
+ * exclude.  0, KF_EIO, KF_ENOMEM, KF_EUNSUPP, KF_EINVAL (not run). */
+KF_API int kf_session_write_flamegraph(kf_session *s, FILE *out);
+
 /* The same verdicts and diagnostics as a short text for a person. */
 KF_API int kf_session_write_explain(kf_session *s, FILE *out);
 
@@ -589,6 +597,10 @@ KF_API int kf_merge_write_folded(kf_merge *m, FILE *out);
  * the other frames as functions known by name (no address or mapping).
  * 0, KF_EIO or KF_ENOMEM. */
 KF_API int kf_merge_write_pprof(kf_merge *m, FILE *out);
+/* The same as a flame graph (kf_session_write_flamegraph) headed title
+ * (NULL: a default), frames coloured by the kinds their suffixes say
+ * (_[k], _[j], _[i]), else neutrally.  0, KF_EIO, KF_ENOMEM, KF_EUNSUPP. */
+KF_API int kf_merge_write_flamegraph(kf_merge *m, FILE *out, const char *title);
 KF_API void kf_merge_free(kf_merge *m);
 
 /* ---- Annotation -----------------------------------------------------------

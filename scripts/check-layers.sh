@@ -21,6 +21,8 @@ declare -A rank=(
 )
 declare -A where=()
 for f in ../include/*.h; do where[$(basename "$f")]=include; done
+# made at build time from output/flame.js and flame.css (scripts/embed.py)
+where[flame-assets.h]=output
 for d in "${!rank[@]}"; do
 	[ "$d" = include ] && continue
 	[ -d "$d" ] || { echo "check-layers: no folder $d"; exit 1; }

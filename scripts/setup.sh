@@ -7,7 +7,7 @@ pkgs=(
 	libelf-dev libdw-dev libzstd-dev liblzma-dev libiberty-dev zlib1g-dev libbz2-dev
 	zstd xz-utils python3 linux-perf binutils llvm-14
 	libdebuginfod-dev debuginfod strace valgrind libjansson-dev python3-jsonschema
-	libcapstone-dev golang-go
+	libcapstone-dev golang-go chromium
 )
 missing=()
 for p in "${pkgs[@]}"; do

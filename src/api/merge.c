@@ -15,6 +15,7 @@
 
 #include "kfold.h"
 #include "pprof.h"
+#include "flame.h"
 #include "util.h"
 
 struct kf_merge {
@@ -157,7 +158,7 @@ static int merge_stack(void *ctx, size_t i, kf_stack_info *out)
 
 int kf_merge_write_pprof(kf_merge *m, FILE *out)
 {
-	struct kf_pprof_src src = { m, m->n, 0, merge_stack, NULL, NULL };
+	struct kf_stack_src src = { m, m->n, 0, merge_stack, NULL, NULL, true };
 	struct kf_pprof_facts f;
 	char version[64];
 	const char *comments[1];
@@ -171,4 +172,18 @@ int kf_merge_write_pprof(kf_merge *m, FILE *out)
 	f.comments = comments;
 	f.n_comments = 1;
 	return kf_pprof_write(&src, &f, out);
+}
+
+int kf_merge_write_flamegraph(kf_merge *m, FILE *out, const char *title)
+{
+	struct kf_stack_src src = { m, m->n, 0, merge_stack, NULL, NULL, true };
+	struct kf_flame_facts f;
+	char sub[64];
+
+	memset(&f, 0, sizeof(f));
+	f.title = title ? title : "merged folded stacks";
+	snprintf(sub, sizeof(sub), "%zu stacks, kfold %s", m->n, kf_version());
+	f.subtitle = sub;
+	f.unit = "count";
+	return kf_flame_write(&src, &f, out);
 }

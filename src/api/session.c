@@ -41,6 +41,7 @@
 #include "order.h"
 #include "perfdata.h"
 #include "pprof.h"
+#include "flame.h"
 #include "records.h"
 #include "report.h"
 #include "sample.h"
@@ -1930,12 +1931,13 @@ int kf_session_write_json(kf_session *s, FILE *out)
 	return report_finish(s, &rp, &l, r, true, w0);
 }
 
-/* What the profile is made from: the session's stacks and modules and,
- * when it classifies, each stack's verdict and leaf context. */
-struct pprof_in {
+/* What pprof and the flame graph are made from: the session's stacks and
+ * modules and, when it classifies, each stack's verdict and leaf
+ * context. */
+struct stack_in {
 	kf_session *s;
-	struct kf_map64 of_node;      /* trie node -> index in the arrays */
-	struct pprof_ctx {
+	struct kf_map64 of_node;      /* trie node -> ent */
+	struct stack_ctx {
 		uint32_t leaf;            /* id in labels */
 		uint8_t verdict;          /* enum kf_ctx_verdict */
 	} *ent;
@@ -1944,19 +1946,19 @@ struct pprof_in {
 	struct kf_buf tmp;
 };
 
-static int pprof_stack(void *ctx, size_t i, kf_stack_info *out)
+static int in_stack(void *ctx, size_t i, kf_stack_info *out)
 {
-	return kf_session_stack(((struct pprof_in *)ctx)->s, i, out);
+	return kf_session_stack(((struct stack_in *)ctx)->s, i, out);
 }
 
-static int pprof_module(void *ctx, size_t i, kf_module_info *out)
+static int in_module(void *ctx, size_t i, kf_module_info *out)
 {
-	return kf_session_module(((struct pprof_in *)ctx)->s, i, out);
+	return kf_session_module(((struct stack_in *)ctx)->s, i, out);
 }
 
-static int pprof_visit(void *payload, const struct kf_ctx_stack *cs)
+static int in_visit(void *payload, const struct kf_ctx_stack *cs)
 {
-	struct pprof_in *in = payload;
+	struct stack_in *in = payload;
 
 	in->tmp.len = 0;
 	kf_ctx_label(&cs->ctx->leaf, true, &in->tmp);
@@ -1968,9 +1970,9 @@ static int pprof_visit(void *payload, const struct kf_ctx_stack *cs)
 	return 0;
 }
 
-static void pprof_contexts(void *ctx, size_t i, const char **verdict, const char **leaf)
+static void in_contexts(void *ctx, size_t i, const char **verdict, const char **leaf)
 {
-	struct pprof_in *in = ctx;
+	struct stack_in *in = ctx;
 	uint32_t k;
 
 	if (i < in->s->walk.n && kf_map64_get(&in->of_node, in->s->walk.nodes[i], &k)) {
@@ -1979,27 +1981,69 @@ static void pprof_contexts(void *ctx, size_t i, const char **verdict, const char
 	}
 }
 
-/* Classifies every stack into in (the walk the report makes). */
-static int pprof_classify(kf_session *s, struct pprof_in *in)
+static void stack_in_fini(struct stack_in *in)
+{
+	kf_map64_fini(&in->of_node);
+	kf_strtab_fini(&in->labels);
+	kf_buf_fini(&in->tmp);
+	free(in->ent);
+}
+
+/* Sets up in and src over the session's stacks; when it classifies,
+ * every stack is classified first (the walk the report makes). */
+static int stack_in_init(kf_session *s, struct stack_in *in, struct kf_stack_src *src)
 {
 	struct kf_ctx_prep *prep = NULL;
 	int r;
 
+	memset(in, 0, sizeof(*in));
+	in->s = s;
+	kf_map64_init(&in->of_node);
+	kf_buf_init(&in->tmp);
+	*src = (struct kf_stack_src){ in, kf_session_n_stacks(s), kf_session_n_modules(s),
+				      in_stack, in_module, NULL, false };
+	if (!s->o.classify || !s->rules || !s->namer_ready)
+		return 0;
 	if (!kf_strtab_init(&in->labels))
 		return KF_ENOMEM;
 	r = kf_ctx_prepare_begin(&prep, &s->stacks, &s->roots, &s->namer, s->rules);
 	if (!r) {
 		kf_ctx_prepare_nodes(prep);
-		r = kf_ctx_walk_range(prep, 1, s->stacks.n, pprof_visit, in);
+		r = kf_ctx_walk_range(prep, 1, s->stacks.n, in_visit, in);
 	}
 	kf_ctx_prep_free(prep);
+	src->contexts = in_contexts;
+	return r;
+}
+
+/* the samples' time range: the header's (perf record writes it), else
+ * the samples' own */
+static void time_range(const kf_session *s, uint64_t *first, uint64_t *last)
+{
+	const struct kf_env *e = kf_pd_env(s->pd);
+	bool header = e->first_sample_time || e->last_sample_time;
+
+	*first = header ? e->first_sample_time : s->first_time;
+	*last = header ? e->last_sample_time : s->last_time;
+}
+
+/* the end of a writer over stack_in: its error, errno of the write */
+static int stack_out_end(kf_session *s, int r, int err, uint64_t w0, const char *what)
+{
+	s->stats.work = kf_work_flush(&s->work, w0);
+	if (r == KF_EIO)
+		return kf_fail(&s->err, KF_EIO, "writing the %s: %s", what, strerror(err));
+	if (r == KF_ENOMEM)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	if (r == KF_EUNSUPP)
+		return kf_fail(&s->err, KF_EUNSUPP, "the %s cannot hold this many names", what);
 	return r;
 }
 
 int kf_session_write_pprof(kf_session *s, FILE *out)
 {
-	struct kf_pprof_src src;
-	struct pprof_in in;
+	struct kf_stack_src src;
+	struct stack_in in;
 	const struct kf_attr *a = kf_session_folded_attr(s);
 	const struct kf_env *e;
 	struct kf_pprof_facts f;
@@ -2017,9 +2061,7 @@ int kf_session_write_pprof(kf_session *s, FILE *out)
 	f.count_samples = s->o.count_samples;
 	if (a && !kf_attr_flag(a, KF_ATTR_FREQ) && a->sample_period <= INT64_MAX)
 		f.period = (int64_t)a->sample_period;
-	/* the header's range (perf record writes it), else the samples' */
-	first = e->first_sample_time || e->last_sample_time ? e->first_sample_time : s->first_time;
-	last = e->first_sample_time || e->last_sample_time ? e->last_sample_time : s->last_time;
+	time_range(s, &first, &last);
 	if (last > first && last - first <= INT64_MAX)
 		f.duration_ns = (int64_t)(last - first);
 	snprintf(note, sizeof(note), "kfold %s", kf_version());
@@ -2034,30 +2076,66 @@ int kf_session_write_pprof(kf_session *s, FILE *out)
 		comments[f.n_comments++] = lost;
 	}
 	f.comments = comments;
-	memset(&in, 0, sizeof(in));
-	in.s = s;
-	kf_map64_init(&in.of_node);
-	kf_buf_init(&in.tmp);
-	src = (struct kf_pprof_src){ &in, kf_session_n_stacks(s), kf_session_n_modules(s),
-				     pprof_stack, pprof_module, NULL };
-	r = 0;
-	if (s->o.classify && s->rules && s->namer_ready) {
-		r = pprof_classify(s, &in);
-		src.contexts = pprof_contexts;
-	}
+	r = stack_in_init(s, &in, &src);
 	if (!r)
 		r = kf_pprof_write(&src, &f, out);
 	err = errno;
-	kf_map64_fini(&in.of_node);
-	kf_strtab_fini(&in.labels);
-	kf_buf_fini(&in.tmp);
-	free(in.ent);
-	s->stats.work = kf_work_flush(&s->work, w0);
-	if (r == KF_EIO)
-		return kf_fail(&s->err, KF_EIO, "writing the profile: %s", strerror(err));
-	if (r == KF_ENOMEM)
-		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	return r;
+	stack_in_fini(&in);
+	return stack_out_end(s, r, err, w0, "profile");
+}
+
+int kf_session_write_flamegraph(kf_session *s, FILE *out)
+{
+	struct kf_stack_src src;
+	struct stack_in in;
+	const struct kf_attr *a = kf_session_folded_attr(s);
+	const struct kf_env *e;
+	struct kf_flame_facts f;
+	char title[300], sub[1024], lost[200], clock[300];
+	const char *notes[3];
+	uint64_t first, last, w0 = kf_work;
+	int r, err, len;
+
+	if (!s->ran)
+		return kf_fail(&s->err, KF_EINVAL, "no capture run");
+	e = kf_pd_env(s->pd);
+	memset(&f, 0, sizeof(f));
+	snprintf(title, sizeof(title), "%s%s%s", s->filter ? s->filter : "samples",
+		 e->hostname ? " on " : "", e->hostname ? e->hostname : "");
+	f.title = title;
+	time_range(s, &first, &last);
+	len = snprintf(sub, sizeof(sub), "%" PRIu64 " samples", s->stats.samples_folded);
+	if (last > first && len > 0 && (size_t)len < sizeof(sub))
+		len += snprintf(sub + len, sizeof(sub) - (size_t)len,
+				", %.3f s (%" PRIu64 ".%06" PRIu64 " to %" PRIu64 ".%06" PRIu64 ")",
+				(double)(last - first) / 1e9, first / 1000000000u,
+				first % 1000000000u / 1000u, last / 1000000000u,
+				last % 1000000000u / 1000u);
+	if (e->osrelease && len > 0 && (size_t)len < sizeof(sub))
+		len += snprintf(sub + len, sizeof(sub) - (size_t)len, ", kernel %s", e->osrelease);
+	if (len > 0 && (size_t)len < sizeof(sub))
+		snprintf(sub + len, sizeof(sub) - (size_t)len, ", kfold %s", kf_version());
+	f.subtitle = sub;
+	f.notes = notes;
+	if (a && kf_attr_is_soft_clock(a)) {
+		snprintf(clock, sizeof(clock), "%s %s", s->filter ? s->filter : "the event",
+			 "is a software clock: code that runs with interrupts disabled "
+			 "(hard IRQs, NMIs) has no samples of its own");
+		notes[f.n_notes++] = clock;
+	}
+	if (s->stats.lost_samples || s->stats.lost_events) {
+		snprintf(lost, sizeof(lost), "lost: %" PRIu64 " samples and %" PRIu64
+			 " events the kernel could not record are not in the graph",
+			 s->stats.lost_samples, s->stats.lost_events);
+		notes[f.n_notes++] = lost;
+	}
+	f.unit = s->o.count_samples ? "samples" : a && kf_attr_is_soft_clock(a) ? "ns" : "count";
+	r = stack_in_init(s, &in, &src);
+	if (!r)
+		r = kf_flame_write(&src, &f, out);
+	err = errno;
+	stack_in_fini(&in);
+	return stack_out_end(s, r, err, w0, "flame graph");
 }
 
 int kf_session_write_explain(kf_session *s, FILE *out)

@@ -193,6 +193,11 @@ extern const struct kf_cli_group *const kf_cli_merge_groups[];
 int kf_cli_merge_run(struct kf_cli *c);
 int kf_cli_merge_check(struct kf_cli *c);
 
+/* cmd-flamegraph.c */
+extern const struct kf_cli_group *const kf_cli_flamegraph_groups[];
+int kf_cli_flamegraph_run(struct kf_cli *c);
+int kf_cli_flamegraph_check(struct kf_cli *c);
+
 /* stats.c: the --stats text on stderr */
 void kf_cli_print_stats(const struct kf_cli *c, kf_session *s);
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -30,7 +31,9 @@ static bool is_folded_text(const unsigned char *p, size_t n)
 FILE *kf_cli_open_folded(const char *path, int *status)
 {
 	unsigned char head[512];
+	struct stat st;
 	size_t n;
+	bool dir;
 	FILE *f;
 
 	*status = 0;
@@ -42,8 +45,10 @@ FILE *kf_cli_open_folded(const char *path, int *status)
 		*status = KF_CLI_USAGE;
 		return NULL;
 	}
-	n = fread(head, 1, sizeof(head), f);
-	if (!is_folded_text(head, n)) {
+	/* a `perf record --threads` directory is a capture */
+	dir = fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode);
+	n = dir ? 0 : fread(head, 1, sizeof(head), f);
+	if (dir || !is_folded_text(head, n)) {
 		fclose(f);
 		return NULL;
 	}

@@ -95,6 +95,17 @@ const struct kf_cli_cmd kf_cli_cmds[] = {
 	  "--no-normalize.\n",
 	  kf_cli_diff_groups, "kfold diff takes two inputs: kfold diff A B",
 	  kf_cli_diff_check, 2 },
+	{ "flamegraph", kf_cli_flamegraph_run,
+	  "an interactive flame graph: one self-contained HTML file",
+	  "usage: kfold flamegraph [OPTIONS] [perf.data | bundle | folded file] [-o out.html]\n"
+	  "\n"
+	  "Writes one HTML file with its script and style inline (no network) that\n"
+	  "draws the stacks as a flame graph: click to zoom, search by text or /regex/,\n"
+	  "flame or icicle, callers of a leaf (reverse).  Frames are coloured by kind\n"
+	  "(user, kernel, JIT, inlined, unknown) and kernel frames by their kernel\n"
+	  "context's verdict (on behalf of the task, attributed to it, idle, kernel\n"
+	  "thread); a folded file is coloured by its suffixes (_[k], _[j], _[i]).\n",
+	  kf_cli_flamegraph_groups, "one input only", kf_cli_flamegraph_check, 1 },
 	{ "merge", kf_cli_merge_run,
 	  "folded stacks of any number of inputs summed into one",
 	  "usage: kfold merge [OPTIONS] INPUT...\n"

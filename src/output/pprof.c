@@ -155,7 +155,7 @@ struct function {
 };
 
 struct pp {
-	const struct kf_pprof_src *src;
+	const struct kf_stack_src *src;
 	/* strings: interned text -> index in the string table */
 	struct kf_strtab strs;
 	struct kf_map64 str_index;   /* strtab id -> string index */
@@ -498,7 +498,7 @@ static void pp_fini(struct pp *p)
 	free(p->sample_locs);
 }
 
-int kf_pprof_write(const struct kf_pprof_src *src, const struct kf_pprof_facts *f,
+int kf_pprof_write(const struct kf_stack_src *src, const struct kf_pprof_facts *f,
 		   FILE *out)
 {
 	struct pp p;

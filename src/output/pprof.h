@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "kfold.h"
+#include "stacksrc.h"
 
 struct kf_pprof_facts {
 	const char *event;        /* the weights' sample type: the folded event,
@@ -40,21 +41,9 @@ struct kf_pprof_facts {
 	size_t n_comments;
 };
 
-/* Where the stacks and modules come from: a session's (kf_session_stack,
- * kf_session_module) or another source of the same structures. */
-struct kf_pprof_src {
-	void *ctx;
-	size_t n_stacks, n_modules;
-	int (*stack)(void *ctx, size_t i, kf_stack_info *out);
-	int (*module)(void *ctx, size_t i, kf_module_info *out);
-	/* stack i's kernel-context verdict and leaf context ("on-behalf",
-	 * "syscall:write"), each NULL when not known; NULL: none */
-	void (*contexts)(void *ctx, size_t i, const char **verdict, const char **leaf);
-};
-
 /* Writes the profile, gzip-compressed, to out.  0, KF_EIO (writing
  * failed, errno set), KF_ENOMEM, or what src->stack returned. */
-int kf_pprof_write(const struct kf_pprof_src *src, const struct kf_pprof_facts *f,
+int kf_pprof_write(const struct kf_stack_src *src, const struct kf_pprof_facts *f,
 		   FILE *out);
 
 #endif

@@ -539,7 +539,7 @@ for r in "header --srcline:does not take --srcline" "header --stats:does not tak
 	[ -s "$tmp/out" ] && { echo "FAIL kfold $a: wrote output"; fail=1; }
 done
 expect "refused: help -i" 2 "does not take -i" -- "$kfold" help -i "$sc"
-expect "refused: help of no command" 2 "no command 'nosuch'; the commands: fold, report, explain, header, annotate, archive, diff, merge, help" -- "$kfold" help nosuch
+expect "refused: help of no command" 2 "no command 'nosuch'; the commands: fold, report, explain, header, annotate, archive, diff, flamegraph, merge, help" -- "$kfold" help nosuch
 expect "refused: help of two" 2 "help takes one command name" -- "$kfold" help fold report
 expect "refused: report of two" 2 "one input only" -- "$kfold" report "$sc" "$sc"
 expect "refused: unknown option" 2 "unrecognized option" -- "$kfold" report --no-such-option "$sc"

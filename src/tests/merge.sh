@@ -59,6 +59,12 @@ cmp -s "$tmp/a" "$tmp/b" || no "a capture does not merge as its folded file"
 "$kfold" merge -q "${KF_CASE[@]}" --comms syscall --no-inline "$d/perf.data" > "$tmp/a"
 "$kfold" -q "${KF_CASE[@]}" --comms syscall --no-inline "$d/perf.data" > "$tmp/b"
 cmp -s "$tmp/a" "$tmp/b" || no "a capture's options are not fold's"
+# a `perf record --threads` directory is a capture, not a folded file
+d=$src/testdata/cases/dirmode
+kf_case "$d"
+"$kfold" merge -q "${KF_CASE[@]}" "$d/perf.data" > "$tmp/a" || no "merge of a --threads directory: exit $?"
+"$kfold" -q "${KF_CASE[@]}" "$d/perf.data" > "$tmp/b"
+[ -s "$tmp/a" ] && cmp -s "$tmp/a" "$tmp/b" || no "a --threads directory does not merge as it folds"
 # pprof
 if command -v go >/dev/null; then
 	export KF_PPROF=$(go env GOTOOLDIR)/pprof PPROF_TMPDIR=$tmp

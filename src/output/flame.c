@@ -1,0 +1,357 @@
+/* flame.c - the stacks as one self-contained HTML flame graph.
+ *
+ * The tree: node 0 is "all"; a node is one frame (name and kind) under
+ * its caller, so every stack is a path from node 0 and its weight is the
+ * self value of the node it ends at.  Nodes are numbered as they are
+ * made, so a parent's number is below its children's, which the page's
+ * script relies on to sum totals in one backward pass.  A node keeps the
+ * file:line of its frames while they agree (the file alone when only the
+ * lines differ).
+ *
+ * The page is the tree as JSON in a <script type="application/json">
+ * (every '<' written as \u003c, so no text of the data can end the
+ * element), flame.css and flame.js from flame-assets.h (made from them by
+ * scripts/embed.py at build time).
+ */
+#include "flame.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "flame-assets.h"
+
+/* kinds: flame.js's KIND table */
+enum {
+	K_ROOT = 0, K_USER = 1, K_ON_BEHALF = 2, K_ATTRIBUTED = 3, K_IDLE = 4,
+	K_KTHREAD = 5, K_KERNEL = 6, K_JIT = 7, K_INLINED = 8, K_UNKNOWN = 9,
+	K_MARKER = 10, K_NEUTRAL = 11,
+};
+
+#define NAME_BITS 27u
+#define F_FILE_DIFFERS 1u
+#define F_LINE_DIFFERS 2u
+#define F_SEEN 4u           /* file and line were set from a frame */
+
+struct node {
+	uint32_t parent, name, file, line;
+	uint8_t kind, flags;
+	uint64_t self;
+};
+
+struct tree {
+	struct node *nodes;
+	size_t n, cap;
+	struct kf_map64 child;       /* parent << 32 | kind << 27 | name -> node */
+	struct kf_strtab strs;
+	struct kf_map64 dense;       /* strtab id -> name index */
+	uint32_t *names;             /* name index -> strtab id; 0 is "" */
+	size_t n_names, names_cap;
+};
+
+/* the dense index of s[0..len) in the names (0 for "") */
+static int name_index(struct tree *t, const char *s, size_t len, uint32_t *out)
+{
+	uint32_t id, idx;
+
+	if (!kf_strtab_intern(&t->strs, s, len, &id))
+		return KF_ENOMEM;
+	if (kf_map64_get(&t->dense, id, &idx)) {
+		*out = idx;
+		return 0;
+	}
+	if (t->n_names >= (1u << NAME_BITS))
+		return KF_EUNSUPP;
+	if (!KF_GROW(t->names, t->names_cap, t->n_names + 1) ||
+	    !kf_map64_put(&t->dense, id, (uint32_t)t->n_names))
+		return KF_ENOMEM;
+	t->names[t->n_names] = id;
+	*out = (uint32_t)t->n_names++;
+	return 0;
+}
+
+static int child(struct tree *t, uint32_t parent, uint32_t name, unsigned kind, uint32_t *out)
+{
+	uint64_t key = (uint64_t)parent << 32 | (uint64_t)kind << NAME_BITS | name;
+	uint32_t id;
+
+	if (kf_map64_get(&t->child, key, &id)) {
+		*out = id;
+		return 0;
+	}
+	if (t->n >= UINT32_MAX || !KF_GROW(t->nodes, t->cap, t->n + 1) ||
+	    !kf_map64_put(&t->child, key, (uint32_t)t->n))
+		return KF_ENOMEM;
+	t->nodes[t->n] = (struct node){ parent, name, 0, 0, (uint8_t)kind, 0, 0 };
+	*out = (uint32_t)t->n++;
+	return 0;
+}
+
+static bool ends_with(const char *s, size_t n, const char *suf)
+{
+	size_t k = strlen(suf);
+
+	return n >= k && memcmp(s + n - k, suf, k) == 0;
+}
+
+/* A kernel frame's kind: its stack's verdict (kfold.h's names). */
+static unsigned kernel_kind(const char *verdict)
+{
+	if (!verdict)
+		return K_KERNEL;
+	if (strcmp(verdict, "on-behalf") == 0)
+		return K_ON_BEHALF;
+	if (strcmp(verdict, "attributed") == 0)
+		return K_ATTRIBUTED;
+	if (strcmp(verdict, "idle") == 0)
+		return K_IDLE;
+	if (strcmp(verdict, "kthread") == 0)
+		return K_KTHREAD;
+	return K_KERNEL;
+}
+
+static bool bracketed(const char *s, size_t n)
+{
+	return n >= 3 && s[0] == '[' && s[n - 1] == ']';
+}
+
+/* "[word]" or "[word:sub]", word lower case: a --context marker
+ * ("[syscall]", "[softirq:NET_RX]", "[on-behalf]"), not "[unknown]" nor
+ * the "[file]" of an unnamed frame ("[libc.so.6]", "[[vdso]]") */
+static bool marker(const char *s, size_t n)
+{
+	size_t i = 1;
+
+	if (!bracketed(s, n) || (n == 9 && memcmp(s, "[unknown]", 9) == 0))
+		return false;
+	while (i < n - 1 && ((s[i] >= 'a' && s[i] <= 'z') || s[i] == '-' || s[i] == '_'))
+		i++;
+	if (i == 1)
+		return false;
+	if (s[i] == ':')
+		for (i++; i < n - 1 && s[i] != '[' && s[i] != ']' && s[i] != ' ' &&
+			  s[i] != '/'; i++)
+			;
+	return i == n - 1;
+}
+
+/* A frame's name and kind.  Folded text: the suffixes stackcollapse
+ * writes (_[k] kernel, _[j] JIT, _[i] inlined) say the kind and are cut;
+ * "[unknown]" and "[file]" are unknown frames, other bracketed words
+ * context markers; the rest has no kind. */
+static unsigned frame_kind(const struct kf_stack_src *src, const kf_frame_info *f,
+			   const char *verdict, const char **name, size_t *len)
+{
+	/* the root as folded output prints it ("comm", "comm-PID/TID") */
+	const char *s = *f->name && f->kind != KF_KIND_ROOT ? f->name : f->text;
+	size_t n = strlen(s);
+
+	*name = s;
+	*len = n;
+	if (f->kind == KF_KIND_ROOT)
+		return K_ROOT;
+	if (src->folded) {
+		if (ends_with(s, n, "_[k]") || ends_with(s, n, "_[j]") ||
+		    ends_with(s, n, "_[i]")) {
+			*len = n - 4;
+			return s[n - 2] == 'k' ? K_KERNEL : s[n - 2] == 'j' ? K_JIT : K_INLINED;
+		}
+		if (bracketed(s, n))
+			return marker(s, n) ? K_MARKER : K_UNKNOWN;
+		return K_NEUTRAL;
+	}
+	switch (f->kind) {
+	case KF_KIND_KERNEL: return kernel_kind(verdict);
+	case KF_KIND_JIT: return K_JIT;
+	case KF_KIND_MARKER: return K_MARKER;
+	case KF_KIND_TRUNCATED:
+	case KF_KIND_UNKNOWN: return K_UNKNOWN;
+	default: return f->inline_depth ? K_INLINED : K_USER;
+	}
+}
+
+static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
+{
+	const char *verdict = NULL, *leaf = NULL;
+	kf_stack_info st;
+	uint32_t node = 0;
+	size_t k;
+	int r;
+
+	if ((r = src->stack(src->ctx, i, &st)))
+		return r;
+	if (src->contexts)
+		src->contexts(src->ctx, i, &verdict, &leaf);
+	for (k = 0; k < st.n_frames; k++) {
+		const kf_frame_info *f = &st.frames[k];
+		const char *name;
+		size_t len;
+		unsigned kind;
+		uint32_t nm, file = 0;
+		struct node *nd;
+
+		if (!*f->text)
+			continue;   /* folded output drops it too */
+		KF_WORK(1);
+		kind = frame_kind(src, f, verdict, &name, &len);
+		if ((r = name_index(t, name, len, &nm)) || (r = child(t, node, nm, kind, &node)))
+			return r;
+		if (f->file && (r = name_index(t, f->file, strlen(f->file), &file)))
+			return r;
+		nd = &t->nodes[node];
+		if (nd->flags & F_FILE_DIFFERS)
+			continue;
+		if (!(nd->flags & F_SEEN)) {
+			nd->flags |= F_SEEN;
+			nd->file = file;
+			nd->line = f->line;
+		} else if (nd->file != file) {
+			nd->flags |= F_FILE_DIFFERS;
+			nd->file = 0;
+			nd->line = 0;
+		} else if (nd->line != f->line) {
+			nd->flags |= F_LINE_DIFFERS;
+			nd->line = 0;
+		}
+	}
+	/* the weight as the page's numbers can hold it exactly (2^53) */
+	t->nodes[node].self += st.weight_high || st.weight > (1ull << 53) ? 1ull << 53 : st.weight;
+	return 0;
+}
+
+/* text for HTML: &, <, >, " escaped */
+static void html(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+/* a JSON string; '<' as \u003c, so the data cannot close its element */
+static void json_str(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', out);
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == '<' || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void json_u32s(FILE *out, const char *key, const struct tree *t, size_t off)
+{
+	size_t i;
+
+	fprintf(out, ",\"%s\":[", key);
+	for (i = 0; i < t->n; i++) {
+		uint32_t v;
+
+		memcpy(&v, (const char *)&t->nodes[i] + off, sizeof(v));
+		fprintf(out, i ? ",%" PRIu32 : "%" PRIu32, v);
+	}
+	fputc(']', out);
+}
+
+static void puts_lines(FILE *out, const char *const *lines)
+{
+	for (; *lines; lines++)
+		fputs(*lines, out);
+}
+
+static void write_page(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
+{
+	size_t i;
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", out);
+	html(out, f->title);
+	fputs("</title>\n<style>\n", out);
+	puts_lines(out, kf_flame_css);
+	fputs("</style></head>\n<body>\n<h1>", out);
+	html(out, f->title);
+	fputs("</h1>\n<div id=\"sub\">", out);
+	html(out, f->subtitle);
+	fputs("</div>\n<div id=\"notes\">", out);
+	for (i = 0; i < f->n_notes; i++) {
+		fputs("<div>", out);
+		html(out, f->notes[i]);
+		fputs("</div>", out);
+	}
+	fputs("</div>\n<div id=\"bar\"><button id=\"reset\">reset zoom</button>"
+	      "<button id=\"orient\">icicle</button>"
+	      "<button id=\"reverse\" aria-pressed=\"false\">reverse (callers)</button>"
+	      "<input id=\"term\" type=\"search\" placeholder=\"search: text or /regex/\">"
+	      "<span id=\"match\"></span></div>\n<div id=\"legend\"></div>\n"
+	      "<canvas id=\"fg\"></canvas>\n<div id=\"status\"></div>"
+	      "<div id=\"hidden\"></div>\n<pre id=\"selftest\" hidden></pre>\n"
+	      "<script type=\"application/json\" id=\"data\">{\"version\":1,\"unit\":", out);
+	json_str(out, f->unit);
+	fputs(",\"names\":[", out);
+	for (i = 0; i < t->n_names; i++) {
+		if (i)
+			fputc(',', out);
+		json_str(out, kf_strtab_get(&t->strs, t->names[i]));
+	}
+	fputc(']', out);
+	json_u32s(out, "parent", t, offsetof(struct node, parent));
+	json_u32s(out, "name", t, offsetof(struct node, name));
+	json_u32s(out, "file", t, offsetof(struct node, file));
+	json_u32s(out, "line", t, offsetof(struct node, line));
+	fputs(",\"kind\":[", out);
+	for (i = 0; i < t->n; i++)
+		fprintf(out, i ? ",%u" : "%u", t->nodes[i].kind);
+	fputs("],\"self\":[", out);
+	for (i = 0; i < t->n; i++)
+		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, t->nodes[i].self);
+	fputs("]}</script>\n<script>\n", out);
+	puts_lines(out, kf_flame_js);
+	fputs("</script>\n</body></html>\n", out);
+}
+
+int kf_flame_write(const struct kf_stack_src *src, const struct kf_flame_facts *f, FILE *out)
+{
+	struct tree t;
+	uint32_t empty;
+	size_t i;
+	int r = 0;
+
+	memset(&t, 0, sizeof(t));
+	kf_map64_init(&t.child);
+	kf_map64_init(&t.dense);
+	if (!kf_strtab_init(&t.strs) || !KF_GROW(t.nodes, t.cap, 1)) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	/* name 0 is "" (no file), node 0 "all" */
+	if ((r = name_index(&t, "", 0, &empty)))
+		goto out;
+	t.nodes[t.n++] = (struct node){ 0, 0, 0, 0, K_ROOT, 0, 0 };
+	for (i = 0; i < src->n_stacks && !r; i++)
+		r = add_stack(&t, src, i);
+	if (r)
+		goto out;
+	errno = 0;
+	write_page(&t, f, out);
+	if (fflush(out) != 0 || ferror(out))
+		r = KF_EIO;
+out:
+	free(t.nodes);
+	free(t.names);
+	kf_map64_fini(&t.child);
+	kf_map64_fini(&t.dense);
+	kf_strtab_fini(&t.strs);
+	return r;
+}
