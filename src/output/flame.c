@@ -6,12 +6,12 @@
  * made, so a parent's number is below its children's, which the page's
  * script relies on to sum totals in one backward pass.  A node keeps the
  * file:line of its frames while they agree (the file alone when only the
- * lines differ).
+ * lines differ), and their module while they agree on one.
  *
- * The page is the tree as JSON in a <script type="application/json">
- * (every '<' written as \u003c, so no text of the data can end the
- * element), flame.css and flame.js from flame-assets.h (made from them by
- * scripts/embed.py at build time).
+ * The page is the tree as JSON, gzip-compressed in base64, in a <script
+ * type="application/octet-stream"> (the browser inflates it:
+ * DecompressionStream), flame.css and flame.js from flame-assets.h (made
+ * from them by scripts/embed.py at build time).
  */
 #include "flame.h"
 
@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "util.h"
 #include "flame-assets.h"
@@ -34,11 +35,16 @@ enum {
 #define F_FILE_DIFFERS 1u
 #define F_LINE_DIFFERS 2u
 #define F_SEEN 4u           /* file and line were set from a frame */
+#define F_MODULE_DIFFERS 8u
+#define F_MODULE_SEEN 16u
 
 struct node {
 	uint32_t parent, name, file, line;
+	uint32_t module;             /* name index of its frames' module, 0:
+					none or not one */
 	uint8_t kind, flags;
 	uint64_t self;
+	uint64_t samples;            /* self samples */
 };
 
 struct tree {
@@ -49,6 +55,8 @@ struct tree {
 	struct kf_map64 dense;       /* strtab id -> name index */
 	uint32_t *names;             /* name index -> strtab id; 0 is "" */
 	size_t n_names, names_cap;
+	uint32_t *module_name;       /* by module index: name index + 1, 0 not
+					looked up yet */
 };
 
 /* the dense index of s[0..len) in the names (0 for "") */
@@ -84,7 +92,7 @@ static int child(struct tree *t, uint32_t parent, uint32_t name, unsigned kind, 
 	if (t->n >= UINT32_MAX || !KF_GROW(t->nodes, t->cap, t->n + 1) ||
 	    !kf_map64_put(&t->child, key, (uint32_t)t->n))
 		return KF_ENOMEM;
-	t->nodes[t->n] = (struct node){ parent, name, 0, 0, (uint8_t)kind, 0, 0 };
+	t->nodes[t->n] = (struct node){ parent, name, 0, 0, 0, (uint8_t)kind, 0, 0, 0 };
 	*out = (uint32_t)t->n++;
 	return 0;
 }
@@ -172,6 +180,28 @@ static unsigned frame_kind(const struct kf_stack_src *src, const kf_frame_info *
 	}
 }
 
+/* the name index of a frame's module (0: none) */
+static int module_index(struct tree *t, const struct kf_stack_src *src,
+			const kf_frame_info *f, uint32_t *out)
+{
+	kf_module_info mi;
+	int r;
+
+	*out = 0;
+	if (f->module == KF_NO_MODULE || f->module >= src->n_modules || !src->module)
+		return 0;
+	if (t->module_name[f->module]) {
+		*out = t->module_name[f->module] - 1;
+		return 0;
+	}
+	if (src->module(src->ctx, f->module, &mi) != 0 || !mi.name)
+		return 0;
+	if ((r = name_index(t, mi.name, strlen(mi.name), out)))
+		return r;
+	t->module_name[f->module] = *out + 1;
+	return 0;
+}
+
 static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
 {
 	const char *verdict = NULL, *leaf = NULL;
@@ -189,7 +219,7 @@ static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
 		const char *name;
 		size_t len;
 		unsigned kind;
-		uint32_t nm, file = 0;
+		uint32_t nm, file = 0, mod;
 		struct node *nd;
 
 		if (!*f->text)
@@ -200,7 +230,16 @@ static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
 			return r;
 		if (f->file && (r = name_index(t, f->file, strlen(f->file), &file)))
 			return r;
+		if ((r = module_index(t, src, f, &mod)))
+			return r;
 		nd = &t->nodes[node];
+		if (!(nd->flags & F_MODULE_SEEN)) {
+			nd->flags |= F_MODULE_SEEN;
+			nd->module = mod;
+		} else if (nd->module != mod) {
+			nd->flags |= F_MODULE_DIFFERS;
+			nd->module = 0;
+		}
 		if (nd->flags & F_FILE_DIFFERS)
 			continue;
 		if (!(nd->flags & F_SEEN)) {
@@ -218,6 +257,7 @@ static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
 	}
 	/* the weight as the page's numbers can hold it exactly (2^53) */
 	t->nodes[node].self += st.weight_high || st.weight > (1ull << 53) ? 1ull << 53 : st.weight;
+	t->nodes[node].samples += st.samples;
 	return 0;
 }
 
@@ -252,29 +292,18 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void json_u32s(FILE *out, const char *key, const struct tree *t, size_t off)
-{
-	size_t i;
-
-	fprintf(out, ",\"%s\":[", key);
-	for (i = 0; i < t->n; i++) {
-		uint32_t v;
-
-		memcpy(&v, (const char *)&t->nodes[i] + off, sizeof(v));
-		fprintf(out, i ? ",%" PRIu32 : "%" PRIu32, v);
-	}
-	fputc(']', out);
-}
-
 static void puts_lines(FILE *out, const char *const *lines)
 {
 	for (; *lines; lines++)
 		fputs(*lines, out);
 }
 
-static void write_page(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
+static int write_data(const struct tree *t, const struct kf_flame_facts *f, FILE *out);
+
+static int write_page(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
 {
 	size_t i;
+	int r;
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", out);
 	html(out, f->title);
@@ -297,28 +326,161 @@ static void write_page(const struct tree *t, const struct kf_flame_facts *f, FIL
 	      "<span id=\"match\"></span></div>\n<div id=\"legend\"></div>\n"
 	      "<canvas id=\"fg\"></canvas>\n<div id=\"status\"></div>"
 	      "<div id=\"hidden\"></div>\n<pre id=\"selftest\" hidden></pre>\n"
-	      "<script type=\"application/json\" id=\"data\">{\"version\":1,\"unit\":", out);
-	json_str(out, f->unit);
-	fputs(",\"names\":[", out);
-	for (i = 0; i < t->n_names; i++) {
-		if (i)
-			fputc(',', out);
-		json_str(out, kf_strtab_get(&t->strs, t->names[i]));
-	}
-	fputc(']', out);
-	json_u32s(out, "parent", t, offsetof(struct node, parent));
-	json_u32s(out, "name", t, offsetof(struct node, name));
-	json_u32s(out, "file", t, offsetof(struct node, file));
-	json_u32s(out, "line", t, offsetof(struct node, line));
-	fputs(",\"kind\":[", out);
-	for (i = 0; i < t->n; i++)
-		fprintf(out, i ? ",%u" : "%u", t->nodes[i].kind);
-	fputs("],\"self\":[", out);
-	for (i = 0; i < t->n; i++)
-		fprintf(out, i ? ",%" PRIu64 : "%" PRIu64, t->nodes[i].self);
-	fputs("]}</script>\n<script>\n", out);
+	      "<script type=\"application/octet-stream\" id=\"data\">\n", out);
+	r = write_data(t, f, out);
+	fputs("</script>\n<script>\n", out);
 	puts_lines(out, kf_flame_js);
 	fputs("</script>\n</body></html>\n", out);
+	return r;
+}
+
+/* little-endian words, whatever the host's order */
+static void put_u32(FILE *out, uint32_t v)
+{
+	unsigned char b[4] = { (unsigned char)v, (unsigned char)(v >> 8),
+			       (unsigned char)(v >> 16), (unsigned char)(v >> 24) };
+
+	fwrite(b, 1, 4, out);
+}
+
+static void put_f64(FILE *out, double d)
+{
+	uint64_t v;
+	int k;
+
+	memcpy(&v, &d, sizeof(v));
+	for (k = 0; k < 8; k++)
+		fputc((int)(v >> (8 * k) & 0xff), out);
+}
+
+static void pad8(FILE *out, size_t *off, size_t n)
+{
+	*off += n;
+	for (; *off % 8; ++*off)
+		fputc(0, out);
+}
+
+/* The tree for the page (flame.js reads it with typed arrays over the
+ * inflated bytes, no JSON parse of millions of numbers), little-endian,
+ * each part starting at a multiple of 8:
+ *   "KFFG", version 1, nodes, length of the JSON (u32 each);
+ *   the JSON {"unit":..., "names":[...]};
+ *   per node: the distance back to its parent, name, file, line,
+ *   module (u32 arrays); kind (u8); self weight, samples (f64: exact to
+ *   2^53, which the weights are clamped to). */
+static void write_tree(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
+{
+	char *json = NULL;
+	size_t jlen = 0, i, off = 0;
+	FILE *m = open_memstream(&json, &jlen);
+
+	if (m) {
+		fputs("{\"unit\":", m);
+		json_str(m, f->unit);
+		fputs(",\"names\":[", m);
+		for (i = 0; i < t->n_names; i++) {
+			if (i)
+				fputc(',', m);
+			json_str(m, kf_strtab_get(&t->strs, t->names[i]));
+		}
+		fputs("]}", m);
+	}
+	if (!m || fclose(m) != 0 || !json) {
+		free(json);
+		fputs("\x01", out);   /* not the magic: the page says it cannot read it */
+		return;
+	}
+	fputs("KFFG", out);
+	put_u32(out, 1);
+	put_u32(out, (uint32_t)t->n);
+	put_u32(out, (uint32_t)jlen);
+	fwrite(json, 1, jlen, out);
+	off = 16;
+	pad8(out, &off, jlen);
+	free(json);
+	for (i = 0; i < t->n; i++)
+		put_u32(out, (uint32_t)(i - t->nodes[i].parent));
+	for (i = 0; i < t->n; i++)
+		put_u32(out, t->nodes[i].name);
+	for (i = 0; i < t->n; i++)
+		put_u32(out, t->nodes[i].file);
+	for (i = 0; i < t->n; i++)
+		put_u32(out, t->nodes[i].line);
+	for (i = 0; i < t->n; i++)
+		put_u32(out, t->nodes[i].module);
+	for (i = 0; i < t->n; i++)
+		fputc(t->nodes[i].kind, out);
+	pad8(out, &off, 20 * t->n + t->n);
+	for (i = 0; i < t->n; i++)
+		put_f64(out, (double)t->nodes[i].self);
+	for (i = 0; i < t->n; i++)
+		put_f64(out, (double)(t->nodes[i].samples > (1ull << 53) ? 1ull << 53 :
+				      t->nodes[i].samples));
+}
+
+/* The tree, gzip-compressed and in base64 (lines of 76), for the page to
+ * inflate: little for the browser's HTML parser to read, and no text of
+ * the data can end the element.  0 or KF_ENOMEM. */
+static int write_data(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *json = NULL;
+	size_t len = 0, i, col = 0;
+	FILE *m = open_memstream(&json, &len);
+	struct kf_buf gz;
+	z_stream z;
+	int rc;
+
+	if (!m)
+		return KF_ENOMEM;
+	write_tree(t, f, m);
+	if (fclose(m) != 0 || !json) {
+		free(json);
+		return KF_ENOMEM;
+	}
+	kf_buf_init(&gz);
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(json);
+		return KF_ENOMEM;
+	}
+	z.next_in = (unsigned char *)json;
+	do {
+		size_t chunk = len - (size_t)((char *)z.next_in - json);
+		unsigned char buf[1 << 16];
+
+		z.avail_in = (uInt)(chunk > (1u << 30) ? (1u << 30) : chunk);
+		do {
+			z.next_out = buf;
+			z.avail_out = sizeof(buf);
+			rc = deflate(&z, z.avail_in == chunk ? Z_FINISH : Z_NO_FLUSH);
+			kf_buf_put(&gz, (const char *)buf, sizeof(buf) - z.avail_out);
+		} while (z.avail_out == 0 && rc != Z_STREAM_ERROR);
+	} while (rc == Z_OK);
+	deflateEnd(&z);
+	free(json);
+	if (rc != Z_STREAM_END || gz.oom) {
+		kf_buf_fini(&gz);
+		return KF_ENOMEM;
+	}
+	for (i = 0; i < gz.len; i += 3) {
+		const unsigned char *p = (const unsigned char *)gz.p + i;
+		uint32_t v = (uint32_t)p[0] << 16 | (i + 1 < gz.len ? (uint32_t)p[1] << 8 : 0) |
+			     (i + 2 < gz.len ? p[2] : 0);
+		char q[4] = { b64[v >> 18], b64[v >> 12 & 63],
+			      i + 1 < gz.len ? b64[v >> 6 & 63] : '=',
+			      i + 2 < gz.len ? b64[v & 63] : '=' };
+
+		fwrite(q, 1, 4, out);
+		if ((col += 4) == 76) {
+			fputc('\n', out);
+			col = 0;
+		}
+	}
+	fputc('\n', out);
+	kf_buf_fini(&gz);
+	return 0;
 }
 
 int kf_flame_write(const struct kf_stack_src *src, const struct kf_flame_facts *f, FILE *out)
@@ -331,25 +493,27 @@ int kf_flame_write(const struct kf_stack_src *src, const struct kf_flame_facts *
 	memset(&t, 0, sizeof(t));
 	kf_map64_init(&t.child);
 	kf_map64_init(&t.dense);
-	if (!kf_strtab_init(&t.strs) || !KF_GROW(t.nodes, t.cap, 1)) {
+	if (!kf_strtab_init(&t.strs) || !KF_GROW(t.nodes, t.cap, 1) ||
+	    !(t.module_name = kf_calloc(src->n_modules + 1, sizeof(*t.module_name)))) {
 		r = KF_ENOMEM;
 		goto out;
 	}
 	/* name 0 is "" (no file), node 0 "all" */
 	if ((r = name_index(&t, "", 0, &empty)))
 		goto out;
-	t.nodes[t.n++] = (struct node){ 0, 0, 0, 0, K_ROOT, 0, 0 };
+	t.nodes[t.n++] = (struct node){ 0, 0, 0, 0, 0, K_ROOT, 0, 0, 0 };
 	for (i = 0; i < src->n_stacks && !r; i++)
 		r = add_stack(&t, src, i);
 	if (r)
 		goto out;
 	errno = 0;
-	write_page(&t, f, out);
-	if (fflush(out) != 0 || ferror(out))
+	r = write_page(&t, f, out);
+	if (!r && (fflush(out) != 0 || ferror(out)))
 		r = KF_EIO;
 out:
 	free(t.nodes);
 	free(t.names);
+	free(t.module_name);
 	kf_map64_fini(&t.child);
 	kf_map64_fini(&t.dense);
 	kf_strtab_fini(&t.strs);

@@ -30,11 +30,22 @@ no() { echo "FAIL: $*"; fail=1; }
 
 # the page's data as folded stacks, with folded output's rules for names
 cat > "$tmp/tree.py" <<'PY'
-import html, json, re, sys
+import base64, gzip, json, re, struct, sys
 page = open(sys.argv[1], encoding="utf-8").read()
-m = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
-d = json.loads(m.group(1))
+m = re.search(r'<script type="application/octet-stream" id="data">(.*?)</script>', page, re.S)
+raw = gzip.decompress(base64.b64decode(m.group(1)))
+magic, version, n, jlen = struct.unpack_from("<4sIII", raw)
+assert magic == b"KFFG" and version == 1
+d = json.loads(raw[16:16 + jlen])
+off = (16 + jlen + 7) // 8 * 8
+for key in ("pdelta", "name", "file", "line", "module"):
+    d[key] = struct.unpack_from("<%dI" % n, raw, off)
+    off += 4 * n
+d["kind"] = list(raw[off:off + n])
+off = (off + n + 7) // 8 * 8
+d["self"] = [int(x) for x in struct.unpack_from("<%dd" % n, raw, off)]
 names = d["names"]
+d["parent"] = [i - p for i, p in enumerate(d["pdelta"])]
 n = len(d["parent"])
 if sys.argv[2] == "names":
     print("\n".join(names))
