@@ -17,7 +17,8 @@
 #  - kernel frames take their stack's verdict as colour (the legend names
 #    the verdicts the capture has); a folded file with _[k] suffixes is
 #    coloured as kernel, one without any as neutral frames;
-#  - refused with exit status 2: --kernel, --exclude, --compat=perf.
+#  - refused with exit status 2: --kernel, --exclude, --compat=perf, and a
+#    folded file's line that is not "stack count" (named by file and line).
 set -uo pipefail
 kfold=$1
 src=$2
@@ -209,6 +210,13 @@ python3 "$tmp/tree.py" "$tmp/plain.html" expect x | grep -q '"kinds": \[0, 9, 11
 	no "a folded file without suffixes is not neutral: $(python3 "$tmp/tree.py" "$tmp/plain.html" expect x)"
 python3 "$tmp/tree.py" "$tmp/k.html" names | grep -q '_\[k\]$' &&
 	no "the _[k] suffixes are left in the names"
+
+# a folded file with a line that is not one: its name and line, exit 2
+printf 'a;b 1\nnot folded\n' > "$tmp/bad.folded"
+"$kfold" flamegraph -o "$tmp/bad.html" "$tmp/bad.folded" 2> "$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "bad.folded:2: not a folded stack" "$tmp/err" ||
+	no "a bad folded line: exit $rc, $(cat "$tmp/err")"
 
 # ---- refused -----------------------------------------------------------------------
 for opt in --kernel --exclude=idle --compat=perf; do
