@@ -397,7 +397,12 @@ KF_API int kf_session_write_pprof(kf_session *s, FILE *out);
  * (user, kernel, JIT, inlined, unknown) and, with kf_options.classify,
  * kernel frames by their stack's verdict.  Ignores kf_options.context and
  * exclude.  0, KF_EIO, KF_ENOMEM, KF_EUNSUPP, KF_EINVAL (not run). */
-KF_API int kf_session_write_flamegraph(kf_session *s, FILE *out);
+enum kf_flame_format {
+	KF_FLAME_HTML = 0,         /* the interactive page */
+	KF_FLAME_SVG = 1,          /* a static SVG in flamegraph.pl's way: a
+				      <title> per frame for the tooltip */
+};
+KF_API int kf_session_write_flamegraph(kf_session *s, FILE *out, enum kf_flame_format fmt);
 
 /* The same verdicts and diagnostics as a short text for a person. */
 KF_API int kf_session_write_explain(kf_session *s, FILE *out);
@@ -600,7 +605,8 @@ KF_API int kf_merge_write_pprof(kf_merge *m, FILE *out);
 /* The same as a flame graph (kf_session_write_flamegraph) headed title
  * (NULL: a default), frames coloured by the kinds their suffixes say
  * (_[k], _[j], _[i]), else neutrally.  0, KF_EIO, KF_ENOMEM, KF_EUNSUPP. */
-KF_API int kf_merge_write_flamegraph(kf_merge *m, FILE *out, const char *title);
+KF_API int kf_merge_write_flamegraph(kf_merge *m, FILE *out, const char *title,
+				     enum kf_flame_format fmt);
 KF_API void kf_merge_free(kf_merge *m);
 
 /* ---- Annotation -----------------------------------------------------------

@@ -174,7 +174,8 @@ int kf_merge_write_pprof(kf_merge *m, FILE *out)
 	return kf_pprof_write(&src, &f, out);
 }
 
-int kf_merge_write_flamegraph(kf_merge *m, FILE *out, const char *title)
+int kf_merge_write_flamegraph(kf_merge *m, FILE *out, const char *title,
+			      enum kf_flame_format fmt)
 {
 	struct kf_stack_src src = { m, m->n, 0, merge_stack, NULL, NULL, true };
 	struct kf_flame_facts f;
@@ -185,5 +186,6 @@ int kf_merge_write_flamegraph(kf_merge *m, FILE *out, const char *title)
 	snprintf(sub, sizeof(sub), "%zu stacks, kfold %s", m->n, kf_version());
 	f.subtitle = sub;
 	f.unit = "count";
+	f.svg = fmt == KF_FLAME_SVG;
 	return kf_flame_write(&src, &f, out);
 }

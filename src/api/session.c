@@ -2084,7 +2084,7 @@ int kf_session_write_pprof(kf_session *s, FILE *out)
 	return stack_out_end(s, r, err, w0, "profile");
 }
 
-int kf_session_write_flamegraph(kf_session *s, FILE *out)
+int kf_session_write_flamegraph(kf_session *s, FILE *out, enum kf_flame_format fmt)
 {
 	struct kf_stack_src src;
 	struct stack_in in;
@@ -2130,6 +2130,7 @@ int kf_session_write_flamegraph(kf_session *s, FILE *out)
 		notes[f.n_notes++] = lost;
 	}
 	f.unit = s->o.count_samples ? "samples" : a && kf_attr_is_soft_clock(a) ? "ns" : "count";
+	f.svg = fmt == KF_FLAME_SVG;
 	r = stack_in_init(s, &in, &src);
 	if (!r)
 		r = kf_flame_write(&src, &f, out);

@@ -71,6 +71,7 @@ struct kf_cli {
 	uint64_t arch_max_size;          /* 0: no limit */
 	bool arch_require_all;
 	bool pprof;                      /* fold --format pprof */
+	bool svg;                        /* flamegraph --format svg */
 	/* kfold diff (cmd-diff.c) */
 	bool diff_raw;                   /* --no-normalize */
 	/* kf_cli_run's writer when its write argument is NULL: for a

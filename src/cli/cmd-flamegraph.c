@@ -7,13 +7,37 @@
  * coloured by the kinds its suffixes say.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
+enum { G_FORMAT };
+
+static const struct kf_cli_opt graph_opts[] = {
+	{ "format", G_FORMAT, required_argument, "--format FMT",
+	  "html (default: the interactive page) or svg (a\n"
+	  "static image, flamegraph.pl's: a tooltip per frame)" },
+	{ NULL, 0, 0, NULL, NULL },
+};
+
+static int graph_set(struct kf_cli *c, int key, const char *arg)
+{
+	(void)key;
+	if (strcmp(arg, "html") != 0 && strcmp(arg, "svg") != 0) {
+		fprintf(stderr, "kfold: kfold flamegraph --format takes html or svg, not '%s'\n",
+			arg);
+		return KF_CLI_USAGE;
+	}
+	c->svg = strcmp(arg, "svg") == 0;
+	return 0;
+}
+
+static const struct kf_cli_group graph_group = { "the graph", graph_opts, graph_set };
+
 const struct kf_cli_group *const kf_cli_flamegraph_groups[] = {
-	&kf_cli_io_group, &kf_cli_name_group, &kf_cli_count_group, &kf_cli_filter_group,
+	&kf_cli_io_group, &graph_group, &kf_cli_name_group, &kf_cli_count_group, &kf_cli_filter_group,
 	&kf_cli_find_group, &kf_cli_pass_group, &kf_cli_basic_group,
 	NULL
 };
@@ -73,7 +97,7 @@ static int folded_graph(struct kf_cli *c, FILE *in)
 		r = KF_CLI_USAGE;
 	}
 	if (!r) {
-		r = kf_merge_write_flamegraph(m, out, c->input);
+		r = kf_merge_write_flamegraph(m, out, c->input, c->svg ? KF_FLAME_SVG : KF_FLAME_HTML);
 		if (r)
 			fprintf(stderr, "kfold: %s: %s\n", c->output ? c->output : "stdout",
 				r == KF_ENOMEM ? "out of memory" : strerror(errno));
@@ -87,18 +111,26 @@ static int folded_graph(struct kf_cli *c, FILE *in)
 	return r;
 }
 
+static int write_graph(struct kf_cli *c, kf_session *s, FILE *out)
+{
+	return kf_session_write_flamegraph(s, out, c->svg ? KF_FLAME_SVG : KF_FLAME_HTML);
+}
+
 int kf_cli_flamegraph_run(struct kf_cli *c)
 {
-	FILE *in;
-	int r;
+	FILE *in = NULL;
+	int r = 0;
 
-	in = c->input ? kf_cli_open_folded(c->input, &r) : NULL;
-	if (r && c->input)
+	/* no input: perf.data, a capture */
+	if (c->input)
+		in = kf_cli_open_folded(c->input, &r);
+	if (r)
 		return r;
 	if (in) {
 		r = folded_graph(c, in);
 		fclose(in);
 		return r;
 	}
-	return kf_cli_run(c, KF_CLI_LOAD_SAMPLES, kf_session_write_flamegraph);
+	c->write_cli = write_graph;
+	return kf_cli_run(c, KF_CLI_LOAD_SAMPLES, NULL);
 }

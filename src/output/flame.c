@@ -483,6 +483,203 @@ static int write_data(const struct tree *t, const struct kf_flame_facts *f, FILE
 	return 0;
 }
 
+/* ---- the static SVG -------------------------------------------------------- */
+
+/* flamegraph.pl's geometry: 1200 wide, 16 a row, 10 of padding */
+#define SVG_W 1200.0
+#define SVG_PAD 10.0
+#define SVG_ROW 16.0
+#define SVG_MINW 0.1
+
+static uint32_t fnv(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* flame.js's colour(): the same hue, saturation and lightness per kind
+ * and name */
+static void svg_colour(unsigned kind, const char *name, int rgb[3])
+{
+	double v = fnv(name) / 4294967296.0, h, sat, l, c, x, m, mod, r = 0, g = 0, b = 0;
+
+	switch (kind) {
+	case K_ROOT: h = 0; sat = 0; l = 80 + 6 * v; break;
+	case K_USER: h = 5 + 40 * v; sat = 80; l = 55 + 8 * v; break;
+	case K_ON_BEHALF: h = 185 + 25 * v; sat = 60; l = 50 + 10 * v; break;
+	case K_ATTRIBUTED: h = 270 + 25 * v; sat = 45; l = 60 + 10 * v; break;
+	case K_IDLE: h = 0; sat = 0; l = 68 + 10 * v; break;
+	case K_KTHREAD: h = 35 + 15 * v; sat = 30; l = 50 + 10 * v; break;
+	case K_KERNEL: h = 210 + 20 * v; sat = 35; l = 58 + 10 * v; break;
+	case K_JIT: h = 95 + 35 * v; sat = 55; l = 45 + 10 * v; break;
+	case K_INLINED: h = 20 + 30 * v; sat = 90; l = 72 + 6 * v; break;
+	case K_UNKNOWN: h = 350; sat = 15 + 15 * v; l = 55 + 8 * v; break;
+	case K_MARKER: h = 55; sat = 90; l = 58 + 8 * v; break;
+	default: h = 25 + 30 * v; sat = 45; l = 62 + 8 * v; break;
+	}
+	sat /= 100;
+	l /= 100;
+	/* hsl to rgb: chroma c, the second largest component x */
+	c = (1 - (2 * l - 1 < 0 ? 1 - 2 * l : 2 * l - 1)) * sat;
+	mod = h / 60 - 2 * (int)(h / 120);     /* (h / 60) mod 2, h >= 0 */
+	x = c * (1 - (mod - 1 < 0 ? 1 - mod : mod - 1));
+	m = l - c / 2;
+	switch ((int)(h / 60) % 6) {
+	case 0: r = c; g = x; break;
+	case 1: r = x; g = c; break;
+	case 2: g = c; b = x; break;
+	case 3: g = x; b = c; break;
+	case 4: r = x; b = c; break;
+	default: r = c; b = x; break;
+	}
+	rgb[0] = (int)((r + m) * 255 + 0.5);
+	rgb[1] = (int)((g + m) * 255 + 0.5);
+	rgb[2] = (int)((b + m) * 255 + 0.5);
+}
+
+static const struct tree *sort_tree;
+
+/* children in byte order of their names, then by kind (flame.js's) */
+static int cmp_kids(const void *pa, const void *pb)
+{
+	const struct node *a = &sort_tree->nodes[*(const uint32_t *)pa];
+	const struct node *b = &sort_tree->nodes[*(const uint32_t *)pb];
+	int c = strcmp(kf_strtab_get(&sort_tree->strs, sort_tree->names[a->name]),
+		       kf_strtab_get(&sort_tree->strs, sort_tree->names[b->name]));
+
+	return c ? c : (int)a->kind - (int)b->kind;
+}
+
+static void svg_amount(FILE *out, const char *unit, double v)
+{
+	if (strcmp(unit, "ns") == 0)
+		fprintf(out, "%.3f ms", v / 1e6);
+	else
+		fprintf(out, "%.0f %s", v, unit);
+}
+
+/* One SVG a la flamegraph.pl: a <g> per frame with a <title> (name,
+ * weight, share: the tooltip), its <rect> and, where it fits, its
+ * name; frames narrower than 0.1 of a pixel left out. */
+static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
+{
+	double *total = kf_calloc(t->n, sizeof(*total)), *x = kf_calloc(t->n, sizeof(*x));
+	uint32_t *first = kf_calloc(t->n + 1, sizeof(*first)), *kids = kf_calloc(t->n, sizeof(*kids));
+	uint32_t *fill = kf_calloc(t->n + 1, sizeof(*fill)), *depth = kf_calloc(t->n, sizeof(*depth));
+	uint32_t *stack = kf_calloc(t->n + 1, sizeof(*stack)), max_depth = 0;
+	double scale, height, width = SVG_W - 2 * SVG_PAD;
+	size_t i, sp = 0, hidden = 0;
+	int r = 0;
+
+	if (!total || !x || !first || !kids || !fill || !depth || !stack) {
+		r = KF_ENOMEM;
+		goto out;
+	}
+	for (i = t->n; i-- > 0;) {
+		total[i] += (double)t->nodes[i].self;
+		if (i)
+			total[t->nodes[i].parent] += total[i];
+	}
+	for (i = 1; i < t->n; i++) {
+		first[t->nodes[i].parent + 1]++;
+		depth[i] = depth[t->nodes[i].parent] + 1;
+		if (depth[i] > max_depth)
+			max_depth = depth[i];
+	}
+	for (i = 0; i < t->n; i++)
+		first[i + 1] += first[i];
+	memcpy(fill, first, (t->n + 1) * sizeof(*fill));
+	for (i = 1; i < t->n; i++)
+		kids[fill[t->nodes[i].parent]++] = (uint32_t)i;
+	sort_tree = t;
+	for (i = 0; i < t->n; i++)
+		if (first[i + 1] - first[i] > 1)
+			qsort(kids + first[i], first[i + 1] - first[i], sizeof(*kids), cmp_kids);
+	sort_tree = NULL;
+	scale = total[0] > 0 ? width / total[0] : 0;
+	height = (max_depth + 1) * SVG_ROW + 3 * SVG_ROW + 2 * SVG_PAD;
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n"
+		"<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#fafaf7\"/>\n"
+		"<text x=\"%.0f\" y=\"24\" font-family=\"Verdana\" font-size=\"17\" "
+		"text-anchor=\"middle\">", SVG_W, height, SVG_W, height, SVG_W / 2);
+	html(out, f->title);
+	fprintf(out, "</text>\n<text x=\"%.0f\" y=\"42\" font-family=\"Verdana\" font-size=\"12\" "
+		"fill=\"#555\" text-anchor=\"middle\">", SVG_W / 2);
+	html(out, f->subtitle);
+	fputs("</text>\n<g font-family=\"Verdana\" font-size=\"12\">\n", out);
+	/* preorder from the root; x is each frame's left edge */
+	x[0] = SVG_PAD;
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t n = stack[--sp], k;
+		double w = total[n] * scale, y = height - SVG_PAD - (depth[n] + 1) * SVG_ROW, cx;
+		const char *name = n ? kf_strtab_get(&t->strs, t->names[t->nodes[n].name]) : "all";
+		int rgb[3];
+
+		KF_WORK(1);
+		if (w < SVG_MINW) {
+			hidden++;
+			continue;
+		}
+		svg_colour(t->nodes[n].kind, name, rgb);
+		fputs("<g><title>", out);
+		html(out, name);
+		fputs(" (", out);
+		svg_amount(out, f->unit, total[n]);
+		fprintf(out, ", %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+			"height=\"%.1f\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>",
+			total[0] > 0 ? 100 * total[n] / total[0] : 0, x[n], y, w, SVG_ROW - 1,
+			rgb[0], rgb[1], rgb[2]);
+		/* the name where it fits: about 7 pixels a character */
+		if (w > 21) {
+			size_t fit = (size_t)((w - 6) / 7), len = strlen(name);
+
+			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", x[n] + 3, y + 11.5);
+			if (len <= fit) {
+				html(out, name);
+			} else if (fit > 2) {
+				char *cut = kf_malloc(fit + 1);
+
+				if (cut) {
+					memcpy(cut, name, fit - 2);
+					memcpy(cut + fit - 2, "..", 3);
+					html(out, cut);
+					free(cut);
+				}
+			}
+			fputs("</text>", out);
+		}
+		fputs("</g>\n", out);
+		cx = x[n];
+		for (k = first[n]; k < first[n + 1]; k++) {
+			x[kids[k]] = cx;
+			cx += total[kids[k]] * scale;
+		}
+		for (k = first[n + 1]; k-- > first[n];)
+			stack[sp++] = kids[k];
+	}
+	fputs("</g>\n", out);
+	if (hidden)
+		fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" font-family=\"Verdana\" font-size=\"11\" "
+			"fill=\"#777\">%zu frames narrower than 0.1 pixel not drawn</text>\n",
+			SVG_PAD, height - 2, hidden);
+	fputs("</svg>\n", out);
+out:
+	free(total);
+	free(x);
+	free(first);
+	free(kids);
+	free(fill);
+	free(depth);
+	free(stack);
+	return r;
+}
+
 int kf_flame_write(const struct kf_stack_src *src, const struct kf_flame_facts *f, FILE *out)
 {
 	struct tree t;
@@ -507,7 +704,7 @@ int kf_flame_write(const struct kf_stack_src *src, const struct kf_flame_facts *
 	if (r)
 		goto out;
 	errno = 0;
-	r = write_page(&t, f, out);
+	r = f->svg ? write_svg(&t, f, out) : write_page(&t, f, out);
 	if (!r && (fflush(out) != 0 || ferror(out)))
 		r = KF_EIO;
 out:

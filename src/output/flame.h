@@ -12,6 +12,7 @@
 #ifndef KF_FLAME_H
 #define KF_FLAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -24,6 +25,8 @@ struct kf_flame_facts {
 	size_t n_notes;
 	const char *unit;           /* the weights': "ns" (shown as ms),
 				       "samples", "count" */
+	bool svg;                   /* a static SVG (flamegraph.pl's way: a
+				       <title> per frame) instead of the page */
 };
 
 /* Writes the page.  0, KF_EIO (writing failed), KF_ENOMEM, KF_EUNSUPP

@@ -17,6 +17,8 @@
 #  - kernel frames take their stack's verdict as colour (the legend names
 #    the verdicts the capture has); a folded file with _[k] suffixes is
 #    coloured as kernel, one without any as neutral frames;
+#  - --format svg: valid XML with a titled <g> per frame of the tree at
+#    least 0.1 pixel wide, the processes' row with the tree's weights;
 #  - refused with exit status 2: --kernel, --exclude, --compat=perf, and a
 #    folded file's line that is not "stack count" (named by file and line).
 set -uo pipefail
@@ -192,6 +194,55 @@ PY
 else
 	no "no screenshot: $(tail -3 "$tmp/chrome.err")"
 fi
+
+# ---- the static SVG ----------------------------------------------------------------
+# valid XML; a <g> with a <title> per frame at least 0.1 pixel wide (of
+# 1180), as many as the tree has; the processes (the row above "all"):
+# the names and weights of the root's children in the tree
+"$kfold" flamegraph -q "${KF_CASE[@]}" --format svg -o "$tmp/sys.svg" "$src/testdata/cases/system/perf.data" ||
+	no "--format svg: exit $?"
+python3 "$tmp/tree.py" "$tmp/sys.html" names > /dev/null
+python3 - "$tmp/sys.svg" "$tmp/sys.html" "$tmp/tree.py" <<'PY' || fail=1
+import re, subprocess, sys, xml.dom.minidom
+svg, page, tree = sys.argv[1:]
+doc = xml.dom.minidom.parse(svg)
+frames = []
+for g in doc.getElementsByTagName("g"):
+    t = g.getElementsByTagName("title")
+    r = g.getElementsByTagName("rect")
+    if len(t) == 1 and len(r) == 1:
+        frames.append((t[0].firstChild.data, float(r[0].getAttribute("y")),
+                       float(r[0].getAttribute("width"))))
+# the tree, from the page's data (tree.py's decoding)
+src = open(tree).read().split("if sys.argv[2] ==")[0]
+ns = {}
+sys.argv = [tree, page, "x"]
+exec(src, ns)
+d = ns["d"]
+n = len(d["parent"])
+total = [0] * n
+for i in range(n - 1, -1, -1):
+    total[i] += d["self"][i]
+    if i:
+        total[d["parent"][i]] += total[i]
+wide = sum(1 for i in range(n) if total[i] * 1180.0 / total[0] >= 0.1)
+bad = []
+if len(frames) != wide:
+    bad.append("%d frames drawn, the tree has %d at least 0.1 pixel wide" % (len(frames), wide))
+root_y = max(y for _, y, _ in frames)
+top = sorted(t for t, y, _ in frames if y == root_y - 16)
+want = sorted("%s (%.3f ms, %.2f%%)" % (d["names"][d["name"][i]], total[i] / 1e6, 100 * total[i] / total[0])
+              for i in range(1, n) if d["parent"][i] == 0 and total[i] * 1180.0 / total[0] >= 0.1)
+if top != want:
+    bad.append("the processes' row: %s, want %s" % (top, want))
+if frames and not frames[0][0].startswith("all (%.3f ms, 100.00%%)" % (total[0] / 1e6)):
+    bad.append("the root: %s" % frames[0][0])
+for b in bad:
+    print("FAIL svg: " + b)
+if not bad:
+    print("flamegraph: the SVG has the tree's %d frames, processes %s" % (wide, ", ".join(top)))
+sys.exit(1 if bad else 0)
+PY
 
 # ---- folded input ----------------------------------------------------------------
 d=$src/testdata/cases/syscall
