@@ -137,6 +137,7 @@ struct mapping {
 	bool lines;              /* ... a source line */
 	bool inlines;            /* ... an inlined function */
 	bool kernel;             /* the kernel or a module: absolute addresses */
+	uint64_t leaf_samples;   /* samples whose leaf is in it */
 };
 
 struct line {
@@ -146,6 +147,7 @@ struct line {
 
 struct location {
 	uint64_t mapping;        /* 0: none */
+	size_t module;           /* its index in pp.mappings; KF_NO_MODULE */
 	uint64_t addr;
 	size_t first, n;         /* its lines in pp.lines */
 };
@@ -252,7 +254,7 @@ static uint64_t location_id(struct pp *p, const kf_frame_info *fr, size_t first,
 	    !KF_GROW(p->lines, p->lines_cap, p->n_lines + (last - first + 1)))
 		return 0;
 	loc = &p->locations[p->n_locations];
-	*loc = (struct location){ 0, f0->addr, p->n_lines, 0 };
+	*loc = (struct location){ 0, KF_NO_MODULE, f0->addr, p->n_lines, 0 };
 	/* innermost first */
 	for (k = last + 1; k-- > first;) {
 		uint64_t fid = function_id(p, &fr[k]);
@@ -280,6 +282,7 @@ static uint64_t location_id(struct pp *p, const kf_frame_info *fr, size_t first,
 		m->inlines |= last > first;
 		m->kernel |= f0->kind == KF_KIND_KERNEL;
 		loc->mapping = m->id;
+		loc->module = f0->module;
 	}
 	id = (uint32_t)++p->n_locations;
 	return kf_map64_put(&p->location_of, kid, id) ? id : 0;
@@ -359,6 +362,8 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 	}
 	if (n == 0)
 		return 0;   /* as folded output drops an empty stack */
+	if (p->locations[p->sample_locs[0] - 1].module != KF_NO_MODULE)
+		p->mappings[p->locations[p->sample_locs[0] - 1].module].leaf_samples += st.samples;
 	for (k = 0; k < n; k++)
 		pb_varint(m, p->sample_locs[k]);
 	pb_msg(sm, SAMPLE_LOCATION_ID, m);
@@ -389,24 +394,52 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 	return out->oom ? KF_ENOMEM : 0;
 }
 
+static const struct pp *sort_pp;
+
+/* user files before the kernel, most leaf samples first, then in module
+ * order */
+static int cmp_mappings(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	const struct mapping *x = &sort_pp->mappings[a], *y = &sort_pp->mappings[b];
+
+	if (x->kernel != y->kernel)
+		return x->kernel ? 1 : -1;
+	if (x->leaf_samples != y->leaf_samples)
+		return x->leaf_samples > y->leaf_samples ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
 static void write_tables(struct pp *p, struct pb *out, struct pb *m, struct pb *sub)
 {
 	size_t i, k;
 
-	/* user files first: pprof takes the first mapping for the program */
-	for (i = 0; i < 2 * p->n_modules; i++) {
-		const struct mapping *mp = &p->mappings[i % p->n_modules];
+	size_t *order = kf_calloc(p->n_modules + 1, sizeof(*order)), n = 0;
+
+	if (!order) {
+		out->oom = true;
+		return;
+	}
+	for (i = 0; i < p->n_modules; i++)
+		if (p->mappings[i].id)
+			order[n++] = i;
+	/* pprof takes the first mapping for the program: the user file with
+	 * the most leaf samples */
+	sort_pp = p;
+	qsort(order, n, sizeof(*order), cmp_mappings);
+	sort_pp = NULL;
+	for (k = 0; k < n; k++) {
+		const struct mapping *mp = &p->mappings[order[k]];
 		kf_module_info mi;
 		int64_t file, bid;
 
-		if (!mp->id || mp->kernel != (i >= p->n_modules) ||
-		    p->src->module(p->src->ctx, i % p->n_modules, &mi) != 0)
+		if (p->src->module(p->src->ctx, order[k], &mi) != 0)
 			continue;
 		file = str_index(p, mi.name);
 		bid = str_index(p, mi.build_id);
 		if (file < 0 || bid < 0) {
 			out->oom = true;
-			return;
+			break;
 		}
 		pb_uint(m, MAPPING_ID, mp->id);
 		pb_uint(m, MAPPING_MEMORY_START, mp->lo);
@@ -422,6 +455,7 @@ static void write_tables(struct pp *p, struct pb *out, struct pb *m, struct pb *
 		pb_uint(m, MAPPING_HAS_INLINE_FRAMES, mp->inlines);
 		pb_msg(out, PROFILE_MAPPING, m);
 	}
+	free(order);
 	for (i = 0; i < p->n_locations; i++) {
 		const struct location *l = &p->locations[i];
 
