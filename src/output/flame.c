@@ -19,7 +19,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "util.h"
 #include "flame-assets.h"
@@ -425,52 +424,35 @@ static int write_data(const struct tree *t, const struct kf_flame_facts *f, FILE
 {
 	static const char b64[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *json = NULL;
-	size_t len = 0, i, col = 0;
-	FILE *m = open_memstream(&json, &len);
-	struct kf_buf gz;
-	z_stream z;
-	int rc;
+	char *tree = NULL, *gzp = NULL;
+	size_t len = 0, gzlen = 0, i, col = 0;
+	FILE *m = open_memstream(&tree, &len), *g;
+	int r;
 
 	if (!m)
 		return KF_ENOMEM;
 	write_tree(t, f, m);
-	if (fclose(m) != 0 || !json) {
-		free(json);
+	if (fclose(m) != 0 || !tree) {
+		free(tree);
 		return KF_ENOMEM;
 	}
-	kf_buf_init(&gz);
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		free(json);
+	if (!(g = open_memstream(&gzp, &gzlen))) {
+		free(tree);
 		return KF_ENOMEM;
 	}
-	z.next_in = (unsigned char *)json;
-	do {
-		size_t chunk = len - (size_t)((char *)z.next_in - json);
-		unsigned char buf[1 << 16];
-
-		z.avail_in = (uInt)(chunk > (1u << 30) ? (1u << 30) : chunk);
-		do {
-			z.next_out = buf;
-			z.avail_out = sizeof(buf);
-			rc = deflate(&z, z.avail_in == chunk ? Z_FINISH : Z_NO_FLUSH);
-			kf_buf_put(&gz, (const char *)buf, sizeof(buf) - z.avail_out);
-		} while (z.avail_out == 0 && rc != Z_STREAM_ERROR);
-	} while (rc == Z_OK);
-	deflateEnd(&z);
-	free(json);
-	if (rc != Z_STREAM_END || gz.oom) {
-		kf_buf_fini(&gz);
+	r = kf_gzip_write(tree, len, g);
+	free(tree);
+	if (fclose(g) != 0 || !gzp || r) {
+		free(gzp);
 		return KF_ENOMEM;
 	}
-	for (i = 0; i < gz.len; i += 3) {
-		const unsigned char *p = (const unsigned char *)gz.p + i;
-		uint32_t v = (uint32_t)p[0] << 16 | (i + 1 < gz.len ? (uint32_t)p[1] << 8 : 0) |
-			     (i + 2 < gz.len ? p[2] : 0);
+	for (i = 0; i < gzlen; i += 3) {
+		const unsigned char *p = (const unsigned char *)gzp + i;
+		uint32_t v = (uint32_t)p[0] << 16 | (i + 1 < gzlen ? (uint32_t)p[1] << 8 : 0) |
+			     (i + 2 < gzlen ? p[2] : 0);
 		char q[4] = { b64[v >> 18], b64[v >> 12 & 63],
-			      i + 1 < gz.len ? b64[v >> 6 & 63] : '=',
-			      i + 2 < gz.len ? b64[v & 63] : '=' };
+			      i + 1 < gzlen ? b64[v >> 6 & 63] : '=',
+			      i + 2 < gzlen ? b64[v & 63] : '=' };
 
 		fwrite(q, 1, 4, out);
 		if ((col += 4) == 76) {
@@ -479,7 +461,7 @@ static int write_data(const struct tree *t, const struct kf_flame_facts *f, FILE
 		}
 	}
 	fputc('\n', out);
-	kf_buf_fini(&gz);
+	free(gzp);
 	return 0;
 }
 

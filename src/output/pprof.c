@@ -35,7 +35,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "util.h"
 
@@ -479,43 +478,6 @@ static void write_tables(struct pp *p, struct pb *out, struct pb *m, struct pb *
 	}
 }
 
-/* gzip (deflate with a gzip header: mtime 0, so the same profile gives
- * the same bytes) of b to out */
-static int write_gzip(const struct pb *b, FILE *out)
-{
-	z_stream z;
-	uint8_t buf[1 << 16];
-	size_t off = 0;
-	int rc;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return KF_ENOMEM;
-	/* uInt is 32 bits: feed at most 1 GiB a call */
-	do {
-		size_t chunk = b->len - off > (1u << 30) ? (1u << 30) : b->len - off;
-		bool last = off + chunk == b->len;
-
-		z.next_in = b->p ? b->p + off : NULL;
-		z.avail_in = (uInt)chunk;
-		off += chunk;
-		do {
-			size_t got;
-
-			z.next_out = buf;
-			z.avail_out = sizeof(buf);
-			rc = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
-			got = sizeof(buf) - z.avail_out;
-			if (rc == Z_STREAM_ERROR || fwrite(buf, 1, got, out) != got) {
-				deflateEnd(&z);
-				return rc == Z_STREAM_ERROR ? KF_ENOMEM : KF_EIO;
-			}
-		} while (z.avail_out == 0);
-	} while (off < b->len);
-	deflateEnd(&z);
-	return rc == Z_STREAM_END ? 0 : KF_EIO;
-}
-
 static void pp_fini(struct pp *p)
 {
 	kf_strtab_fini(&p->strs);
@@ -605,7 +567,7 @@ int kf_pprof_write(const struct kf_stack_src *src, const struct kf_pprof_facts *
 		r = KF_ENOMEM;
 		goto out;
 	}
-	r = write_gzip(&body, out);
+	r = kf_gzip_write(body.p, body.len, out);
 out:
 	free(body.p);
 	free(sm.p);

@@ -1,5 +1,7 @@
-/* util.c - arena, arrays, hash map, interner, text buffer. */
+/* util.c - arena, arrays, hash map, interner, text buffer, gzip. */
 #include "util.h"
+
+#include "kfold.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 void *kf_malloc(size_t n)
 {
@@ -493,4 +496,40 @@ const char *kf_buf_cstr(struct kf_buf *b)
 	if (!b->p)
 		return "";
 	return b->p;
+}
+
+int kf_gzip_write(const void *data, size_t len, FILE *out)
+{
+	const unsigned char *p = data;
+	unsigned char buf[1 << 16];
+	size_t off = 0;
+	z_stream z;
+	int rc;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return KF_ENOMEM;
+	/* uInt is 32 bits: feed at most 1 GiB a call */
+	do {
+		size_t chunk = len - off > (1u << 30) ? (1u << 30) : len - off;
+		int flush = off + chunk == len ? Z_FINISH : Z_NO_FLUSH;
+
+		z.next_in = (unsigned char *)(p ? p + off : NULL);
+		z.avail_in = (uInt)chunk;
+		off += chunk;
+		do {
+			size_t got;
+
+			z.next_out = buf;
+			z.avail_out = sizeof(buf);
+			rc = deflate(&z, flush);
+			got = sizeof(buf) - z.avail_out;
+			if (rc == Z_STREAM_ERROR || fwrite(buf, 1, got, out) != got) {
+				deflateEnd(&z);
+				return rc == Z_STREAM_ERROR ? KF_ENOMEM : KF_EIO;
+			}
+		} while (z.avail_out == 0);
+	} while (off < len);
+	deflateEnd(&z);
+	return rc == Z_STREAM_END ? 0 : KF_EIO;
 }

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* ---- caps (one place for every input-controlled size) ------------------ */
@@ -187,5 +188,12 @@ void kf_buf_printf(struct kf_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* NUL-terminates and returns b->p ("" when empty). */
 const char *kf_buf_cstr(struct kf_buf *b);
+
+/* ---- gzip ---------------------------------------------------------------- */
+
+/* Writes data[0..len) to out as one gzip member (deflate level 6, mtime
+ * 0, so the same bytes give the same output).  0, KF_ENOMEM, or KF_EIO
+ * (writing failed). */
+int kf_gzip_write(const void *data, size_t len, FILE *out);
 
 #endif
