@@ -592,19 +592,28 @@ KF_API int kf_merge_new(kf_merge **out);
 /* Adds count to the stack "root;outer;...;leaf" (len bytes, no NUL or
  * newline: KF_EINVAL).  0, KF_EINVAL or KF_ENOMEM. */
 KF_API int kf_merge_add(kf_merge *m, const char *stack, size_t len, uint64_t count);
+/* Adds count to the stack's baseline: a merge given a baseline is a
+ * difference of two profiles, the baseline ("before", A) and the counts
+ * ("after", B).  Then kf_merge_write_folded writes "stack before after"
+ * lines (difffolded.pl's), kf_merge_write_flamegraph a differential
+ * flame graph, and kf_merge_write_pprof refuses (KF_EUNSUPP).  0,
+ * KF_EINVAL or KF_ENOMEM. */
+KF_API int kf_merge_add_base(kf_merge *m, const char *stack, size_t len, uint64_t count);
 /* Distinct stacks so far. */
 KF_API size_t kf_merge_n_stacks(const kf_merge *m);
 /* One line per stack, "stack count" (sums saturate at 2^64 - 1), in byte
- * order.  0, KF_EIO or KF_ENOMEM. */
+ * order ("stack before after" for a difference).  0, KF_EIO or KF_ENOMEM. */
 KF_API int kf_merge_write_folded(kf_merge *m, FILE *out);
 /* The same as a gzip-compressed pprof profile (kf_session_write_pprof):
  * one sample type ("count"), each stack's first frame as its comm label,
  * the other frames as functions known by name (no address or mapping).
- * 0, KF_EIO or KF_ENOMEM. */
+ * 0, KF_EIO, KF_ENOMEM, or KF_EUNSUPP for a difference. */
 KF_API int kf_merge_write_pprof(kf_merge *m, FILE *out);
 /* The same as a flame graph (kf_session_write_flamegraph) headed title
  * (NULL: a default), frames coloured by the kinds their suffixes say
- * (_[k], _[j], _[i]), else neutrally.  0, KF_EIO, KF_ENOMEM, KF_EUNSUPP. */
+ * (_[k], _[j], _[i]), else neutrally.  A difference is drawn in the
+ * after-profile's shape (a stack found only before, in its before-width)
+ * and coloured by growth and shrinkage.  0, KF_EIO, KF_ENOMEM, KF_EUNSUPP. */
 KF_API int kf_merge_write_flamegraph(kf_merge *m, FILE *out, const char *title,
 				     enum kf_flame_format fmt);
 KF_API void kf_merge_free(kf_merge *m);

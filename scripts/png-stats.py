@@ -4,7 +4,9 @@
 Decodes an 8-bit RGB or RGBA PNG (what Chromium's --screenshot writes)
 with zlib alone and prints its width, height, the number of distinct
 colours and the share of pixels that differ from the most common one (the
-background): enough to tell a drawn page from a blank one.
+background): enough to tell a drawn page from a blank one; and the shares
+of clearly red and clearly blue pixels (a differential flame graph's
+growth and shrinkage).
 """
 import json
 import struct
@@ -61,8 +63,12 @@ def main():
             px = line[x:x + 3]
             counts[px] = counts.get(px, 0) + 1
     background = max(counts.values())
+    red = sum(c for px, c in counts.items() if px[0] > px[1] + 40 and px[0] > px[2] + 40)
+    blue = sum(c for px, c in counts.items() if px[2] > px[0] + 40 and px[2] > px[1] + 20)
+    area = width * height
     print(json.dumps({"width": width, "height": height, "colours": len(counts),
-                      "drawn_share": 1 - background / (width * height)}))
+                      "drawn_share": 1 - background / area,
+                      "red_share": red / area, "blue_share": blue / area}))
 
 
 main()

@@ -24,8 +24,10 @@ struct kf_merge {
 	struct entry {
 		uint32_t text;           /* strtab id */
 		uint64_t count;          /* saturates */
+		uint64_t base;           /* the baseline's (kf_merge_add_base) */
 	} *entries;
 	size_t n, cap;
+	bool diff;                   /* a baseline was added: a difference */
 	kf_frame_info *frames;       /* one stack's frames, for pprof */
 	size_t frames_cap;
 	char *pieces;                /* ... and its text cut at each ';' */
@@ -60,7 +62,8 @@ void kf_merge_free(kf_merge *m)
 	free(m);
 }
 
-int kf_merge_add(kf_merge *m, const char *stack, size_t len, uint64_t count)
+/* the entry of a stack, made with counts 0 when new */
+static int entry(kf_merge *m, const char *stack, size_t len, struct entry **out)
 {
 	uint32_t id, e;
 
@@ -72,12 +75,38 @@ int kf_merge_add(kf_merge *m, const char *stack, size_t len, uint64_t count)
 		if (m->n >= UINT32_MAX || !KF_GROW(m->entries, m->cap, m->n + 1) ||
 		    !kf_map64_put(&m->index, id, (uint32_t)m->n))
 			return KF_ENOMEM;
-		m->entries[m->n] = (struct entry){ id, 0 };
+		m->entries[m->n] = (struct entry){ id, 0, 0 };
 		e = (uint32_t)m->n++;
 	}
-	m->entries[e].count = m->entries[e].count > UINT64_MAX - count ?
-			      UINT64_MAX : m->entries[e].count + count;
+	*out = &m->entries[e];
 	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+int kf_merge_add(kf_merge *m, const char *stack, size_t len, uint64_t count)
+{
+	struct entry *e;
+	int r = entry(m, stack, len, &e);
+
+	if (!r)
+		e->count = sat_add(e->count, count);
+	return r;
+}
+
+int kf_merge_add_base(kf_merge *m, const char *stack, size_t len, uint64_t count)
+{
+	struct entry *e;
+	int r = entry(m, stack, len, &e);
+
+	if (!r) {
+		e->base = sat_add(e->base, count);
+		m->diff = true;
+	}
+	return r;
 }
 
 size_t kf_merge_n_stacks(const kf_merge *m)
@@ -110,8 +139,13 @@ int kf_merge_write_folded(kf_merge *m, FILE *out)
 		KF_WORK(1);
 		if (!kf_map64_put(&m->index, m->entries[i].text, (uint32_t)i))
 			return KF_ENOMEM;
-		if (fprintf(out, "%s %" PRIu64 "\n", kf_strtab_get(&m->stacks, m->entries[i].text),
-			    m->entries[i].count) < 0)
+		if (m->diff && fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n",
+				       kf_strtab_get(&m->stacks, m->entries[i].text),
+				       m->entries[i].base, m->entries[i].count) < 0)
+			return KF_EIO;
+		if (!m->diff && fprintf(out, "%s %" PRIu64 "\n",
+					kf_strtab_get(&m->stacks, m->entries[i].text),
+					m->entries[i].count) < 0)
 			return KF_EIO;
 	}
 	return fflush(out) == 0 ? 0 : KF_EIO;
@@ -156,13 +190,22 @@ static int merge_stack(void *ctx, size_t i, kf_stack_info *out)
 	return 0;
 }
 
+static uint64_t merge_base(void *ctx, size_t i)
+{
+	kf_merge *m = ctx;
+
+	return m->entries[i].base;
+}
+
 int kf_merge_write_pprof(kf_merge *m, FILE *out)
 {
-	struct kf_stack_src src = { m, m->n, 0, merge_stack, NULL, NULL, true };
+	struct kf_stack_src src = { m, m->n, 0, merge_stack, NULL, NULL, true, NULL };
 	struct kf_pprof_facts f;
 	char version[64];
 	const char *comments[1];
 
+	if (m->diff)
+		return KF_EUNSUPP;   /* pprof has no baseline within a profile */
 	memset(&f, 0, sizeof(f));
 	f.event = "count";
 	f.unit = "count";
@@ -177,13 +220,24 @@ int kf_merge_write_pprof(kf_merge *m, FILE *out)
 int kf_merge_write_flamegraph(kf_merge *m, FILE *out, const char *title,
 			      enum kf_flame_format fmt)
 {
-	struct kf_stack_src src = { m, m->n, 0, merge_stack, NULL, NULL, true };
+	struct kf_stack_src src = { m, m->n, 0, merge_stack, NULL, NULL, true,
+				    m->diff ? merge_base : NULL };
 	struct kf_flame_facts f;
-	char sub[64];
+	char sub[160];
+	uint64_t ta = 0, tb = 0;
+	size_t i;
 
 	memset(&f, 0, sizeof(f));
-	f.title = title ? title : "merged folded stacks";
-	snprintf(sub, sizeof(sub), "%zu stacks, kfold %s", m->n, kf_version());
+	f.title = title ? title : m->diff ? "differential flame graph" : "merged folded stacks";
+	for (i = 0; i < m->n; i++) {
+		ta = sat_add(ta, m->entries[i].base);
+		tb = sat_add(tb, m->entries[i].count);
+	}
+	if (m->diff)
+		snprintf(sub, sizeof(sub), "%zu stacks, %" PRIu64 " before, %" PRIu64
+			 " after, kfold %s", m->n, ta, tb, kf_version());
+	else
+		snprintf(sub, sizeof(sub), "%zu stacks, kfold %s", m->n, kf_version());
 	f.subtitle = sub;
 	f.unit = "count";
 	f.svg = fmt == KF_FLAME_SVG;

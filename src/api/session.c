@@ -2001,7 +2001,7 @@ static int stack_in_init(kf_session *s, struct stack_in *in, struct kf_stack_src
 	kf_map64_init(&in->of_node);
 	kf_buf_init(&in->tmp);
 	*src = (struct kf_stack_src){ in, kf_session_n_stacks(s), kf_session_n_modules(s),
-				      in_stack, in_module, NULL, false };
+				      in_stack, in_module, NULL, false, NULL };
 	if (!s->o.classify || !s->rules || !s->namer_ready)
 		return 0;
 	if (!kf_strtab_init(&in->labels))

@@ -72,6 +72,7 @@ struct kf_cli {
 	bool arch_require_all;
 	bool pprof;                      /* fold --format pprof */
 	bool svg;                        /* flamegraph --format svg */
+	bool graph;                      /* merge, diff --format html or svg */
 	/* kfold diff (cmd-diff.c) */
 	bool diff_raw;                   /* --no-normalize */
 	/* kf_cli_run's writer when its write argument is NULL: for a

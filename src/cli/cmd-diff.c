@@ -9,7 +9,10 @@
  * in the other's column.  By default B's counts are scaled to A's total
  * (--no-normalize: as they are), rounded to the nearest integer, so that
  * two captures of different lengths compare by share; a note on stderr
- * says so when the totals differ.
+ * says so when the totals differ.  --format html (or svg) draws the same
+ * numbers as a differential flame graph through the library's merge
+ * (kf_merge_add_base): B's shape, coloured by growth and shrinkage, a
+ * stack found only in A in A's width.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,19 +23,33 @@
 
 #include "cli.h"
 
-enum { D_NO_NORMALIZE, D_NORMALIZE };
+enum { D_NO_NORMALIZE, D_NORMALIZE, D_FORMAT };
 
 static const struct kf_cli_opt diff_opts[] = {
 	{ "no-normalize", D_NO_NORMALIZE, no_argument, "--no-normalize",
 	  "keep B's counts as they are (default: scaled to A's total)" },
 	{ "normalize", D_NORMALIZE, no_argument, "--normalize", NULL },
+	{ "format", D_FORMAT, required_argument, "--format FMT",
+	  "folded (default: \"stack countA countB\" lines),\n"
+	  "html (a differential flame graph: B's shape, red\n"
+	  "where B grew, blue where it shrank) or svg (the\n"
+	  "same as a static image)" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
 static int diff_set(struct kf_cli *c, int key, const char *arg)
 {
-	(void)arg;
-	c->diff_raw = key == D_NO_NORMALIZE;
+	if (key != D_FORMAT) {
+		c->diff_raw = key == D_NO_NORMALIZE;
+		return 0;
+	}
+	if (strcmp(arg, "folded") != 0 && strcmp(arg, "html") != 0 && strcmp(arg, "svg") != 0) {
+		fprintf(stderr, "kfold: kfold diff --format takes folded, html or svg, not '%s'\n",
+			arg);
+		return KF_CLI_USAGE;
+	}
+	c->graph = strcmp(arg, "folded") != 0;
+	c->svg = strcmp(arg, "svg") == 0;
 	return 0;
 }
 
@@ -191,10 +208,44 @@ static uint64_t scale(uint64_t b, uint64_t ta, uint64_t tb)
 	return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
 }
 
+/* One stack's counts: a line, or into the merge that draws the graph. */
+static int put(kf_merge *m, FILE *out, const struct line *l, const uint64_t cnt[2])
+{
+	if (!m)
+		return fprintf(out, "%.*s %" PRIu64 " %" PRIu64 "\n", (int)l->len, l->stack,
+			       cnt[0], cnt[1]) < 0 ? KF_EIO : 0;
+	if (kf_merge_add_base(m, l->stack, l->len, cnt[0]) != 0 ||
+	    kf_merge_add(m, l->stack, l->len, cnt[1]) != 0) {
+		fputs("kfold: out of memory\n", stderr);
+		return KF_ENOMEM;
+	}
+	return 0;
+}
+
+/* the graph of the merge m: headed "A → B" */
+static int write_graph(struct kf_cli *c, kf_merge *m, FILE *out, const char *const in[2],
+		       bool scaled)
+{
+	char *title = NULL;
+	int r;
+
+	if (asprintf(&title, "%s \xe2\x86\x92 %s%s", in[0], in[1],
+		     scaled ? " (B scaled to A's total)" : "") < 0) {
+		fputs("kfold: out of memory\n", stderr);
+		return KF_ENOMEM;
+	}
+	r = kf_merge_write_flamegraph(m, out, title, c->svg ? KF_FLAME_SVG : KF_FLAME_HTML);
+	if (r == KF_ENOMEM)
+		fputs("kfold: out of memory\n", stderr);
+	free(title);
+	return r;
+}
+
 int kf_cli_diff_run(struct kf_cli *c)
 {
 	const char *in[2] = { c->input, c->input2 };
 	struct side sd[2];
+	kf_merge *m = NULL;
 	struct line *v = NULL;
 	size_t n = 0, cap = 0, i, j;
 	FILE *out = stdout;
@@ -218,11 +269,17 @@ int kf_cli_diff_run(struct kf_cli *c)
 			" / %" PRIu64 "); --no-normalize keeps them\n", in[1], in[0],
 			sd[0].total, sd[1].total);
 	qsort(v, n, sizeof(*v), cmp_lines);
+	if (c->graph && kf_merge_new(&m) != 0) {
+		fputs("kfold: out of memory\n", stderr);
+		r = KF_CLI_USAGE;
+		goto out;
+	}
 	if (c->output && !(out = fopen(c->output, "w"))) {
 		fprintf(stderr, "kfold: %s: %s\n", c->output, strerror(errno));
 		r = KF_CLI_USAGE;
 		goto out;
 	}
+	r = 0;
 	for (i = 0; i < n; i = j) {
 		uint64_t cnt[2] = { 0, 0 };
 
@@ -232,12 +289,18 @@ int kf_cli_diff_run(struct kf_cli *c)
 					  UINT64_MAX : cnt[v[j].which] + v[j].count;
 		if (normalize && sd[1].total && sd[0].total != sd[1].total)
 			cnt[1] = scale(cnt[1], sd[0].total, sd[1].total);
-		if (fprintf(out, "%.*s %" PRIu64 " %" PRIu64 "\n", (int)v[i].len, v[i].stack,
-			    cnt[0], cnt[1]) < 0)
+		if ((r = put(m, out, &v[i], cnt)))
 			break;
 	}
-	r = 0;
-	if (fflush(out) != 0 || ferror(out)) {
+	if (!r && m)
+		r = write_graph(c, m, out, in, normalize && sd[1].total &&
+						sd[0].total != sd[1].total);
+	if (r == KF_ENOMEM) {
+		r = KF_CLI_USAGE;
+	} else if (r == KF_EUNSUPP) {
+		fputs("kfold: the graph cannot hold this many names\n", stderr);
+		r = KF_CLI_USAGE;
+	} else if (r || fflush(out) != 0 || ferror(out)) {
 		fprintf(stderr, "kfold: %s: %s\n", c->output ? c->output : "stdout",
 			strerror(errno));
 		r = KF_CLI_USAGE;
@@ -247,6 +310,7 @@ int kf_cli_diff_run(struct kf_cli *c)
 		r = KF_CLI_USAGE;
 	}
 out:
+	kf_merge_free(m);
 	free(v);
 	free(sd[0].text);
 	free(sd[1].text);

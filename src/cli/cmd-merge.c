@@ -5,8 +5,9 @@
  * or a capture or bundle, folded with the options given.  Folded files
  * are read a line at a time into the library's merge (kf_merge_*), so
  * memory grows with the distinct stacks, not with the inputs.  Writes
- * folded stacks (one line per stack, byte order, as kfold folds) or,
- * with --format pprof, a gzip-compressed pprof profile.
+ * folded stacks (one line per stack, byte order, as kfold folds), or
+ * with --format a gzip-compressed pprof profile (pprof) or a flame graph
+ * (html, svg: kfold flamegraph's).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,24 +21,25 @@ enum { M_FORMAT };
 
 static const struct kf_cli_opt merge_opts[] = {
 	{ "format", M_FORMAT, required_argument, "--format FMT",
-	  "folded (default) or pprof (a gzip-compressed\n"
+	  "folded (default), pprof (a gzip-compressed\n"
 	  "profile.proto: each stack's first frame is its comm\n"
-	  "label, the others functions known by name)" },
+	  "label, the others functions known by name), html (a\n"
+	  "flame graph) or svg (kfold flamegraph's)" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
 static int merge_set(struct kf_cli *c, int key, const char *arg)
 {
 	(void)key;
-	if (strcmp(arg, "pprof") == 0) {
-		c->pprof = true;
-	} else if (strcmp(arg, "folded") == 0) {
-		c->pprof = false;
-	} else {
-		fprintf(stderr, "kfold: kfold merge --format takes folded or pprof, not '%s'\n",
-			arg);
+	if (strcmp(arg, "pprof") != 0 && strcmp(arg, "folded") != 0 &&
+	    strcmp(arg, "html") != 0 && strcmp(arg, "svg") != 0) {
+		fprintf(stderr, "kfold: kfold merge --format takes folded, pprof, html or svg, "
+			"not '%s'\n", arg);
 		return KF_CLI_USAGE;
 	}
+	c->pprof = strcmp(arg, "pprof") == 0;
+	c->graph = strcmp(arg, "html") == 0 || strcmp(arg, "svg") == 0;
+	c->svg = strcmp(arg, "svg") == 0;
 	return 0;
 }
 
@@ -160,9 +162,14 @@ int kf_cli_merge_run(struct kf_cli *c)
 		r = KF_CLI_USAGE;
 		goto out;
 	}
-	r = c->pprof ? kf_merge_write_pprof(m, out) : kf_merge_write_folded(m, out);
+	r = c->pprof ? kf_merge_write_pprof(m, out) :
+	    c->graph ? kf_merge_write_flamegraph(m, out, NULL, c->svg ? KF_FLAME_SVG :
+								       KF_FLAME_HTML) :
+	    kf_merge_write_folded(m, out);
 	if (r == KF_ENOMEM)
 		fputs("kfold: out of memory\n", stderr);
+	else if (r == KF_EUNSUPP)
+		fputs("kfold: the graph cannot hold this many names\n", stderr);
 	else if (r || fflush(out) != 0 || ferror(out))
 		fprintf(stderr, "kfold: %s: %s\n", c->output ? c->output : "stdout",
 			strerror(errno));

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,9 @@ struct node {
 	uint8_t kind, flags;
 	uint64_t self;
 	uint64_t samples;            /* self samples */
+	uint64_t a, b;               /* a difference: self weight before and
+					after (self is after's, or before's
+					for stacks found only before) */
 };
 
 struct tree {
@@ -56,6 +60,7 @@ struct tree {
 	size_t n_names, names_cap;
 	uint32_t *module_name;       /* by module index: name index + 1, 0 not
 					looked up yet */
+	bool diff;                   /* the source is a difference */
 };
 
 /* the dense index of s[0..len) in the names (0 for "") */
@@ -91,7 +96,7 @@ static int child(struct tree *t, uint32_t parent, uint32_t name, unsigned kind, 
 	if (t->n >= UINT32_MAX || !KF_GROW(t->nodes, t->cap, t->n + 1) ||
 	    !kf_map64_put(&t->child, key, (uint32_t)t->n))
 		return KF_ENOMEM;
-	t->nodes[t->n] = (struct node){ parent, name, 0, 0, 0, (uint8_t)kind, 0, 0, 0 };
+	t->nodes[t->n] = (struct node){ parent, name, 0, 0, 0, (uint8_t)kind, 0, 0, 0, 0, 0 };
 	*out = (uint32_t)t->n++;
 	return 0;
 }
@@ -201,11 +206,18 @@ static int module_index(struct tree *t, const struct kf_stack_src *src,
 	return 0;
 }
 
+static uint64_t clamp53(uint64_t v)
+{
+	return v > (1ull << 53) ? 1ull << 53 : v;
+}
+
 static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
 {
 	const char *verdict = NULL, *leaf = NULL;
 	kf_stack_info st;
 	uint32_t node = 0;
+	uint64_t w;
+	struct node *nd;
 	size_t k;
 	int r;
 
@@ -219,7 +231,6 @@ static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
 		size_t len;
 		unsigned kind;
 		uint32_t nm, file = 0, mod;
-		struct node *nd;
 
 		if (!*f->text)
 			continue;   /* folded output drops it too */
@@ -255,8 +266,20 @@ static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
 		}
 	}
 	/* the weight as the page's numbers can hold it exactly (2^53) */
-	t->nodes[node].self += st.weight_high || st.weight > (1ull << 53) ? 1ull << 53 : st.weight;
-	t->nodes[node].samples += st.samples;
+	w = st.weight_high || st.weight > (1ull << 53) ? 1ull << 53 : st.weight;
+	nd = &t->nodes[node];
+	nd->samples += st.samples;
+	if (t->diff) {
+		uint64_t a = src->base(src->ctx, i);
+
+		a = a > (1ull << 53) ? 1ull << 53 : a;
+		/* a stack gone after is drawn in its width before */
+		nd->self = clamp53(nd->self + (w ? w : a));
+		nd->a = clamp53(nd->a + a);
+		nd->b = clamp53(nd->b + w);
+	} else {
+		nd->self = clamp53(nd->self + w);
+	}
 	return 0;
 }
 
@@ -366,7 +389,8 @@ static void pad8(FILE *out, size_t *off, size_t n)
  *   the JSON {"unit":..., "names":[...]};
  *   per node: the distance back to its parent, name, file, line,
  *   module (u32 arrays); kind (u8); self weight, samples (f64: exact to
- *   2^53, which the weights are clamped to). */
+ *   2^53, which the weights are clamped to); for a difference ("diff"
+ *   in the JSON) the self weights before and after (f64). */
 static void write_tree(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
 {
 	char *json = NULL;
@@ -376,6 +400,8 @@ static void write_tree(const struct tree *t, const struct kf_flame_facts *f, FIL
 	if (m) {
 		fputs("{\"unit\":", m);
 		json_str(m, f->unit);
+		if (t->diff)
+			fputs(",\"diff\":true", m);
 		fputs(",\"names\":[", m);
 		for (i = 0; i < t->n_names; i++) {
 			if (i)
@@ -413,8 +439,11 @@ static void write_tree(const struct tree *t, const struct kf_flame_facts *f, FIL
 	for (i = 0; i < t->n; i++)
 		put_f64(out, (double)t->nodes[i].self);
 	for (i = 0; i < t->n; i++)
-		put_f64(out, (double)(t->nodes[i].samples > (1ull << 53) ? 1ull << 53 :
-				      t->nodes[i].samples));
+		put_f64(out, (double)clamp53(t->nodes[i].samples));
+	for (i = 0; i < t->n && t->diff; i++)
+		put_f64(out, (double)t->nodes[i].a);
+	for (i = 0; i < t->n && t->diff; i++)
+		put_f64(out, (double)t->nodes[i].b);
 }
 
 /* The tree, gzip-compressed and in base64 (lines of 76), for the page to
@@ -482,11 +511,13 @@ static uint32_t fnv(const char *s)
 	return h;
 }
 
+static void hsl_rgb(double h, double sat, double l, int rgb[3]);
+
 /* flame.js's colour(): the same hue, saturation and lightness per kind
  * and name */
 static void svg_colour(unsigned kind, const char *name, int rgb[3])
 {
-	double v = fnv(name) / 4294967296.0, h, sat, l, c, x, m, mod, r = 0, g = 0, b = 0;
+	double v = fnv(name) / 4294967296.0, h, sat, l;
 
 	switch (kind) {
 	case K_ROOT: h = 0; sat = 0; l = 80 + 6 * v; break;
@@ -502,6 +533,27 @@ static void svg_colour(unsigned kind, const char *name, int rgb[3])
 	case K_MARKER: h = 55; sat = 90; l = 58 + 8 * v; break;
 	default: h = 25 + 30 * v; sat = 45; l = 62 + 8 * v; break;
 	}
+	hsl_rgb(h, sat, l, rgb);
+}
+
+/* flame.js's diffColour(): red for growth, blue for shrinkage, deeper
+ * the nearer the change is to the largest (square root: small changes
+ * still show); a frame found only before pale blue-grey */
+static void svg_diff_colour(double a, double b, double max_change, int rgb[3])
+{
+	double v = max_change > 0 ? (b - a) / max_change : 0, m = v < 0 ? -v : v;
+
+	if (b == 0 && a > 0)
+		hsl_rgb(215, 20, 80, rgb);
+	else
+		hsl_rgb(v < 0 ? 220 : 0, 10 + 75 * sqrt(m > 1 ? 1 : m),
+			90 - 34 * sqrt(m > 1 ? 1 : m), rgb);
+}
+
+static void hsl_rgb(double h, double sat, double l, int rgb[3])
+{
+	double c, x, m, mod, r = 0, g = 0, b = 0;
+
 	sat /= 100;
 	l /= 100;
 	/* hsl to rgb: chroma c, the second largest component x */
@@ -549,6 +601,7 @@ static void svg_amount(FILE *out, const char *unit, double v)
 static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
 {
 	double *total = kf_calloc(t->n, sizeof(*total)), *x = kf_calloc(t->n, sizeof(*x));
+	double *ta = NULL, *tb = NULL, max_change = 0;
 	uint32_t *first = kf_calloc(t->n + 1, sizeof(*first)), *kids = kf_calloc(t->n, sizeof(*kids));
 	uint32_t *fill = kf_calloc(t->n + 1, sizeof(*fill)), *depth = kf_calloc(t->n, sizeof(*depth));
 	uint32_t *stack = kf_calloc(t->n + 1, sizeof(*stack)), max_depth = 0;
@@ -556,7 +609,12 @@ static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE 
 	size_t i, sp = 0, hidden = 0;
 	int r = 0;
 
-	if (!total || !x || !first || !kids || !fill || !depth || !stack) {
+	if (t->diff) {
+		ta = kf_calloc(t->n, sizeof(*ta));
+		tb = kf_calloc(t->n, sizeof(*tb));
+	}
+	if (!total || !x || !first || !kids || !fill || !depth || !stack ||
+	    (t->diff && (!ta || !tb))) {
 		r = KF_ENOMEM;
 		goto out;
 	}
@@ -564,7 +622,18 @@ static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE 
 		total[i] += (double)t->nodes[i].self;
 		if (i)
 			total[t->nodes[i].parent] += total[i];
+		if (!t->diff)
+			continue;
+		ta[i] += (double)t->nodes[i].a;
+		tb[i] += (double)t->nodes[i].b;
+		if (i) {
+			ta[t->nodes[i].parent] += ta[i];
+			tb[t->nodes[i].parent] += tb[i];
+		}
 	}
+	for (i = 1; t->diff && i < t->n; i++)
+		if (fabs(tb[i] - ta[i]) > max_change)
+			max_change = fabs(tb[i] - ta[i]);
 	for (i = 1; i < t->n; i++) {
 		first[t->nodes[i].parent + 1]++;
 		depth[i] = depth[t->nodes[i].parent] + 1;
@@ -608,15 +677,29 @@ static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE 
 			hidden++;
 			continue;
 		}
-		svg_colour(t->nodes[n].kind, name, rgb);
+		if (t->diff)
+			svg_diff_colour(ta[n], tb[n], max_change, rgb);
+		else
+			svg_colour(t->nodes[n].kind, name, rgb);
 		fputs("<g><title>", out);
 		html(out, name);
 		fputs(" (", out);
-		svg_amount(out, f->unit, total[n]);
-		fprintf(out, ", %.2f%%)</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		if (t->diff) {
+			svg_amount(out, f->unit, ta[n]);
+			fputs(" before, ", out);
+			svg_amount(out, f->unit, tb[n]);
+			fprintf(out, " after: %s%.0f", tb[n] >= ta[n] ? "+" : "", tb[n] - ta[n]);
+			if (ta[n] > 0)
+				fprintf(out, ", %+.1f%%", 100 * (tb[n] - ta[n]) / ta[n]);
+			fputs(")</title>", out);
+		} else {
+			svg_amount(out, f->unit, total[n]);
+			fprintf(out, ", %.2f%%)</title>",
+				total[0] > 0 ? 100 * total[n] / total[0] : 0);
+		}
+		fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			"height=\"%.1f\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>",
-			total[0] > 0 ? 100 * total[n] / total[0] : 0, x[n], y, w, SVG_ROW - 1,
-			rgb[0], rgb[1], rgb[2]);
+			x[n], y, w, SVG_ROW - 1, rgb[0], rgb[1], rgb[2]);
 		/* the name where it fits: about 7 pixels a character */
 		if (w > 21) {
 			size_t fit = (size_t)((w - 6) / 7), len = strlen(name);
@@ -653,6 +736,8 @@ static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE 
 	fputs("</svg>\n", out);
 out:
 	free(total);
+	free(ta);
+	free(tb);
 	free(x);
 	free(first);
 	free(kids);
@@ -680,7 +765,8 @@ int kf_flame_write(const struct kf_stack_src *src, const struct kf_flame_facts *
 	/* name 0 is "" (no file), node 0 "all" */
 	if ((r = name_index(&t, "", 0, &empty)))
 		goto out;
-	t.nodes[t.n++] = (struct node){ 0, 0, 0, 0, 0, K_ROOT, 0, 0, 0 };
+	t.nodes[t.n++] = (struct node){ 0, 0, 0, 0, 0, K_ROOT, 0, 0, 0, 0, 0 };
+	t.diff = src->base != NULL;
 	for (i = 0; i < src->n_stacks && !r; i++)
 		r = add_stack(&t, src, i);
 	if (r)

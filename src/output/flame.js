@@ -11,6 +11,12 @@
  * the pointer.  Frames narrower than half a pixel are not drawn; the
  * status line says how many and what share they hold.
  *
+ * A difference (kfold diff --format html; "diff" in the data) also has
+ * each node's self weight before and after: the graph has the after
+ * shape (a stack found only before keeps its before width) and a frame's
+ * colour says how its subtree changed, red for growth and blue for
+ * shrinkage, deeper the nearer to the largest change.
+ *
  * ?selftest=1[&search=TEXT][&zoom=NAME][&reverse=1][&icicle=1] drives the
  * page as a person would (zoom, search) and writes what it then shows
  * into <pre id="selftest"> as JSON, for the browser test
@@ -50,6 +56,10 @@
 		off += (8 - off % 8) % 8;
 		D.self = new Float64Array(buf, off, n);
 		D.samples = new Float64Array(buf, off + 8 * n, n);
+		if (D.diff) {
+			D.a = new Float64Array(buf, off + 16 * n, n);
+			D.b = new Float64Array(buf, off + 24 * n, n);
+		}
 		/* parents come as the distance back to them */
 		D.parent = new Int32Array(n);
 		for (i = 1; i < n; i++)
@@ -97,6 +107,17 @@
 				h = Math.imul(h, 16777619);
 			}
 			return (h >>> 0) / 4294967296;
+		}
+
+		/* a difference: red for growth, blue for shrinkage, deeper the
+		 * nearer to the largest change (square root: small changes still
+		 * show); a frame found only before pale blue-grey */
+		function diffColour(a, b, max) {
+			var v = max > 0 ? (b - a) / max : 0, m = Math.min(1, Math.abs(v));
+			if (b === 0 && a > 0)
+				return 'hsl(215,20%,80%)';
+			return 'hsl(' + (v < 0 ? 220 : 0) + ',' + (10 + 75 * Math.sqrt(m)) + '%,' +
+				(90 - 34 * Math.sqrt(m)) + '%)';
 		}
 
 		/* one colour per (kind, name): the same function has the same
@@ -159,6 +180,7 @@
 					kids.subarray(first[i], first[i + 1]).sort(byName);
 			/* totals on the source's order: children come after parents */
 			var tot = new Float64Array(n), smp = new Float64Array(n);
+			var ta = new Float64Array(src.a ? n : 0), tb = new Float64Array(src.a ? n : 0);
 			for (i = n - 1; i >= 0; i--) {
 				tot[i] += src.self[i];
 				smp[i] += src.samples[i];
@@ -166,13 +188,23 @@
 					tot[src.parent[i]] += tot[i];
 					smp[src.parent[i]] += smp[i];
 				}
+				if (src.a) {
+					ta[i] += src.a[i];
+					tb[i] += src.b[i];
+					if (i) {
+						ta[src.parent[i]] += ta[i];
+						tb[src.parent[i]] += tb[i];
+					}
+				}
 			}
 			/* preorder: an explicit stack, children pushed last first */
 			var t = { n: n, parent: new Int32Array(n), name: new Int32Array(n),
 				  kind: new Uint8Array(n), self: new Float64Array(n), total: new Float64Array(n),
 				  samples: new Float64Array(n), file: new Int32Array(n), line: new Int32Array(n),
 				  module: new Int32Array(n), depth: new Int32Array(n), start: new Float64Array(n),
-				  end: new Int32Array(n), maxDepth: 0 };
+				  end: new Int32Array(n), maxDepth: 0,
+				  a: src.a ? new Float64Array(n) : null, b: src.a ? new Float64Array(n) : null,
+				  maxChange: 0 };
 			var stack = new Int32Array(n + 1), newOf = new Int32Array(n), next = new Float64Array(n);
 			var sp = 0, at = 0;
 			stack[sp++] = 0;
@@ -190,6 +222,12 @@
 				t.file[k] = src.file[i];
 				t.line[k] = src.line[i];
 				t.module[k] = src.module[i];
+				if (src.a) {
+					t.a[k] = ta[i];
+					t.b[k] = tb[i];
+					if (i && Math.abs(tb[i] - ta[i]) > t.maxChange)
+						t.maxChange = Math.abs(tb[i] - ta[i]);
+				}
 				if (i) {
 					t.depth[k] = t.depth[p] + 1;
 					t.start[k] = next[p];
@@ -213,14 +251,15 @@
 		function forward() {
 			return layout({ n: D.parent.length, parent: D.parent, name: D.name, kind: D.kind,
 					self: D.self, samples: D.samples, file: D.file, line: D.line,
-					module: D.module });
+					module: D.module, a: D.a, b: D.b });
 		}
 
 		/* the callers of each leaf: every node with self weight, its path
 		 * to the root reversed */
 		function reverse(f) {
 			var src = { n: 1, parent: [0], name: [0], kind: [0], self: [0], samples: [0],
-				    file: [0], line: [0], module: [0] };
+				    file: [0], line: [0], module: [0], a: D.diff ? [0] : null,
+				    b: D.diff ? [0] : null };
 			var index = new Map(), i, p, node, key, j, w = NAMES.length * 16;
 			for (i = 1; i < f.n; i++) {
 				if (!f.self[i])
@@ -240,21 +279,33 @@
 						src.file.push(f.file[p]);
 						src.line.push(f.line[p]);
 						src.module.push(f.module[p]);
+						if (D.diff) {
+							src.a.push(0);
+							src.b.push(0);
+						}
 					}
 					node = j;
 				}
 				/* the weight is the leaf's own; layout sums it up the path */
 				src.self[node] += f.self[i];
 				src.samples[node] += f.samples[i] - childSamples(f, i);
+				if (D.diff) {
+					src.a[node] += f.a[i] - childSum(f.a, f, i);
+					src.b[node] += f.b[i] - childSum(f.b, f, i);
+				}
 			}
 			return layout(src);
 		}
 
 		/* a node's own samples: its subtree's less its children's */
 		function childSamples(f, i) {
+			return childSum(f.samples, f, i);
+		}
+
+		function childSum(v, f, i) {
 			var s = 0, c;
 			for (c = i + 1; c < f.end[i]; c = f.end[c])
-				s += f.samples[c];
+				s += v[c];
 			return s;
 		}
 
@@ -310,6 +361,7 @@
 				d = T.depth[n];
 				y = icicle ? d * ROW : H - (d + 1) * ROW;
 				ctx.fillStyle = matchName && n && matchName[T.name[n]] ? 'hsl(300,85%,62%)' :
+					D.diff ? diffColour(T.a[n], T.b[n], T.maxChange) :
 					colour(T.kind[n], nameOf(n));
 				ctx.fillRect(clip0, y, Math.max(clip1 - clip0 - 0.5, 0.5), ROW - 1);
 				if (clip1 - clip0 > 28) {
@@ -369,6 +421,16 @@
 			var where = (T.module[n] ? ' in ' + NAMES[T.module[n]] : '') +
 				(T.file[n] ? ' at ' + NAMES[T.file[n]] + (T.line[n] ? ':' + T.line[n] : '') : '');
 			var parent = n ? T.total[T.parent[n]] : T.total[0];
+			if (D.diff) {
+				var d = T.b[n] - T.a[n];
+				return nameOf(n) + ' [' + KIND[T.kind[n]][0] + ']' + where + ': ' +
+					amount(T.a[n]) + ' before, ' + amount(T.b[n]) + ' after: ' +
+					(d >= 0 ? '+' : '\u2212') + amount(Math.abs(d)) +
+					(T.a[n] ? ' (' + (d >= 0 ? '+' : '\u2212') +
+					 (100 * Math.abs(d) / T.a[n]).toFixed(1) + '%)' : ' (new)') +
+					', ' + pct(T.b[n], T.b[0]) + ' of all after, ' +
+					pct(T.a[n], T.a[0]) + ' before';
+			}
 			return nameOf(n) + ' [' + KIND[T.kind[n]][0] + ']' + where + ': ' +
 				amount(T.total[n]) +
 				(T.samples[n] && D.unit !== 'samples' ? ' (' + T.samples[n] + ' samples)' : '') +
@@ -459,9 +521,26 @@
 		});
 		window.addEventListener('resize', draw);
 
-		/* the legend: the kinds the graph has */
+		/* the legend: the kinds the graph has; a difference's colours */
 		(function () {
 			var seen = {}, el = document.getElementById('legend'), k, i;
+			if (D.diff) {
+				var m = fwd.maxChange || 1;
+				[['grew (the largest growth)', diffColour(0, m, m)],
+				 ['grew a little', diffColour(0, m / 10, m)],
+				 ['unchanged', diffColour(1, 1, m)],
+				 ['shrank a little', diffColour(1 + m / 10, 1, m)],
+				 ['shrank (the largest shrinkage)', diffColour(1 + m, 1, m)],
+				 ['only before (drawn in its width before)', diffColour(1, 0, m)]
+				].forEach(function (e) {
+					var s = document.createElement('span'), b = document.createElement('b');
+					b.style.background = e[1];
+					s.appendChild(b);
+					s.appendChild(document.createTextNode(e[0]));
+					el.appendChild(s);
+				});
+				return;
+			}
 			for (i = 0; i < D.kind.length; i++)
 				seen[D.kind[i]] = true;
 			for (k = 0; k < KIND.length; k++) {
@@ -513,6 +592,11 @@
 									    clientY: r.top + cy, bubbles: true }));
 			}
 			out.zoomed = nameOf(zoom);
+			if (D.diff) {
+				out.before = T.a[zoom];
+				out.after = T.b[zoom];
+				out.maxChange = T.maxChange;
+			}
 			out.zoomedShare = T.total[zoom] / T.total[0];
 			out.framesZoomed = drawn;
 			var term = q.get('search') || '';

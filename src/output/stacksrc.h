@@ -24,6 +24,9 @@ struct kf_stack_src {
 	/* the frames are folded text (kfold merge): kinds only as their
 	 * suffixes say (_[k], _[j], _[i]) */
 	bool folded;
+	/* a difference: stack i's count in the baseline (its weight is the
+	 * other profile's); NULL: not a difference */
+	uint64_t (*base)(void *ctx, size_t i);
 };
 
 #endif

@@ -31,65 +31,6 @@ kf_hermetic "$tmp" || exit 1
 fail=0
 no() { echo "FAIL: $*"; fail=1; }
 
-# the page's data as folded stacks, with folded output's rules for names
-cat > "$tmp/tree.py" <<'PY'
-import base64, gzip, json, re, struct, sys
-page = open(sys.argv[1], encoding="utf-8").read()
-m = re.search(r'<script type="application/octet-stream" id="data">(.*?)</script>', page, re.S)
-raw = gzip.decompress(base64.b64decode(m.group(1)))
-magic, version, n, jlen = struct.unpack_from("<4sIII", raw)
-assert magic == b"KFFG" and version == 1
-d = json.loads(raw[16:16 + jlen])
-off = (16 + jlen + 7) // 8 * 8
-for key in ("pdelta", "name", "file", "line", "module"):
-    d[key] = struct.unpack_from("<%dI" % n, raw, off)
-    off += 4 * n
-d["kind"] = list(raw[off:off + n])
-off = (off + n + 7) // 8 * 8
-d["self"] = [int(x) for x in struct.unpack_from("<%dd" % n, raw, off)]
-names = d["names"]
-d["parent"] = [i - p for i, p in enumerate(d["pdelta"])]
-n = len(d["parent"])
-if sys.argv[2] == "names":
-    print("\n".join(names))
-elif sys.argv[2] == "folded":
-    out = {}
-    for i in range(1, n):
-        if not d["self"][i]:
-            continue
-        path, j = [], i
-        while j:
-            path.append(names[d["name"][j]].replace(";", ":").replace('"', "").replace("'", ""))
-            j = d["parent"][j]
-        key = ";".join(reversed(path))
-        out[key] = out.get(key, 0) + d["self"][i]
-    for k in sorted(out, key=lambda k: k.encode()):
-        print("%s %d" % (k, out[k]))
-else:
-    # what the self-test must report: the widest process, and the share
-    # of the frames matching sys.argv[3]
-    total = [0] * n
-    for i in range(n - 1, -1, -1):
-        total[i] += d["self"][i]
-        if i:
-            total[d["parent"][i]] += total[i]
-    kids = [i for i in range(1, n) if d["parent"][i] == 0]
-    widest = max(kids, key=lambda i: (total[i], -i))
-    term = sys.argv[3]
-    match = [i > 0 and term in names[d["name"][i]] for i in range(n)]
-    share = 0
-    for i in range(1, n):
-        if not match[i]:
-            continue
-        j = d["parent"][i]
-        while j and not match[j]:
-            j = d["parent"][j]
-        if j == 0:
-            share += total[i]
-    print(json.dumps({"widest": names[d["name"][widest]], "widest_share": total[widest] / total[0],
-                      "matched": sum(match), "share": share / total[0], "total": total[0],
-                      "kinds": sorted(set(d["kind"]))}))
-PY
 
 n=0
 for d in "$src"/testdata/cases/*/; do
@@ -100,7 +41,7 @@ for d in "$src"/testdata/cases/*/; do
 	rc=$?
 	"$kfold" -q "${KF_CASE[@]}" "$d/perf.data" > "$tmp/want" 2>/dev/null
 	[ $rc -eq $? ] || no "$name: exit status $rc, folded another"
-	python3 "$tmp/tree.py" "$tmp/g.html" folded > "$tmp/got" 2> "$tmp/err" ||
+	python3 "$src/scripts/flame-tree.py" "$tmp/g.html" folded > "$tmp/got" 2> "$tmp/err" ||
 		{ no "$name: the page's data: $(tail -1 "$tmp/err")"; continue; }
 	if ! cmp -s "$tmp/got" "$tmp/want"; then
 		no "$name: the page's stacks differ from the folded ones"
@@ -115,26 +56,14 @@ done
 echo "flamegraph: $n pages hold their captures' folded stacks"
 
 # ---- in a browser ----------------------------------------------------------------
-browser=$(command -v chromium || command -v chromium-browser || true)
-[ -n "$browser" ] || { no "chromium is missing: scripts/setup.sh installs it"; exit 1; }
-run_browser() {   # PAGE QUERY OUT --dump-dom|--screenshot=FILE
-	local page=$1 query=$2 out=$3
-	shift 3
-	timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-		--no-first-run --user-data-dir="$tmp/chrome" --window-size=1200,700 \
-		--virtual-time-budget=2000 "$@" "file://$page?$query" > "$out" 2> "$tmp/chrome.err"
-}
-selftest() {      # DUMPED-DOM
-	python3 - "$1" <<'PY'
-import html, re, sys
-m = re.search(r'<pre id="selftest"[^>]*>(.*?)</pre>', open(sys.argv[1]).read(), re.S)
-print(html.unescape(m.group(1)) if m else "{}")
-PY
-}
+command -v chromium > /dev/null || command -v chromium-browser > /dev/null ||
+	{ no "chromium is missing: scripts/setup.sh installs it"; exit 1; }
+run_browser() { kf_browser "$tmp" "$@"; }
+selftest() { kf_selftest "$@"; }
 d=$src/testdata/cases/system
 kf_case "$d"
 "$kfold" flamegraph -q "${KF_CASE[@]}" -o "$tmp/sys.html" "$d/perf.data" || no "system: exit $?"
-python3 "$tmp/tree.py" "$tmp/sys.html" expect do_syscall > "$tmp/expect"
+python3 "$src/scripts/flame-tree.py" "$tmp/sys.html" expect do_syscall > "$tmp/expect"
 run_browser "$tmp/sys.html" "selftest=1&search=do_syscall" "$tmp/dom" --dump-dom
 selftest "$tmp/dom" > "$tmp/st.json"
 python3 - "$tmp/st.json" "$tmp/expect" <<'PY' || fail=1
@@ -201,8 +130,8 @@ fi
 # the names and weights of the root's children in the tree
 "$kfold" flamegraph -q "${KF_CASE[@]}" --format svg -o "$tmp/sys.svg" "$src/testdata/cases/system/perf.data" ||
 	no "--format svg: exit $?"
-python3 "$tmp/tree.py" "$tmp/sys.html" names > /dev/null
-python3 - "$tmp/sys.svg" "$tmp/sys.html" "$tmp/tree.py" <<'PY' || fail=1
+python3 "$src/scripts/flame-tree.py" "$tmp/sys.html" names > /dev/null
+python3 - "$tmp/sys.svg" "$tmp/sys.html" "$src/scripts/flame-tree.py" <<'PY' || fail=1
 import re, subprocess, sys, xml.dom.minidom
 svg, page, tree = sys.argv[1:]
 doc = xml.dom.minidom.parse(svg)
@@ -213,7 +142,7 @@ for g in doc.getElementsByTagName("g"):
     if len(t) == 1 and len(r) == 1:
         frames.append((t[0].firstChild.data, float(r[0].getAttribute("y")),
                        float(r[0].getAttribute("width"))))
-# the tree, from the page's data (tree.py's decoding)
+# the tree, from the page's data (flame-tree.py's decoding)
 src = open(tree).read().split("if sys.argv[2] ==")[0]
 ns = {}
 sys.argv = [tree, page, "x"]
@@ -251,15 +180,15 @@ kf_case "$d"
 "$kfold" -q "${KF_CASE[@]}" "$d/perf.data" > "$tmp/plain.folded"
 "$kfold" flamegraph -o "$tmp/k.html" "$tmp/k.folded" || no "folded input: exit $?"
 "$kfold" flamegraph -o "$tmp/plain.html" "$tmp/plain.folded" || no "folded input: exit $?"
-python3 "$tmp/tree.py" "$tmp/plain.html" folded | cmp -s - "$tmp/plain.folded" ||
+python3 "$src/scripts/flame-tree.py" "$tmp/plain.html" folded | cmp -s - "$tmp/plain.folded" ||
 	no "a folded file's page does not hold its stacks"
 # kinds: 0 the root, 6 kernel from _[k], 9 unknown ("[unknown]",
 # "[[vdso]]"), 11 neutral
-python3 "$tmp/tree.py" "$tmp/k.html" expect x | grep -q '"kinds": \[0, 6, 9, 11\]' ||
-	no "_[k] frames are not kernel: $(python3 "$tmp/tree.py" "$tmp/k.html" expect x)"
-python3 "$tmp/tree.py" "$tmp/plain.html" expect x | grep -q '"kinds": \[0, 9, 11\]' ||
-	no "a folded file without suffixes is not neutral: $(python3 "$tmp/tree.py" "$tmp/plain.html" expect x)"
-python3 "$tmp/tree.py" "$tmp/k.html" names | grep -q '_\[k\]$' &&
+python3 "$src/scripts/flame-tree.py" "$tmp/k.html" expect x | grep -q '"kinds": \[0, 6, 9, 11\]' ||
+	no "_[k] frames are not kernel: $(python3 "$src/scripts/flame-tree.py" "$tmp/k.html" expect x)"
+python3 "$src/scripts/flame-tree.py" "$tmp/plain.html" expect x | grep -q '"kinds": \[0, 9, 11\]' ||
+	no "a folded file without suffixes is not neutral: $(python3 "$src/scripts/flame-tree.py" "$tmp/plain.html" expect x)"
+python3 "$src/scripts/flame-tree.py" "$tmp/k.html" names | grep -q '_\[k\]$' &&
 	no "the _[k] suffixes are left in the names"
 
 # a folded file with a line that is not one: its name and line, exit 2

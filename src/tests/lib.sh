@@ -13,6 +13,13 @@
 #                        (DIR/symfs) when it has one, --perf-map-dir DIR when
 #                        it carries perf maps, and the words of DIR/args
 #   kf_symfs DIR         print the symfs a case is read with
+#   kf_browser TMPDIR PAGE QUERY OUT ARGS...
+#                        open file://PAGE?QUERY in headless chromium
+#                        (Debian's; scripts/setup.sh installs it) with
+#                        ARGS (--dump-dom, --screenshot=FILE), its stdout
+#                        in OUT, its stderr in TMPDIR/chrome.err
+#   kf_selftest DOM      print the JSON a flame graph page's self-test
+#                        wrote into the dumped DOM ({} when none)
 #
 # Tests that record a capture themselves a moment before may use this
 # machine's kernel and files instead; they do not source this file.
@@ -48,4 +55,24 @@ kf_case() {
 		read -r -a words < "$dir/args"
 		KF_CASE+=("${words[@]}")
 	fi
+}
+
+kf_browser() {
+	local tmp=$1 page=$2 query=$3 out=$4 browser
+	shift 4
+	browser=$(command -v chromium || command -v chromium-browser) || {
+		echo "chromium is missing: scripts/setup.sh installs it" > "$tmp/chrome.err"
+		return 1
+	}
+	timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--no-first-run --user-data-dir="$tmp/chrome" --window-size=1200,700 \
+		--virtual-time-budget=2000 "$@" "file://$page?$query" > "$out" 2> "$tmp/chrome.err"
+}
+
+kf_selftest() {
+	python3 - "$1" <<'PY'
+import html, re, sys
+m = re.search(r'<pre id="selftest"[^>]*>(.*?)</pre>', open(sys.argv[1]).read(), re.S)
+print(html.unescape(m.group(1)) if m else "{}")
+PY
 }
