@@ -561,6 +561,11 @@ typedef struct kf_frame_info {
 				     the k-th function inlined into it */
 	int32_t pid, tid;         /* a root's, -1 when stacks are not told
 				     apart by them (--pid, --tid, contexts) */
+	const char *system_name;  /* the function's name as its file has it
+				     (mangled: "_ZN4shop4Cart5totalEv"), or
+				     NULL when that is name */
+	unsigned start_line;      /* the line where the function is declared
+				     (DWARF DW_AT_decl_line), 0: not known */
 } kf_frame_info;
 
 typedef struct kf_stack_info {
@@ -571,6 +576,11 @@ typedef struct kf_stack_info {
 	uint64_t weight;          /* their summed weight (period, or 1 per
 				     sample with count_samples), modulo 2^64 */
 	uint64_t weight_high;     /* the bits above 2^64 of that sum */
+	size_t n_shared;          /* frames[0 .. n_shared) are those of the
+				     stack the previous call returned (its
+				     callers in common: stacks come in
+				     preorder of the call tree), so a caller
+				     may keep what it made of them */
 } kf_stack_info;
 
 /* Number of distinct stacks; 0 before kf_session_run. */

@@ -62,7 +62,7 @@ def main():
                 labels[key] = val
             i += 1
         recs.append((values[col], locs, labels))
-    # Locations: "  ID: 0xADDR M=N name file:line s=N", inline callers on
+    # Locations: "  ID: 0xADDR M=N name file:line s=N[(system name)]", inline callers on
     # the lines after it, innermost first
     while i < len(lines) and lines[i] != "Locations":
         i += 1
@@ -79,9 +79,11 @@ def main():
         if m:
             cur = int(m.group(1))
             names[cur] = []
-        # "name file:line s=N": the name may hold spaces, the file and
-        # the s= do not
-        name = rest.rsplit(" ", 2)[0] if re.search(r" \S*:\d+ s=\d+$", rest) else rest
+        # "name file:line s=N" or "... s=N(system name)" where that
+        # differs from the name: the name may hold spaces, the file, the
+        # s= and a system name (mangled) do not
+        m = re.match(r"^(.*) \S*:\d+ s=\d+(?:\(\S*\))?$", rest)
+        name = m.group(1) if m else rest
         names[cur].append(name.replace(";", ":").replace('"', "").replace("'", ""))
     folded = {}
     for value, locs, labels in recs:

@@ -126,11 +126,24 @@ struct kf_session {
 	/* the stacks as data (walk.c) */
 	struct kf_walk {
 		bool listed;
-		uint32_t *nodes;          /* trie nodes with samples, in id order */
+		uint32_t *nodes;          /* trie nodes with samples, in preorder */
 		size_t n;
 		size_t *hit_of;           /* module id -> index of kf_session_module */
 		struct kf_fold_frame *ff; /* one stack's folded frames */
 		size_t ff_cap;
+		/* the previous stack's path, root first, and where each of
+		 * its nodes' frames start in ff (path_at[path_n]: the end),
+		 * so that the next stack builds only the frames of the
+		 * nodes where it leaves that path */
+		uint32_t *path, *np;
+		size_t path_n, path_cap, np_cap;
+		size_t *path_at;
+		size_t path_at_cap;
+		bool java;                /* the path's root's (kf_fold_root_java) */
+		bool shared_ok;           /* the path is the stack the last call
+					     returned (n_shared is about it) */
+		struct kf_fold_frame *tmp; /* one node's frames */
+		size_t tmp_cap;
 		kf_frame_info *fi;        /* ... and their public form */
 		size_t fi_cap;
 	} walk;

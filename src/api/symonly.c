@@ -637,6 +637,7 @@ static bool read_frame(struct kf_nametab *t, const json_t *a, bool *oom)
 	size_t k, j;
 
 	memset(&en, 0, sizeof(en));
+	memset(sf, 0, sizeof(sf));   /* what a bundle does not carry: 0 */
 	if (json_array_size(a) != 6 || !json_is_array(fr) || json_array_size(fr) == 0 ||
 	    json_array_size(fr) > MAX_CHAIN ||
 	    !get_u64(json_array_get(a, 0), KF_NT_VARIANTS - 1, &v[0]) ||

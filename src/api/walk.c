@@ -3,7 +3,7 @@
  * a program that writes its own output.
  *
  * The frames come from the same place as folded output's
- * (kf_fold_stack_frames: the namer's structured frames, each with its own
+ * (kf_fold_node_frames: the namer's structured frames, each with its own
  * folded text), so a frame's `text` is what folded output prints for it.
  */
 #include <stdlib.h>
@@ -19,15 +19,23 @@ void kf_session_walk_fini(struct kf_session *s)
 	free(s->walk.hit_of);
 	free(s->walk.ff);
 	free(s->walk.fi);
+	free(s->walk.path);
+	free(s->walk.np);
+	free(s->walk.path_at);
+	free(s->walk.tmp);
 	memset(&s->walk, 0, sizeof(s->walk));
 }
 
-/* Once: the nodes where stacks end, and where each module is in
- * kf_session_module's list. */
+/* Once: the nodes where stacks end, in preorder of the trie (a node
+ * before its children, children in id order), so that each stack shares
+ * as many callers as it can with the one before it (stack_frames); and
+ * where each module is in kf_session_module's list. */
 static int list_stacks(struct kf_session *s)
 {
 	struct kf_walk *w = &s->walk;
-	size_t i, n = 0, cap = 0;
+	size_t i, n = 0, cap = 0, sp = 0, nn = s->stacks.n;
+	uint32_t *first = NULL, *kids = NULL, *fill = NULL, *stack = NULL;
+	int r = KF_ENOMEM;
 
 	if (w->listed)
 		return 0;
@@ -40,17 +48,45 @@ static int list_stacks(struct kf_session *s)
 		w->hit_of[i] = KF_NO_MODULE;
 	for (i = 0; i < s->n_hit; i++)
 		w->hit_of[s->hit[i]] = i;
-	for (i = 1; i < s->stacks.n; i++) {
+	/* the children of each node, in id order (node 0 is the roots'
+	 * parent) */
+	first = kf_calloc(nn + 1, sizeof(*first));
+	kids = kf_calloc(nn ? nn : 1, sizeof(*kids));
+	fill = kf_calloc(nn + 1, sizeof(*fill));
+	stack = kf_calloc(nn + 1, sizeof(*stack));
+	if (!first || !kids || !fill || !stack)
+		goto out;
+	for (i = 1; i < nn; i++)
+		first[s->stacks.nodes[i].parent + 1]++;
+	for (i = 0; i < nn; i++)
+		first[i + 1] += first[i];
+	memcpy(fill, first, (nn + 1) * sizeof(*fill));
+	for (i = 1; i < nn; i++)
+		kids[fill[s->stacks.nodes[i].parent]++] = (uint32_t)i;
+	/* preorder: children pushed last first */
+	for (i = first[1]; nn && i-- > first[0];)
+		stack[sp++] = kids[i];
+	while (sp) {
+		uint32_t x = stack[--sp];
+
 		KF_WORK(1);
-		if (!s->stacks.nodes[i].samples)
-			continue;
-		if (!KF_GROW(w->nodes, cap, n + 1))
-			return KF_ENOMEM;
-		w->nodes[n++] = (uint32_t)i;
+		if (s->stacks.nodes[x].samples) {
+			if (!KF_GROW(w->nodes, cap, n + 1))
+				goto out;
+			w->nodes[n++] = x;
+		}
+		for (i = first[x + 1]; i-- > first[x];)
+			stack[sp++] = kids[i];
 	}
 	w->n = n;
 	w->listed = true;
-	return 0;
+	r = 0;
+out:
+	free(first);
+	free(kids);
+	free(fill);
+	free(stack);
+	return r;
 }
 
 size_t kf_session_n_stacks(kf_session *s)
@@ -84,12 +120,73 @@ static enum kf_frame_why public_why(unsigned w)
 	}
 }
 
+/* The folded frames of the stack ending at node into w->ff[0 .. *nv):
+ * kf_fold_stack_frames', but those of the nodes the stack shares with the
+ * previous one's path are kept (a caller reads the stacks in order, and
+ * neighbours share most of their callers: building a frame's text is
+ * the costly part). */
+static int stack_frames(struct kf_session *s, uint32_t node, size_t *nv, size_t *shared)
+{
+	struct kf_walk *w = &s->walk;
+	size_t depth = 0, keep = 0, at, k;
+	uint32_t x, *t;
+	int r;
+
+	for (x = node; x; x = s->stacks.nodes[x].parent) {
+		KF_WORK(1);
+		depth++;
+	}
+	if (!KF_GROW(w->np, w->np_cap, depth) ||
+	    !KF_GROW(w->path_at, w->path_at_cap, depth + 1))
+		return KF_ENOMEM;
+	k = depth;
+	for (x = node; x; x = s->stacks.nodes[x].parent)
+		w->np[--k] = x;
+	while (keep < depth && keep < w->path_n && w->path[keep] == w->np[keep])
+		keep++;
+	if (keep == 0)
+		w->java = kf_fold_root_java(&s->strings,
+					    kf_roots_get(&s->roots,
+							 s->stacks.nodes[w->np[0]].frame.root));
+	at = w->path_n ? w->path_at[keep] : 0;
+	*shared = at;
+	for (k = keep; k < depth; k++) {
+		size_t c = 0;
+
+		w->path_at[k] = at;
+		if ((r = kf_fold_node_frames(&s->texts, &s->stacks, &s->roots, &s->strings,
+					     w->np[k], w->java, &w->tmp, &c, &w->tmp_cap)))
+			goto fail;
+		if (!KF_GROW(w->ff, w->ff_cap, at + c)) {
+			r = KF_ENOMEM;
+			goto fail;
+		}
+		memcpy(w->ff + at, w->tmp, c * sizeof(*w->ff));
+		at += c;
+	}
+	w->path_at[depth] = at;
+	/* the new path is the one to compare the next stack with */
+	t = w->path;
+	w->path = w->np;
+	w->np = t;
+	k = w->path_cap;
+	w->path_cap = w->np_cap;
+	w->np_cap = k;
+	w->path_n = depth;
+	*nv = at;
+	return 0;
+fail:
+	w->path_n = 0;   /* ff is no longer the path's */
+	return r;
+}
+
 int kf_session_stack(kf_session *s, size_t i, kf_stack_info *out)
 {
 	struct kf_walk *w = &s->walk;
 	uint32_t node;
 	kf_u128 weight;
-	size_t nv = 0, k;
+	size_t nv = 0, k, shared = 0;
+	bool ok;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -100,9 +197,11 @@ int kf_session_stack(kf_session *s, size_t i, kf_stack_info *out)
 	if (i >= w->n)
 		return KF_EINVAL;
 	node = w->nodes[i];
-	r = kf_fold_stack_frames(&s->texts, &s->stacks, &s->roots, &s->strings,
-				 node, &w->ff, &nv, &w->ff_cap);
-	if (r)
+	/* the path is the stack the caller has only once this call returns
+	 * it */
+	ok = w->shared_ok;
+	w->shared_ok = false;
+	if ((r = stack_frames(s, node, &nv, &shared)))
 		return r;
 	if (!KF_GROW(w->fi, w->fi_cap, nv ? nv : 1))
 		return KF_ENOMEM;
@@ -144,11 +243,16 @@ int kf_session_stack(kf_session *s, size_t i, kf_stack_info *out)
 			fi->file = kf_strtab_get(&s->namer.strings, sf->file);
 			fi->line = sf->line;
 		}
+		if (sf->linkage)
+			fi->system_name = kf_strtab_get(&s->namer.strings, sf->linkage);
+		fi->start_line = sf->decl_line;
 		fi->inline_depth = sf->inline_depth;
 	}
 	weight = kf_stacks_weight(&s->stacks, node);
 	out->frames = w->fi;
 	out->n_frames = nv;
+	out->n_shared = ok ? shared : 0;
+	w->shared_ok = true;
 	out->samples = s->stacks.nodes[node].samples;
 	out->weight = (uint64_t)weight;
 	out->weight_high = (uint64_t)(weight >> 64);

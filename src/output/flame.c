@@ -61,6 +61,11 @@ struct tree {
 	uint32_t *module_name;       /* by module index: name index + 1, 0 not
 					looked up yet */
 	bool diff;                   /* the source is a difference */
+	/* the previous stack: the node each of its frames ended at, and its
+	 * verdict (kernel frames' kinds come from it) */
+	uint32_t *prev_node;
+	size_t prev_n, prev_cap;
+	const char *prev_verdict;
 };
 
 /* the dense index of s[0..len) in the names (0 for "") */
@@ -225,7 +230,20 @@ static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
 		return r;
 	if (src->contexts)
 		src->contexts(src->ctx, i, &verdict, &leaf);
-	for (k = 0; k < st.n_frames; k++) {
+	if (!KF_GROW(t->prev_node, t->prev_cap, st.n_frames ? st.n_frames : 1))
+		return KF_ENOMEM;
+	/* the callers this stack shares with the previous one end where they
+	 * did, when their kinds are the same */
+	k = 0;
+	if (st.n_shared && st.n_shared <= t->prev_n &&
+	    (verdict == t->prev_verdict ||
+	     (verdict && t->prev_verdict && strcmp(verdict, t->prev_verdict) == 0))) {
+		k = st.n_shared;
+		node = t->prev_node[k - 1];
+	}
+	t->prev_verdict = verdict;
+	t->prev_n = 0;           /* until this stack is in */
+	for (; k < st.n_frames; t->prev_node[k++] = node) {
 		const kf_frame_info *f = &st.frames[k];
 		const char *name;
 		size_t len;
@@ -265,6 +283,7 @@ static int add_stack(struct tree *t, const struct kf_stack_src *src, size_t i)
 			nd->line = 0;
 		}
 	}
+	t->prev_n = st.n_frames;
 	/* the weight as the page's numbers can hold it exactly (2^53) */
 	w = st.weight_high || st.weight > (1ull << 53) ? 1ull << 53 : st.weight;
 	nd = &t->nodes[node];
@@ -779,6 +798,7 @@ out:
 	free(t.nodes);
 	free(t.names);
 	free(t.module_name);
+	free(t.prev_node);
 	kf_map64_fini(&t.child);
 	kf_map64_fini(&t.dense);
 	kf_strtab_fini(&t.strs);

@@ -24,6 +24,9 @@
  *   user frame, the absolute address for the kernel; its Mapping spans
  *   the lowest to the highest address seen in the module, with the
  *   file offset of its start (user files) or 0 (the kernel);
+ * - a Function is one (name, system name, file, start line): the system
+ *   name is the name as the file has it (mangled C++ and Rust), the start
+ *   line the function's DW_AT_decl_line, 0 when not known;
  * - frames kfold could not name keep their folded text ("[unknown]",
  *   "[libfoo.so]") as a function name, so that the profile's stacks read
  *   as the folded ones; their mapping has has_functions unset when no
@@ -54,7 +57,7 @@ enum {
 	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3,
-	FUNCTION_FILENAME = 4,
+	FUNCTION_FILENAME = 4, FUNCTION_START_LINE = 5,
 };
 
 enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
@@ -152,7 +155,8 @@ struct location {
 };
 
 struct function {
-	int64_t name, file;      /* string indices */
+	int64_t name, system_name, file;   /* string indices */
+	int64_t start_line;
 };
 
 struct pp {
@@ -177,6 +181,15 @@ struct pp {
 	uint64_t n_mappings;
 	uint64_t *sample_locs;       /* one sample's location ids */
 	size_t sample_locs_cap;
+	/* the previous sample's label values (string indices; 0: none):
+	 * neighbouring samples mostly share them */
+	int64_t last_label[5];
+	int32_t last_pid, last_tid;
+	/* the previous sample: per frame, the location of the run of frames
+	 * it ends (0: none) and where that run starts */
+	uint64_t *prev_loc;
+	size_t *prev_first;
+	size_t prev_n, prev_cap, prev_first_cap;
 };
 
 /* The string's index in the string table, interned on first use (index
@@ -208,22 +221,42 @@ static const char *frame_name(const kf_frame_info *f)
 static uint64_t function_id(struct pp *p, const kf_frame_info *f)
 {
 	uint32_t kid, id;
-	int64_t name, file;
+	int64_t name, system_name, file;
+	const char *sys = f->system_name ? f->system_name : frame_name(f);
 
+	/* one function per name, system name, file and start line: two
+	 * static functions of one name in two files are two */
 	p->key.len = 0;
-	kf_buf_printf(&p->key, "%s\x1f%s", frame_name(f), f->file ? f->file : "");
+	kf_buf_printf(&p->key, "%s\x1f%s\x1f%s\x1f%u", frame_name(f), sys,
+		      f->file ? f->file : "", f->start_line);
 	if (p->key.oom || !kf_strtab_intern(&p->keys, p->key.p, p->key.len, &kid))
 		return 0;
 	if (kf_map64_get(&p->function_of, kid, &id))
 		return id;
 	name = str_index(p, frame_name(f));
+	system_name = str_index(p, sys);
 	file = str_index(p, f->file);
-	if (name < 0 || file < 0 || p->n_functions >= UINT32_MAX - 1 ||
+	if (name < 0 || system_name < 0 || file < 0 || p->n_functions >= UINT32_MAX - 1 ||
 	    !KF_GROW(p->functions, p->functions_cap, p->n_functions + 1))
 		return 0;
-	p->functions[p->n_functions++] = (struct function){ name, file };
+	p->functions[p->n_functions++] = (struct function){ name, system_name, file,
+							     f->start_line };
 	id = (uint32_t)p->n_functions;
 	return kf_map64_put(&p->function_of, kid, id) ? id : 0;
+}
+
+/* v in hex and the separator after it (a key's part: no NUL, no printf) */
+static void put_hex(struct kf_buf *b, uint64_t v, char sep)
+{
+	char t[17];
+	int n = 16;
+
+	t[16] = sep;
+	do {
+		t[--n] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	kf_buf_put(b, t + n, (size_t)(17 - n));
 }
 
 /* The location of frames [first, last] (one address: a function and the
@@ -240,10 +273,17 @@ static uint64_t location_id(struct pp *p, const kf_frame_info *fr, size_t first,
 	 * named two ways (a leaf and a return address there) is two
 	 * locations */
 	p->key.len = 0;
-	kf_buf_printf(&p->key, "%zx\x1f%" PRIx64, f0->module, f0->addr);
-	for (k = first; k <= last; k++)
-		kf_buf_printf(&p->key, "\x1e%s\x1f%s\x1f%u", frame_name(&fr[k]),
-			      fr[k].file ? fr[k].file : "", fr[k].line);
+	put_hex(&p->key, f0->module, '\x1f');
+	put_hex(&p->key, f0->addr, '\x1e');
+	for (k = first; k <= last; k++) {
+		const char *name = frame_name(&fr[k]), *file = fr[k].file ? fr[k].file : "";
+
+		kf_buf_put(&p->key, name, strlen(name));
+		kf_buf_put(&p->key, "\x1f", 1);
+		kf_buf_put(&p->key, file, strlen(file));
+		kf_buf_put(&p->key, "\x1f", 1);
+		put_hex(&p->key, fr[k].line, '\x1e');
+	}
 	if (p->key.oom || !kf_strtab_intern(&p->keys, p->key.p, p->key.len, &kid))
 		return 0;
 	if (kf_map64_get(&p->location_of, kid, &id))
@@ -303,17 +343,40 @@ static void value_type(struct pp *p, struct pb *out, unsigned field, struct pb *
 	pb_msg(out, field, m);
 }
 
+/* A string label; *last: the string index this label had in the
+ * previous sample, used again when the text is the same. */
 static int str_label(struct pp *p, struct pb *sm, struct pb *m, int64_t key,
-		     const char *v)
+		     const char *v, int64_t *last)
 {
-	int64_t idx = str_index(p, v);
+	int64_t idx = *last > 0 && strcmp(kf_strtab_get(&p->strs, p->str_ids[*last]), v) == 0 ?
+		      *last : str_index(p, v);
 
 	if (idx < 0)
 		return KF_ENOMEM;
 	pb_int(m, LABEL_KEY, key);
 	pb_int(m, LABEL_STR, idx);
 	pb_msg(sm, SAMPLE_LABEL, m);
+	*last = idx;
 	return 0;
+}
+
+/* The pid or tid label: the previous sample's string when the number is
+ * the same. */
+static int id_label(struct pp *p, struct pb *sm, struct pb *m, int64_t key, int32_t v,
+		    int32_t *last_v, int64_t *last)
+{
+	char text[16];
+
+	if (*last > 0 && *last_v == v) {
+		pb_int(m, LABEL_KEY, key);
+		pb_int(m, LABEL_STR, *last);
+		pb_msg(sm, SAMPLE_LABEL, m);
+		return 0;
+	}
+	snprintf(text, sizeof(text), "%" PRId32, v);
+	*last = 0;
+	*last_v = v;
+	return str_label(p, sm, m, key, text, last);
 }
 
 static int64_t clamp64(uint64_t v, uint64_t high)
@@ -327,14 +390,20 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 {
 	kf_stack_info st;
 	const kf_frame_info *root = NULL;
-	size_t n = 0, k, last;
+	size_t n = 0, k, last, shared;
 	int r;
 
 	r = p->src->stack(p->src->ctx, i, &st);
 	if (r)
 		return r;
-	if (!KF_GROW(p->sample_locs, p->sample_locs_cap, st.n_frames ? st.n_frames : 1))
+	if (!KF_GROW(p->sample_locs, p->sample_locs_cap, st.n_frames ? st.n_frames : 1) ||
+	    !KF_GROW(p->prev_loc, p->prev_cap, st.n_frames ? st.n_frames : 1) ||
+	    !KF_GROW(p->prev_first, p->prev_first_cap, st.n_frames ? st.n_frames : 1))
 		return KF_ENOMEM;
+	/* the callers shared with the previous sample have its locations
+	 * (an inline chain is one raw frame's, all shared or none) */
+	shared = st.n_shared <= p->prev_n ? st.n_shared : 0;
+	p->prev_n = 0;           /* until this sample is made */
 	/* from the leaf: each run of an address's inline chain is one
 	 * location; frames folded output drops (no text) are dropped too */
 	for (last = st.n_frames; last-- > 0;) {
@@ -344,8 +413,17 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 
 		if (fr->kind == KF_KIND_ROOT) {
 			root = fr;
+			p->prev_loc[last] = 0;
 			continue;
 		}
+		if (last < shared) {
+			if (p->prev_loc[last]) {
+				p->sample_locs[n++] = p->prev_loc[last];
+				last = p->prev_first[last];
+			}
+			continue;
+		}
+		p->prev_loc[last] = 0;
 		if (!*fr->text)
 			continue;
 		while (first > 0 && st.frames[first].inline_depth > 0 &&
@@ -357,8 +435,11 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 		if (!id)
 			return KF_ENOMEM;
 		p->sample_locs[n++] = id;
+		p->prev_loc[last] = id;
+		p->prev_first[last] = first;
 		last = first;
 	}
+	p->prev_n = st.n_frames;
 	if (n == 0)
 		return 0;   /* as folded output drops an empty stack */
 	if (p->locations[p->sample_locs[0] - 1].module != KF_NO_MODULE)
@@ -372,21 +453,18 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 		pb_varint(m, (uint64_t)clamp64(st.weight, st.weight_high));
 	pb_msg(sm, SAMPLE_VALUE, m);
 	if (root) {
-		char pid[16], tid[16];
-
-		snprintf(pid, sizeof(pid), "%" PRId32, root->pid);
-		snprintf(tid, sizeof(tid), "%" PRId32, root->tid);
-		if (str_label(p, sm, m, keys[0], root->name) ||
-		    (root->pid >= 0 && (str_label(p, sm, m, keys[1], pid) ||
-					str_label(p, sm, m, keys[2], tid))))
+		if (str_label(p, sm, m, keys[0], root->name, &p->last_label[0]) ||
+		    (root->pid >= 0 &&
+		     (id_label(p, sm, m, keys[1], root->pid, &p->last_pid, &p->last_label[1]) ||
+		      id_label(p, sm, m, keys[2], root->tid, &p->last_tid, &p->last_label[2]))))
 			return KF_ENOMEM;
 	}
 	if (p->src->contexts) {
 		const char *verdict = NULL, *leaf = NULL;
 
 		p->src->contexts(p->src->ctx, i, &verdict, &leaf);
-		if ((verdict && str_label(p, sm, m, keys[3], verdict)) ||
-		    (leaf && str_label(p, sm, m, keys[4], leaf)))
+		if ((verdict && str_label(p, sm, m, keys[3], verdict, &p->last_label[3])) ||
+		    (leaf && str_label(p, sm, m, keys[4], leaf, &p->last_label[4])))
 			return KF_ENOMEM;
 	}
 	pb_msg(out, PROFILE_SAMPLE, sm);
@@ -471,9 +549,9 @@ static void write_tables(struct pp *p, struct pb *out, struct pb *m, struct pb *
 	for (i = 0; i < p->n_functions; i++) {
 		pb_uint(m, FUNCTION_ID, i + 1);
 		pb_int(m, FUNCTION_NAME, p->functions[i].name);
-		/* kfold keeps demangled names only */
-		pb_int(m, FUNCTION_SYSTEM_NAME, p->functions[i].name);
+		pb_int(m, FUNCTION_SYSTEM_NAME, p->functions[i].system_name);
 		pb_int(m, FUNCTION_FILENAME, p->functions[i].file);
+		pb_int(m, FUNCTION_START_LINE, p->functions[i].start_line);
 		pb_msg(out, PROFILE_FUNCTION, m);
 	}
 }
@@ -488,6 +566,8 @@ static void pp_fini(struct pp *p)
 	kf_buf_fini(&p->key);
 	free(p->str_ids);
 	free(p->functions);
+	free(p->prev_loc);
+	free(p->prev_first);
 	free(p->locations);
 	free(p->lines);
 	free(p->mappings);

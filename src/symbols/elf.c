@@ -174,11 +174,11 @@ static int load_pass(struct kf_symtab *t, Elf *syms, Elf *run, bool dynsym)
 				      bind == STB_WEAK ? KF_BIND_WEAK :
 				      bind == STB_GLOBAL ? KF_BIND_GLOBAL :
 				      KF_BIND_LOCAL, use, strlen(use));
-			/* the demangled name drops a C++ clone suffix
-			 * ("_Z3foov.cold"); annotate shows it */
-			if (dm && t->n > before && strncmp(name, "_Z", 2) == 0 && strchr(name, '.'))
-				kf_symtab_set_clone(t, before, strchr(name, '.'),
-						    strlen(strchr(name, '.')));
+			/* the name as the file has it: pprof's system name;
+			 * and the C++ clone suffix the demangled name drops
+			 * ("_Z3foov.cold"), which annotate shows */
+			if (dm && t->n > before)
+				kf_symtab_set_mangled(t, before, name, strlen(name));
 			free(dm);
 		}
 		nr++;

@@ -538,6 +538,8 @@ static void describe(struct kf_dwidx *ix, Dwarf_Die *die, bool mangled, struct k
 	out->lo = 0;
 	out->file = NULL;
 	out->line = 0;
+	if (dwarf_decl_line(die, &out->decl_line) != 0 || out->decl_line < 0)
+		out->decl_line = 0;
 }
 
 /* Whether a unit's DW_AT_name is not its functions' linkage names

@@ -41,6 +41,8 @@ struct kf_inl {
 				 Pascal, PL/I, UPC and assembler) */
 	const char *file;     /* source file, or NULL when unknown */
 	int line;             /* 0 when unknown */
+	int decl_line;        /* DW_AT_decl_line of the function (through
+				 its abstract origin), 0 when unknown */
 };
 
 /* The address ranges of a module's compilation units, sorted, built

@@ -252,7 +252,8 @@ int kf_nametab_take(struct kf_nametab *t, struct kf_dsos *d, struct kf_namer *n)
 		for (k = 0; k < ne->count; k++) {
 			sf[k] = n->symframes[ne->first + k];
 			if (!take_str(t, n, sf[k].name, &sf[k].name) ||
-			    !take_str(t, n, sf[k].file, &sf[k].file))
+			    !take_str(t, n, sf[k].file, &sf[k].file) ||
+			    !take_str(t, n, sf[k].linkage, &sf[k].linkage))
 				return KF_ENOMEM;
 		}
 		if (!kf_nametab_add(t, &e, sf, ne->count))

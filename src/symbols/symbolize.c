@@ -305,7 +305,8 @@ static bool is_clone_of(const char *elf_name, const char *name)
  * expansion (--srcline alone): the symbol's name and the address's line.
  * -1 on ENOMEM. */
 static int name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
-		      const char *elf_name, const struct kf_symframe *base)
+		      const char *elf_name, const char *elf_mangled,
+		      const struct kf_symframe *base)
 {
 	struct kf_inl chain[KF_MAX_INLINE];
 	struct kf_dwidx *ix;
@@ -327,8 +328,10 @@ static int name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
 			return 0;
 		sf = *base;
 		sf.flags |= KF_SYMF_DWARF;
-		if (!str_id(n, nm, &sf.name) || !str_id(n, chain[k - 1].file, &sf.file))
+		if (!str_id(n, nm, &sf.name) || !str_id(n, chain[k - 1].file, &sf.file) ||
+		    !str_id(n, elf_name ? elf_mangled : chain[0].linkage, &sf.linkage))
 			return -1;
+		sf.decl_line = (uint32_t)chain[0].decl_line;
 		if (chain[k - 1].file)
 			sf.flags |= KF_SYMF_FILE;
 		sf.line = (uint32_t)chain[k - 1].line;
@@ -336,7 +339,7 @@ static int name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
 	}
 	for (i = 0; i < k; i++) {
 		char *dem = NULL;
-		const char *nm;
+		const char *nm, *linkage = chain[i].linkage;
 
 		sf = *base;
 		sf.flags |= KF_SYMF_DWARF;
@@ -349,6 +352,7 @@ static int name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
 		if (i == 0 && elf_name && va - chain[0].lo == base->offset &&
 		    !(chain[0].name && is_clone_of(elf_name, chain[0].name))) {
 			nm = elf_name;
+			linkage = elf_mangled;
 		} else {
 			/* the demangled linkage name, else the name with the
 			 * scopes its DIEs give, else the bare name */
@@ -356,12 +360,16 @@ static int name_dwarf(struct kf_namer *n, const struct kf_frame *f, uint64_t at,
 			nm = dem ? dem : chain[i].qualified ? chain[i].qualified :
 			     chain[i].name;
 		}
-		if ((!nm || !*nm) && i == 0)
+		if ((!nm || !*nm) && i == 0) {
 			nm = elf_name;
-		if (!str_id(n, nm, &sf.name) || !str_id(n, chain[i].file, &sf.file)) {
+			linkage = elf_mangled;
+		}
+		if (!str_id(n, nm, &sf.name) || !str_id(n, chain[i].file, &sf.file) ||
+		    !str_id(n, linkage, &sf.linkage)) {
 			free(dem);
 			return -1;
 		}
+		sf.decl_line = (uint32_t)chain[i].decl_line;
 		free(dem);
 		if (chain[i].file)
 			sf.flags |= KF_SYMF_FILE;
@@ -480,7 +488,9 @@ static bool name_table(struct kf_namer *n, const struct kf_frame *f, struct kf_s
 		struct kf_symframe x = t->frames[e->first + k];
 
 		if (!str_id(n, x.name ? kf_strtab_get(&t->strings, x.name) : NULL, &x.name) ||
-		    !str_id(n, x.file ? kf_strtab_get(&t->strings, x.file) : NULL, &x.file))
+		    !str_id(n, x.file ? kf_strtab_get(&t->strings, x.file) : NULL, &x.file) ||
+		    !str_id(n, x.linkage ? kf_strtab_get(&t->strings, x.linkage) : NULL,
+			    &x.linkage))
 			return false;
 		x.addr = f->addr;
 		x.module = f->module;
@@ -513,13 +523,15 @@ static bool name_kfold(struct kf_namer *n, const struct kf_frame *f)
 	 * is found (kernel modules are not looked for yet) */
 	if ((n->inline_frames || n->srcline) &&
 	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL)) {
-		int r = name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL, &sf);
+		int r = name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL,
+				   s && s->mangled ? kf_sym_mangled(t, s) : NULL, &sf);
 
 		if (r)
 			return r > 0;
 	}
 	if (s) {
-		if (!str_id(n, kf_sym_name(t, s), &sf.name))
+		if (!str_id(n, kf_sym_name(t, s), &sf.name) ||
+		    (s->mangled && !str_id(n, kf_sym_mangled(t, s), &sf.linkage)))
 			return false;
 	} else {
 		sf.why = why_unnamed(&sf, t != NULL);

@@ -81,6 +81,11 @@ struct kf_symframe {
 	uint32_t file;        /* source file, id in kf_namer.strings; 0 =
 				 not known */
 	uint32_t line;        /* 0 = not known */
+	uint32_t linkage;     /* the function's name as its file has it
+				 (mangled), id in kf_namer.strings; 0 = the
+				 name's (not demangled, or not known) */
+	uint32_t decl_line;   /* the line where its function is declared
+				 (DWARF), 0 = not known */
 	uint16_t inline_depth; /* 0: the function owning the code; k: the
 				 k-th inlined callee inside it */
 	uint8_t kind;         /* enum kf_symkind */

@@ -330,7 +330,7 @@ void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule)
 	t->tree[t->v[i].node].sym.kmodule = kmodule;
 }
 
-void kf_symtab_set_clone(struct kf_symtab *t, size_t i, const char *suffix, size_t len)
+void kf_symtab_set_mangled(struct kf_symtab *t, size_t i, const char *name, size_t len)
 {
 	size_t need;
 
@@ -341,10 +341,10 @@ void kf_symtab_set_clone(struct kf_symtab *t, size_t i, const char *suffix, size
 		t->oom = true;
 		return;
 	}
-	memcpy(t->names + t->names_len, suffix, len);
+	memcpy(t->names + t->names_len, name, len);
 	t->names[t->names_len + len] = '\0';
-	t->v[i].clone = (uint32_t)t->names_len + 1;
-	t->tree[t->v[i].node].sym.clone = t->v[i].clone;
+	t->v[i].mangled = (uint32_t)t->names_len + 1;
+	t->tree[t->v[i].node].sym.mangled = t->v[i].mangled;
 	t->names_len = need;
 }
 

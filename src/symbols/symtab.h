@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -27,9 +28,9 @@ struct kf_sym {
 	uint8_t binding;         /* KF_BIND_* */
 	bool kmodule;            /* kallsyms: name had a "\t[module]" */
 	uint32_t node;           /* its node in the search tree (1-based) */
-	uint32_t clone;          /* 1 + offset into the names of the clone
-				    suffix a demangled name lost
-				    (".constprop.0", ".cold"); 0: none */
+	uint32_t mangled;        /* 1 + offset into the names of the name
+				    as the file has it, when demangling
+				    changed it; 0: none */
 };
 
 /* perf keeps symbols in a red-black tree and, where symbols overlap,
@@ -70,9 +71,10 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 /* Marks symbol i (in add order, before any sort) as a kernel module's. */
 void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule);
 
-/* Keeps the clone suffix of symbol i (in add order, before any sort)
- * whose demangled name dropped it, for kf_sym_clone. */
-void kf_symtab_set_clone(struct kf_symtab *t, size_t i, const char *suffix, size_t len);
+/* Keeps the name in the file (mangled) of symbol i (in add order, before
+ * any sort) whose name was demangled, for kf_sym_mangled and
+ * kf_sym_clone. */
+void kf_symtab_set_mangled(struct kf_symtab *t, size_t i, const char *name, size_t len);
 
 /* Sorts (stable) and applies perf's end and duplicate fixups.
  * `kallsyms` selects the kallsyms variant of the end fixup. */
@@ -108,11 +110,24 @@ static inline const char *kf_sym_name(const struct kf_symtab *t,
 	return t->names + s->name;
 }
 
-/* The clone suffix its demangled name lost ("" when none). */
+/* Its name as the file has it (mangled): kf_sym_name when that was not
+ * demangled. */
+static inline const char *kf_sym_mangled(const struct kf_symtab *t,
+					 const struct kf_sym *s)
+{
+	return s->mangled ? t->names + s->mangled - 1 : t->names + s->name;
+}
+
+/* The clone suffix its demangled C++ name lost (".constprop.0",
+ * ".cold"; "" when none). */
 static inline const char *kf_sym_clone(const struct kf_symtab *t,
 				       const struct kf_sym *s)
 {
-	return s->clone ? t->names + s->clone - 1 : "";
+	const char *m = s->mangled ? t->names + s->mangled - 1 : NULL, *dot;
+
+	if (!m || m[0] != '_' || m[1] != 'Z' || !(dot = strchr(m, '.')))
+		return "";
+	return dot;
 }
 
 #endif

@@ -3,7 +3,9 @@
 # folded output of committed captures from the library's structured
 # stacks and frames, and it equals what the kfold command prints with the
 # same options.  Hermetic: the flags of src/tests/lib.sh; test-api hands
-# the library no host.
+# the library no host.  test-api also checks that the frames a stack says
+# it shares with the one before (n_shared) are that stack's; here, that
+# stacks do share frames.
 #
 # usage: api.sh KFOLD SRCDIR TEST-API
 set -uo pipefail
@@ -12,7 +14,7 @@ kfold=$1 src=$2 api=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 kf_hermetic "$tmp" || exit 1
-fail=0 runs=0
+fail=0 runs=0 shared=0
 # frame pointers, DWARF unwinding, inline chains, the kernel, a perf map,
 # a byte-swapped capture, a pipe, C++ and Rust names, a static .plt
 cases=(syscall dwarf-qsort inline-dwarf inline-dwz jit bigendian pipe cxx
@@ -37,7 +39,10 @@ for c in "${cases[@]}"; do
 			head -20 "$tmp/out"
 			fail=1
 		fi
+		n=$(sed -n 's/.* \([0-9]*\) frames shared with the stack before$/\1/p' "$tmp/out")
+		shared=$((shared + ${n:-0}))
 	done
 done
-echo "api: $runs runs, $([ $fail = 0 ] && echo ok || echo FAILED)"
+[ "$shared" -gt 1000 ] || { echo "FAIL: only $shared frames shared between stacks"; fail=1; }
+echo "api: $runs runs, $shared frames shared with the stack before, $([ $fail = 0 ] && echo ok || echo FAILED)"
 exit $fail

@@ -13,6 +13,10 @@
 #  - the program's mapping is the first (pprof's "File:") and carries
 #    the build-id readelf reads from the file; an inline chain is one
 #    location with several lines, innermost first, with their lines;
+#  - functions: the start line is the source line that declares the
+#    function (the fixtures' sources), a system name is the mangled name
+#    c++filt demangles to the function's name (C++, with and without
+#    inline frames);
 #  - the same bytes twice and with --jobs 1 and 2;
 #  - the labels verdict and context: per verdict, the samples `kfold
 #    report` counts;
@@ -84,10 +88,65 @@ grep -Eq "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ /tmp/kfold-fx/bin/inl-gcc
 grep -q '^File: inl-gcc-O2$' "$tmp/top" || no "pprof's File: $(grep File: "$tmp/top")"
 # an inline chain: rotl inlined into mix into accumulate into
 # compute_stats, innermost first, each with its line in inl.c
-grep -A3 -E '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ rotl .*/inl\.c:[0-9]+ s=0$' "$tmp/raw" | head -4 > "$tmp/chain"
-sed -E 's/^ +([0-9]+: 0x[0-9a-f]+ M=[0-9]+ )?//; s/ \S*\/inl\.c:[0-9]+ s=0$//' "$tmp/chain" | tr '\n' ' ' > "$tmp/names"
+grep -A3 -E '^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ rotl .*/inl\.c:[0-9]+ s=[0-9]+$' "$tmp/raw" | head -4 > "$tmp/chain"
+sed -E 's/^ +([0-9]+: 0x[0-9a-f]+ M=[0-9]+ )?//; s/ \S*\/inl\.c:[0-9]+ s=[0-9]+$//' "$tmp/chain" | tr '\n' ' ' > "$tmp/names"
 [ "$(cat "$tmp/names")" = "rotl mix accumulate compute_stats " ] ||
 	no "an inline chain's lines: $(cat "$tmp/chain")"
+# functions: their start line (s=) is the line of the source that
+# declares them (the fixture's sources are in testdata/src), and a system
+# name that differs from the name is the mangled name, which c++filt
+# demangles (without parameters, as perf and kfold name) to the name
+check_functions() {   # RAW WHAT MIN-STARTS MIN-MANGLED
+	python3 - "$src" "$@" <<'PY'
+import os, re, subprocess, sys
+src, raw, what, min_starts, min_mangled = sys.argv[1:]
+loc = re.compile(r"^ +(?:\d+: 0x[0-9a-f]+ M=\d+ )?(.*) (\S*):(\d+) s=(\d+)(?:\((.*)\))?$")
+funcs = set()
+for line in open(raw):
+    m = loc.match(line.rstrip("\n"))
+    if m:
+        funcs.add((m.group(1), m.group(2), int(m.group(4)), m.group(5)))
+bad, starts, mangled = [], 0, []
+for name, path, start, system in sorted(funcs):
+    if system:
+        if not system.startswith("_Z"):
+            bad.append("%s: system name %s is not a mangled C++ name" % (name, system))
+        else:
+            mangled.append((name, system))
+    if start and "testdata/src/" in path and "lambda" not in name and "operator" not in name:
+        f = os.path.join(src, "testdata/src", path.split("testdata/src/", 1)[1])
+        ident = re.findall(r"[A-Za-z_]\w*", re.sub(r"<[^<>]*>", "", name))[-1]
+        text = open(f, errors="replace").read().split("\n")
+        if start > len(text) or ident not in text[start - 1]:
+            bad.append("%s: starts at %s:%d, which reads %r" % (name, path, start,
+                       text[start - 1] if start <= len(text) else None))
+        starts += 1
+if mangled:
+    out = subprocess.run(["c++filt", "-p"], input="\n".join(s for _, s in mangled) + "\n",
+                         capture_output=True, text=True).stdout.split("\n")
+    for (name, system), dem in zip(mangled, out):
+        if dem != name:
+            bad.append("%s: system name %s demangles to %s" % (name, system, dem))
+if starts < int(min_starts) or len(mangled) < int(min_mangled):
+    bad.append("%d start lines in the fixture's sources, %d mangled names" % (starts, len(mangled)))
+for b in bad[:5]:
+    print("FAIL %s: %s" % (what, b))
+if not bad:
+    print("pprof: %s: %d start lines checked in the sources, %d system names demangle to "
+          "their names" % (what, starts, len(mangled)))
+sys.exit(1 if bad else 0)
+PY
+}
+check_functions "$tmp/raw" inline-dwarf 4 0 || fail=1
+d2=$src/testdata/cases/cxx-scope
+kf_case "$d2"
+"$kfold" -q "${KF_CASE[@]}" --format pprof -o "$tmp/x.pb.gz" "$d2/perf.data" || no "cxx-scope: exit $?"
+"$pprof" -symbolize=none -raw "$tmp/x.pb.gz" > "$tmp/xraw" 2>&1
+check_functions "$tmp/xraw" cxx-scope 5 5 || fail=1
+"$kfold" -q "${KF_CASE[@]}" --no-inline --format pprof -o "$tmp/x.pb.gz" "$d2/perf.data"
+"$pprof" -symbolize=none -raw "$tmp/x.pb.gz" > "$tmp/xraw" 2>&1
+check_functions "$tmp/xraw" "cxx-scope --no-inline" 0 3 || fail=1
+kf_case "$d"
 # -top's total against the folded total (cpu-clock: ns shown as ms)
 want=$("$kfold" -q "${KF_CASE[@]}" "$d/perf.data" | awk '{ s += $NF } END { print s / 1000000 }')
 grep -q "accounting for ${want}ms, 100% of ${want}ms total" "$tmp/top" ||

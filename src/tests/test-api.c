@@ -38,6 +38,21 @@ struct line {
 	unsigned long long weight;
 };
 
+/* everything a frame says, as one string */
+static char *frame_sig(const kf_frame_info *f)
+{
+	char *sig;
+
+	if (asprintf(&sig, "%d|%d|%s|%s|%zu|%d|%llx|%llx|%llx|%s|%u|%u|%d|%d|%s|%u",
+		     (int)f->kind, (int)f->why, f->name, f->text, f->module, f->verified,
+		     (unsigned long long)f->addr, (unsigned long long)f->sym_start,
+		     (unsigned long long)f->offset, f->file ? f->file : "-", f->line,
+		     f->inline_depth, (int)f->pid, (int)f->tid,
+		     f->system_name ? f->system_name : "-", f->start_line) < 0)
+		abort();
+	return sig;
+}
+
 static int cmp_line(const void *a, const void *b)
 {
 	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
@@ -85,6 +100,8 @@ int main(int argc, char **argv)
 	kf_capture_info ci;
 	struct line *lines = NULL;
 	size_t n_lines = 0, cap_lines = 0, i, k, n_stacks, n_mod, n_expected;
+	char **prev = NULL;      /* the previous stack's frames (frame_sig) */
+	size_t n_prev = 0, shared = 0;
 	char **expected;
 	int a;
 
@@ -159,8 +176,28 @@ int main(int argc, char **argv)
 
 		if (kf_session_stack(s, i, &st) != 0) {
 			EXPECT(0, "stack %zu", i);
+			n_prev = 0;
 			continue;
 		}
+		/* n_shared: those frames are the previous stack's */
+		EXPECT(st.n_shared <= st.n_frames && st.n_shared <= n_prev,
+		       "stack %zu: %zu frames shared of %zu", i, st.n_shared, n_prev);
+		for (k = 0; k < st.n_shared && k < n_prev && k < st.n_frames; k++) {
+			char *sig = frame_sig(&st.frames[k]);
+
+			EXPECT(!strcmp(sig, prev[k]), "stack %zu frame %zu: shared as %s, is %s",
+			       i, k, prev[k], sig);
+			free(sig);
+		}
+		shared += st.n_shared;
+		for (k = 0; k < n_prev; k++)
+			free(prev[k]);
+		prev = realloc(prev, (st.n_frames ? st.n_frames : 1) * sizeof(*prev));
+		if (!prev)
+			abort();
+		for (k = 0; k < st.n_frames; k++)
+			prev[k] = frame_sig(&st.frames[k]);
+		n_prev = st.n_frames;
 		EXPECT(st.n_frames >= 1 && st.frames[0].kind == KF_KIND_ROOT,
 		       "stack %zu: the root is not first", i);
 		EXPECT(st.samples > 0 && st.weight_high == 0, "stack %zu: weight", i);
@@ -258,6 +295,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < n_lines; i++)
 		free(lines[i].text);
 	free(lines);
+	for (k = 0; k < n_prev; k++)
+		free(prev[k]);
+	free(prev);
+	printf("test-api: %s: %zu stacks, %zu frames shared with the stack before\n", capture,
+	       n_stacks, shared);
 	printf("test-api: %s: %zu stacks, %zu lines, %zu modules%s\n", capture,
 	       n_stacks, n_lines, n_mod, failures ? ", FAILED" : "");
 	kf_session_free(s);
