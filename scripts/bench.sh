@@ -25,6 +25,7 @@
 #     kfold FILE    kfold --no-inline FILE    (each also with --jobs 1)
 #     kfold --compat=perf --no-inline FILE
 #     kfold --context FILE    kfold --format json FILE    kfold --format pprof FILE
+#     kfold flamegraph FILE
 #     perf script -i FILE --no-inline > /dev/null
 #     perf script -i FILE --no-inline | scripts/collapse-perf.py
 #     perf report -i FILE --stdio --no-children -g folded
@@ -62,7 +63,7 @@
 #                    samples are ~8 KiB each)
 #   BENCH_RUNS       runs per command (default 3)
 #   BENCH_COMMANDS   only these rows, by name (kfold always): cat kfold
-#                    noinline jobs1 noinline_jobs1 compat context json pprof script pipeline report
+#                    noinline jobs1 noinline_jobs1 compat context json pprof flamegraph script pipeline report
 #                    report_all annotate perf_annotate stackcollapse
 #   BENCH_TIMEOUT    give up recording after this many seconds (default 1200)
 #   BENCH_TMPDIR     where the working directory goes (default $TMPDIR or /tmp)
@@ -534,7 +535,7 @@ script_cmd=("${PERF[@]}" script -i "$file" --no-inline --kallsyms "$kallsyms")
 } > "$work/bin/pipeline.sh"
 chmod +x "$work/bin/pipeline.sh"
 
-names=(cat kfold noinline jobs1 noinline_jobs1 compat context json pprof script pipeline report report_all annotate perf_annotate)
+names=(cat kfold noinline jobs1 noinline_jobs1 compat context json pprof flamegraph script pipeline report report_all annotate perf_annotate)
 declare -A label cmdline
 label[cat]="cat FILE > /dev/null (the floor)"
 label[kfold]="kfold FILE"
@@ -545,6 +546,7 @@ label[compat]="kfold --compat=perf --no-inline FILE"
 label[context]="kfold --context FILE"
 label[json]="kfold --format json FILE"
 label[pprof]="kfold --format pprof FILE"
+label[flamegraph]="kfold flamegraph FILE"
 label[script]="perf script --no-inline > /dev/null"
 label[pipeline]="perf script --no-inline | collapse-perf.py"
 label[pipe_perf]="  of which perf script"
@@ -589,6 +591,7 @@ run_one() {
 	context) cmd=("${KF[@]}" --context "$file") ;;
 	json) cmd=("${KF[@]}" --format json "$file") ;;
 	pprof) cmd=("${KF[@]}" --format pprof "$file") ;;
+	flamegraph) cmd=("$kfold" flamegraph "${KF[@]:1}" "$file") ;;
 	script) cmd=("${script_cmd[@]}"); out=/dev/null ;;
 	pipeline) cmd=(bash "$work/bin/pipeline.sh" "$work/times/pipe_perf.$r" "$work/times/pipe_py.$r") ;;
 	report) cmd=("${PERF[@]}" report -i "$file" --kallsyms "$kallsyms" --stdio --no-children -g folded) ;;
@@ -648,6 +651,44 @@ sampler_pid=
 load_after=$(load_line)
 others=$(others_cpu)
 
+# --- the flame graph in a browser ------------------------------------------------
+# Opening the page kfold flamegraph wrote, in headless chromium (when
+# installed), three times: from the page's first script to its first
+# drawing, by the browser's log of the page's self-test marks (wall
+# clock: a headless browser's virtual time stands still while a script
+# runs); the nodes of the page's tree from the self-test's report.
+page_open=
+browser=$(command -v chromium || command -v chromium-browser || true)
+if ran flamegraph && [ -n "$browser" ] && [ -s "$work/out/flamegraph.out" ]; then
+	cp "$work/out/flamegraph.out" "$work/out/flamegraph.html"
+	for ((r = 1; r <= 3; r++)); do
+		timeout 300 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+			--no-first-run --user-data-dir="$work/chrome" --window-size=1200,700 \
+			--virtual-time-budget=2000 --enable-logging=stderr --v=0 --dump-dom \
+			"file://$work/out/flamegraph.html?selftest=1" \
+			> "$work/out/flamegraph.dom" 2> "$work/logs/chrome.$r.err"
+		# [pid:tid:MMDD/HHMMSS.micro:INFO:CONSOLE(...)] "kfold-selftest: ..."
+		"$py" - "$work/logs/chrome.$r.err" <<'PYEOF' >> "$work/times/page_open"
+import re, sys
+t = {}
+for line in open(sys.argv[1], errors="replace"):
+    m = re.search(r"/(\d\d)(\d\d)(\d\d)\.(\d+):INFO:CONSOLE.*\"kfold-selftest: (page start|drawn)\"", line)
+    if m:
+        t[m.group(5)] = (int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3)) +
+                         float("0." + m.group(4)))
+if len(t) == 2:
+    print("%.0f" % (1000 * (t["drawn"] - t["page start"])))
+PYEOF
+	done
+	nodes=$("$py" -c 'import html, json, re, sys
+m = re.search(r"<pre id=\"selftest\"[^>]*>(.*?)</pre>", open(sys.argv[1]).read(), re.S)
+print(json.loads(html.unescape(m.group(1))).get("nodes", "?") if m else "?")' "$work/out/flamegraph.dom" 2>/dev/null)
+	if [ -s "$work/times/page_open" ]; then
+		page_open="$(sort -n "$work/times/page_open" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') ms"
+		page_open="$page_open (median of $(wc -l < "$work/times/page_open"): $(tr '\n' ' ' < "$work/times/page_open" | sed 's/ $//') ms), $(wc -c < "$work/out/flamegraph.html") bytes, ${nodes:-?} nodes"
+	fi
+fi
+
 # times NAME FIELD: the median over the runs of a field of GNU time's line
 # (1 wall, 2 user, 3 sys, 4 peak RSS KB, 5 user+sys)
 median() {
@@ -660,14 +701,14 @@ median() {
 }
 declare -A wall cpu rss
 all_rows=()
-for name in cat kfold noinline jobs1 noinline_jobs1 compat context json pprof script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
+for name in cat kfold noinline jobs1 noinline_jobs1 compat context json pprof flamegraph script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
 	case $name in
 	pipe_perf|pipe_py) ran pipeline && all_rows+=("$name") ;;
 	*) ran "$name" && all_rows+=("$name") ;;
 	esac
 done
 our_cpu=0
-for name in cat kfold noinline jobs1 noinline_jobs1 compat context json pprof script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
+for name in cat kfold noinline jobs1 noinline_jobs1 compat context json pprof flamegraph script pipeline pipe_perf pipe_py report report_all annotate perf_annotate stackcollapse; do
 	wall[$name]=$(median "$name" 1)
 	cpu[$name]=$(median "$name" 5)
 	rss[$name]=$(median "$name" 4)
@@ -737,6 +778,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && b != "nan" && b > 0
 	echo "the floor: kfold / cat = wall $(ratio "${wall[kfold]}" "${wall[cat]:-}"); kfold --no-inline / cat = wall $(ratio "${wall[noinline]:-}" "${wall[cat]:-}"); perf report --sort comm -g folded / kfold = wall $(ratio "${wall[report_all]:-}" "${wall[kfold]}")"
 	echo "threads (--jobs, default $ncpu here): kfold --jobs 1 / kfold = wall $(ratio "${wall[jobs1]:-}" "${wall[kfold]}"), RSS $(ratio "${rss[jobs1]:-}" "${rss[kfold]}"); kfold --no-inline --jobs 1 / kfold --no-inline = wall $(ratio "${wall[noinline_jobs1]:-}" "${wall[noinline]:-}")"
 	echo "inline expansion (the default) costs: kfold / kfold --no-inline = wall $(ratio "${wall[kfold]}" "${wall[noinline]}"), cpu $(ratio "${cpu[kfold]}" "${cpu[noinline]}"), RSS $(ratio "${rss[kfold]}" "${rss[noinline]}")"
+	[ -n "$page_open" ] &&
+		echo "flame graph page in headless chromium, first script to first drawing: $page_open"
 	echo "kernel contexts cost: --context / kfold = wall $(ratio "${wall[context]}" "${wall[kfold]}"), RSS $(ratio "${rss[context]}" "${rss[kfold]}"); --format json / kfold = wall $(ratio "${wall[json]}" "${wall[kfold]}"), RSS $(ratio "${rss[json]}" "${rss[kfold]}")"
 	if [ "$((only_k + only_p))" -gt 0 ]; then
 		echo "  differing lines per root frame (comm):"

@@ -346,7 +346,10 @@ static int write_page(const struct tree *t, const struct kf_flame_facts *f, FILE
 	size_t i;
 	int r;
 
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", out);
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      /* the self-test's first mark (flame.js): the page starts */
+	      "<script>if (/[?&]selftest=1(&|$)/.test(location.search)) "
+	      "console.log('kfold-selftest: page start');</script>\n<title>", out);
 	html(out, f->title);
 	fputs("</title>\n<style>\n", out);
 	puts_lines(out, kf_flame_css);

@@ -28,6 +28,12 @@
 	window.addEventListener('error', function (e) { errors.push(String(e.message)); });
 
 	var T0 = performance.now();
+	/* the self-test's marks on the console: a browser's log gives them
+	 * wall-clock times (a headless browser's virtual time stands still
+	 * while a script runs) */
+	var SELFTEST = /[?&]selftest=1(&|$)/.test(location.search);
+	if (SELFTEST)
+		console.log('kfold-selftest: script start');
 
 	/* The data: the tree's bytes (flame.c's write_tree), gzip-compressed
 	 * in base64; the browser decodes and inflates them natively. */
@@ -556,6 +562,8 @@
 
 		draw();
 		var T3 = performance.now();
+		if (SELFTEST)
+			console.log('kfold-selftest: drawn');
 
 		/* ---- the self-test ----------------------------------------------------- */
 		var q = new URLSearchParams(location.search);
