@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """flame-tree.py PAGE MODE [TERM]: the data of a `kfold flamegraph` page
-(flame.c's write_tree: gzip, base64, "KFFG" version 1) decoded, for the
+(flame.c's write_tree: gzip, base64, "KFFG" version 2) decoded, for the
 tests (src/tests/flamegraph.sh, diffgraph.sh).
 
 MODE names:  the names, a line each;
@@ -17,7 +17,7 @@ page = open(sys.argv[1], encoding="utf-8").read()
 m = re.search(r'<script type="application/octet-stream" id="data">(.*?)</script>', page, re.S)
 raw = gzip.decompress(base64.b64decode(m.group(1)))
 magic, version, n, jlen = struct.unpack_from("<4sIII", raw)
-assert magic == b"KFFG" and version == 1
+assert magic == b"KFFG" and version == 2
 d = json.loads(raw[16:16 + jlen])
 off = (16 + jlen + 7) // 8 * 8
 for key in ("pdelta", "name", "file", "line", "module"):
@@ -25,10 +25,19 @@ for key in ("pdelta", "name", "file", "line", "module"):
     off += 4 * n
 d["kind"] = list(raw[off:off + n])
 off = (off + n + 7) // 8 * 8
-d["self"] = [int(x) for x in struct.unpack_from("<%dd" % n, raw, off)]
+# the weights of the m nodes that have any, by place
+m = struct.unpack_from("<I", raw, off)[0]
+at = struct.unpack_from("<%dI" % m, raw, off + 4)
+off = (off + 4 + 4 * m + 7) // 8 * 8
+def weights(k):
+    dense = [0] * n
+    for i, x in zip(at, struct.unpack_from("<%dd" % m, raw, off + 8 * m * k)):
+        dense[i] = int(x)
+    return dense
+d["self"] = weights(0)
 if d.get("diff"):
-    d["a"] = [int(x) for x in struct.unpack_from("<%dd" % n, raw, off + 16 * n)]
-    d["b"] = [int(x) for x in struct.unpack_from("<%dd" % n, raw, off + 24 * n)]
+    d["a"] = weights(2)
+    d["b"] = weights(3)
 names = d["names"]
 d["parent"] = [i - p for i, p in enumerate(d["pdelta"])]
 n = len(d["parent"])

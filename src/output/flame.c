@@ -378,6 +378,74 @@ static int write_page(const struct tree *t, const struct kf_flame_facts *f, FILE
 	return r;
 }
 
+static const struct tree *sort_tree;
+
+/* children in byte order of their names, then by kind (flame.js's) */
+static int cmp_kids(const void *pa, const void *pb)
+{
+	const struct node *a = &sort_tree->nodes[*(const uint32_t *)pa];
+	const struct node *b = &sort_tree->nodes[*(const uint32_t *)pb];
+	int c = strcmp(kf_strtab_get(&sort_tree->strs, sort_tree->names[a->name]),
+		       kf_strtab_get(&sort_tree->strs, sort_tree->names[b->name]));
+
+	return c ? c : (int)a->kind - (int)b->kind;
+}
+
+/* The nodes in preorder, each node's children in cmp_kids' order:
+ * order[k] is the k-th node, newof[x] node x's place.  Then a subtree
+ * is a run of places and the page lays the tree out without sorting.
+ * 0 or KF_ENOMEM. */
+static int preorder(const struct tree *t, uint32_t **order_out, uint32_t **newof_out)
+{
+	uint32_t *first = kf_calloc(t->n + 1, sizeof(*first)), *kids = kf_calloc(t->n, sizeof(*kids));
+	uint32_t *fill = kf_calloc(t->n + 1, sizeof(*fill)), *stack = kf_calloc(t->n + 1, sizeof(*stack));
+	uint32_t *order = kf_calloc(t->n, sizeof(*order)), *newof = kf_calloc(t->n, sizeof(*newof));
+	size_t i, sp = 0, k = 0;
+	int r = KF_ENOMEM;
+
+	if (!first || !kids || !fill || !stack || !order || !newof)
+		goto out;
+	for (i = 1; i < t->n; i++)
+		first[t->nodes[i].parent + 1]++;
+	for (i = 0; i < t->n; i++)
+		first[i + 1] += first[i];
+	memcpy(fill, first, (t->n + 1) * sizeof(*fill));
+	for (i = 1; i < t->n; i++)
+		kids[fill[t->nodes[i].parent]++] = (uint32_t)i;
+	sort_tree = t;
+	for (i = 0; i < t->n; i++)
+		if (first[i + 1] - first[i] > 1)
+			qsort(kids + first[i], first[i + 1] - first[i], sizeof(*kids), cmp_kids);
+	sort_tree = NULL;
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t x = stack[--sp];
+
+		KF_WORK(1);
+		newof[x] = (uint32_t)k;
+		order[k++] = x;
+		for (i = first[x + 1]; i-- > first[x];)
+			stack[sp++] = kids[i];
+	}
+	*order_out = order;
+	*newof_out = newof;
+	order = newof = NULL;
+	r = 0;
+out:
+	free(first);
+	free(kids);
+	free(fill);
+	free(stack);
+	free(order);
+	free(newof);
+	return r;
+}
+
+static bool has_weight(const struct node *nd)
+{
+	return nd->self || nd->samples || nd->a || nd->b;
+}
+
 /* little-endian words, whatever the host's order */
 static void put_u32(FILE *out, uint32_t v)
 {
@@ -407,23 +475,31 @@ static void pad8(FILE *out, size_t *off, size_t n)
 /* The tree for the page (flame.js reads it with typed arrays over the
  * inflated bytes, no JSON parse of millions of numbers), little-endian,
  * each part starting at a multiple of 8:
- *   "KFFG", version 1, nodes, length of the JSON (u32 each);
- *   the JSON {"unit":..., "names":[...]};
+ *   "KFFG", version 2, nodes, length of the JSON (u32 each);
+ *   the JSON {"unit":..., "names":[...], "preorder":true}: the nodes
+ *   come in preorder, children in byte order of their names, so the
+ *   page lays them out without sorting;
  *   per node: the distance back to its parent, name, file, line,
- *   module (u32 arrays); kind (u8); self weight, samples (f64: exact to
- *   2^53, which the weights are clamped to); for a difference ("diff"
- *   in the JSON) the self weights before and after (f64). */
+ *   module (u32 arrays); kind (u8);
+ *   the number m of nodes with a weight (where stacks end: most nodes
+ *   have none) and their places (u32); their self weights, samples (f64:
+ *   exact to 2^53, which the weights are clamped to), and for a
+ *   difference ("diff" in the JSON) their self weights before and after
+ *   (f64). */
 static void write_tree(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
 {
 	char *json = NULL;
-	size_t jlen = 0, i, off = 0;
-	FILE *m = open_memstream(&json, &jlen);
+	size_t jlen = 0, i, off = 0, m_n = 0;
+	uint32_t *order = NULL, *newof = NULL;
+	FILE *m = preorder(t, &order, &newof) ? NULL : open_memstream(&json, &jlen);
+	const struct node *nd = t->nodes;
 
 	if (m) {
 		fputs("{\"unit\":", m);
 		json_str(m, f->unit);
 		if (t->diff)
 			fputs(",\"diff\":true", m);
+		fputs(",\"preorder\":true", m);
 		fputs(",\"names\":[", m);
 		for (i = 0; i < t->n_names; i++) {
 			if (i)
@@ -434,38 +510,56 @@ static void write_tree(const struct tree *t, const struct kf_flame_facts *f, FIL
 	}
 	if (!m || fclose(m) != 0 || !json) {
 		free(json);
+		free(order);
+		free(newof);
 		fputs("\x01", out);   /* not the magic: the page says it cannot read it */
 		return;
 	}
 	fputs("KFFG", out);
-	put_u32(out, 1);
+	put_u32(out, 2);
 	put_u32(out, (uint32_t)t->n);
 	put_u32(out, (uint32_t)jlen);
 	fwrite(json, 1, jlen, out);
 	off = 16;
 	pad8(out, &off, jlen);
 	free(json);
+	/* in preorder: the k-th node is nd[order[k]] */
 	for (i = 0; i < t->n; i++)
-		put_u32(out, (uint32_t)(i - t->nodes[i].parent));
+		put_u32(out, i ? (uint32_t)(i - newof[nd[order[i]].parent]) : 0);
 	for (i = 0; i < t->n; i++)
-		put_u32(out, t->nodes[i].name);
+		put_u32(out, nd[order[i]].name);
 	for (i = 0; i < t->n; i++)
-		put_u32(out, t->nodes[i].file);
+		put_u32(out, nd[order[i]].file);
 	for (i = 0; i < t->n; i++)
-		put_u32(out, t->nodes[i].line);
+		put_u32(out, nd[order[i]].line);
 	for (i = 0; i < t->n; i++)
-		put_u32(out, t->nodes[i].module);
+		put_u32(out, nd[order[i]].module);
 	for (i = 0; i < t->n; i++)
-		fputc(t->nodes[i].kind, out);
+		fputc(nd[order[i]].kind, out);
 	pad8(out, &off, 20 * t->n + t->n);
+	/* the weights of the nodes that have any (where stacks end) */
 	for (i = 0; i < t->n; i++)
-		put_f64(out, (double)t->nodes[i].self);
+		m_n += has_weight(&nd[order[i]]);
+	put_u32(out, (uint32_t)m_n);
 	for (i = 0; i < t->n; i++)
-		put_f64(out, (double)clamp53(t->nodes[i].samples));
+		if (has_weight(&nd[order[i]]))
+			put_u32(out, (uint32_t)i);
+	off = 0;
+	pad8(out, &off, 4 + 4 * m_n);
+	for (i = 0; i < t->n; i++)
+		if (has_weight(&nd[order[i]]))
+			put_f64(out, (double)nd[order[i]].self);
+	for (i = 0; i < t->n; i++)
+		if (has_weight(&nd[order[i]]))
+			put_f64(out, (double)clamp53(nd[order[i]].samples));
 	for (i = 0; i < t->n && t->diff; i++)
-		put_f64(out, (double)t->nodes[i].a);
+		if (has_weight(&nd[order[i]]))
+			put_f64(out, (double)nd[order[i]].a);
 	for (i = 0; i < t->n && t->diff; i++)
-		put_f64(out, (double)t->nodes[i].b);
+		if (has_weight(&nd[order[i]]))
+			put_f64(out, (double)nd[order[i]].b);
+	free(order);
+	free(newof);
 }
 
 /* The tree, gzip-compressed and in base64 (lines of 76), for the page to
@@ -596,18 +690,6 @@ static void hsl_rgb(double h, double sat, double l, int rgb[3])
 	rgb[2] = (int)((b + m) * 255 + 0.5);
 }
 
-static const struct tree *sort_tree;
-
-/* children in byte order of their names, then by kind (flame.js's) */
-static int cmp_kids(const void *pa, const void *pb)
-{
-	const struct node *a = &sort_tree->nodes[*(const uint32_t *)pa];
-	const struct node *b = &sort_tree->nodes[*(const uint32_t *)pb];
-	int c = strcmp(kf_strtab_get(&sort_tree->strs, sort_tree->names[a->name]),
-		       kf_strtab_get(&sort_tree->strs, sort_tree->names[b->name]));
-
-	return c ? c : (int)a->kind - (int)b->kind;
-}
 
 static void svg_amount(FILE *out, const char *unit, double v)
 {

@@ -20,7 +20,8 @@
  * ?selftest=1[&search=TEXT][&zoom=NAME][&reverse=1][&icicle=1] drives the
  * page as a person would (zoom, search) and writes what it then shows
  * into <pre id="selftest"> as JSON, for the browser test
- * (src/tests/flamegraph.sh).
+ * (src/tests/flamegraph.sh); it also marks its stages on the console
+ * ("kfold-selftest: drawn"), which scripts/bench.sh times.
  */
 (function () {
 	'use strict';
@@ -32,16 +33,19 @@
 	 * wall-clock times (a headless browser's virtual time stands still
 	 * while a script runs) */
 	var SELFTEST = /[?&]selftest=1(&|$)/.test(location.search);
-	if (SELFTEST)
-		console.log('kfold-selftest: script start');
+	function mark(what) {
+		if (SELFTEST)
+			console.log('kfold-selftest: ' + what);
+	}
+	mark('script start');
 
 	/* The data: the tree's bytes (flame.c's write_tree), gzip-compressed
 	 * in base64; the browser decodes and inflates them natively. */
 	function parse(buf) {
 		var v = new DataView(buf), i, n, jlen, off, D;
 		if (buf.byteLength < 16 || v.getUint32(0, true) !== 0x4746464b ||
-		    v.getUint32(4, true) !== 1)
-			throw new Error('not a kfold flame graph tree of version 1');
+		    v.getUint32(4, true) !== 2)
+			throw new Error('not a kfold flame graph tree of version 2');
 		n = v.getUint32(8, true);
 		jlen = v.getUint32(12, true);
 		D = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 16, jlen)));
@@ -60,11 +64,22 @@
 		D.kind = new Uint8Array(buf, off, n);
 		off += n;
 		off += (8 - off % 8) % 8;
-		D.self = new Float64Array(buf, off, n);
-		D.samples = new Float64Array(buf, off + 8 * n, n);
+		/* the weights of the m nodes that have any, by place */
+		var m = v.getUint32(off, true), at = new Uint32Array(buf, off + 4, m);
+		off += 4 + 4 * m;
+		off += (8 - off % 8) % 8;
+		function weights() {
+			var sparse = new Float64Array(buf, off, m), dense = new Float64Array(n), k;
+			for (k = 0; k < m; k++)
+				dense[at[k]] = sparse[k];
+			off += 8 * m;
+			return dense;
+		}
+		D.self = weights();
+		D.samples = weights();
 		if (D.diff) {
-			D.a = new Float64Array(buf, off + 16 * n, n);
-			D.b = new Float64Array(buf, off + 24 * n, n);
+			D.a = weights();
+			D.b = weights();
 		}
 		/* parents come as the distance back to them */
 		D.parent = new Int32Array(n);
@@ -73,19 +88,33 @@
 		return D;
 	}
 
+	function fail(e) {
+		errors.push(String(e));
+		document.getElementById('status').textContent = 'cannot read the data: ' + e;
+		document.getElementById('selftest').textContent = JSON.stringify({ errors: errors });
+	}
+
 	function load() {
-		var b64 = document.getElementById('data').textContent.replace(/\s+/g, '');
-		fetch('data:application/octet-stream;base64,' + b64).then(function (r) {
-			return new Response(r.body.pipeThrough(new DecompressionStream('gzip')))
-				.arrayBuffer();
-		}).then(function (buf) {
-			var D = parse(buf);
-			start(D, performance.now());
-		}).catch(function (e) {
-			errors.push(String(e));
-			document.getElementById('status').textContent = 'cannot read the data: ' + e;
-			document.getElementById('selftest').textContent = JSON.stringify({ errors: errors });
-		});
+		var gz, text, n, i;
+		try {
+			/* atob skips the line breaks; a data: URL of megabytes goes
+			 * through the browser's URL machinery, several times slower */
+			text = atob(document.getElementById('data').textContent);
+			n = text.length;
+			gz = new Uint8Array(n);
+			for (i = 0; i < n; i++)
+				gz[i] = text.charCodeAt(i);
+		} catch (e) {
+			fail(e);
+			return;
+		}
+		text = null;
+		mark('decoded');
+		new Response(new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip')))
+			.arrayBuffer().then(function (buf) {
+				mark('inflated');
+				start(parse(buf), performance.now());
+			}).catch(fail);
 	}
 
 	function start(D, T1) {
@@ -254,7 +283,59 @@
 			return t;
 		}
 
+		/* The layout of nodes that come in preorder with their children
+		 * sorted (flame.c writes them so: "preorder"): sums, depths and
+		 * offsets in three linear passes, no sorting. */
+		function laidOut(src) {
+			var n = src.n, i, p, d;
+			var t = { n: n, parent: src.parent, name: src.name, kind: src.kind, self: src.self,
+				  total: new Float64Array(n), samples: new Float64Array(n), file: src.file,
+				  line: src.line, module: src.module, depth: new Int32Array(n),
+				  start: new Float64Array(n), end: new Int32Array(n), maxDepth: 0,
+				  a: src.a ? new Float64Array(n) : null, b: src.a ? new Float64Array(n) : null,
+				  maxChange: 0 };
+			var next = new Float64Array(n);
+			for (i = n - 1; i >= 0; i--) {
+				t.total[i] += src.self[i];
+				t.samples[i] += src.samples[i];
+				if (src.a) {
+					t.a[i] += src.a[i];
+					t.b[i] += src.b[i];
+				}
+				if (i) {
+					p = src.parent[i];
+					t.total[p] += t.total[i];
+					t.samples[p] += t.samples[i];
+					if (src.a) {
+						t.a[p] += t.a[i];
+						t.b[p] += t.b[i];
+					}
+				}
+			}
+			for (i = 1; i < n; i++) {
+				p = src.parent[i];
+				d = t.depth[i] = t.depth[p] + 1;
+				if (d > t.maxDepth)
+					t.maxDepth = d;
+				t.start[i] = next[p];
+				next[p] += t.total[i];
+				next[i] = t.start[i];
+				if (src.a && Math.abs(t.b[i] - t.a[i]) > t.maxChange)
+					t.maxChange = Math.abs(t.b[i] - t.a[i]);
+			}
+			for (i = n - 1; i >= 0; i--)
+				t.end[i] = i + 1;
+			for (i = n - 1; i > 0; i--)
+				if (t.end[i] > t.end[src.parent[i]])
+					t.end[src.parent[i]] = t.end[i];
+			return t;
+		}
+
 		function forward() {
+			if (D.preorder)
+				return laidOut({ n: D.parent.length, parent: D.parent, name: D.name,
+						 kind: D.kind, self: D.self, samples: D.samples, file: D.file,
+						 line: D.line, module: D.module, a: D.a, b: D.b });
 			return layout({ n: D.parent.length, parent: D.parent, name: D.name, kind: D.kind,
 					self: D.self, samples: D.samples, file: D.file, line: D.line,
 					module: D.module, a: D.a, b: D.b });
@@ -315,7 +396,9 @@
 			return s;
 		}
 
+		mark('ranked');
 		var fwd = forward(), rev = null, T = fwd, T2 = performance.now();
+		mark('laid out');
 		var zoom = 0, icicle = false, matchName = null, matchedShare = 0, matchedCount = 0;
 		var canvas = document.getElementById('fg'), ctx = canvas.getContext('2d');
 		var status = document.getElementById('status'), info = document.getElementById('match');
@@ -562,8 +645,7 @@
 
 		draw();
 		var T3 = performance.now();
-		if (SELFTEST)
-			console.log('kfold-selftest: drawn');
+		mark('drawn');
 
 		/* ---- the self-test ----------------------------------------------------- */
 		var q = new URLSearchParams(location.search);
