@@ -105,6 +105,17 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 	}
 	d->ksyms_delta = delta;
 	kf_symtab_init(&all);
+	{
+		/* a symbol a line, at most: room for all of them at once */
+		size_t lines = 1;
+		const char *q = buf;
+
+		while ((q = memchr(q, '\n', (size_t)(end - q))) != NULL) {
+			lines++;
+			q++;
+		}
+		kf_symtab_reserve(&all, lines, len + 1);
+	}
 	while ((p = ksym_next(p, end, &l, &ok))) {
 		if (ok && kallsyms_type_ok(l.type) && l.name[0] != '$') {
 			bool kmod = memchr(l.name, '[', l.len) != NULL;
@@ -134,6 +145,8 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 			continue;
 		kf_symtab_fini(&st->syms);
 		kf_symtab_init(&st->syms);
+		if (mod->kind == KF_MOD_KERNEL)
+			kf_symtab_reserve(&st->syms, all.n, all.names_len);
 		st->status = status;
 		free(st->file);
 		st->file = strdup(source);

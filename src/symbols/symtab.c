@@ -324,6 +324,16 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 	tree_op(t, s->node);
 }
 
+void kf_symtab_reserve(struct kf_symtab *t, size_t n, size_t names_len)
+{
+	if (t->oom || n > UINT32_MAX || names_len > UINT32_MAX)
+		return;
+	(void)(KF_GROW(t->v, t->cap, t->n + n) &&
+	       KF_GROW(t->names, t->names_cap, t->names_len + names_len) &&
+	       KF_GROW(t->tree, t->cap_tree, (t->n_tree ? t->n_tree : 1) + n) &&
+	       KF_GROW(t->ops, t->cap_ops, t->n_ops + n));
+}
+
 void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule)
 {
 	t->v[i].kmodule = kmodule;

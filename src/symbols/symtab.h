@@ -68,6 +68,11 @@ void kf_symtab_fini(struct kf_symtab *t);
 void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 		   uint8_t binding, const char *name, size_t name_len);
 
+/* Room for n more symbols whose names total names_len bytes (with their
+ * NULs), so that adding them moves no memory: kallsyms' 100,000 and more.
+ * Only a hint: what it cannot reserve, the adds grow as they go. */
+void kf_symtab_reserve(struct kf_symtab *t, size_t n, size_t names_len);
+
 /* Marks symbol i (in add order, before any sort) as a kernel module's. */
 void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule);
 
