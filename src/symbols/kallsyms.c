@@ -105,6 +105,7 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 	}
 	d->ksyms_delta = delta;
 	kf_symtab_init(&all);
+	all.no_tree = true;     /* split below: only its parts are searched */
 	{
 		/* a symbol a line, at most: room for all of them at once */
 		size_t lines = 1;

@@ -256,6 +256,8 @@ const struct kf_sym *kf_symtab_find_perf(const struct kf_symtab *t,
  * else logged for kf_symtab_perf_tree. */
 static void tree_op(struct kf_symtab *t, uint32_t op)
 {
+	if (t->no_tree)
+		return;
 	if (t->tree_ready) {
 		if (op & KF_SYMTAB_ERASE)
 			rb_erase(t, op & ~KF_SYMTAB_ERASE);
@@ -300,7 +302,7 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 		return;
 	}
 	if (t->n_tree >= KF_SYMTAB_ERASE - 1 ||
-	    !KF_GROW(t->tree, t->cap_tree, (t->n_tree ? t->n_tree : 1) + 1)) {
+	    !KF_GROW(t->tree, t->cap_tree, (t->n_tree ? t->n_tree : 1) + !t->no_tree)) {
 		t->oom = true;
 		return;
 	}
@@ -315,10 +317,12 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 	s->end = size ? start + size : start;
 	s->binding = binding;
 	s->name = (uint32_t)t->names_len;
-	s->node = (uint32_t)t->n_tree++;
 	memcpy(t->names + t->names_len, name, name_len);
 	t->names[t->names_len + name_len] = '\0';
 	t->names_len = need;
+	if (t->no_tree)
+		return;   /* node 0: the nil node, which its updates do not harm */
+	s->node = (uint32_t)t->n_tree++;
 	memset(&t->tree[s->node], 0, sizeof(t->tree[s->node]));
 	t->tree[s->node].sym = *s;
 	tree_op(t, s->node);
@@ -330,8 +334,8 @@ void kf_symtab_reserve(struct kf_symtab *t, size_t n, size_t names_len)
 		return;
 	(void)(KF_GROW(t->v, t->cap, t->n + n) &&
 	       KF_GROW(t->names, t->names_cap, t->names_len + names_len) &&
-	       KF_GROW(t->tree, t->cap_tree, (t->n_tree ? t->n_tree : 1) + n) &&
-	       KF_GROW(t->ops, t->cap_ops, t->n_ops + n));
+	       (t->no_tree || (KF_GROW(t->tree, t->cap_tree, (t->n_tree ? t->n_tree : 1) + n) &&
+			       KF_GROW(t->ops, t->cap_ops, t->n_ops + n))));
 }
 
 void kf_symtab_set_kmodule(struct kf_symtab *t, size_t i, bool kmodule)

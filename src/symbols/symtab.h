@@ -58,6 +58,9 @@ struct kf_symtab {
 	uint32_t *ops;
 	size_t n_ops, cap_ops;
 	bool tree_ready;
+	bool no_tree;            /* a scratch table (kallsyms' whole list,
+				    before it is split): no search tree is
+				    kept, every symbol's node is the nil one */
 	bool oom;                /* an add failed: the table is incomplete */
 };
 
