@@ -705,20 +705,20 @@ static void svg_amount(FILE *out, const char *unit, double v)
 static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE *out)
 {
 	double *total = kf_calloc(t->n, sizeof(*total)), *x = kf_calloc(t->n, sizeof(*x));
-	double *ta = NULL, *tb = NULL, max_change = 0;
-	uint32_t *first = kf_calloc(t->n + 1, sizeof(*first)), *kids = kf_calloc(t->n, sizeof(*kids));
-	uint32_t *fill = kf_calloc(t->n + 1, sizeof(*fill)), *depth = kf_calloc(t->n, sizeof(*depth));
-	uint32_t *stack = kf_calloc(t->n + 1, sizeof(*stack)), max_depth = 0;
+	double *next = kf_calloc(t->n, sizeof(*next)), *ta = NULL, *tb = NULL, max_change = 0;
+	uint32_t *depth = kf_calloc(t->n, sizeof(*depth)), *order = NULL, *newof = NULL;
+	uint32_t max_depth = 0;
+	uint8_t *gone = kf_calloc(t->n, 1);
 	double scale, height, width = SVG_W - 2 * SVG_PAD;
-	size_t i, sp = 0, hidden = 0;
+	size_t i, k, hidden = 0;
 	int r = 0;
 
 	if (t->diff) {
 		ta = kf_calloc(t->n, sizeof(*ta));
 		tb = kf_calloc(t->n, sizeof(*tb));
 	}
-	if (!total || !x || !first || !kids || !fill || !depth || !stack ||
-	    (t->diff && (!ta || !tb))) {
+	if (!total || !x || !next || !depth || !gone || (t->diff && (!ta || !tb)) ||
+	    preorder(t, &order, &newof)) {
 		r = KF_ENOMEM;
 		goto out;
 	}
@@ -739,21 +739,10 @@ static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE 
 		if (fabs(tb[i] - ta[i]) > max_change)
 			max_change = fabs(tb[i] - ta[i]);
 	for (i = 1; i < t->n; i++) {
-		first[t->nodes[i].parent + 1]++;
 		depth[i] = depth[t->nodes[i].parent] + 1;
 		if (depth[i] > max_depth)
 			max_depth = depth[i];
 	}
-	for (i = 0; i < t->n; i++)
-		first[i + 1] += first[i];
-	memcpy(fill, first, (t->n + 1) * sizeof(*fill));
-	for (i = 1; i < t->n; i++)
-		kids[fill[t->nodes[i].parent]++] = (uint32_t)i;
-	sort_tree = t;
-	for (i = 0; i < t->n; i++)
-		if (first[i + 1] - first[i] > 1)
-			qsort(kids + first[i], first[i + 1] - first[i], sizeof(*kids), cmp_kids);
-	sort_tree = NULL;
 	scale = total[0] > 0 ? width / total[0] : 0;
 	height = (max_depth + 1) * SVG_ROW + 3 * SVG_ROW + 2 * SVG_PAD;
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -767,17 +756,28 @@ static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE 
 		"fill=\"#555\" text-anchor=\"middle\">", SVG_W / 2);
 	html(out, f->subtitle);
 	fputs("</text>\n<g font-family=\"Verdana\" font-size=\"12\">\n", out);
-	/* preorder from the root; x is each frame's left edge */
-	x[0] = SVG_PAD;
-	stack[sp++] = 0;
-	while (sp) {
-		uint32_t n = stack[--sp], k;
-		double w = total[n] * scale, y = height - SVG_PAD - (depth[n] + 1) * SVG_ROW, cx;
+	/* in preorder (children sorted): x is each frame's left edge, next
+	 * where its next child starts; a frame too narrow to draw is counted,
+	 * and its subtree is gone with it */
+	x[0] = next[0] = SVG_PAD;
+	for (k = 0; k < t->n; k++) {
+		uint32_t n = order[k], p = t->nodes[n].parent;
+		double w = total[n] * scale, y = height - SVG_PAD - (depth[n] + 1) * SVG_ROW;
 		const char *name = n ? kf_strtab_get(&t->strs, t->names[t->nodes[n].name]) : "all";
 		int rgb[3];
 
 		KF_WORK(1);
+		if (n && gone[p]) {
+			gone[n] = 1;
+			continue;
+		}
+		if (n) {
+			x[n] = next[p];
+			next[p] += w;
+			next[n] = x[n];
+		}
 		if (w < SVG_MINW) {
+			gone[n] = 1;
 			hidden++;
 			continue;
 		}
@@ -824,13 +824,6 @@ static int write_svg(const struct tree *t, const struct kf_flame_facts *f, FILE 
 			fputs("</text>", out);
 		}
 		fputs("</g>\n", out);
-		cx = x[n];
-		for (k = first[n]; k < first[n + 1]; k++) {
-			x[kids[k]] = cx;
-			cx += total[kids[k]] * scale;
-		}
-		for (k = first[n + 1]; k-- > first[n];)
-			stack[sp++] = kids[k];
 	}
 	fputs("</g>\n", out);
 	if (hidden)
@@ -843,11 +836,11 @@ out:
 	free(ta);
 	free(tb);
 	free(x);
-	free(first);
-	free(kids);
-	free(fill);
+	free(next);
 	free(depth);
-	free(stack);
+	free(gone);
+	free(order);
+	free(newof);
 	return r;
 }
 
