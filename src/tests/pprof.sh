@@ -6,7 +6,8 @@
 #    locations, each location's lines outermost first, the labels comm,
 #    pid and tid as the root) and their values equal `kfold --tid`'s
 #    folded stacks and counts, line for line (scripts/pprof-folded.py);
-#  - `pprof -top` totals the same as the folded counts;
+#  - `pprof -top` totals the same as the folded counts, and `-traces`
+#    gives the folded stacks and values (inline-dwarf);
 #  - the sample types and period type: samples/count and the event with
 #    its unit (cpu-clock: nanoseconds) as the default; --samples: only
 #    samples/count;
@@ -151,6 +152,49 @@ kf_case "$d"
 want=$("$kfold" -q "${KF_CASE[@]}" "$d/perf.data" | awk '{ s += $NF } END { print s / 1000000 }')
 grep -q "accounting for ${want}ms, 100% of ${want}ms total" "$tmp/top" ||
 	no "pprof -top's total is not ${want}ms: $(grep accounting "$tmp/top")"
+# -traces: each sample's labels and frames (leaf first, "(inline)" on
+# inlined calls) and value; summed per stack, kfold --tid's folded lines
+"$pprof" -symbolize=none -traces "$tmp/i.pb.gz" > "$tmp/traces" 2>&1
+"$kfold" -q "${KF_CASE[@]}" --tid "$d/perf.data" > "$tmp/tid.folded"
+python3 - "$tmp/traces" "$tmp/tid.folded" <<'PY' || fail=1
+import re, sys
+unit = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+got, labels, frames, value = {}, {}, [], None
+def flush():
+    if value is not None:
+        key = "%s-%s/%s;%s" % (labels.get("comm", "").replace(" ", "_"), labels.get("pid", ""),
+                               labels.get("tid", ""),
+                               ";".join(reversed(frames)))
+        got[key] = got.get(key, 0) + value
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith("-----------+"):
+        flush()
+        labels, frames, value = {}, [], None
+        continue
+    m = re.match(r"^ +(\w+):  (.*)$", line)
+    if m and value is None:
+        labels[m.group(1)] = m.group(2)
+        continue
+    m = re.match(r"^ +([0-9.]+)(ns|us|ms|s) +(.*)$", line)
+    if m and value is None:
+        value = round(float(m.group(1)) * unit[m.group(2)])
+        frames.append(m.group(3))
+        continue
+    if value is not None and line.strip():
+        frames.append(line.strip())
+flush()
+got = {re.sub(r" \(inline\)", "", k): v for k, v in got.items()}
+want = {}
+for line in open(sys.argv[2]):
+    k, v = line.rstrip("\n").rsplit(" ", 1)
+    want[k] = want.get(k, 0) + int(v)
+if got != want:
+    diff = sorted(set(got.items()) ^ set(want.items()))[:4]
+    print("FAIL pprof -traces: %d stacks, folded %d; first differences: %s" % (len(got), len(want), diff))
+    sys.exit(1)
+print("pprof: -traces gives the %d folded stacks and their values" % len(got))
+PY
 # --samples: one sample type, counts
 "$kfold" -q "${KF_CASE[@]}" --samples --format pprof -o "$tmp/s.pb.gz" "$d/perf.data"
 "$pprof" -symbolize=none -raw "$tmp/s.pb.gz" > "$tmp/raw" 2>&1
