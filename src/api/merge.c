@@ -126,7 +126,9 @@ static int cmp_entries(const void *pa, const void *pb)
 
 int kf_merge_write_folded(kf_merge *m, FILE *out)
 {
+	const char *text;
 	size_t i;
+	int w;
 
 	/* the index is not needed once sorted: adding after this starts a
 	 * new entry per stack, so it is rebuilt */
@@ -139,13 +141,12 @@ int kf_merge_write_folded(kf_merge *m, FILE *out)
 		KF_WORK(1);
 		if (!kf_map64_put(&m->index, m->entries[i].text, (uint32_t)i))
 			return KF_ENOMEM;
-		if (m->diff && fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n",
-				       kf_strtab_get(&m->stacks, m->entries[i].text),
-				       m->entries[i].base, m->entries[i].count) < 0)
-			return KF_EIO;
-		if (!m->diff && fprintf(out, "%s %" PRIu64 "\n",
-					kf_strtab_get(&m->stacks, m->entries[i].text),
-					m->entries[i].count) < 0)
+		/* a difference: the baseline's column first (difffolded.pl's) */
+		text = kf_strtab_get(&m->stacks, m->entries[i].text);
+		w = m->diff ? fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", text,
+				      m->entries[i].base, m->entries[i].count) :
+			      fprintf(out, "%s %" PRIu64 "\n", text, m->entries[i].count);
+		if (w < 0)
 			return KF_EIO;
 	}
 	return fflush(out) == 0 ? 0 : KF_EIO;

@@ -30,11 +30,16 @@ void kf_session_walk_fini(struct kf_session *s)
  * before its children, children in id order), so that each stack shares
  * as many callers as it can with the one before it (stack_frames); and
  * where each module is in kf_session_module's list. */
+static uint32_t trie_parent(const void *ctx, size_t i)
+{
+	return ((const struct kf_stacks *)ctx)->nodes[i].parent;
+}
+
 static int list_stacks(struct kf_session *s)
 {
 	struct kf_walk *w = &s->walk;
-	size_t i, n = 0, cap = 0, sp = 0, nn = s->stacks.n;
-	uint32_t *first = NULL, *kids = NULL, *fill = NULL, *stack = NULL;
+	size_t i, n = 0, cap = 0;
+	uint32_t *order;
 	int r = KF_ENOMEM;
 
 	if (w->listed)
@@ -48,44 +53,22 @@ static int list_stacks(struct kf_session *s)
 		w->hit_of[i] = KF_NO_MODULE;
 	for (i = 0; i < s->n_hit; i++)
 		w->hit_of[s->hit[i]] = i;
-	/* the children of each node, in id order (node 0 is the roots'
-	 * parent) */
-	first = kf_calloc(nn + 1, sizeof(*first));
-	kids = kf_calloc(nn ? nn : 1, sizeof(*kids));
-	fill = kf_calloc(nn + 1, sizeof(*fill));
-	stack = kf_calloc(nn + 1, sizeof(*stack));
-	if (!first || !kids || !fill || !stack)
+	/* node 0 is the roots' parent, not a stack's end */
+	order = kf_calloc(s->stacks.n ? s->stacks.n : 1, sizeof(*order));
+	if (!order || kf_tree_preorder(s->stacks.n, trie_parent, &s->stacks, NULL, order))
 		goto out;
-	for (i = 1; i < nn; i++)
-		first[s->stacks.nodes[i].parent + 1]++;
-	for (i = 0; i < nn; i++)
-		first[i + 1] += first[i];
-	memcpy(fill, first, (nn + 1) * sizeof(*fill));
-	for (i = 1; i < nn; i++)
-		kids[fill[s->stacks.nodes[i].parent]++] = (uint32_t)i;
-	/* preorder: children pushed last first */
-	for (i = first[1]; nn && i-- > first[0];)
-		stack[sp++] = kids[i];
-	while (sp) {
-		uint32_t x = stack[--sp];
-
-		KF_WORK(1);
-		if (s->stacks.nodes[x].samples) {
-			if (!KF_GROW(w->nodes, cap, n + 1))
-				goto out;
-			w->nodes[n++] = x;
-		}
-		for (i = first[x + 1]; i-- > first[x];)
-			stack[sp++] = kids[i];
+	for (i = 1; i < s->stacks.n; i++) {
+		if (!s->stacks.nodes[order[i]].samples)
+			continue;
+		if (!KF_GROW(w->nodes, cap, n + 1))
+			goto out;
+		w->nodes[n++] = order[i];
 	}
 	w->n = n;
 	w->listed = true;
 	r = 0;
 out:
-	free(first);
-	free(kids);
-	free(fill);
-	free(stack);
+	free(order);
 	return r;
 }
 

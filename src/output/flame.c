@@ -395,50 +395,30 @@ static int cmp_kids(const void *pa, const void *pb)
  * order[k] is the k-th node, newof[x] node x's place.  Then a subtree
  * is a run of places and the page lays the tree out without sorting.
  * 0 or KF_ENOMEM. */
+static uint32_t tree_parent(const void *ctx, size_t i)
+{
+	return ((const struct tree *)ctx)->nodes[i].parent;
+}
+
 static int preorder(const struct tree *t, uint32_t **order_out, uint32_t **newof_out)
 {
-	uint32_t *first = kf_calloc(t->n + 1, sizeof(*first)), *kids = kf_calloc(t->n, sizeof(*kids));
-	uint32_t *fill = kf_calloc(t->n + 1, sizeof(*fill)), *stack = kf_calloc(t->n + 1, sizeof(*stack));
 	uint32_t *order = kf_calloc(t->n, sizeof(*order)), *newof = kf_calloc(t->n, sizeof(*newof));
-	size_t i, sp = 0, k = 0;
-	int r = KF_ENOMEM;
+	size_t k;
+	int r;
 
-	if (!first || !kids || !fill || !stack || !order || !newof)
-		goto out;
-	for (i = 1; i < t->n; i++)
-		first[t->nodes[i].parent + 1]++;
-	for (i = 0; i < t->n; i++)
-		first[i + 1] += first[i];
-	memcpy(fill, first, (t->n + 1) * sizeof(*fill));
-	for (i = 1; i < t->n; i++)
-		kids[fill[t->nodes[i].parent]++] = (uint32_t)i;
 	sort_tree = t;
-	for (i = 0; i < t->n; i++)
-		if (first[i + 1] - first[i] > 1)
-			qsort(kids + first[i], first[i + 1] - first[i], sizeof(*kids), cmp_kids);
+	r = order && newof ? kf_tree_preorder(t->n, tree_parent, t, cmp_kids, order) : KF_ENOMEM;
 	sort_tree = NULL;
-	stack[sp++] = 0;
-	while (sp) {
-		uint32_t x = stack[--sp];
-
-		KF_WORK(1);
-		newof[x] = (uint32_t)k;
-		order[k++] = x;
-		for (i = first[x + 1]; i-- > first[x];)
-			stack[sp++] = kids[i];
+	if (r) {
+		free(order);
+		free(newof);
+		return r;
 	}
+	for (k = 0; k < t->n; k++)
+		newof[order[k]] = (uint32_t)k;
 	*order_out = order;
 	*newof_out = newof;
-	order = newof = NULL;
-	r = 0;
-out:
-	free(first);
-	free(kids);
-	free(fill);
-	free(stack);
-	free(order);
-	free(newof);
-	return r;
+	return 0;
 }
 
 static bool has_weight(const struct node *nd)

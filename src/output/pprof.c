@@ -343,6 +343,13 @@ static void value_type(struct pp *p, struct pb *out, unsigned field, struct pb *
 	pb_msg(out, field, m);
 }
 
+static void put_label(struct pb *sm, struct pb *m, int64_t key, int64_t idx)
+{
+	pb_int(m, LABEL_KEY, key);
+	pb_int(m, LABEL_STR, idx);
+	pb_msg(sm, SAMPLE_LABEL, m);
+}
+
 /* A string label; *last: the string index this label had in the
  * previous sample, used again when the text is the same. */
 static int str_label(struct pp *p, struct pb *sm, struct pb *m, int64_t key,
@@ -353,9 +360,7 @@ static int str_label(struct pp *p, struct pb *sm, struct pb *m, int64_t key,
 
 	if (idx < 0)
 		return KF_ENOMEM;
-	pb_int(m, LABEL_KEY, key);
-	pb_int(m, LABEL_STR, idx);
-	pb_msg(sm, SAMPLE_LABEL, m);
+	put_label(sm, m, key, idx);
 	*last = idx;
 	return 0;
 }
@@ -368,9 +373,7 @@ static int id_label(struct pp *p, struct pb *sm, struct pb *m, int64_t key, int3
 	char text[16];
 
 	if (*last > 0 && *last_v == v) {
-		pb_int(m, LABEL_KEY, key);
-		pb_int(m, LABEL_STR, *last);
-		pb_msg(sm, SAMPLE_LABEL, m);
+		put_label(sm, m, key, *last);
 		return 0;
 	}
 	snprintf(text, sizeof(text), "%" PRId32, v);

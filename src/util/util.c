@@ -424,6 +424,49 @@ bool kf_strtab_intern(struct kf_strtab *t, const char *s, size_t n,
 	return true;
 }
 
+/* ---- trees ------------------------------------------------------------- */
+
+int kf_tree_preorder(size_t n, uint32_t (*parent)(const void *ctx, size_t i), const void *ctx,
+		     int (*cmp)(const void *a, const void *b), uint32_t *order)
+{
+	uint32_t *first = kf_calloc(n + 1, sizeof(*first)), *kids = kf_calloc(n ? n : 1, sizeof(*kids));
+	uint32_t *fill = kf_calloc(n + 1, sizeof(*fill)), *stack = kf_calloc(n + 1, sizeof(*stack));
+	size_t i, sp = 0, k = 0;
+	int r = KF_ENOMEM;
+
+	if (!first || !kids || !fill || !stack)
+		goto out;
+	/* children lists, by parent: first[p] .. first[p + 1] in kids */
+	for (i = 1; i < n; i++)
+		first[parent(ctx, i) + 1]++;
+	for (i = 0; i < n; i++)
+		first[i + 1] += first[i];
+	memcpy(fill, first, (n + 1) * sizeof(*fill));
+	for (i = 1; i < n; i++)
+		kids[fill[parent(ctx, i)]++] = (uint32_t)i;
+	for (i = 0; cmp && i < n; i++)
+		if (first[i + 1] - first[i] > 1)
+			qsort(kids + first[i], first[i + 1] - first[i], sizeof(*kids), cmp);
+	/* children pushed last first, so the first comes out first */
+	if (n)
+		stack[sp++] = 0;
+	while (sp) {
+		uint32_t x = stack[--sp];
+
+		KF_WORK(1);
+		order[k++] = x;
+		for (i = first[x + 1]; i-- > first[x];)
+			stack[sp++] = kids[i];
+	}
+	r = 0;
+out:
+	free(first);
+	free(kids);
+	free(fill);
+	free(stack);
+	return r;
+}
+
 /* ---- text buffer -------------------------------------------------------- */
 
 void kf_buf_init(struct kf_buf *b)

@@ -189,6 +189,16 @@ void kf_buf_printf(struct kf_buf *b, const char *fmt, ...)
 /* NUL-terminates and returns b->p ("" when empty). */
 const char *kf_buf_cstr(struct kf_buf *b);
 
+/* ---- trees --------------------------------------------------------------- */
+
+/* The nodes 0 .. n-1 of a tree given by parent(ctx, i) for i >= 1 (node 0
+ * is the root; every parent is a node) in preorder: a node before its
+ * children, children in id order or, with cmp, sorted by qsort's cmp
+ * over node ids.  order[0 .. n) receives them (order[0] == 0).  0 or
+ * KF_ENOMEM. */
+int kf_tree_preorder(size_t n, uint32_t (*parent)(const void *ctx, size_t i), const void *ctx,
+		     int (*cmp)(const void *a, const void *b), uint32_t *order);
+
 /* ---- gzip ---------------------------------------------------------------- */
 
 /* Writes data[0..len) to out as one gzip member (deflate level 6, mtime
