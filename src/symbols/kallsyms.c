@@ -24,7 +24,15 @@ struct ksym_line {
 	char type;
 	const char *name;     /* up to end of line, "\t[mod]" included */
 	size_t len;
+	bool bracket;         /* a '[' in those len bytes: a module's */
 };
+
+static int hexval(unsigned char c)
+{
+	unsigned d = (unsigned)c - '0', x = ((unsigned)c | 0x20) - 'a';
+
+	return d < 10 ? (int)d : x < 6 ? (int)x + 10 : -1;
+}
 
 /* Parses one "addr type name[\t[module]]" line; perf's kallsyms__parse.
  * Returns the start of the next line, or NULL at the end. */
@@ -32,32 +40,45 @@ static const char *ksym_next(const char *p, const char *end, struct ksym_line *l
 			     bool *ok)
 {
 	uint64_t v = 0;
-	const char *q = p;
+	const char *q = p, *nl;
+	int h;
 
 	*ok = false;
 	if (p >= end)
 		return NULL;
-	while (q < end && isxdigit((unsigned char)*q)) {
-		int c = *q;
-
-		v = v << 4 | (uint64_t)(isdigit(c) ? c - '0' : (tolower(c) - 'a' + 10));
+	while (q < end && (h = hexval((unsigned char)*q)) >= 0) {
+		v = v << 4 | (uint64_t)h;
 		q++;
 	}
 	if (q < end && *q == ' ' && q + 2 < end) {
+		const char *b = NULL;
+
 		l->addr = v;
 		l->type = q[1];
 		l->name = q + 3;
-		q += 3;
-		while (q < end && *q != '\n')
-			q++;
-		l->len = (size_t)(q - l->name);
+		/* the name runs to the end of its line: of the next one when
+		 * the type or the space after it is the newline, as perf
+		 * reads such a line */
+		for (nl = l->name; nl < end && *nl != '\n'; nl++)
+			if (*nl == '[' && !b)
+				b = nl;
+		l->len = (size_t)(nl - l->name);
 		if (l->len > KSYM_NAME_LEN)
 			l->len = KSYM_NAME_LEN;
-		*ok = q[-1] != '\r' || true;
+		l->bracket = b && b < l->name + l->len;
+		*ok = true;
+	} else {
+		nl = q < end ? memchr(q, '\n', (size_t)(end - q)) : NULL;
+		if (!nl)
+			nl = end;
 	}
-	while (q < end && *q != '\n')
-		q++;
-	return q < end ? q + 1 : end;
+	return nl < end ? nl + 1 : end;
+}
+
+static bool is_kref(const struct ksym_line *l, const char *name, size_t n)
+{
+	return l->len == n && memcmp(l->name, name, n) == 0 &&
+	       (l->type == 't' || l->type == 'T' || l->type == 'W');
 }
 
 static bool find_ref(const char *buf, size_t len, const char *name,
@@ -69,9 +90,7 @@ static bool find_ref(const char *buf, size_t len, const char *name,
 	size_t n = strlen(name);
 
 	while ((p = ksym_next(p, end, &l, &ok))) {
-		if (!ok || l.len != n || memcmp(l.name, name, n) != 0)
-			continue;
-		if (l.type == 't' || l.type == 'T' || l.type == 'W') {
+		if (ok && is_kref(&l, name, n)) {
 			*addr = l.addr;
 			return true;
 		}
@@ -81,60 +100,109 @@ static bool find_ref(const char *buf, size_t len, const char *name,
 	return false;
 }
 
+static uint8_t kallsyms_binding(char type)
+{
+	return toupper((unsigned char)type) == 'W' ? KF_BIND_WEAK :
+	       isupper((unsigned char)type) ? KF_BIND_GLOBAL : KF_BIND_LOCAL;
+}
+
+/* Every symbol line of the text, in file order, into `all`, which takes
+ * the text as its names: each name is cut where its line ends (or at
+ * KSYM_NAME_LEN) by a NUL written into the text, "\t[module]" kept.
+ * Finds the reference symbol on the way.  False if the table could not
+ * take the text (it is freed). */
+static bool parse_all(struct kf_symtab *all, char *buf, size_t len,
+		      const char *kref, bool *kref_found, uint64_t *kref_addr)
+{
+	const char *p = buf, *end = buf + len;
+	struct ksym_line l;
+	size_t kref_len = strlen(kref), mapped = 0;
+	bool ok;
+
+	*kref_found = false;
+	kf_symtab_init(all);
+	all->no_tree = true;     /* split below: only its parts are searched */
+	if (!kf_symtab_adopt_names(all, buf, len)) {
+		free(buf);
+		return false;
+	}
+	/* a real kallsyms line is 21 bytes and more: room for all of them
+	 * (a file of shorter lines grows the table as it goes) */
+	kf_symtab_reserve(all, len / 20 + 1, 0);
+	while ((p = ksym_next(p, end, &l, &ok))) {
+		if (ok && kref_len && !*kref_found && is_kref(&l, kref, kref_len)) {
+			*kref_found = true;
+			*kref_addr = l.addr;
+		}
+		if (ok && kallsyms_type_ok(l.type) && l.name[0] != '$') {
+			size_t off = (size_t)(l.name - buf);
+
+			/* the next 32,768 symbols' pages at once, not a fault each */
+			if (all->n == mapped && all->cap > mapped) {
+				size_t k = all->cap - mapped < 32768 ? all->cap - mapped : 32768;
+
+				kf_prefault(all->v + mapped, k * sizeof(*all->v));
+				mapped += k;
+			}
+			buf[off + l.len] = '\0';
+			kf_symtab_add_at(all, l.addr, 0, kallsyms_binding(l.type),
+					 (uint32_t)off);
+			if (!all->oom)
+				kf_symtab_set_kmodule(all, all->n - 1, l.bracket);
+		}
+		if (p == end)
+			break;
+	}
+	return true;
+}
+
+static struct kf_module *kmodule_named(struct kf_dsos *d, const char *name)
+{
+	size_t m;
+
+	for (m = 1; m < d->modules->n; m++) {
+		struct kf_module *mod = d->modules->v[m];
+
+		if (mod->kind == KF_MOD_KMODULE && strcmp(mod->base, name) == 0)
+			return mod;
+	}
+	return NULL;
+}
+
 /* Splits kallsyms into the kernel's table and the kernel modules'
  * (maps__split_kallsyms): module symbols go to the module whose name is
  * the "[name]" after the tab, or are dropped; kernel symbols are moved
- * by the KASLR delta between the file and the capture. */
-static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
+ * by the KASLR delta between the file and the capture.  Takes buf.
+ *
+ * The whole list is fixed up first, as perf does; the kernel's symbols
+ * then stay where they are in it (no copy of the 100,000 and more
+ * symbols or of their names), and only the modules' are copied out. */
+static void load_kallsyms_text(struct kf_dsos *d, char *buf, size_t len,
 			       const char *source, enum kf_dso_status status)
 {
 	struct kf_symtab all;
-	const char *p = buf, *end = buf + len;
-	struct ksym_line l;
-	bool ok;
-	uint64_t delta = 0, faddr;
-	size_t i, m;
+	struct kf_module *kmod = NULL;
+	struct dso_state *kst = NULL;
+	uint64_t delta = 0, faddr = 0;
+	bool found;
+	size_t i, m, out;
 
+	if (!parse_all(&all, buf, len, d->kref_name, &found, &faddr)) {
+		dso_warnf(d, "%s: too large for a kallsyms file", source);
+		return;
+	}
 	if (d->kref_name[0]) {
-		if (!find_ref(buf, len, d->kref_name, &faddr)) {
+		if (!found) {
 			dso_warnf(d, "%s: no %s symbol: cannot relocate kernel symbols; "
 			      "kernel frames stay unnamed", source, d->kref_name);
+			kf_symtab_fini(&all);
 			return;
 		}
 		delta = faddr - d->kref_addr;
 	}
 	d->ksyms_delta = delta;
-	kf_symtab_init(&all);
-	all.no_tree = true;     /* split below: only its parts are searched */
-	{
-		/* a symbol a line, at most: room for all of them at once */
-		size_t lines = 1;
-		const char *q = buf;
-
-		while ((q = memchr(q, '\n', (size_t)(end - q))) != NULL) {
-			lines++;
-			q++;
-		}
-		kf_symtab_reserve(&all, lines, len + 1);
-	}
-	while ((p = ksym_next(p, end, &l, &ok))) {
-		if (ok && kallsyms_type_ok(l.type) && l.name[0] != '$') {
-			bool kmod = memchr(l.name, '[', l.len) != NULL;
-			char b = (char)toupper((unsigned char)l.type);
-
-			kf_symtab_add(&all, l.addr, 0,
-				      b == 'W' ? KF_BIND_WEAK :
-				      isupper((unsigned char)l.type) ? KF_BIND_GLOBAL :
-				      KF_BIND_LOCAL, l.name, l.len);
-			if (!all.oom)
-				kf_symtab_set_kmodule(&all, all.n - 1, kmod);
-		}
-		if (p == end)
-			break;
-	}
 	kf_symtab_fixup(&all, true);
 
-	/* distribute */
 	for (m = 1; m < d->modules->n; m++) {
 		struct kf_module *mod = d->modules->v[m];
 		struct dso_state *st;
@@ -142,65 +210,50 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 		if (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE)
 			continue;
 		st = dso_state_of(mod);
+		if (mod->kind == KF_MOD_KERNEL && !kmod) {
+			kmod = mod;   /* the first one takes the kernel's symbols */
+			kst = st;
+		}
 		if (!st)
 			continue;
 		kf_symtab_fini(&st->syms);
 		kf_symtab_init(&st->syms);
-		if (mod->kind == KF_MOD_KERNEL)
-			kf_symtab_reserve(&st->syms, all.n, all.names_len);
 		st->status = status;
 		free(st->file);
 		st->file = strdup(source);
 	}
-	for (i = 0; i < all.n; i++) {
-		const struct kf_sym *s = &all.v[i];
-		const char *name = all.names + s->name;
+	/* the kernel's symbols move to the front of the list, in order */
+	for (i = 0, out = 0; i < all.n; i++) {
+		struct kf_sym s = all.v[i];
+		const char *name = all.names + s.name;
 		const char *tab = strchr(name, '\t');
-		struct kf_module *target = NULL;
-		size_t nlen = tab ? (size_t)(tab - name) : strlen(name);
 
 		if (tab) {
-			const char *modname = tab + 1;
+			struct kf_module *target = kmodule_named(d, tab + 1);
+			struct dso_state *st = target ? dso_state_of(target) : NULL;
 
-			for (m = 1; m < d->modules->n; m++) {
-				struct kf_module *mod = d->modules->v[m];
-
-				if (mod->kind == KF_MOD_KMODULE &&
-				    strcmp(mod->base, modname) == 0) {
-					target = mod;
-					break;
-				}
-			}
-			if (!target)
-				continue;   /* no map for that module: dropped */
-			{
-				struct dso_state *st = dso_state_of(target);
-
-				if (st) {
-					kf_symtab_add(&st->syms, s->start,
-						      s->end - s->start, s->binding,
-						      name, nlen);
-				}
-			}
+			if (st)   /* else no map for that module: dropped */
+				kf_symtab_add(&st->syms, s.start, s.end - s.start,
+					      s.binding, name, (size_t)(tab - name));
 			continue;
 		}
 		if (strncmp(name, "__entry_SYSCALL_64_trampoline", 29) == 0)
 			continue;
-		for (m = 1; m < d->modules->n; m++)
-			if (d->modules->v[m]->kind == KF_MOD_KERNEL) {
-				target = d->modules->v[m];
-				break;
-			}
-		if (!target)
-			break;
-		{
-			struct dso_state *st = dso_state_of(target);
-
-			if (st)
-				kf_symtab_add(&st->syms, s->start - delta,
-					      s->end - s->start, s->binding, name,
-					      nlen);
-		}
+		/* as kf_symtab_add(start - delta, end - start) */
+		s.end = s.end != s.start ? s.start - delta + (s.end - s.start) : s.start - delta;
+		s.start -= delta;
+		s.kmodule = false;
+		all.v[out++] = s;
+	}
+	all.n = out;
+	if (kst) {
+		kf_symtab_move(&kst->syms, &all);
+		if (!d->o.pol->perf_names)
+			kst->syms.no_tree = true;   /* only perf's naming searches it */
+		else
+			kf_symtab_tree_from_list(&kst->syms);
+	} else {
+		kf_symtab_fini(&all);
 	}
 	for (m = 1; m < d->modules->n; m++) {
 		struct kf_module *mod = d->modules->v[m];
@@ -213,7 +266,6 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 		if (!st->has_syms)
 			st->status = KF_DSO_NO_SYMBOLS;
 	}
-	kf_symtab_fini(&all);
 }
 
 void dso_load_kernel(struct kf_dsos *d)
@@ -245,7 +297,6 @@ void dso_load_kernel(struct kf_dsos *d)
 			return;
 		}
 		load_kallsyms_text(d, buf, len, d->o.kallsyms, KF_DSO_GIVEN);
-		free(buf);
 		return;
 	}
 	if (bid_len && d->o.buildid_dir && *d->o.buildid_dir) {
@@ -256,7 +307,6 @@ void dso_load_kernel(struct kf_dsos *d)
 
 			snprintf(src, sizeof(src), "%s/%s", d->o.buildid_dir, path);
 			load_kallsyms_text(d, buf, len, src, KF_DSO_OK);
-			free(buf);
 			return;
 		}
 	}
@@ -281,7 +331,6 @@ void dso_load_kernel(struct kf_dsos *d)
 			buf = kf_host_kallsyms(d->o.host, d->fs, KF_MAX_KALLSYMS, &len);
 			if (buf) {
 				load_kallsyms_text(d, buf, len, KF_HOST_KALLSYMS, KF_DSO_OK);
-				free(buf);
 				return;
 			}
 		}
@@ -305,7 +354,6 @@ void dso_load_kernel(struct kf_dsos *d)
 				    a == d->kref_addr) {
 					load_kallsyms_text(d, buf, len, KF_HOST_KALLSYMS,
 							   KF_DSO_UNVERIFIED);
-					free(buf);
 					dso_warnf(d, "kernel symbols from /proc/kallsyms are unverified: "
 					      "the capture has no kernel build-id (same release, "
 					      "same %s address)", d->kref_name);

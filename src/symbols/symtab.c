@@ -287,45 +287,99 @@ void kf_symtab_perf_tree(struct kf_symtab *t)
 	t->n_ops = t->cap_ops = 0;
 }
 
-void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
-		   uint8_t binding, const char *name, size_t name_len)
+/* Room for one more node (and the nil node); false (oom set) if none. */
+static bool tree_room(struct kf_symtab *t)
 {
-	size_t need;
-	struct kf_sym *s;
-
-	if (t->oom)
-		return;
-	if (!kf_add_ok(t->names_len, name_len + 1, &need) || need > UINT32_MAX ||
-	    !KF_GROW(t->names, t->names_cap, need) ||
-	    !KF_GROW(t->v, t->cap, t->n + 1)) {
-		t->oom = true;
-		return;
-	}
 	if (t->n_tree >= KF_SYMTAB_ERASE - 1 ||
 	    !KF_GROW(t->tree, t->cap_tree, (t->n_tree ? t->n_tree : 1) + !t->no_tree)) {
 		t->oom = true;
-		return;
+		return false;
 	}
 	if (!t->n_tree) {
 		memset(&t->tree[0], 0, sizeof(t->tree[0]));   /* nil */
 		t->n_tree = 1;
 	}
-	s = &t->v[t->n++];
-	memset(s, 0, sizeof(*s));
-	s->start = start;
-	/* symbol__new: a size that wraps is kept as perf keeps it */
-	s->end = size ? start + size : start;
-	s->binding = binding;
-	s->name = (uint32_t)t->names_len;
-	memcpy(t->names + t->names_len, name, name_len);
-	t->names[t->names_len + name_len] = '\0';
-	t->names_len = need;
-	if (t->no_tree)
-		return;   /* node 0: the nil node, which its updates do not harm */
+	return true;
+}
+
+/* Gives v[i] the next node and logs its insert. */
+static void tree_add(struct kf_symtab *t, size_t i)
+{
+	struct kf_sym *s = &t->v[i];
+
 	s->node = (uint32_t)t->n_tree++;
 	memset(&t->tree[s->node], 0, sizeof(t->tree[s->node]));
 	t->tree[s->node].sym = *s;
 	tree_op(t, s->node);
+}
+
+void kf_symtab_add_at(struct kf_symtab *t, uint64_t start, uint64_t size,
+		      uint8_t binding, uint32_t name)
+{
+	struct kf_sym *s;
+
+	if (t->oom)
+		return;
+	if ((t->n == t->cap && !KF_GROW(t->v, t->cap, t->n + 1)) ||
+	    ((!t->no_tree || !t->n_tree) && !tree_room(t))) {
+		t->oom = true;
+		return;
+	}
+	s = &t->v[t->n++];
+	/* symbol__new: a size that wraps is kept as perf keeps it */
+	*s = (struct kf_sym){ .start = start, .end = size ? start + size : start,
+			      .name = name, .binding = binding };
+	if (!t->no_tree)   /* else node 0: the nil node, which its updates do not harm */
+		tree_add(t, t->n - 1);
+}
+
+void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
+		   uint8_t binding, const char *name, size_t name_len)
+{
+	size_t need, at = t->names_len;
+
+	if (t->oom)
+		return;
+	if (!kf_add_ok(t->names_len, name_len + 1, &need) || need > UINT32_MAX ||
+	    !KF_GROW(t->names, t->names_cap, need)) {
+		t->oom = true;
+		return;
+	}
+	memcpy(t->names + at, name, name_len);
+	t->names[at + name_len] = '\0';
+	t->names_len = need;
+	kf_symtab_add_at(t, start, size, binding, (uint32_t)at);
+}
+
+bool kf_symtab_adopt_names(struct kf_symtab *t, char *text, size_t len)
+{
+	if (t->names || len >= UINT32_MAX)
+		return false;
+	t->names = text;
+	t->names_len = t->names_cap = len + 1;
+	return true;
+}
+
+void kf_symtab_move(struct kf_symtab *dst, struct kf_symtab *src)
+{
+	kf_symtab_fini(dst);
+	*dst = *src;
+	kf_symtab_init(src);
+}
+
+void kf_symtab_tree_from_list(struct kf_symtab *t)
+{
+	size_t i;
+
+	if (t->oom || t->n_tree > 1 || t->n_ops)
+		return;
+	t->no_tree = false;
+	if (!KF_GROW(t->ops, t->cap_ops, t->n)) {
+		t->oom = true;
+		return;
+	}
+	for (i = 0; i < t->n && tree_room(t); i++)
+		tree_add(t, i);
 }
 
 void kf_symtab_reserve(struct kf_symtab *t, size_t n, size_t names_len)

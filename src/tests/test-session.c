@@ -490,6 +490,93 @@ static void test_kernel_modules(void)
 	pdb_free(&img);
 }
 
+/* The kallsyms reader on lines perf reads its own way (kallsyms__parse,
+ * symbols__fixup_end and _duplicate, maps__split_kallsyms): of two names
+ * at one address the last listed wins (it alone gets a size); '$' names,
+ * types other than T, W, D, B and lines that do not parse are not
+ * symbols, yet the next symbol's start still ends the one before; a name
+ * is cut at 512 bytes; the x86 entry trampoline leaves a hole in the
+ * kernel's table; module lines out of address order are sorted, and a
+ * kernel symbol before the modules ends a page past its start; the last
+ * line needs no newline.  Under --compat=perf the same, through perf's
+ * tree. */
+static void test_kallsyms_lines(void)
+{
+	char path[4096], text[2048], lname[513], want[2048];
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	static const uint64_t at[] = { 0xffffffff81000150ull, 0xffffffff81000250ull,
+				       0xffffffff81000450ull, 0xffffffff81000550ull,
+				       0xffffffff81000650ull, 0xffffffffc0001010ull,
+				       0xffffffffc0002010ull };
+	static const int times[] = { 1, 1, 3, 4, 5, 6, 7 };
+	kf_options o;
+	struct run r;
+	size_t i, k;
+	uint64_t t = 100;
+	int n;
+	bool ok;
+
+	memset(lname, 'L', 512);
+	lname[512] = '\0';
+	/* the file's kernel sits 0x200000 above the capture's */
+	snprintf(text, sizeof(text),
+		 "ffffffff81200000 T _text\n"
+		 "ffffffff81200100 t alias_b\n"
+		 "ffffffff81200100 T alias_a\n"
+		 "ffffffff81200200 t $x\n"
+		 "ffffffff81200300 X not_a_symbol\n"
+		 "ffffffff81200400 T %sTRUNCATED\n"
+		 "ffffffff81200500 T __entry_SYSCALL_64_trampoline\n"
+		 "ffffffff81200600 W after_weak\n"
+		 "ffffffff81200700\tno space\n"
+		 "ffffffffc0002000 t mod_fn\t[nf_conntrack]\n"
+		 "ffffffffc0001000 t mod_first\t[nf_conntrack]\n"
+		 "ffffffffc0009000 t orphan\t[not_loaded]", lname);   /* no newline */
+	ok = write_temp(path, sizeof(path), text);
+	CHECK(ok);
+	if (!ok)
+		return;
+	rec_kmap(&d, BASIC);
+	k = pdb_rec(&d, 1, 1);
+	pdb_u32(&d, (uint32_t)-1);
+	pdb_u32(&d, 0);
+	pdb_u64(&d, 0xffffffffc0001000ull);
+	pdb_u64(&d, 0x8000);
+	pdb_u64(&d, 0);
+	pdb_str8(&d, "/lib/modules/6.1.0/kernel/net/nf-conntrack.ko.xz", 32);
+	trailer(&d, BASIC, 0, 0, 0, 0);
+	pdb_end_rec(&d, k);
+	rec_comm(&d, BASIC, 7, 7, "prog", 0, false);
+	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		for (n = 0; n < times[i]; n++) {
+			uint64_t chain[] = { CTX_KERNEL, at[i] };
+
+			rec_sample(&d, BASIC, 1, 7, t++, 5, chain, 2, 0);
+		}
+	pdb_file(&img, &a, 1, &d, false);
+	snprintf(want, sizeof(want),
+		 "prog;%s 3\n"
+		 "prog;[[kernel.kallsyms]] 4\n"
+		 "prog;after_weak 5\n"
+		 "prog;alias_a 2\n"
+		 "prog;mod_first 6\n"
+		 "prog;mod_fn 7\n", lname);
+	for (i = 0; i < 2; i++) {
+		kf_options_init(&o);
+		o.kallsyms = path;
+		o.count_samples = true;
+		o.compat = i ? KF_COMPAT_PERF : KF_COMPAT_NONE;
+		load_folded(&img, &o, &r);
+		CHECK_STR(r.out, want);
+		run_free(&r);
+	}
+	unlink(path);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
 /* --context classifies each distinct kernel part once per kind of root
  * (context.c): stacks that end in the same kernel frames must still get
  * the verdict of their own root.  The same two-frame kernel part, below
@@ -1001,6 +1088,7 @@ int main(void)
 	RUN(test_ksymbol);
 	RUN(test_buildid_records);
 	RUN(test_kernel_modules);
+	RUN(test_kallsyms_lines);
 	RUN(test_context_memo);
 	RUN(test_lost);
 	RUN(test_damage);

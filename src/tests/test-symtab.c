@@ -3,6 +3,7 @@
  * lookup walks (its invariants and its answers against a plain search). */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -136,9 +137,67 @@ static void test_symtab_tree(void)
 	}
 }
 
+/* A table over an adopted text (kallsyms' way: names where the text
+ * has them, the tree given afterwards) answers as one built by copying
+ * adds: the same symbols, names and perf tree, over overlapping sizes. */
+static void test_symtab_adopted(void)
+{
+	static const char src[] = "alpha\0beta\0gamma\0delta\0eps\0zeta\0eta";
+	static const uint64_t starts[] = { 0x40, 0x10, 0x10, 0x80, 0x30, 0x10, 0x90 };
+	static const uint64_t sizes[] = { 0x60, 0, 0x20, 0, 0x8, 0x40, 0 };
+	struct kf_symtab a, b, moved;
+	size_t i, off = 0;
+	char *text = malloc(sizeof(src));
+	uint64_t x;
+
+	CHECK(text != NULL);
+	if (!text)
+		return;
+	memcpy(text, src, sizeof(src));
+	kf_symtab_init(&a);
+	kf_symtab_init(&b);
+	kf_symtab_init(&moved);
+	moved.no_tree = true;
+	CHECK(kf_symtab_adopt_names(&moved, text, sizeof(src) - 1));
+	CHECK(!kf_symtab_adopt_names(&moved, text, sizeof(src) - 1));   /* has names */
+	for (i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		size_t len = strlen(src + off);
+
+		kf_symtab_add(&b, starts[i], sizes[i], KF_BIND_GLOBAL, src + off, len);
+		kf_symtab_add_at(&moved, starts[i], sizes[i], KF_BIND_GLOBAL, (uint32_t)off);
+		off += len + 1;
+	}
+	CHECK_EQ(moved.tree_ready, 0);
+	kf_symtab_move(&a, &moved);
+	CHECK_EQ(moved.n, 0);
+	CHECK(moved.names == NULL);
+	kf_symtab_tree_from_list(&a);
+	kf_symtab_sort(&a);
+	kf_symtab_sort(&b);
+	kf_symtab_perf_tree(&a);
+	kf_symtab_perf_tree(&b);
+	CHECK_EQ(a.n, b.n);
+	for (i = 0; i < a.n && i < b.n; i++) {
+		CHECK_EQ(a.v[i].start, b.v[i].start);
+		CHECK_EQ(a.v[i].end, b.v[i].end);
+		CHECK_STR(kf_sym_name(&a, &a.v[i]), kf_sym_name(&b, &b.v[i]));
+	}
+	for (x = 0; x < 0xa0; x++) {
+		const struct kf_sym *p = kf_symtab_find_perf(&a, x), *q = kf_symtab_find_perf(&b, x);
+		const struct kf_sym *r = kf_symtab_find(&a, x), *u = kf_symtab_find(&b, x);
+
+		CHECK_STR(p ? kf_sym_name(&a, p) : "-", q ? kf_sym_name(&b, q) : "-");
+		CHECK_STR(r ? kf_sym_name(&a, r) : "-", u ? kf_sym_name(&b, u) : "-");
+	}
+	kf_symtab_fini(&a);
+	kf_symtab_fini(&b);
+	kf_symtab_fini(&moved);
+}
+
 int main(void)
 {
 	RUN(test_symtab);
 	RUN(test_symtab_tree);
+	RUN(test_symtab_adopted);
 	return CHECK_DONE();
 }

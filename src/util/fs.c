@@ -203,6 +203,18 @@ static char *read_all(int fd, size_t max, size_t *len_out)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
+	struct stat st;
+
+	/* a regular file's size, when it has one (/proc's files say 0): one
+	 * buffer of that size and a byte to see the end, mapped at once */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size < max) {
+		cap = (size_t)st.st_size + 2;
+		buf = malloc(cap);
+		if (!buf)
+			cap = 0;
+		kf_prefault(buf, cap);
+	}
 
 	for (;;) {
 		ssize_t r;

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 void *kf_malloc(size_t n)
@@ -187,6 +189,24 @@ bool kf_grow(void **p, size_t *cap, size_t need, size_t elem)
 	*p = np;
 	*cap = ncap;
 	return true;
+}
+
+void kf_prefault(void *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	long ps = sysconf(_SC_PAGESIZE);
+	uintptr_t a, e;
+
+	if (!p || len < ((size_t)1 << 20) || ps <= 0)
+		return;
+	a = ((uintptr_t)p + (uintptr_t)ps - 1) & ~((uintptr_t)ps - 1);
+	e = ((uintptr_t)p + len) & ~((uintptr_t)ps - 1);
+	if (e > a)
+		(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)len;
+#endif
 }
 
 /* ---- hashing ------------------------------------------------------------ */
