@@ -440,6 +440,21 @@ static void load_folded(const struct pdb *img, const kf_options *o, struct run *
 	fclose(out);
 }
 
+/* The kernel module nf_conntrack's MMAP (32 KiB at start). */
+static void rec_conntrack_map(struct pdb *d, uint64_t start)
+{
+	size_t k = pdb_rec(d, 1, 1);
+
+	pdb_u32(d, (uint32_t)-1);
+	pdb_u32(d, 0);
+	pdb_u64(d, start);
+	pdb_u64(d, 0x8000);
+	pdb_u64(d, 0);
+	pdb_str8(d, "/lib/modules/6.1.0/kernel/net/nf-conntrack.ko.xz", 32);
+	trailer(d, BASIC, 0, 0, 0, 0);
+	pdb_end_rec(d, k);
+}
+
 /* Kernel modules: their MMAP names become "[name]" (.ko suffixes dropped,
  * '-' -> '_'), kallsyms symbols tagged "\t[name]" go to them, the kernel's
  * own symbols move by the KASLR delta between the file and the capture. */
@@ -455,7 +470,6 @@ static void test_kernel_modules(void)
 	kf_options o;
 	kf_options_init(&o);
 	struct run r;
-	size_t k;
 	bool ok;
 
 	/* this kallsyms is from a boot where the kernel sat 0x200000 higher */
@@ -469,15 +483,7 @@ static void test_kernel_modules(void)
 	if (!ok)
 		return;
 	rec_kmap(&d, BASIC);
-	k = pdb_rec(&d, 1, 1);
-	pdb_u32(&d, (uint32_t)-1);
-	pdb_u32(&d, 0);
-	pdb_u64(&d, 0xffffffffc0002000ull);
-	pdb_u64(&d, 0x8000);
-	pdb_u64(&d, 0);
-	pdb_str8(&d, "/lib/modules/6.1.0/kernel/net/nf-conntrack.ko.xz", 32);
-	trailer(&d, BASIC, 0, 0, 0, 0);
-	pdb_end_rec(&d, k);
+	rec_conntrack_map(&d, 0xffffffffc0002000ull);
 	rec_comm(&d, BASIC, 7, 7, "prog", 0, false);
 	rec_sample(&d, BASIC, 1, 7, 100, 5, chain, 3, 0);
 	pdb_file(&img, &a, 1, &d, false);
@@ -531,7 +537,7 @@ static void test_kallsyms_lines(void)
 	static const int times[] = { 1, 1, 3, 4, 5, 6, 7 };
 	kf_options o;
 	struct run r;
-	size_t i, k;
+	size_t i;
 	uint64_t t = 100;
 	int n;
 	bool ok;
@@ -557,15 +563,7 @@ static void test_kallsyms_lines(void)
 	if (!ok)
 		return;
 	rec_kmap(&d, BASIC);
-	k = pdb_rec(&d, 1, 1);
-	pdb_u32(&d, (uint32_t)-1);
-	pdb_u32(&d, 0);
-	pdb_u64(&d, 0xffffffffc0001000ull);
-	pdb_u64(&d, 0x8000);
-	pdb_u64(&d, 0);
-	pdb_str8(&d, "/lib/modules/6.1.0/kernel/net/nf-conntrack.ko.xz", 32);
-	trailer(&d, BASIC, 0, 0, 0, 0);
-	pdb_end_rec(&d, k);
+	rec_conntrack_map(&d, 0xffffffffc0001000ull);
 	rec_comm(&d, BASIC, 7, 7, "prog", 0, false);
 	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++)
 		for (n = 0; n < times[i]; n++) {
