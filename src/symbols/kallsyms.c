@@ -106,54 +106,41 @@ static uint8_t kallsyms_binding(char type)
 	       isupper((unsigned char)type) ? KF_BIND_GLOBAL : KF_BIND_LOCAL;
 }
 
-/* Every symbol line of the text, in file order, into `all`, which takes
- * the text as its names: each name is cut where its line ends (or at
- * KSYM_NAME_LEN) by a NUL written into the text, "\t[module]" kept.
- * Finds the reference symbol on the way.  False if the table could not
- * take the text (it is freed). */
-static bool parse_all(struct kf_symtab *all, char *buf, size_t len,
+/* Every symbol line of the text, in file order, into `all` (names up to
+ * the end of their line or KSYM_NAME_LEN, "\t[module]" kept); finds the
+ * reference symbol on the way. */
+static void parse_all(struct kf_symtab *all, const char *text, size_t len,
 		      const char *kref, bool *kref_found, uint64_t *kref_addr)
 {
-	const char *p = buf, *end = buf + len;
+	const char *p = text, *end = text + len;
 	struct ksym_line l;
-	size_t kref_len = strlen(kref), mapped = 0;
+	size_t kref_len = strlen(kref), mapped_v = 0, mapped_names = 0;
 	bool ok;
 
 	*kref_found = false;
 	kf_symtab_init(all);
 	all->no_tree = true;     /* split below: only its parts are searched */
-	if (!kf_symtab_adopt_names(all, buf, len)) {
-		free(buf);
-		return false;
-	}
-	/* a real kallsyms line is 21 bytes and more: room for all of them
-	 * (a file of shorter lines grows the table as it goes) */
-	kf_symtab_reserve(all, len / 20 + 1, 0);
+	/* a real kallsyms line is 21 bytes and more, its name shorter than
+	 * it: room for all of them (a file of shorter lines grows the table
+	 * as it goes), mapped a MiB at a time as they fill */
+	kf_symtab_reserve(all, len / 20 + 1, len + 1);
 	while ((p = ksym_next(p, end, &l, &ok))) {
 		if (ok && kref_len && !*kref_found && is_kref(&l, kref, kref_len)) {
 			*kref_found = true;
 			*kref_addr = l.addr;
 		}
 		if (ok && kallsyms_type_ok(l.type) && l.name[0] != '$') {
-			size_t off = (size_t)(l.name - buf);
-
-			/* the next 32,768 symbols' pages at once, not a fault each */
-			if (all->n == mapped && all->cap > mapped) {
-				size_t k = all->cap - mapped < 32768 ? all->cap - mapped : 32768;
-
-				kf_prefault(all->v + mapped, k * sizeof(*all->v));
-				mapped += k;
-			}
-			buf[off + l.len] = '\0';
-			kf_symtab_add_at(all, l.addr, 0, kallsyms_binding(l.type),
-					 (uint32_t)off);
+			kf_prefault_ahead(all->v, all->n * sizeof(*all->v),
+					  all->cap * sizeof(*all->v), &mapped_v);
+			kf_prefault_ahead(all->names, all->names_len, all->names_cap,
+					  &mapped_names);
+			kf_symtab_add(all, l.addr, 0, kallsyms_binding(l.type), l.name, l.len);
 			if (!all->oom)
 				kf_symtab_set_kmodule(all, all->n - 1, l.bracket);
 		}
 		if (p == end)
 			break;
 	}
-	return true;
 }
 
 static struct kf_module *kmodule_named(struct kf_dsos *d, const char *name)
@@ -172,12 +159,12 @@ static struct kf_module *kmodule_named(struct kf_dsos *d, const char *name)
 /* Splits kallsyms into the kernel's table and the kernel modules'
  * (maps__split_kallsyms): module symbols go to the module whose name is
  * the "[name]" after the tab, or are dropped; kernel symbols are moved
- * by the KASLR delta between the file and the capture.  Takes buf.
+ * by the KASLR delta between the file and the capture.
  *
  * The whole list is fixed up first, as perf does; the kernel's symbols
  * then stay where they are in it (no copy of the 100,000 and more
  * symbols or of their names), and only the modules' are copied out. */
-static void load_kallsyms_text(struct kf_dsos *d, char *buf, size_t len,
+static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 			       const char *source, enum kf_dso_status status)
 {
 	struct kf_symtab all;
@@ -187,10 +174,7 @@ static void load_kallsyms_text(struct kf_dsos *d, char *buf, size_t len,
 	bool found;
 	size_t i, m, out;
 
-	if (!parse_all(&all, buf, len, d->kref_name, &found, &faddr)) {
-		dso_warnf(d, "%s: too large for a kallsyms file", source);
-		return;
-	}
+	parse_all(&all, buf, len, d->kref_name, &found, &faddr);
 	if (d->kref_name[0]) {
 		if (!found) {
 			dso_warnf(d, "%s: no %s symbol: cannot relocate kernel symbols; "
@@ -270,6 +254,7 @@ static void load_kallsyms_text(struct kf_dsos *d, char *buf, size_t len,
 
 void dso_load_kernel(struct kf_dsos *d)
 {
+	struct kf_fs_view view;
 	char *buf = NULL;
 	size_t len = 0;
 	uint8_t bid[20], run_bid[20];
@@ -291,22 +276,22 @@ void dso_load_kernel(struct kf_dsos *d)
 	if (bid_len)
 		kf_bid_hex(bid, bid_len, hex);
 	if (d->o.kallsyms) {
-		buf = kf_fs_read(d->fs, NULL, d->o.kallsyms, KF_MAX_KALLSYMS, &len);
-		if (!buf) {
+		if (kf_fs_view_open(d->fs, NULL, d->o.kallsyms, KF_MAX_KALLSYMS, &view)) {
 			dso_warnf(d, "%s: %s", d->o.kallsyms, strerror(errno));
 			return;
 		}
-		load_kallsyms_text(d, buf, len, d->o.kallsyms, KF_DSO_GIVEN);
+		load_kallsyms_text(d, view.p, view.len, d->o.kallsyms, KF_DSO_GIVEN);
+		kf_fs_view_close(&view);
 		return;
 	}
 	if (bid_len && d->o.buildid_dir && *d->o.buildid_dir) {
 		snprintf(path, sizeof(path), "[kernel.kallsyms]/%s/kallsyms", hex);
-		buf = kf_fs_read(d->fs, d->o.buildid_dir, path, KF_MAX_KALLSYMS, &len);
-		if (buf) {
+		if (kf_fs_view_open(d->fs, d->o.buildid_dir, path, KF_MAX_KALLSYMS, &view) == 0) {
 			char src[4200];
 
 			snprintf(src, sizeof(src), "%s/%s", d->o.buildid_dir, path);
-			load_kallsyms_text(d, buf, len, src, KF_DSO_OK);
+			load_kallsyms_text(d, view.p, view.len, src, KF_DSO_OK);
+			kf_fs_view_close(&view);
 			return;
 		}
 	}
@@ -331,6 +316,7 @@ void dso_load_kernel(struct kf_dsos *d)
 			buf = kf_host_kallsyms(d->o.host, d->fs, KF_MAX_KALLSYMS, &len);
 			if (buf) {
 				load_kallsyms_text(d, buf, len, KF_HOST_KALLSYMS, KF_DSO_OK);
+				free(buf);
 				return;
 			}
 		}
@@ -354,6 +340,7 @@ void dso_load_kernel(struct kf_dsos *d)
 				    a == d->kref_addr) {
 					load_kallsyms_text(d, buf, len, KF_HOST_KALLSYMS,
 							   KF_DSO_UNVERIFIED);
+					free(buf);
 					dso_warnf(d, "kernel symbols from /proc/kallsyms are unverified: "
 					      "the capture has no kernel build-id (same release, "
 					      "same %s address)", d->kref_name);

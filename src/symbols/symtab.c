@@ -313,8 +313,9 @@ static void tree_add(struct kf_symtab *t, size_t i)
 	tree_op(t, s->node);
 }
 
-void kf_symtab_add_at(struct kf_symtab *t, uint64_t start, uint64_t size,
-		      uint8_t binding, uint32_t name)
+/* Appends a symbol whose name is at offset `name` of the names. */
+static void add_at(struct kf_symtab *t, uint64_t start, uint64_t size,
+		   uint8_t binding, uint32_t name)
 {
 	struct kf_sym *s;
 
@@ -348,16 +349,7 @@ void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 	memcpy(t->names + at, name, name_len);
 	t->names[at + name_len] = '\0';
 	t->names_len = need;
-	kf_symtab_add_at(t, start, size, binding, (uint32_t)at);
-}
-
-bool kf_symtab_adopt_names(struct kf_symtab *t, char *text, size_t len)
-{
-	if (t->names || len >= UINT32_MAX)
-		return false;
-	t->names = text;
-	t->names_len = t->names_cap = len + 1;
-	return true;
+	add_at(t, start, size, binding, (uint32_t)at);
 }
 
 void kf_symtab_move(struct kf_symtab *dst, struct kf_symtab *src)

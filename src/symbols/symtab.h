@@ -71,18 +71,6 @@ void kf_symtab_fini(struct kf_symtab *t);
 void kf_symtab_add(struct kf_symtab *t, uint64_t start, uint64_t size,
 		   uint8_t binding, const char *name, size_t name_len);
 
-/* Appends a symbol whose name is already in the table's names, at
- * offset `name` (NUL-terminated): the adopted text's. */
-void kf_symtab_add_at(struct kf_symtab *t, uint64_t start, uint64_t size,
-		      uint8_t binding, uint32_t name);
-
-/* Makes a malloc'd text of len bytes and a NUL (a kallsyms file, its
- * names NUL-terminated where they are) the empty table t's name storage,
- * which t then owns and frees, so that kf_symtab_add_at can name symbols
- * without copying 5 MB of names.  False (the text not taken) if t has
- * names already or the text is too long for 32-bit offsets. */
-bool kf_symtab_adopt_names(struct kf_symtab *t, char *text, size_t len);
-
 /* dst (finished first) takes src's symbols, names and tree; src is left
  * empty. */
 void kf_symtab_move(struct kf_symtab *dst, struct kf_symtab *src);

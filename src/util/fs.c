@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -311,6 +312,54 @@ char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
 	}
 	return record_read(fs, KF_TAPE_OPEN, root, path, open_here(fs, root, path),
 			   max, len_out);
+}
+
+int kf_fs_view_open(struct kf_fs *fs, const char *root, const char *path,
+		    size_t max, struct kf_fs_view *v)
+{
+	struct stat st;
+	int fd;
+
+	memset(v, 0, sizeof(*v));
+	if (!fs->no_files && !fs->tape &&
+	    !(fs->overlay && root && fs->overlay_root && strcmp(root, fs->overlay_root) == 0)) {
+		fd = open_real(fs, root, path);
+		if (fd < 0)
+			return -1;
+		if (fstat(fd, &st) == 0 && st.st_size > 0) {
+			void *m;
+
+			if ((uint64_t)st.st_size > max) {
+				close(fd);
+				errno = EFBIG;
+				return -1;
+			}
+			m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+				 fd, 0);
+			if (m != MAP_FAILED) {
+				close(fd);
+				v->map = m;
+				v->p = m;
+				v->len = (size_t)st.st_size;
+				return 0;
+			}
+		}
+		v->buf = read_all(fd, max, &v->len);
+	} else {
+		v->buf = kf_fs_read(fs, root, path, max, &v->len);
+	}
+	if (!v->buf)
+		return -1;
+	v->p = v->buf;
+	return 0;
+}
+
+void kf_fs_view_close(struct kf_fs_view *v)
+{
+	if (v->map)
+		munmap(v->map, v->len);
+	free(v->buf);
+	memset(v, 0, sizeof(*v));
 }
 
 static int open_owned(struct kf_fs *fs, const char *path)

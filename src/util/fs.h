@@ -49,6 +49,23 @@ int kf_fs_open(struct kf_fs *fs, const char *root, const char *path);
 char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
 		 size_t max, size_t *len_out);
 
+/* A whole file (at most max bytes) opened with kf_fs_open rules, to be
+ * read once and let go: mapped read-only where that can be (a regular
+ * file of known size, nothing recording or answering the open), else
+ * read as kf_fs_read reads it.  A big file is read faster mapped: its
+ * bytes are not copied, and not brought from memory twice.  The bytes
+ * are p[0..len), with no NUL after them.  0, or -1 with errno. */
+struct kf_fs_view {
+	const char *p;
+	size_t len;
+	void *map;             /* the mapping, or NULL */
+	char *buf;             /* the bytes read, or NULL */
+};
+
+int kf_fs_view_open(struct kf_fs *fs, const char *root, const char *path,
+		    size_t max, struct kf_fs_view *v);
+void kf_fs_view_close(struct kf_fs_view *v);
+
 /* The same for a file in a directory anyone can write to (/tmp/perf-PID.map):
  * `path` itself must be a regular file, not a symlink, owned by root or by
  * the user kfold runs as (perf 6.1's rule for perf maps).  errno ELOOP for

@@ -209,6 +209,17 @@ void kf_prefault(void *p, size_t len)
 #endif
 }
 
+void kf_prefault_ahead(void *p, size_t used, size_t cap, size_t *mapped)
+{
+	size_t k;
+
+	if (used < *mapped || *mapped >= cap)
+		return;
+	k = cap - *mapped < ((size_t)1 << 20) ? cap - *mapped : (size_t)1 << 20;
+	kf_prefault((char *)p + *mapped, k);
+	*mapped += k;
+}
+
 /* ---- hashing ------------------------------------------------------------ */
 
 uint64_t kf_hash_bytes(const void *p, size_t n, uint64_t seed)

@@ -88,6 +88,11 @@ bool kf_grow(void **p, size_t *cap, size_t need, size_t elem);
  * done. */
 void kf_prefault(void *p, size_t len);
 
+/* For an array filled from its start, p[0..cap) bytes of which are
+ * allocated and the first *mapped already mapped: once `used` bytes
+ * reach *mapped, maps the next MiB (kf_prefault) and counts it. */
+void kf_prefault_ahead(void *p, size_t used, size_t cap, size_t *mapped);
+
 /* dlsym(h, name) into a function pointer slot of `size` bytes: memcpy,
  * as ISO C has no conversion between object and function pointers
  * (POSIX guarantees they are alike).  False when not found. */
