@@ -564,6 +564,18 @@ static uint32_t rw_marker(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t 
 	return node;
 }
 
+/* Input node x's frame as the output has it (marked when pseudo-frames
+ * come: see real frames in context.h), read from the input, whose node
+ * the stack's walk just brought into the cache. */
+static struct kf_frame out_frame(const struct kf_ctx_rewriter *rw, uint32_t x)
+{
+	struct kf_frame f = rw->in->nodes[x].frame;
+
+	if (rw->frames != KF_CONTEXT_NONE && !(f.flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
+		f.flags |= KF_FRAME_UNMARKED;
+	return f;
+}
+
 /* The copy of input node x below output node parent, added if new; 0
  * on ENOMEM.  An input node's copies are a list, newest first: nearly
  * always one long (the same contexts above the same frames). */
@@ -577,8 +589,7 @@ static uint32_t rw_copy(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t x)
 	for (c = rw->copy[x]; c; c = rw->older[c - rw->base])
 		if (rw->out->nodes[c].parent == parent)
 			return c;
-	f = rw->out->nodes[x].frame;   /* the output's (marked) frame: a
-					  copy, as appending may move it */
+	f = out_frame(rw, x);
 	node = kf_stacks_append(rw->out, parent, &f);
 	if (!node || !KF_GROW(rw->older, rw->cap_older, node - rw->base + 1))
 		return 0;
@@ -662,40 +673,47 @@ int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **out_rw, const struct kf_stacks
 			 unsigned exclude, struct kf_stacks *out)
 {
 	struct kf_ctx_rewriter *rw;
-	size_t n = st->n ? st->n : 1, i;
+	size_t i;
 
 	*out_rw = NULL;
+	memset(out, 0, sizeof(*out));
 	rw = kf_calloc(1, sizeof(*rw));
 	if (!rw)
 		return KF_ENOMEM;
-	if (kf_stacks_copy(out, st)) {
-		free(rw);
-		return KF_ENOMEM;
-	}
 	rw->in = st;
 	rw->out = out;
 	rw->frames = frames;
 	rw->exclude = exclude;
 	kf_map64_init(&rw->marks);
-	rw->base = (uint32_t)out->n;
-	rw->copy = kf_calloc(n, sizeof(*rw->copy));
-	rw->copy_parent = kf_calloc(n, sizeof(*rw->copy_parent));
-	if (kclass_init(&rw->kc, st, roots, namer, rules) || !rw->copy || !rw->copy_parent) {
+	if (kclass_init(&rw->kc, st, roots, namer, rules)) {
 		rewrite_free(rw);
-		kf_stacks_fini(out);
-		memset(out, 0, sizeof(*out));
 		return KF_ENOMEM;
 	}
 	/* every kernel part named now: the rest needs no namer */
 	for (i = 1; i < rw->kc.kp.n; i++)
 		kpart_sym(&rw->kc.kp, namer, (uint32_t)i);
 	rw->kc.namer = NULL;
-	/* with pseudo-frames, every real frame of the output is marked
-	 * (see real frames in context.h) */
-	for (i = 1; frames != KF_CONTEXT_NONE && i < st->n; i++)
-		if (!(st->nodes[i].frame.flags & (KF_FRAME_ROOT | KF_FRAME_PSEUDO)))
-			out->nodes[i].frame.flags |= KF_FRAME_UNMARKED;
 	*out_rw = rw;
+	return 0;
+}
+
+/* The input copied into out, the copy's real frames marked when
+ * pseudo-frames come. */
+static int rewrite_copy(struct kf_ctx_rewriter *rw)
+{
+	const struct kf_stacks *st = rw->in;
+	struct kf_stacks *out = rw->out;
+	size_t n = st->n ? st->n : 1, i;
+
+	if (kf_stacks_copy(out, st))
+		return KF_ENOMEM;
+	rw->base = (uint32_t)out->n;
+	rw->copy = kf_calloc(n, sizeof(*rw->copy));
+	rw->copy_parent = kf_calloc(n, sizeof(*rw->copy_parent));
+	if (!rw->copy || !rw->copy_parent)
+		return KF_ENOMEM;
+	for (i = 1; rw->frames != KF_CONTEXT_NONE && i < st->n; i++)
+		out->nodes[i].frame = out_frame(rw, (uint32_t)i);
 	return 0;
 }
 
@@ -703,11 +721,16 @@ int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw)
 {
 	struct kf_stacks *out = rw->out;
 	size_t i;
-	int r = 0;
+	int r = rewrite_copy(rw);
 
-	for (i = 1; !r && i < rw->in->n; i++)
-		if (rw->in->nodes[i].samples || rw->in->nodes[i].weight)
+	for (i = 1; !r && i < rw->in->n; i++) {
+		const struct kf_node *nd = &rw->in->nodes[i];
+
+		/* a stack with no kernel frame gets no pseudo-frame: only
+		 * --exclude needs its verdict */
+		if ((nd->samples || nd->weight) && (rw->exclude || rw->kc.kpart[i]))
 			r = rewrite_one(rw, (uint32_t)i);
+	}
 	rewrite_free(rw);
 	/* the nodes the samples left, gone: the emitter then walks what
 	 * the old trie would have been */

@@ -106,12 +106,13 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 		   unsigned exclude, struct kf_stacks *out);
 
 /* kf_ctx_rewrite in two steps, so that the namer can serve another
- * thread while the stacks are rewritten: kf_ctx_rewrite_begin copies st
- * into *out and names every kernel part (the only use of namer); after
- * it returns 0, nothing of the rewrite uses namer any more.
- * kf_ctx_rewrite_end rewrites, frees rw and returns what kf_ctx_rewrite
- * would (on an error *out is freed).  st and roots must not change
- * between the two.  On an error of _begin *rw is NULL and *out freed. */
+ * thread while the stacks are copied and rewritten: kf_ctx_rewrite_begin
+ * finds st's kernel parts and names them (the only use of namer); after
+ * it returns 0, nothing of the rewrite uses namer any more, and *out is
+ * empty.  kf_ctx_rewrite_end copies st into *out, rewrites, frees rw and
+ * returns what kf_ctx_rewrite would (on an error *out is freed).  st and
+ * roots must not change between the two.  On an error of _begin *rw is
+ * NULL and *out empty. */
 struct kf_ctx_rewriter;
 int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **rw, const struct kf_stacks *st,
 			 struct kf_namer *namer, const struct kf_roots *roots,

@@ -66,6 +66,8 @@ int kf_stacks_copy(struct kf_stacks *dst, const struct kf_stacks *src)
 		kf_stacks_fini(dst);
 		return KF_ENOMEM;
 	}
+	/* every page written now: mapped in one call, not a fault each */
+	kf_prefault(dst->nodes, src->n * sizeof(*src->nodes));
 	memcpy(dst->nodes, src->nodes, src->n * sizeof(*src->nodes));
 	dst->n = src->n;
 	return 0;
