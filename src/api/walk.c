@@ -26,15 +26,15 @@ void kf_session_walk_fini(struct kf_session *s)
 	memset(&s->walk, 0, sizeof(s->walk));
 }
 
-/* Once: the nodes where stacks end, in preorder of the trie (a node
- * before its children, children in id order), so that each stack shares
- * as many callers as it can with the one before it (stack_frames); and
- * where each module is in kf_session_module's list. */
 static uint32_t trie_parent(const void *ctx, size_t i)
 {
 	return ((const struct kf_stacks *)ctx)->nodes[i].parent;
 }
 
+/* Once: the nodes where stacks end, in preorder of the trie (a node
+ * before its children, children in id order), so that each stack shares
+ * as many callers as it can with the one before it (stack_frames); and
+ * where each module is in kf_session_module's list. */
 static int list_stacks(struct kf_session *s)
 {
 	struct kf_walk *w = &s->walk;

@@ -391,15 +391,15 @@ static int cmp_kids(const void *pa, const void *pb)
 	return c ? c : (int)a->kind - (int)b->kind;
 }
 
-/* The nodes in preorder, each node's children in cmp_kids' order:
- * order[k] is the k-th node, newof[x] node x's place.  Then a subtree
- * is a run of places and the page lays the tree out without sorting.
- * 0 or KF_ENOMEM. */
 static uint32_t tree_parent(const void *ctx, size_t i)
 {
 	return ((const struct tree *)ctx)->nodes[i].parent;
 }
 
+/* The nodes in preorder, each node's children in cmp_kids' order:
+ * order[k] is the k-th node, newof[x] node x's place.  Then a subtree
+ * is a run of places and the page lays the tree out without sorting.
+ * 0 or KF_ENOMEM. */
 static int preorder(const struct tree *t, uint32_t **order_out, uint32_t **newof_out)
 {
 	uint32_t *order = kf_calloc(t->n, sizeof(*order)), *newof = kf_calloc(t->n, sizeof(*newof));

@@ -168,8 +168,8 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 			       const char *source, enum kf_dso_status status)
 {
 	struct kf_symtab all;
-	struct kf_module *kmod = NULL;
 	struct dso_state *kst = NULL;
+	bool kernel_seen = false;
 	uint64_t delta = 0, faddr = 0;
 	bool found;
 	size_t i, m, out;
@@ -194,8 +194,8 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 		if (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE)
 			continue;
 		st = dso_state_of(mod);
-		if (mod->kind == KF_MOD_KERNEL && !kmod) {
-			kmod = mod;   /* the first one takes the kernel's symbols */
+		if (mod->kind == KF_MOD_KERNEL && !kernel_seen) {
+			kernel_seen = true;   /* the first one takes the kernel's symbols */
 			kst = st;
 		}
 		if (!st)
@@ -223,9 +223,8 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 		}
 		if (strncmp(name, "__entry_SYSCALL_64_trampoline", 29) == 0)
 			continue;
-		/* as kf_symtab_add(start - delta, end - start) */
-		s.end = s.end != s.start ? s.start - delta + (s.end - s.start) : s.start - delta;
-		s.start -= delta;
+		s.start -= delta;   /* modulo 2^64, as the end (and perf) */
+		s.end -= delta;
 		s.kmodule = false;
 		all.v[out++] = s;
 	}

@@ -321,37 +321,35 @@ int kf_fs_view_open(struct kf_fs *fs, const char *root, const char *path,
 	int fd;
 
 	memset(v, 0, sizeof(*v));
-	if (!fs->no_files && !fs->tape &&
-	    !(fs->overlay && root && fs->overlay_root && strcmp(root, fs->overlay_root) == 0)) {
-		fd = open_real(fs, root, path);
-		if (fd < 0)
-			return -1;
-		if (fstat(fd, &st) == 0 && st.st_size > 0) {
-			void *m;
-
-			if ((uint64_t)st.st_size > max) {
-				close(fd);
-				errno = EFBIG;
-				return -1;
-			}
-			m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
-				 fd, 0);
-			if (m != MAP_FAILED) {
-				close(fd);
-				v->map = m;
-				v->p = m;
-				v->len = (size_t)st.st_size;
-				return 0;
-			}
-		}
-		v->buf = read_all(fd, max, &v->len);
-	} else {
+	if (fs->no_files || fs->tape) {
+		/* a recording keeps the bytes read; a replay has only them */
 		v->buf = kf_fs_read(fs, root, path, max, &v->len);
+		v->p = v->buf;
+		return v->buf ? 0 : -1;
 	}
-	if (!v->buf)
+	fd = open_here(fs, root, path);
+	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *m;
+
+		if ((uint64_t)st.st_size > max) {
+			close(fd);
+			errno = EFBIG;
+			return -1;
+		}
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+		if (m != MAP_FAILED) {
+			close(fd);
+			v->map = m;
+			v->p = m;
+			v->len = (size_t)st.st_size;
+			return 0;
+		}
+	}
+	v->buf = read_all(fd, max, &v->len);
 	v->p = v->buf;
-	return 0;
+	return v->buf ? 0 : -1;
 }
 
 void kf_fs_view_close(struct kf_fs_view *v)

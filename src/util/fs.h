@@ -51,8 +51,8 @@ char *kf_fs_read(struct kf_fs *fs, const char *root, const char *path,
 
 /* A whole file (at most max bytes) opened with kf_fs_open rules, to be
  * read once and let go: mapped read-only where that can be (a regular
- * file of known size, nothing recording or answering the open), else
- * read as kf_fs_read reads it.  A big file is read faster mapped: its
+ * file of known size, the overlay's included, and no tape: a recording
+ * keeps the bytes read), else read as kf_fs_read reads it.  A big file is read faster mapped: its
  * bytes are not copied, and not brought from memory twice.  The bytes
  * are p[0..len), with no NUL after them.  0, or -1 with errno. */
 struct kf_fs_view {
