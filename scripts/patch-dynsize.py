@@ -5,7 +5,7 @@
 #
 # USAGE
 #   patch-dynsize.py [--step N] [--add A] [--min M] [--max X] [--drop-tail T]
-#                    IN OUT
+#                    [--word V] IN OUT
 #
 # Every SAMPLE record with a non-empty PERF_SAMPLE_STACK_USER copy (u64
 # size, size bytes, u64 dyn_size) is replaced by one copy of itself for
@@ -23,6 +23,12 @@
 # when addr + 8 < end (tools/perf/util/unwind-libunwind-local.c,
 # access_mem), so it reads the word below C in the second file and not in
 # the first, which is what a reader of the last word sees in the first.
+#
+# With --word V the copies keep their dyn_size; instead the copy for cut C
+# has the word C bytes into the copy (little-endian) set to V: every
+# word-aligned slot of the copy, so every slot an unwinder reads a return
+# address from, holds V in some sample (src/tests/stackword.sh).
+# Only the cuts whose word lies wholly inside dyn_size are written.
 #
 # All other records, the attrs, the ids and the features are copied; the
 # data section grows by the inserted samples, data.size says so, and every
@@ -100,7 +106,7 @@ def stack_user_offset(b, o, e, a):
     return p
 
 
-def patch(b, step, add, lo, tail, hi=None):
+def patch(b, step, add, lo, tail, hi=None, word=None):
     if b[:8] != b"PERFILE2":
         raise Refused("not a little-endian perf.data file (pipe or other "
                       "byte order)")
@@ -166,15 +172,22 @@ def patch(b, step, add, lo, tail, hi=None):
         dpos = p + 8 + sz - o          # dyn_size, inside rec
         dyn = u64(rec, dpos)
         top = dyn - tail if hi is None else min(dyn - tail, hi)
-        cuts = [c for c in range(lo, top + 1, step)
-                if c + add <= min(dyn, sz)]
+        if word is None:
+            cuts = [c for c in range(lo, top + 1, step)
+                    if c + add <= min(dyn, sz)]
+        else:
+            cuts = [c for c in range(lo, top + 1, step)
+                    if c + 8 <= min(dyn, sz)]
         samples += 1
         if not cuts:
             out += rec
             copies += 1
         for c in cuts:
             r = bytearray(rec)
-            struct.pack_into("<Q", r, dpos, c + add)
+            if word is None:
+                struct.pack_into("<Q", r, dpos, c + add)
+            else:
+                struct.pack_into("<Q", r, p + 8 - o + c, word)
             out += r
             copies += 1
         o += size
@@ -204,7 +217,7 @@ def patch(b, step, add, lo, tail, hi=None):
 
 def main(argv):
     opts = {"--step": 8, "--add": 0, "--min": 8, "--drop-tail": 8,
-            "--max": -1}
+            "--max": -1, "--word": -1}
     args = []
     i = 0
     while i < len(argv):
@@ -220,16 +233,20 @@ def main(argv):
             args.append(argv[i])
             i += 1
     if len(args) != 2 or opts["--step"] <= 0 or \
-            min(v for k, v in opts.items() if k != "--max") < 0:
+            min(v for k, v in opts.items() if k not in ("--max", "--word")) < 0 \
+            or opts["--word"] >= 1 << 64:
         sys.stderr.write("usage: patch-dynsize.py [--step N] [--add A] "
-                         "[--min M] [--max X] [--drop-tail T] IN OUT\n")
+                         "[--min M] [--max X] [--drop-tail T] [--word V] "
+                         "IN OUT\n")
         return 2
     with open(args[0], "rb") as f:
         b = f.read()
     try:
         hi = None if opts["--max"] < 0 else opts["--max"]
+        word = None if opts["--word"] < 0 else opts["--word"]
         out, samples, copies = patch(b, opts["--step"], opts["--add"],
-                                     opts["--min"], opts["--drop-tail"], hi)
+                                     opts["--min"], opts["--drop-tail"], hi,
+                                     word)
     except (Refused, struct.error) as e:
         sys.stderr.write("patch-dynsize.py: %s: %s\n" % (args[0], e))
         return 1

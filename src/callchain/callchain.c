@@ -279,8 +279,9 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 		}
 		if (!pc)
 			continue;   /* perf skips zero entries */
-		if (i > 0 && cc->pol->unwind_store_ra_minus_one)
-			pc--;
+		if (i > 0 && cc->pol->unwind_store_ra_minus_one && !--pc)
+			continue;   /* a return address of 1: an entry of 0,
+				       which perf skips too [U13] */
 		resolve(cc, th, KF_MISC_USER, pc, &f);
 		if (i > 0 && !cc->pol->unwind_store_ra_minus_one)
 			f.flags |= KF_FRAME_RA;

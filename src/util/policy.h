@@ -58,7 +58,7 @@ struct kf_policy {
 					   a frame ([unknown]) */
 	bool unwind_x86_64_only;        /* [U4]: only x86_64 samples of an
 					   x86_64 capture are unwound */
-	bool unwind_store_ra_minus_one; /* 1 [U1]: an unwound return
+	bool unwind_store_ra_minus_one; /* 1 [U1, U13]: an unwound return
 					   address is stored as ra - 1 */
 	bool stack_end_unknown_frame;   /* 10 [U5]: a stack cut by the end
 					   of the copy ends in perf's
