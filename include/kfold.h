@@ -184,6 +184,14 @@ typedef struct kf_options {
 				    needs per sample (pid, tid, how the chain
 				    ended): for --context, --exclude, JSON
 				    and --explain.  kfold's own mode only */
+	bool thread_table;       /* with classify: each stack's samples per
+				    thread counted in a table beside the
+				    stacks (what the JSON report and
+				    --explain read), instead of a root per
+				    thread: far fewer stacks on a capture of
+				    many threads.  kf_session_stack's roots
+				    then carry no pid or tid (but the idle
+				    task's pid 0) */
 	enum kf_context_frames context;
 	unsigned exclude;        /* samples whose verdict bit
 				    (1u << KF_VERDICT_*) is set are left out

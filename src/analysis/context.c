@@ -277,6 +277,7 @@ struct kf_ctx_prep {
 				    named once per part): one read per frame
 				    in the walk */
 	uint32_t *depth;         /* per node: frames above it */
+	const struct kf_tsums *ts; /* NULL, or each node's threads */
 };
 
 void kf_ctx_prep_free(struct kf_ctx_prep *p)
@@ -332,6 +333,11 @@ out:
 	free(ready);
 	kf_ctx_prep_free(p);
 	return r;
+}
+
+void kf_ctx_prepare_threads(struct kf_ctx_prep *p, const struct kf_tsums *ts)
+{
+	p->ts = ts;
 }
 
 void kf_ctx_prepare_nodes(struct kf_ctx_prep *p)
@@ -430,7 +436,29 @@ int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 		cs.samples = nd->samples;
 		cs.pid = rootd->pid;
 		cs.tid = rootd->tid;
-		r = fn(payload, &cs);
+		cs.entry = 0;
+		cs.thread_root = st->nodes[w.path[0]].frame.root;
+		if (!p->ts) {
+			r = fn(payload, &cs);
+			continue;
+		}
+		/* one call per thread, with that thread's sums */
+		{
+			size_t k, ne;
+			const struct kf_tsum *e = kf_tsums_of(p->ts, (uint32_t)node, &ne);
+
+			for (k = 0; k < ne && !r; k++) {
+				const struct kf_tsum *t = &e[k];
+
+				cs.entry = k;
+				cs.weight = t->weight;
+				cs.samples = t->samples;
+				cs.pid = p->ts->threads[t->thread].pid;
+				cs.tid = p->ts->threads[t->thread].tid;
+				cs.thread_root = p->ts->threads[t->thread].root;
+				r = fn(payload, &cs);
+			}
+		}
 	}
 	kclass_memo_fini(&w.kc.m);
 	free(w.path);

@@ -14,7 +14,7 @@
  * --exclude is made from (pseudo-frames inserted, stacks dropped), and
  * the labels ("softirq:NET_RX", "syscall:write") reports use.
  *
- * May use: util, stacks, symbolize, classify.
+ * May use: util, stacks, tsums, symbolize, classify.
  */
 #ifndef KF_CONTEXT_H
 #define KF_CONTEXT_H
@@ -28,6 +28,7 @@
 #include "classify.h"
 #include "stacks.h"
 #include "symbolize.h"
+#include "tsums.h"
 #include "util.h"
 
 /* One classified stack, as the walk hands it to its visitor. */
@@ -45,6 +46,12 @@ struct kf_ctx_stack {
 	uint64_t weight;          /* of the samples ending at node */
 	uint64_t samples;
 	int32_t pid, tid;         /* from the root (-1 when not recorded) */
+	size_t entry;             /* with thread sums (kf_ctx_prepare_threads):
+				     which of the node's threads this is, 0
+				     the first; weight, samples, pid and tid
+				     are then that thread's.  Else 0 */
+	uint32_t thread_root;     /* with thread sums: the root of the
+				     thread's first sample.  Else path[0]'s */
 };
 
 typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
@@ -60,12 +67,17 @@ typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
  * different ranges may run on threads of their own.  A walk stops at the
  * first non-zero return of fn and returns it; else 0 or KF_ENOMEM.  The
  * roots (st's root frames refer to `roots`) must carry KF_ROOT_CTX_*,
- * cpumode, pid and tid (the session sets them when asked to classify). */
+ * cpumode, pid and tid (the session sets them when asked to classify).
+ * Given thread sums (kf_ctx_prepare_threads, before any walk), fn is
+ * called once for each thread of a node instead, in the order of the
+ * node's entries (tsums.h), the node's classification the same each
+ * time; the roots then need no pid or tid. */
 struct kf_ctx_prep;
 int kf_ctx_prepare_begin(struct kf_ctx_prep **out, const struct kf_stacks *st,
 			 const struct kf_roots *roots, struct kf_namer *namer,
 			 const struct kf_ctx_rules *rules);
 void kf_ctx_prepare_nodes(struct kf_ctx_prep *p);
+void kf_ctx_prepare_threads(struct kf_ctx_prep *p, const struct kf_tsums *ts);
 int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 		      kf_ctx_visit_fn fn, void *payload);
 void kf_ctx_prep_free(struct kf_ctx_prep *p);

@@ -222,9 +222,10 @@ static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32
 	const struct kf_bucket b = { cs->samples, cs->weight };
 	uint32_t seen_u[8], seen_l[8];
 	size_t nu = 0, nl = 0, nm = 0, i, k;
+	bool list = g->defer && cs->entry == 0;   /* a stack's list once */
 	int r = 0;
 
-	if (g->defer && !KF_GROW(g->mod_list, g->cap_mod_list, cs->n_path))
+	if (list && !KF_GROW(g->mod_list, g->cap_mod_list, cs->n_path))
 		return KF_ENOMEM;
 	for (i = 1; i < cs->n_path && !r; i++) {
 		const struct kf_frame *f = &g->st->nodes[cs->path[i]].frame;
@@ -241,6 +242,8 @@ static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32
 				r = charge(g, seen_l, &nl, mod, true, &b);
 			continue;
 		}
+		if (!list)
+			continue;
 		for (k = 0; k < nm && g->mod_list[k] != mod; k++)
 			;
 		if (k == nm)
@@ -250,7 +253,7 @@ static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32
 		kf_bucket_add(&g->unnamed, cs->samples, cs->weight);
 	if (nl)
 		kf_bucket_add(&g->nolines, cs->samples, cs->weight);
-	return r || !g->defer ? r : intern_mods(g, nm, mods);
+	return r || !list ? r : intern_mods(g, nm, mods);
 }
 
 static int label_id(struct kf_gather *g, const struct kf_ctx_level *l, uint32_t *id)
@@ -301,7 +304,7 @@ static int add_rec(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t 
 	}
 	if (!KF_GROW(g->recs, g->cap_recs, g->n_recs + 1))
 		return KF_ENOMEM;
-	g->recs[g->n_recs++] = (struct kf_gather_rec){ cs->node, i, mods };
+	g->recs[g->n_recs++] = (struct kf_gather_rec){ cs->node, i, mods, { 0, 0 } };
 	return 0;
 }
 
@@ -327,21 +330,33 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 		kf_bucket_add(&g->kernel_cut, cs->samples, cs->weight);
 	else if (c->why == KF_CTX_WHY_UNWIND_STOPPED)
 		kf_bucket_add(&g->kernel_stopped, cs->samples, cs->weight);
-	thread = (struct kf_gather_thread){ cs->pid, cs->tid,
-					    g->st->nodes[cs->path[0]].frame.root,
+	thread = (struct kf_gather_thread){ cs->pid, cs->tid, cs->thread_root,
 					    { cs->samples, cs->weight } };
-	if ((r = add_thread(g, &thread, &th)) || (r = label_id(g, &c->leaf, &leaf)) ||
-	    (r = label_id(g, &c->base, &base)))
+	if ((r = add_thread(g, &thread, &th)))
 		return r;
-	why = c->why ? kf_ctx_why_name(c->why) : "no_rule";
-	if (c->verdict == KF_CTX_VERDICT_UNKNOWN)
-		r = intern(&g->labels, why, strlen(why), &label);
-	else
-		label = leaf;
-	cell = (struct kf_gather_cell){ th, label, c->verdict, { cs->samples, cs->weight } };
+	/* the stack's labels at its first thread's visit (with thread
+	 * sums a stack comes once per thread, its contexts the same) */
+	if (cs->entry == 0) {
+		if ((r = label_id(g, &c->leaf, &leaf)) || (r = label_id(g, &c->base, &base)))
+			return r;
+		why = c->why ? kf_ctx_why_name(c->why) : "no_rule";
+		if (c->verdict == KF_CTX_VERDICT_UNKNOWN)
+			r = intern(&g->labels, why, strlen(why), &label);
+		else
+			label = leaf;
+		g->cur_leaf = leaf;
+		g->cur_base = base;
+		g->cur_label = label;
+	}
+	cell = (struct kf_gather_cell){ th, g->cur_label, c->verdict, { cs->samples, cs->weight } };
 	if (r || (r = add_cell(g, &cell)) || (r = stack_gaps(g, cs, &mods)))
 		return r;
-	return g->defer ? add_rec(g, cs, leaf, base, mods) : 0;
+	if (!g->defer)
+		return 0;
+	if (cs->entry == 0 && (r = add_rec(g, cs, g->cur_leaf, g->cur_base, mods)))
+		return r;
+	kf_bucket_add(&g->recs[g->n_recs - 1].b, cs->samples, cs->weight);
+	return 0;
 }
 
 static int gather_init(struct kf_gather *g, const struct kf_stacks *st,
@@ -491,9 +506,9 @@ static void drop_prep(struct kf_gather *g)
 /* (begin: after gather_init, what kf_gather_run and kf_gather_prepare
  * share) */
 static int begin(struct kf_gather *g, const struct kf_stacks *st,
-		 const struct kf_roots *roots, struct kf_namer *namer,
-		 const struct kf_ctx_rules *rules, struct kf_dsos *dsos, unsigned exclude,
-		 bool defer)
+		 const struct kf_roots *roots, const struct kf_tsums *ts,
+		 struct kf_namer *namer, const struct kf_ctx_rules *rules,
+		 struct kf_dsos *dsos, unsigned exclude, bool defer)
 {
 	int r;
 
@@ -502,20 +517,25 @@ static int begin(struct kf_gather *g, const struct kf_stacks *st,
 	if (!rules)
 		return KF_EINVAL;
 	g->defer = defer;
-	return namer ? kf_ctx_prepare_begin(&g->prep, st, roots, namer, rules) : 0;
+	if (!namer || (r = kf_ctx_prepare_begin(&g->prep, st, roots, namer, rules)))
+		return r;
+	if (ts)
+		kf_ctx_prepare_threads(g->prep, ts);
+	return 0;
 }
 
 int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
-		  const struct kf_roots *roots, struct kf_namer *namer,
-		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
-		  unsigned exclude, unsigned jobs, struct kf_work_total *work)
+		  const struct kf_roots *roots, const struct kf_tsums *ts,
+		  struct kf_namer *namer, const struct kf_ctx_rules *rules,
+		  struct kf_dsos *dsos, unsigned exclude, unsigned jobs,
+		  struct kf_work_total *work)
 {
 	struct kf_gather_half second;
 	struct kf_gather h;
 	size_t cut;
 	int r;
 
-	if ((r = begin(g, st, roots, namer, rules, dsos, exclude, false)) || !g->prep)
+	if ((r = begin(g, st, roots, ts, namer, rules, dsos, exclude, false)) || !g->prep)
 		return r;
 	kf_ctx_prepare_nodes(g->prep);
 	cut = jobs > 1 ? cut_point(st) : 0;
@@ -542,11 +562,11 @@ int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
 }
 
 int kf_gather_prepare(struct kf_gather *g, const struct kf_stacks *st,
-		      const struct kf_roots *roots, struct kf_namer *namer,
-		      const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
-		      unsigned exclude)
+		      const struct kf_roots *roots, const struct kf_tsums *ts,
+		      struct kf_namer *namer, const struct kf_ctx_rules *rules,
+		      struct kf_dsos *dsos, unsigned exclude)
 {
-	return begin(g, st, roots, namer, rules, dsos, exclude, true);
+	return begin(g, st, roots, ts, namer, rules, dsos, exclude, true);
 }
 
 static int walk_all(struct kf_gather *g)
@@ -597,8 +617,7 @@ int kf_gather_finish(struct kf_gather *g, kf_gather_line_fn line_fn, void *line_
 
 	for (i = 0; i < g->n_recs && !r; i++) {
 		const struct kf_gather_rec *rc = &g->recs[i];
-		const struct kf_node *nd = &g->st->nodes[rc->node];
-		const struct kf_bucket b = { nd->samples, nd->weight };
+		const struct kf_bucket b = rc->b;
 		const uint32_t *mods = &g->mods[rc->mods + 1];
 		uint32_t seen[8];
 		size_t n = 0;
@@ -618,7 +637,7 @@ int kf_gather_finish(struct kf_gather *g, kf_gather_line_fn line_fn, void *line_
 			want.why = c->why;
 			want.guess = c->guess;
 			want.node = rc->node;
-			want.node_samples = nd->samples;
+			want.node_samples = b.samples;
 			want.b = b;
 			if ((r = add_line_entry(g, &want)))
 				break;

@@ -7,8 +7,12 @@
  * the stack (lines, when asked for); per module, the samples whose frames
  * it left unnamed or without source lines (gaps); and the totals.  Memory
  * grows with the number of distinct stacks and threads, never with the
- * number of samples (the three-step gather keeps 12 bytes per stack
- * between its walk and its last step).
+ * number of samples (the three-step gather keeps 32 bytes per stack
+ * between its walk and its last step).  With thread sums (tsums.h) the
+ * walk gives each stack once per thread with that thread's sums, and a
+ * stack's sums for its line are its threads' added: what a trie with a
+ * root per thread gave, but for the line's heaviest stack, which is then
+ * the heaviest over all threads.
  *
  * A folded line is text, which is the output's business: the caller gives
  * a function that returns an id for a stack's line (equal ids mean the
@@ -61,7 +65,7 @@ struct kf_gather_line {
 	struct kf_bucket b;
 	uint32_t node;           /* the heaviest stack merged into the line
 				    (the first of equals): its end node */
-	uint64_t node_samples;
+	uint64_t node_samples;   /* its samples (all its threads') */
 };
 
 /* samples a module left unnamed or without lines */
@@ -79,6 +83,8 @@ typedef int (*kf_gather_line_fn)(void *arg, uint32_t node, uint32_t *id);
  * of its frames (an offset in mods). */
 struct kf_gather_rec {
 	uint32_t node, combo, mods;
+	struct kf_bucket b;              /* the stack's sums (its threads'
+					    added, with thread sums) */
 };
 
 /* a distinct (leaf, base, via, verdict, why, guess) of the stacks */
@@ -113,6 +119,9 @@ struct kf_gather {
 	struct kf_namer *namer;
 	unsigned exclude;
 	struct kf_buf tmp;
+	uint32_t cur_leaf, cur_base, cur_label; /* the stack being walked's
+						   labels (its first thread's
+						   visit makes them) */
 	struct kf_map64 thread_ix, cell_ix, line_ix, gap_ix;
 	size_t cap_threads, cap_cells, cap_lines, cap_gaps;
 	struct kf_ctx_prep *prep;        /* kf_gather_prepare's */
@@ -132,7 +141,8 @@ struct kf_gather {
 };
 
 /* Gathers the stacks of st with kf_ctx_walk_range (roots, namer and
- * rules as kf_ctx_prepare_begin takes them), leaving out the verdicts in
+ * rules as kf_ctx_prepare_begin takes them; ts, each stack's threads, or
+ * NULL when the roots hold them), leaving out the verdicts in
  * `exclude` (bits 1 << verdict; their samples go to `excluded`), without
  * lines.  `dsos` says whether a
  * module's debug info was looked for.  A NULL namer (no stack was named:
@@ -141,9 +151,10 @@ struct kf_gather {
  * thread (its work is added to `work`), with the same result.  0,
  * KF_ENOMEM or KF_EINVAL; call kf_gather_fini in every case. */
 int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
-		  const struct kf_roots *roots, struct kf_namer *namer,
-		  const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
-		  unsigned exclude, unsigned jobs, struct kf_work_total *work);
+		  const struct kf_roots *roots, const struct kf_tsums *ts,
+		  struct kf_namer *namer, const struct kf_ctx_rules *rules,
+		  struct kf_dsos *dsos, unsigned exclude, unsigned jobs,
+		  struct kf_work_total *work);
 
 /* The same gather in three steps, for a caller that names the frames
  * while the stacks are walked (the line of a stack is made of names, and
@@ -162,9 +173,9 @@ int kf_gather_run(struct kf_gather *g, const struct kf_stacks *st,
  * but the join is when the start succeeded; kf_gather_fini in every case
  * (it joins a walk still running). */
 int kf_gather_prepare(struct kf_gather *g, const struct kf_stacks *st,
-		      const struct kf_roots *roots, struct kf_namer *namer,
-		      const struct kf_ctx_rules *rules, struct kf_dsos *dsos,
-		      unsigned exclude);
+		      const struct kf_roots *roots, const struct kf_tsums *ts,
+		      struct kf_namer *namer, const struct kf_ctx_rules *rules,
+		      struct kf_dsos *dsos, unsigned exclude);
 int kf_gather_walk_start(struct kf_gather *g, unsigned jobs, struct kf_work_total *work);
 int kf_gather_walk_join(struct kf_gather *g);
 int kf_gather_finish(struct kf_gather *g, kf_gather_line_fn line_fn, void *line_arg);

@@ -180,7 +180,8 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 		return kf_fail(&s->err, KF_EINVAL, "unknown compat mode %d", s->o.compat);
 	/* --context and --exclude alone need no threads: only the folded
 	 * stacks are made, whose roots keep what their names show */
-	s->ctx_threads = s->o.classify;
+	s->use_tsums = s->o.classify && s->o.thread_table;
+	s->ctx_threads = s->o.classify && !s->use_tsums;
 	if (s->o.context != KF_CONTEXT_NONE || s->o.exclude)
 		s->o.classify = true;
 	if (s->o.classify) {
@@ -201,6 +202,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	    kf_modules_init(&s->modules) || kf_stacks_init(&s->stacks))
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	kf_perf_header_init(&s->perfhdr);
+	kf_tsums_init(&s->tsums);
 	kf_buf_init(&s->advice);
 	kf_counters_init(&s->counters);
 	s->fs.no_files = s->o.no_files;
@@ -240,6 +242,7 @@ void kf_session_free(kf_session *s)
 	kf_bundle_free(s->bundle);
 	kf_perfarchive_free(s->parchive);
 	kf_stacks_fini(&s->stacks);
+	kf_tsums_fini(&s->tsums);
 	kf_ipcounts_fini(&s->ips);
 	kf_ipcounts_fini(&s->sites);
 	for (size_t e = 0; e < s->n_ips_ev; e++)
@@ -409,7 +412,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	const char *evname, *comm;
 	uint64_t weight;
 	struct kf_chain ch;
-	uint32_t node, rid, comm_id;
+	uint32_t node, rid, comm_id, thread = KF_FEED_NO_THREAD;
 	int r = 0;
 	struct kf_frame root;
 	struct kf_stack_root rd;
@@ -551,16 +554,19 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	      (a->sample_type & KF_SAMPLE_STACK_USER)))
 		root.flags |= KF_FRAME_FPCHAIN;
 	root.root = rid;
+	if (s->use_tsums && !kf_tsums_thread(&s->tsums, th->pid, th->tid, rid, &thread))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	if (s->feeding) {
 		/* the worker walks it in (feed.h): the same trie */
-		if (!kf_feed_push(&s->feed, &root, ch.frames, ch.n, weight))
+		if (!kf_feed_push(&s->feed, &root, ch.frames, ch.n, weight, thread))
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		return 0;
 	}
 	node = kf_stacks_path(&s->stacks, &root, ch.frames, ch.n);
 	if (!node)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	if (!kf_stacks_add(&s->stacks, node, weight))
+	if (!kf_stacks_add(&s->stacks, node, weight) ||
+	    (s->use_tsums && !kf_tsums_add(&s->tsums, node, thread, weight)))
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	return 0;
 }
@@ -1268,7 +1274,8 @@ int kf_session_run(kf_session *s)
 	}
 	/* --jobs: the trie on a thread of its own; if that thread cannot
 	 * be had, this one builds it */
-	if (s->o.jobs > 1 && kf_feed_start(&s->feed, &s->stacks, &s->work) == 0)
+	if (s->o.jobs > 1 &&
+	    kf_feed_start(&s->feed, &s->stacks, s->use_tsums ? &s->tsums : NULL, &s->work) == 0)
 		s->feeding = true;
 	r = run(s);
 	if (s->feeding) {
@@ -1282,6 +1289,9 @@ int kf_session_run(kf_session *s)
 	 * (a later insert would rebuild it), and the emitters' own tables
 	 * can have its memory */
 	kf_stacks_drop_index(&s->stacks);
+	/* each node's threads, listed for the reports' walks */
+	if (r == 0 && s->use_tsums && !kf_tsums_index(&s->tsums, s->stacks.n))
+		r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	if (s->o.progress)
 		progress(s, KF_PHASE_NAMING, kf_pd_data_end(s->pd));
 	chain_counts(s);
@@ -1818,6 +1828,7 @@ static void report_in(kf_session *s, struct kf_report_in *in, struct report_list
 	memset(l, 0, sizeof(*l));
 	in->stacks = &s->stacks;
 	in->roots = &s->roots;
+	in->tsums = s->use_tsums ? &s->tsums : NULL;
 	in->comms = &s->strings;
 	in->namer = s->namer_ready ? &s->namer : NULL;
 	in->jobs = s->o.jobs;

@@ -27,6 +27,7 @@
 #include "stacks.h"
 #include "symbolize.h"
 #include "tasks.h"
+#include "tsums.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -68,6 +69,11 @@ struct kf_session {
 	bool ctx_threads;             /* the roots keep pid and tid for
 					 the classifier's readers (JSON,
 					 explain), not only for --context */
+	bool use_tsums;               /* opts.thread_table: the threads are
+					 in tsums instead */
+	struct kf_tsums tsums;        /* each stack's samples per thread
+					 (tsums.h); the feed's worker's
+					 during the run */
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_callchain cc;        /* the samples' chains (scratch) */

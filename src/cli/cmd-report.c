@@ -17,5 +17,7 @@ int kf_cli_report_run(struct kf_cli *c)
 {
 	/* the report has every sample's verdict and contexts */
 	c->o.classify = true;
+	/* its threads in a table beside the stacks, not a root each */
+	c->o.thread_table = true;
 	return kf_cli_run(c, KF_CLI_LOAD_SAMPLES, kf_session_write_json);
 }

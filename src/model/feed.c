@@ -12,7 +12,8 @@
 struct ent {
 	uint64_t weight;
 	uint32_t n;                   /* frames after the root */
-	uint32_t pad;
+	uint32_t thread;              /* index in the tsums, or
+					 KF_FEED_NO_THREAD */
 };
 
 _Static_assert(sizeof(struct ent) % 8 == 0 && sizeof(struct kf_frame) % 8 == 0,
@@ -25,10 +26,17 @@ static size_t ent_size(size_t n)
 	return sizeof(struct ent) + (n + 1) * sizeof(struct kf_frame);
 }
 
+/* With thread sums, a stack's thread entry is added after the next
+ * stack's walk: its slot, asked for before that walk, is then in the
+ * cache (a miss of its own each time otherwise).  The last one of a chunk
+ * is added at its end: the order of the additions stays the pushes'. */
 static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 {
 	struct kf_feed *f = ctx;
 	const unsigned char *end = p + len;
+	uint32_t pend_node = 0, pend_thread = 0;
+	uint64_t pend_weight = 0;
+	bool failed = false;
 
 	while (p < end) {
 		struct ent e;
@@ -41,25 +49,41 @@ static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 		memcpy(&e, p, sizeof(e));
 		frames = (const struct kf_frame *)(const void *)(p + sizeof(e));
 		p += ent_size(e.n);
-		if (atomic_load_explicit(&f->failed, memory_order_relaxed))
+		if (failed || atomic_load_explicit(&f->failed, memory_order_relaxed))
 			continue;
 		node = kf_stacks_path(f->stacks, &frames[0], frames + 1, e.n);
-		if (!node || !kf_stacks_add(f->stacks, node, e.weight))
-			atomic_store_explicit(&f->failed, true, memory_order_relaxed);
+		if (!node || !kf_stacks_add(f->stacks, node, e.weight) ||
+		    (pend_node && !kf_tsums_add(f->tsums, pend_node, pend_thread, pend_weight))) {
+			failed = true;
+			continue;
+		}
+		pend_node = 0;
+		if (f->tsums && e.thread != KF_FEED_NO_THREAD) {
+			kf_tsums_prefetch(f->tsums, node, e.thread);
+			pend_node = node;
+			pend_thread = e.thread;
+			pend_weight = e.weight;
+		}
 	}
+	if (!failed && pend_node && !kf_tsums_add(f->tsums, pend_node, pend_thread, pend_weight))
+		failed = true;
+	if (failed)
+		atomic_store_explicit(&f->failed, true, memory_order_relaxed);
 }
 
-int kf_feed_start(struct kf_feed *f, struct kf_stacks *stacks,
+int kf_feed_start(struct kf_feed *f, struct kf_stacks *stacks, struct kf_tsums *tsums,
 		  struct kf_work_total *work)
 {
 	f->stacks = stacks;
+	f->tsums = tsums;
 	f->pushed = 0;
 	atomic_init(&f->failed, false);
 	return kf_chunkq_start(&f->q, walk_chunk, f, work);
 }
 
 bool kf_feed_push(struct kf_feed *f, const struct kf_frame *root,
-		  const struct kf_frame *frames, size_t n, uint64_t weight)
+		  const struct kf_frame *frames, size_t n, uint64_t weight,
+		  uint32_t thread)
 {
 	struct ent e;
 	unsigned char *p;
@@ -75,6 +99,7 @@ bool kf_feed_push(struct kf_feed *f, const struct kf_frame *root,
 	memset(&e, 0, sizeof(e));
 	e.weight = weight;
 	e.n = (uint32_t)n;
+	e.thread = thread;
 	memcpy(p, &e, sizeof(e));
 	memcpy(p + sizeof(e), root, sizeof(*root));
 	if (n)

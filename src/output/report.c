@@ -212,14 +212,14 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	kf_map64_init(&rp->fi_entry);
 	if (!kf_strtab_init(&rp->lines) || !kf_strtab_init(&rp->fkeys)) {
 		/* g must be finishable */
-		kf_gather_prepare(&rp->g, in->stacks, in->roots, NULL, NULL, in->dsos, 0);
+		kf_gather_prepare(&rp->g, in->stacks, in->roots, NULL, NULL, NULL, in->dsos, 0);
 		return KF_ENOMEM;
 	}
 	if (!lines || !in->namer || !in->rules)
-		return kf_gather_run(&rp->g, in->stacks, in->roots, in->namer, in->rules,
-				     in->dsos, in->exclude, in->jobs, in->work);
-	if ((r = kf_gather_prepare(&rp->g, in->stacks, in->roots, in->namer, in->rules,
-				   in->dsos, in->exclude)))
+		return kf_gather_run(&rp->g, in->stacks, in->roots, in->tsums, in->namer,
+				     in->rules, in->dsos, in->exclude, in->jobs, in->work);
+	if ((r = kf_gather_prepare(&rp->g, in->stacks, in->roots, in->tsums, in->namer,
+				   in->rules, in->dsos, in->exclude)))
 		return r;
 	r = kf_gather_walk_start(&rp->g, in->jobs, in->work);
 	if (!r)

@@ -45,6 +45,8 @@ struct kf_report_in {
 	/* the stacks and how they are named and printed */
 	const struct kf_stacks *stacks;
 	const struct kf_roots *roots;
+	const struct kf_tsums *tsums;      /* NULL, or each stack's threads
+					      (the roots then have none) */
 	const struct kf_strtab *comms;     /* the roots' comm ids */
 	struct kf_namer *namer;            /* NULL: nothing was named */
 	unsigned jobs;                     /* threads the gather may use */
