@@ -43,6 +43,8 @@ static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
 		o.classify = true;
 		o.context = size & 1 ? KF_CONTEXT_FRAMES : KF_CONTEXT_VERDICT;
 		o.exclude = 1u << KF_VERDICT_IDLE;
+		/* the threads in a table (kfold report's) or in the roots */
+		o.thread_table = (size >> 3 & 1) != 0;
 	}
 	if (kf_session_new(&s, &o) == 0 && kf_session_load_mem(s, data, size) == 0 &&
 	    null) {
