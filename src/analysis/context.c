@@ -436,29 +436,23 @@ int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 		cs.samples = nd->samples;
 		cs.pid = rootd->pid;
 		cs.tid = rootd->tid;
-		cs.entry = 0;
-		cs.thread_root = st->nodes[w.path[0]].frame.root;
-		if (!p->ts) {
-			r = fn(payload, &cs);
-			continue;
-		}
-		/* one call per thread, with that thread's sums */
-		{
-			size_t k, ne;
-			const struct kf_tsum *e = kf_tsums_of(p->ts, (uint32_t)node, &ne);
+		cs.ts = p->ts;
+		cs.threads = NULL;
+		cs.n_threads = 0;
+		if (p->ts) {
+			size_t k;
 
-			for (k = 0; k < ne && !r; k++) {
-				const struct kf_tsum *t = &e[k];
+			cs.threads = kf_tsums_of(p->ts, (uint32_t)node, &cs.n_threads);
+			cs.samples = cs.weight = 0;
+			for (k = 0; k < cs.n_threads; k++) {
+				const struct kf_tsum *t = &cs.threads[k];
 
-				cs.entry = k;
-				cs.weight = t->weight;
-				cs.samples = t->samples;
-				cs.pid = p->ts->threads[t->thread].pid;
-				cs.tid = p->ts->threads[t->thread].tid;
-				cs.thread_root = p->ts->threads[t->thread].root;
-				r = fn(payload, &cs);
+				cs.samples += t->samples;   /* below 2^32 each */
+				cs.weight = t->weight > UINT64_MAX - cs.weight ? UINT64_MAX :
+					    cs.weight + t->weight;
 			}
 		}
+		r = fn(payload, &cs);
 	}
 	kclass_memo_fini(&w.kc.m);
 	free(w.path);

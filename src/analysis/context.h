@@ -43,15 +43,17 @@ struct kf_ctx_stack {
 	const char *const *syms;  /* per path index: the frame's symbol, or
 				     NULL (unnamed, pseudo, or the root) */
 	const struct kf_ctx *ctx;
-	uint64_t weight;          /* of the samples ending at node */
+	uint64_t weight;          /* of the samples ending at node (with
+				     thread sums: its threads', added with
+				     saturation) */
 	uint64_t samples;
 	int32_t pid, tid;         /* from the root (-1 when not recorded) */
-	size_t entry;             /* with thread sums (kf_ctx_prepare_threads):
-				     which of the node's threads this is, 0
-				     the first; weight, samples, pid and tid
-				     are then that thread's.  Else 0 */
-	uint32_t thread_root;     /* with thread sums: the root of the
-				     thread's first sample.  Else path[0]'s */
+	const struct kf_tsums *ts; /* with thread sums (kf_ctx_prepare_threads):
+				     the table, whose threads[] name them;
+				     else NULL */
+	const struct kf_tsum *threads; /* with thread sums: the node's
+				     n_threads entries, each a thread's sums */
+	size_t n_threads;
 };
 
 typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
@@ -68,10 +70,9 @@ typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
  * first non-zero return of fn and returns it; else 0 or KF_ENOMEM.  The
  * roots (st's root frames refer to `roots`) must carry KF_ROOT_CTX_*,
  * cpumode, pid and tid (the session sets them when asked to classify).
- * Given thread sums (kf_ctx_prepare_threads, before any walk), fn is
- * called once for each thread of a node instead, in the order of the
- * node's entries (tsums.h), the node's classification the same each
- * time; the roots then need no pid or tid. */
+ * Given thread sums (kf_ctx_prepare_threads, before any walk), each
+ * stack comes with its threads' entries (tsums.h) and their sums added;
+ * the roots then need no pid or tid. */
 struct kf_ctx_prep;
 int kf_ctx_prepare_begin(struct kf_ctx_prep **out, const struct kf_stacks *st,
 			 const struct kf_roots *roots, struct kf_namer *namer,

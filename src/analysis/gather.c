@@ -222,10 +222,9 @@ static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32
 	const struct kf_bucket b = { cs->samples, cs->weight };
 	uint32_t seen_u[8], seen_l[8];
 	size_t nu = 0, nl = 0, nm = 0, i, k;
-	bool list = g->defer && cs->entry == 0;   /* a stack's list once */
 	int r = 0;
 
-	if (list && !KF_GROW(g->mod_list, g->cap_mod_list, cs->n_path))
+	if (g->defer && !KF_GROW(g->mod_list, g->cap_mod_list, cs->n_path))
 		return KF_ENOMEM;
 	for (i = 1; i < cs->n_path && !r; i++) {
 		const struct kf_frame *f = &g->st->nodes[cs->path[i]].frame;
@@ -242,8 +241,6 @@ static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32
 				r = charge(g, seen_l, &nl, mod, true, &b);
 			continue;
 		}
-		if (!list)
-			continue;
 		for (k = 0; k < nm && g->mod_list[k] != mod; k++)
 			;
 		if (k == nm)
@@ -253,7 +250,7 @@ static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32
 		kf_bucket_add(&g->unnamed, cs->samples, cs->weight);
 	if (nl)
 		kf_bucket_add(&g->nolines, cs->samples, cs->weight);
-	return r || !list ? r : intern_mods(g, nm, mods);
+	return r || !g->defer ? r : intern_mods(g, nm, mods);
 }
 
 static int label_id(struct kf_gather *g, const struct kf_ctx_level *l, uint32_t *id)
@@ -304,18 +301,34 @@ static int add_rec(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32_t 
 	}
 	if (!KF_GROW(g->recs, g->cap_recs, g->n_recs + 1))
 		return KF_ENOMEM;
-	g->recs[g->n_recs++] = (struct kf_gather_rec){ cs->node, i, mods, { 0, 0 } };
+	g->recs[g->n_recs++] = (struct kf_gather_rec){ cs->node, i, mods,
+							{ cs->samples, cs->weight } };
 	return 0;
+}
+
+/* Thread (pid, tid, whose first sample had root `root`) gets samples
+ * and weight, and so does its cell of (verdict, label). */
+static int thread_cell(struct kf_gather *g, int32_t pid, int32_t tid, uint32_t root,
+		       uint64_t samples, uint64_t weight, uint8_t verdict, uint32_t label)
+{
+	const struct kf_gather_thread want = { pid, tid, root, { samples, weight } };
+	struct kf_gather_cell cell;
+	uint32_t th;
+	int r;
+
+	if ((r = add_thread(g, &want, &th)))
+		return r;
+	cell = (struct kf_gather_cell){ th, label, verdict, { samples, weight } };
+	return add_cell(g, &cell);
 }
 
 static int visit(void *payload, const struct kf_ctx_stack *cs)
 {
 	struct kf_gather *g = payload;
 	const struct kf_ctx *c = cs->ctx;
-	struct kf_gather_thread thread;
-	struct kf_gather_cell cell;
-	uint32_t th, leaf, base, label, mods = 0;
+	uint32_t leaf, base, label, mods = 0;
 	const char *why;
+	size_t k;
 	int r;
 
 	if (g->exclude & (1u << c->verdict)) {
@@ -330,33 +343,28 @@ static int visit(void *payload, const struct kf_ctx_stack *cs)
 		kf_bucket_add(&g->kernel_cut, cs->samples, cs->weight);
 	else if (c->why == KF_CTX_WHY_UNWIND_STOPPED)
 		kf_bucket_add(&g->kernel_stopped, cs->samples, cs->weight);
-	thread = (struct kf_gather_thread){ cs->pid, cs->tid, cs->thread_root,
-					    { cs->samples, cs->weight } };
-	if ((r = add_thread(g, &thread, &th)))
+	if ((r = label_id(g, &c->leaf, &leaf)) || (r = label_id(g, &c->base, &base)))
 		return r;
-	/* the stack's labels at its first thread's visit (with thread
-	 * sums a stack comes once per thread, its contexts the same) */
-	if (cs->entry == 0) {
-		if ((r = label_id(g, &c->leaf, &leaf)) || (r = label_id(g, &c->base, &base)))
-			return r;
-		why = c->why ? kf_ctx_why_name(c->why) : "no_rule";
-		if (c->verdict == KF_CTX_VERDICT_UNKNOWN)
-			r = intern(&g->labels, why, strlen(why), &label);
-		else
-			label = leaf;
-		g->cur_leaf = leaf;
-		g->cur_base = base;
-		g->cur_label = label;
+	why = c->why ? kf_ctx_why_name(c->why) : "no_rule";
+	if (c->verdict == KF_CTX_VERDICT_UNKNOWN)
+		r = intern(&g->labels, why, strlen(why), &label);
+	else
+		label = leaf;
+	/* each thread's share: the root's thread, or each of the node's
+	 * threads with its own sums */
+	if (!r && !cs->ts)
+		r = thread_cell(g, cs->pid, cs->tid, g->st->nodes[cs->path[0]].frame.root,
+				cs->samples, cs->weight, c->verdict, label);
+	for (k = 0; k < cs->n_threads && !r; k++) {
+		const struct kf_tsum *e = &cs->threads[k];
+		const struct kf_tsum_thread *t = &cs->ts->threads[e->thread];
+
+		r = thread_cell(g, t->pid, t->tid, t->root, e->samples, e->weight,
+				c->verdict, label);
 	}
-	cell = (struct kf_gather_cell){ th, g->cur_label, c->verdict, { cs->samples, cs->weight } };
-	if (r || (r = add_cell(g, &cell)) || (r = stack_gaps(g, cs, &mods)))
+	if (r || (r = stack_gaps(g, cs, &mods)))
 		return r;
-	if (!g->defer)
-		return 0;
-	if (cs->entry == 0 && (r = add_rec(g, cs, g->cur_leaf, g->cur_base, mods)))
-		return r;
-	kf_bucket_add(&g->recs[g->n_recs - 1].b, cs->samples, cs->weight);
-	return 0;
+	return g->defer ? add_rec(g, cs, leaf, base, mods) : 0;
 }
 
 static int gather_init(struct kf_gather *g, const struct kf_stacks *st,

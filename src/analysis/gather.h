@@ -9,10 +9,9 @@
  * grows with the number of distinct stacks and threads, never with the
  * number of samples (the three-step gather keeps 32 bytes per stack
  * between its walk and its last step).  With thread sums (tsums.h) the
- * walk gives each stack once per thread with that thread's sums, and a
- * stack's sums for its line are its threads' added: what a trie with a
- * root per thread gave, but for the line's heaviest stack, which is then
- * the heaviest over all threads.
+ * walk gives each stack with its threads' sums added and each thread's
+ * own: the same sums a trie with a root per thread gave, but for the
+ * line's heaviest stack, which is then the heaviest over all threads.
  *
  * A folded line is text, which is the output's business: the caller gives
  * a function that returns an id for a stack's line (equal ids mean the
@@ -119,9 +118,6 @@ struct kf_gather {
 	struct kf_namer *namer;
 	unsigned exclude;
 	struct kf_buf tmp;
-	uint32_t cur_leaf, cur_base, cur_label; /* the stack being walked's
-						   labels (its first thread's
-						   visit makes them) */
 	struct kf_map64 thread_ix, cell_ix, line_ix, gap_ix;
 	size_t cap_threads, cap_cells, cap_lines, cap_gaps;
 	struct kf_ctx_prep *prep;        /* kf_gather_prepare's */

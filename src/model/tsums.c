@@ -64,7 +64,7 @@ static bool grow(struct kf_tsums *t)
 	size_t cap = t->cap ? t->cap * 2 : 1024, i, k;
 	struct kf_tsum *v;
 
-	/* slots are numbered in 32 bits (kf_tsums_index's order) */
+	/* at most half full: entries are counted in 32 bits (start) */
 	if (cap > (size_t)UINT32_MAX + 1 || cap > SIZE_MAX / sizeof(*v) ||
 	    !(v = kf_calloc(cap, sizeof(*v))))
 		return false;
