@@ -85,14 +85,6 @@ for job in sys.argv[2:]:
         f.write("%s\n" % rc)
 EOF
 
-# perf_script FILE: hermetic perf script (as scripts/oracle.sh runs it)
-perf_script() {
-	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
-		perf --buildid-dir "$KF_NOCACHE" script -i "$1" \
-		--symfs "$symfs" --kallsyms "$KF_KALLSYMS" --no-inline \
-		${pargs[@]+"${pargs[@]}"})
-}
-
 # run_kfold FILE PREFIX: PREFIX.default, PREFIX.compat, PREFIX.stats
 run_kfold() {
 	local rc=0
@@ -160,8 +152,10 @@ for name in "${names[@]}"; do
 	# (perf 6.1 reads JIT maps only from /tmp: jit is compared without its
 	# map, as both files name the same pid)
 	rc1=0 rc2=0
-	perf_script "$dir/perf.data" > "$tmp/$name.p1" 2> "$tmp/$name.p1.err" || rc1=$?
-	perf_script "$sw" > "$tmp/$name.p2" 2> "$tmp/$name.p2.err" || rc2=$?
+	kf_perf_script "$tmp" "$dir/perf.data" "$symfs" ${pargs[@]+"${pargs[@]}"} \
+		> "$tmp/$name.p1" 2> "$tmp/$name.p1.err" || rc1=$?
+	kf_perf_script "$tmp" "$sw" "$symfs" ${pargs[@]+"${pargs[@]}"} \
+		> "$tmp/$name.p2" 2> "$tmp/$name.p2.err" || rc2=$?
 	if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -s "$tmp/$name.p1" ] &&
 		cmp -s "$tmp/$name.p1" "$tmp/$name.p2"; then
 		np=$((np + 1))

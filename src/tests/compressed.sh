@@ -83,13 +83,6 @@ for v in sys.argv[4:]:
 EOF
 }
 
-# perf_script FILE: hermetic perf script (as scripts/oracle.sh runs it)
-perf_script() {
-	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
-		perf --buildid-dir "$KF_NOCACHE" script -i "$1" \
-		--symfs "$src/testdata/symfs" --kallsyms "$KF_KALLSYMS" --no-inline)
-}
-
 # run_kfold FILE PREFIX: PREFIX.default, PREFIX.compat, PREFIX.stats
 run_kfold() {
 	local rc=0
@@ -115,7 +108,7 @@ for c in "${cases[@]}"; do
 	fi
 	[ -s "$tmp/$c.orig.compat" ] || { echo "FAIL $c: kfold folds nothing from the original"; fail=1; continue; }
 	if [ $have_perf = 1 ]; then
-		perf_script "$orig" > "$tmp/$c.orig.perf" 2> "$tmp/$c.orig.perferr" ||
+		kf_perf_script "$tmp" "$orig" "$src/testdata/symfs" > "$tmp/$c.orig.perf" 2> "$tmp/$c.orig.perferr" ||
 			{ echo "FAIL $c: perf script cannot read the original:"; head -5 "$tmp/$c.orig.perferr"; fail=1; }
 	fi
 	todo=()
@@ -155,7 +148,7 @@ for c in "${cases[@]}"; do
 		# layouts perf 6.1 cannot read: shown on the first case only
 		[ "$verdict" = ok ] || [ "$c" = "${cases[0]}" ] || continue
 		prc=0
-		perf_script "$f" > "$tmp/perf.out" 2> "$tmp/perf.err" || prc=$?
+		kf_perf_script "$tmp" "$f" "$src/testdata/symfs" > "$tmp/perf.out" 2> "$tmp/perf.err" || prc=$?
 		if [ "$verdict" = ok ]; then
 			if [ $prc -ne 0 ]; then
 				echo "FAIL $c/$name: perf script exited $prc on a layout perf 6.1 reads:"

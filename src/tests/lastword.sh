@@ -46,13 +46,6 @@ kf_hermetic "$tmp" || { echo "FAIL: cannot unpack the kallsyms snapshot"; exit 1
 mkdir -p "$tmp/home"
 fail=0
 
-# perf_script FILE SYMFS: hermetic perf script (as scripts/oracle.sh runs it)
-perf_script() {
-	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
-		perf --buildid-dir "$KF_NOCACHE" script -i "$1" \
-		--symfs "$2" --kallsyms "$KF_KALLSYMS" --no-inline)
-}
-
 # frames FOLDED: the frames of all its stacks, each weighted by its count
 # (the sum of the sample periods; the comm is no frame)
 frames() {
@@ -79,7 +72,7 @@ check_case() {
 			return
 		fi
 		rc=0
-		perf_script "$t.$v.data" "$symfs" > "$t.$v.script" 2> "$t.$v.perr" || rc=$?
+		kf_perf_script "$tmp" "$t.$v.data" "$symfs" > "$t.$v.script" 2> "$t.$v.perr" || rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$t.$v.script" ]; then
 			echo "FAIL $name $v: perf script exited $rc: $(head -3 "$t.$v.perr")"
 			fail=1

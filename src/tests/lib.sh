@@ -9,6 +9,11 @@
 #   kf_hermetic TMPDIR   unpack the kallsyms snapshot into TMPDIR and set
 #                        KF_KALLSYMS, KF_NOCACHE and KF_FLAGS (the three
 #                        options, with the shared symfs)
+#   kf_perf_script TMPDIR FILE SYMFS [ARG...]
+#                        perf script --no-inline of FILE as scripts/oracle.sh
+#                        runs it: kf_hermetic's kallsyms and empty build-id
+#                        cache, the files under SYMFS, HOME=TMPDIR/home, no
+#                        perf config, run from TMPDIR
 #   kf_case DIR          set KF_CASE: KF_FLAGS with the case's own symfs
 #                        (DIR/symfs) when it has one, --perf-map-dir DIR when
 #                        it carries perf maps, and the words of DIR/args
@@ -34,6 +39,15 @@ kf_hermetic() {
 		zstd -dqf "$KF_SRC/testdata/kallsyms.zst" -o "$KF_KALLSYMS" || return 1
 	KF_FLAGS=(--symfs "$KF_SRC/testdata/symfs" --kallsyms "$KF_KALLSYMS"
 		--buildid-dir "$KF_NOCACHE")
+}
+
+kf_perf_script() {
+	local tmp=$1 file=$2 symfs=$3
+	shift 3
+	mkdir -p "$tmp/home"
+	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
+		perf --buildid-dir "$KF_NOCACHE" script -i "$file" \
+		--symfs "$symfs" --kallsyms "$KF_KALLSYMS" --no-inline "$@")
 }
 
 kf_symfs() {

@@ -35,13 +35,6 @@ kf_hermetic "$tmp" || { echo "FAIL: cannot unpack the kallsyms snapshot"; exit 1
 mkdir -p "$tmp/home"
 fail=0
 
-# perf_script FILE SYMFS: hermetic perf script (as scripts/oracle.sh runs it)
-perf_script() {
-	(cd "$tmp" && HOME=$tmp/home PERF_CONFIG=/dev/null LC_ALL=C \
-		perf --buildid-dir "$KF_NOCACHE" script -i "$1" \
-		--symfs "$2" --kallsyms "$KF_KALLSYMS" --no-inline)
-}
-
 # unknown FOLDED: the weight of the stacks holding an [unknown] frame
 unknown() {
 	awk '/\[unknown\]/ { s += $NF } END { printf "%.0f\n", s }' "$1"
@@ -53,7 +46,7 @@ check_case() {
 	local t=$tmp/$name
 	kf_case "$dir"
 	symfs=$(kf_symfs "$dir")
-	perf_script "$dir/perf.data" "$symfs" > "$t.orig.script" 2> /dev/null
+	kf_perf_script "$tmp" "$dir/perf.data" "$symfs" > "$t.orig.script" 2> /dev/null
 	python3 "$src/scripts/collapse-perf.py" "$t.orig.script" > "$t.orig.perf"
 	for v in 0 1 2; do
 		if ! python3 "$src/scripts/patch-dynsize.py" --word "$v" --min 0 \
@@ -64,7 +57,7 @@ check_case() {
 			return
 		fi
 		rc=0
-		perf_script "$t.$v.data" "$symfs" > "$t.$v.script" 2> "$t.$v.perr" || rc=$?
+		kf_perf_script "$tmp" "$t.$v.data" "$symfs" > "$t.$v.script" 2> "$t.$v.perr" || rc=$?
 		if [ $rc -ne 0 ] || [ ! -s "$t.$v.script" ]; then
 			echo "FAIL $name $v: perf script exited $rc: $(head -3 "$t.$v.perr")"
 			fail=1
