@@ -563,6 +563,9 @@ struct kf_ctx_rewriter {
 				    same input node made before it, or 0 */
 	size_t cap_older;
 	uint32_t base;           /* the first new node */
+	uint32_t *origin;        /* NULL, or per output node the input node
+				    it copies (0: a new pseudo-frame) */
+	size_t cap_origin;
 	uint32_t *kn;            /* one stack's kernel nodes, the leaf first */
 	size_t cap_kn;
 	enum kf_context_frames frames;
@@ -583,6 +586,11 @@ static uint32_t rw_marker(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t 
 	node = kf_stacks_append(rw->out, parent, &f);
 	if (!node || !kf_map64_put(&rw->marks, key, node))
 		return 0;
+	if (rw->origin) {
+		if (!KF_GROW(rw->origin, rw->cap_origin, node + 1))
+			return 0;
+		rw->origin[node] = 0;
+	}
 	return node;
 }
 
@@ -615,6 +623,11 @@ static uint32_t rw_copy(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t x)
 	node = kf_stacks_append(rw->out, parent, &f);
 	if (!node || !KF_GROW(rw->older, rw->cap_older, node - rw->base + 1))
 		return 0;
+	if (rw->origin) {
+		if (!KF_GROW(rw->origin, rw->cap_origin, node + 1))
+			return 0;
+		rw->origin[node] = x;
+	}
 	rw->older[node - rw->base] = rw->copy[x];
 	rw->copy[x] = node;
 	rw->copy_parent[x] = parent;
@@ -685,6 +698,7 @@ static void rewrite_free(struct kf_ctx_rewriter *rw)
 	free(rw->kn);
 	free(rw->copy);
 	free(rw->older);
+	free(rw->origin);
 	kf_map64_fini(&rw->marks);
 	free(rw);
 }
@@ -734,16 +748,32 @@ static int rewrite_copy(struct kf_ctx_rewriter *rw)
 	rw->copy_parent = kf_calloc(n, sizeof(*rw->copy_parent));
 	if (!rw->copy || !rw->copy_parent)
 		return KF_ENOMEM;
+	if (rw->cap_origin) {
+		/* asked for (kf_ctx_rewrite_end): the copy is its own origin */
+		for (i = 0; i < st->n; i++)
+			rw->origin[i] = (uint32_t)i;
+	}
 	for (i = 1; rw->frames != KF_CONTEXT_NONE && i < st->n; i++)
 		out->nodes[i].frame = out_frame(rw, (uint32_t)i);
 	return 0;
 }
 
-int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw)
+int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw, uint32_t **origin)
 {
 	struct kf_stacks *out = rw->out;
 	size_t i;
-	int r = rewrite_copy(rw);
+	int r = 0;
+
+	if (origin) {
+		*origin = NULL;
+		rw->origin = kf_calloc(rw->in->n ? rw->in->n : 1, sizeof(*rw->origin));
+		if (!rw->origin)
+			r = KF_ENOMEM;
+		else
+			rw->cap_origin = rw->in->n ? rw->in->n : 1;
+	}
+	if (!r)
+		r = rewrite_copy(rw);
 
 	for (i = 1; !r && i < rw->in->n; i++) {
 		const struct kf_node *nd = &rw->in->nodes[i];
@@ -753,11 +783,15 @@ int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw)
 		if ((nd->samples || nd->weight) && (rw->exclude || rw->kc.kpart[i]))
 			r = rewrite_one(rw, (uint32_t)i);
 	}
-	rewrite_free(rw);
 	/* the nodes the samples left, gone: the emitter then walks what
 	 * the old trie would have been */
-	if (!r && !kf_stacks_prune(out))
+	if (!r && !kf_stacks_prune(out, rw->origin))
 		r = KF_ENOMEM;
+	if (!r && origin) {
+		*origin = rw->origin;
+		rw->origin = NULL;
+	}
+	rewrite_free(rw);
 	if (r) {
 		kf_stacks_fini(out);
 		memset(out, 0, sizeof(*out));
@@ -773,5 +807,5 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 	struct kf_ctx_rewriter *rw;
 	int r = kf_ctx_rewrite_begin(&rw, st, namer, roots, rules, frames, exclude, out);
 
-	return r ? r : kf_ctx_rewrite_end(rw);
+	return r ? r : kf_ctx_rewrite_end(rw, NULL);
 }

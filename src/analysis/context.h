@@ -125,12 +125,15 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
  * empty.  kf_ctx_rewrite_end copies st into *out, rewrites, frees rw and
  * returns what kf_ctx_rewrite would (on an error *out is freed).  st and
  * roots must not change between the two.  On an error of _begin *rw is
- * NULL and *out empty. */
+ * NULL and *out empty.  origin (NULL: not wanted) gets, on success, an
+ * array the caller frees: per node of *out, the node of st whose frame
+ * it copies (0 for a pseudo-frame the rewrite made, and for node 0), so
+ * that texts made for st's nodes serve *out's (kf_fold_name_derived). */
 struct kf_ctx_rewriter;
 int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **rw, const struct kf_stacks *st,
 			 struct kf_namer *namer, const struct kf_roots *roots,
 			 const struct kf_ctx_rules *rules, enum kf_context_frames frames,
 			 unsigned exclude, struct kf_stacks *out);
-int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw);
+int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw, uint32_t **origin);
 
 #endif

@@ -1368,46 +1368,67 @@ bool kf_attr_is_soft_clock(const struct kf_attr *a)
 
 /* The naming of the input trie's frames, beside the rewrite (arg: the
  * session). */
+struct prename {
+	struct kf_session *s;
+	uint32_t *text;          /* per node of s->stacks, or NULL */
+	int r;
+};
+
 static void *prename_main(void *arg)
 {
-	struct kf_session *s = arg;
+	struct prename *pn = arg;
+	struct kf_session *s = pn->s;
 	uint64_t w0 = kf_work;
 
-	/* an error here is met again, and reported, by the emitter, which
-	 * names every frame anyway */
-	(void)kf_fold_name_nodes(&s->texts, &s->stacks, &s->roots, &s->strings, 1, NULL,
-				 NULL);
+	pn->r = kf_fold_name_nodes(&s->texts, &s->stacks, &s->roots, &s->strings, 1, NULL,
+				   pn->text);
 	kf_work_flush(&s->work, w0);
 	return NULL;
 }
 
 /* The rewritten trie of --context/--exclude into *out.  Without
- * --exclude it holds the input's frames and no other real ones, so its
- * frames are named while it is made (on a thread of their own when
- * jobs > 1: the rewrite no longer needs the namer once it began); the
- * emitter then finds every name made.  With --exclude the stacks left
- * out may hold frames nothing else has, which are not named, as
- * before. */
-static int rewrite_named(struct kf_session *s, struct kf_stacks *out)
+ * --exclude it holds the input's frames and no other real ones, so the
+ * input's nodes are named while it is made (on a thread of their own
+ * when jobs > 1: the rewrite no longer needs the namer once it began),
+ * and *text gets each output node's text from its origin's: the emitter
+ * need not name 1.7 M nodes again (NULL when that could not be had: the
+ * emitter then names them).  With --exclude the stacks left out may
+ * hold frames nothing else has, which are not named, as before. */
+static int rewrite_named(struct kf_session *s, struct kf_stacks *out, uint32_t **text)
 {
 	struct kf_ctx_rewriter *rw;
+	struct prename pn = { .s = s };
+	uint32_t *origin = NULL;
 	pthread_t th;
 	bool thread = false;
 	int r;
 
+	*text = NULL;
 	r = kf_ctx_rewrite_begin(&rw, &s->stacks, &s->namer, &s->roots, s->rules,
 				 s->o.context, s->o.exclude, out);
 	if (r)
 		return r;
 	if (!s->o.exclude) {
-		if (s->o.jobs > 1 && pthread_create(&th, NULL, prename_main, s) == 0)
+		pn.text = kf_calloc(s->stacks.n ? s->stacks.n : 1, sizeof(*pn.text));
+		if (s->o.jobs > 1 && pthread_create(&th, NULL, prename_main, &pn) == 0)
 			thread = true;
 		else
-			prename_main(s);
+			prename_main(&pn);
 	}
-	r = kf_ctx_rewrite_end(rw);
+	r = kf_ctx_rewrite_end(rw, pn.text ? &origin : NULL);
 	if (thread)
 		pthread_join(th, NULL);
+	/* an error of the naming is met again, and reported, by the
+	 * emitter, which then names every node */
+	if (!r && origin && !pn.r) {
+		*text = kf_calloc(out->n ? out->n : 1, sizeof(**text));
+		if (*text && kf_fold_name_derived(&s->texts, out, origin, pn.text, *text)) {
+			free(*text);
+			*text = NULL;
+		}
+	}
+	free(origin);
+	free(pn.text);
 	return r;
 }
 
@@ -1415,6 +1436,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 {
 	const struct kf_stacks *st = &s->stacks;
 	struct kf_stacks rewritten;
+	uint32_t *text = NULL;
 	bool rewrite = s->o.context != KF_CONTEXT_NONE || s->o.exclude;
 	uint64_t lines = 0, w0 = kf_work;
 	int r;
@@ -1422,7 +1444,7 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	if (!s->namer_ready)
 		return 0;
 	if (rewrite) {
-		r = rewrite_named(s, &rewritten);
+		r = rewrite_named(s, &rewritten, &text);
 		if (r)
 			return kf_fail(&s->err, r, "out of memory");
 		kf_stacks_drop_index(&rewritten);
@@ -1433,8 +1455,9 @@ int kf_session_write_folded(kf_session *s, FILE *out)
 	/* the piece trie beside the naming: worth a thread where frames
 	 * are expected to be inline chains (perf's rare "->" splits take
 	 * the one-thread path, which also handles them) */
-	r = kf_emit_folded(st, &s->texts, &s->roots, &s->strings, s->o.jobs,
+	r = kf_emit_folded(st, &s->texts, &s->roots, &s->strings, text, s->o.jobs,
 			   s->o.inline_frames, &s->work, out, &lines);
+	free(text);
 	if (rewrite)
 		kf_stacks_fini(&rewritten);
 	kf_session_note_unverified(s);

@@ -101,7 +101,7 @@ bool kf_stacks_clear(struct kf_stacks *s, uint32_t node)
 	return true;
 }
 
-bool kf_stacks_prune(struct kf_stacks *s)
+bool kf_stacks_prune(struct kf_stacks *s, uint32_t *along)
 {
 	uint32_t *id;             /* per node: 1 if it stays, then its new id */
 	struct kf_map64 carry;
@@ -143,6 +143,8 @@ bool kf_stacks_prune(struct kf_stacks *s)
 
 			*to = s->nodes[i];
 			to->parent = to->parent ? id[to->parent] : 0;
+			if (along)
+				along[id[i]] = along[i];
 		}
 	s->n = n;
 	kf_map64_fini(&s->carry);

@@ -171,9 +171,10 @@ bool kf_stacks_move(struct kf_stacks *s, uint32_t from, uint32_t to);
 
 /* Removes the nodes under which no stack ends (no samples and no weight
  * there or below), renumbering the others in their order, from a trie
- * without index.  Every node id taken before is void.  False on ENOMEM
- * (the trie is then unchanged). */
-bool kf_stacks_prune(struct kf_stacks *s);
+ * without index.  Every node id taken before is void.  along (NULL, or
+ * one entry per node) is renumbered with the nodes.  False on ENOMEM
+ * (the trie and along are then unchanged). */
+bool kf_stacks_prune(struct kf_stacks *s, uint32_t *along);
 
 /* Leaves node with no samples and no weight.  False on ENOMEM. */
 bool kf_stacks_clear(struct kf_stacks *s, uint32_t node);

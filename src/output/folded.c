@@ -1742,10 +1742,71 @@ bool kf_collapse_header_event(const char *line, size_t len,
 
 /* ---- entry --------------------------------------------------------------------- */
 
+int kf_fold_name_derived(struct kf_fold_texts *ft, const struct kf_stacks *st,
+			 const uint32_t *origin, const uint32_t *from, uint32_t *text)
+{
+	uint8_t *like = NULL;    /* per text id: 0 not known, 1 plain, 2 reads
+				    like a marker */
+	size_t cap_like = 0, i;
+	int r = 0;
+
+	for (i = 1; i < st->n && !r; i++) {
+		const struct kf_node *nd = &st->nodes[i];
+		uint32_t t;
+
+		KF_WORK(1);
+		if (!nd->parent)
+			continue;   /* a root: the emitter makes its text */
+		if (!origin[i]) {
+			/* a pseudo-frame of the rewrite's: few kinds */
+			r = kf_fold_text_id(ft, &nd->frame, false, &text[i]);
+			continue;
+		}
+		t = from[origin[i]];
+		if (nd->frame.flags & KF_FRAME_UNMARKED) {
+			if (t >= cap_like) {
+				size_t old = cap_like;
+
+				if (!kf_grow((void **)&like, &cap_like, (size_t)t + 1, 1)) {
+					r = KF_ENOMEM;
+					break;
+				}
+				memset(like + old, 0, cap_like - old);
+			}
+			if (!like[t]) {
+				const char *s = kf_strtab_get(&ft->texts, t), *p, *e;
+
+				like[t] = 1;
+				for (p = s; like[t] == 1; p = e + 1) {
+					e = strchr(p, ';');
+					if (!e)
+						e = p + strlen(p);
+					if (kf_ctx_marker_like(p, (size_t)(e - p)))
+						like[t] = 2;
+					if (!*e)
+						break;
+				}
+			}
+			/* as kf_fold_text_id makes it for this frame (its
+			 * symbol decides the mark) */
+			if (like[t] == 2) {
+				struct kf_frame f = nd->frame;
+
+				f.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
+				if ((r = unmark(ft, &f, &t)) != 0)
+					break;
+			}
+		}
+		text[i] = t;
+	}
+	free(like);
+	return r;
+}
+
 int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		   const struct kf_roots *roots, const struct kf_strtab *comms,
-		   unsigned jobs, bool may_split, struct kf_work_total *work,
-		   FILE *out, uint64_t *lines)
+		   const uint32_t *text, unsigned jobs, bool may_split,
+		   struct kf_work_total *work, FILE *out, uint64_t *lines)
 {
 	struct kf_stacks pt;      /* jobs > 1: the piece trie, built beside */
 	struct ptb b;
@@ -1809,7 +1870,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		if (ptb_init(&b, st, &pt) == 0 && kf_chunkq_start(&q, consume, &b, work) == 0)
 			side = true;
 	}
-	if (!r)
+	if (!r && !text)
 		r = node_namer_start(&nn, st, jobs, work, e.text);
 	for (i = 1; i < st->n && !r; i++) {
 		uint32_t p = st->nodes[i].parent;
@@ -1818,7 +1879,10 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		bool semi = false;
 
 		/* a root's text is its id in rtexts, made above */
-		r = node_namer_text(&nn, ft, st, roots, comms, i, &e.text[i]);
+		if (!text)
+			r = node_namer_text(&nn, ft, st, roots, comms, i, &e.text[i]);
+		else if (p)
+			e.text[i] = text[i];
 		if (p) {
 			KF_WORK(1);
 			if (!r && side)

@@ -140,8 +140,9 @@ static void test_copy_move_prune(void)
 {
 	struct kf_stacks a, c;
 	struct kf_frame root, f[3], mark;
-	uint32_t n1, n2, n3, b1, b2;
-	size_t before;
+	uint32_t n1, n2, n3, b1, b2, along[8];
+	struct kf_frame old_frame[8];
+	size_t before, i;
 
 	CHECK_EQ(kf_stacks_init(&a), 0);
 	memset(&root, 0, sizeof(root));
@@ -183,9 +184,22 @@ static void test_copy_move_prune(void)
 	/* 30 moved onto itself: nothing changes (wraps included) */
 	CHECK(kf_stacks_move(&c, n3, n3));
 	CHECK(kf_stacks_weight(&c, n3) == (((kf_u128)3 << 64) | 11));
-	CHECK(kf_stacks_prune(&c));
+	/* along follows the nodes: each keeps the old id it was given */
+	CHECK_EQ(c.n, (size_t)8);
+	for (i = 0; i < c.n; i++) {
+		old_frame[i] = c.nodes[i].frame;
+		along[i] = (uint32_t)i;
+	}
+	CHECK(kf_stacks_prune(&c, along));
 	/* the nodes of 30;20 and 30;20;10 are gone: root, 30, [m], 20, 10 */
 	CHECK_EQ(c.n, (size_t)6);
+	CHECK_EQ(along[0], 0u);
+	for (i = 1; i < c.n; i++) {
+		CHECK(along[i] > along[i - 1]);
+		CHECK(memcmp(&c.nodes[i].frame, &old_frame[along[i]], sizeof(old_frame[0])) == 0);
+	}
+	CHECK_EQ(along[1], 1u);   /* the root */
+	CHECK_EQ(along[5], 7u);   /* 10, the moved leaf, appended last */
 	{
 		struct kf_frame moved[4] = { f[0], f[1], mark, f[2] };
 
@@ -200,7 +214,7 @@ static void test_copy_move_prune(void)
 	/* an indexed trie refuses appends (they would bypass the index) */
 	CHECK(kf_stacks_path(&a, &root, f, 1) != 0);
 	CHECK_EQ(kf_stacks_append(&a, n3, &mark), 0u);
-	CHECK(!kf_stacks_prune(&a));
+	CHECK(!kf_stacks_prune(&a, NULL));
 	kf_stacks_fini(&a);
 	kf_stacks_fini(&c);
 }
