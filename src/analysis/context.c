@@ -570,7 +570,22 @@ struct kf_ctx_rewriter {
 	size_t cap_kn;
 	enum kf_context_frames frames;
 	unsigned exclude;
+	size_t mapped;           /* bytes of out->nodes known mapped */
 };
+
+/* A new node of the output: its memory mapped a megabyte at a time
+ * ahead of the appends (a page fault each 128 nodes cost more than the
+ * rest of the append). */
+static uint32_t rw_append(struct kf_ctx_rewriter *rw, uint32_t parent, const struct kf_frame *f)
+{
+	struct kf_stacks *out = rw->out;
+	uint32_t node = kf_stacks_append(out, parent, f);
+
+	if (node)
+		kf_prefault_ahead(out->nodes, out->n * sizeof(*out->nodes),
+				  out->cap * sizeof(*out->nodes), &rw->mapped);
+	return node;
+}
 
 /* The pseudo-frame child of output node parent, added if new; 0 on
  * ENOMEM. */
@@ -583,7 +598,7 @@ static uint32_t rw_marker(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t 
 
 	if (kf_map64_get(&rw->marks, key, &node))
 		return node;
-	node = kf_stacks_append(rw->out, parent, &f);
+	node = rw_append(rw, parent, &f);
 	if (!node || !kf_map64_put(&rw->marks, key, node))
 		return 0;
 	if (rw->origin) {
@@ -620,7 +635,7 @@ static uint32_t rw_copy(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t x)
 		if (rw->out->nodes[c].parent == parent)
 			return c;
 	f = out_frame(rw, x);
-	node = kf_stacks_append(rw->out, parent, &f);
+	node = rw_append(rw, parent, &f);
 	if (!node || !KF_GROW(rw->older, rw->cap_older, node - rw->base + 1))
 		return 0;
 	if (rw->origin) {
@@ -744,6 +759,7 @@ static int rewrite_copy(struct kf_ctx_rewriter *rw)
 	if (kf_stacks_copy(out, st))
 		return KF_ENOMEM;
 	rw->base = (uint32_t)out->n;
+	rw->mapped = out->n * sizeof(*out->nodes);   /* the copy mapped them */
 	rw->copy = kf_calloc(n, sizeof(*rw->copy));
 	rw->copy_parent = kf_calloc(n, sizeof(*rw->copy_parent));
 	if (!rw->copy || !rw->copy_parent)
