@@ -33,6 +33,10 @@ void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 	size_t i, n = kf_session_n_modules(s);
 
 	print_counts(kf_session_stats(s));
+	if (getenv("KFOLD_HUGEPAGES_DONE") && getenv("GLIBC_TUNABLES"))
+		fprintf(stderr, "kfold: memory: started again with GLIBC_TUNABLES=%s "
+			"(huge pages for malloc; KFOLD_HUGEPAGES=never: not)\n",
+			getenv("GLIBC_TUNABLES"));
 	for (i = 0; i < n; i++) {
 		kf_module_info mi;
 		const char *adv;

@@ -587,4 +587,45 @@ expect "header without reading the data" 0 "" -- "$kfold" header "${KF_CASE[@]}"
 cmp -s "$tmp/h1" "$tmp/out" || { echo "FAIL header read the data section"; fail=1; }
 "$kfold" "${KF_CASE[@]}" "$tmp/nodata.data" > /dev/null 2> "$tmp/e"
 grep -q "offset" "$tmp/e" || { echo "FAIL folding the overwritten data section did not complain"; fail=1; }
+# Huge pages for malloc (README "Speed and memory"): kfold starts itself
+# again with glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES for a capture
+# of 64 MiB or more, or for any with KFOLD_HUGEPAGES=always; --stats says
+# so.  The output is the same; KFOLD_HUGEPAGES=never, a GLIBC_TUNABLES
+# that names the tunable, and a small capture in the default mode keep
+# it from happening; the user's other tunables are kept.
+hp=$cases/syscall/perf.data
+hp_run() {   # hp_run NAME ENV... : run with --stats into $tmp/hp.NAME.{out,err}
+	local name=$1
+	shift
+	env "$@" "$kfold" "${opts[@]}" --stats "$hp" > "$tmp/hp.$name.out" 2> "$tmp/hp.$name.err" ||
+		{ echo "FAIL huge pages $name: exit $?"; fail=1; }
+}
+if grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null ||
+   [ ! -r /sys/kernel/mm/transparent_hugepage/enabled ]; then
+	echo "skip huge pages: this system's THP mode is never (or unknown)"
+else
+	hp_run always KFOLD_HUGEPAGES=always
+	hp_run never KFOLD_HUGEPAGES=never
+	hp_run auto -u KFOLD_HUGEPAGES
+	hp_run user KFOLD_HUGEPAGES=always GLIBC_TUNABLES=glibc.malloc.hugetlb=0
+	hp_run keep KFOLD_HUGEPAGES=always GLIBC_TUNABLES=glibc.malloc.check=0
+	started="kfold: memory: started again with GLIBC_TUNABLES="
+	grep -qF "${started}glibc.malloc.hugetlb=1 " "$tmp/hp.always.err" ||
+		{ echo "FAIL huge pages always: not started again"; cat "$tmp/hp.always.err"; fail=1; }
+	grep -qF "${started}glibc.malloc.check=0:glibc.malloc.hugetlb=1 " "$tmp/hp.keep.err" ||
+		{ echo "FAIL huge pages: the user's tunables not kept"; cat "$tmp/hp.keep.err"; fail=1; }
+	for n in never auto user; do
+		if grep -qF "$started" "$tmp/hp.$n.err"; then
+			echo "FAIL huge pages $n: started again"; fail=1
+		fi
+	done
+	for n in always never auto user keep; do
+		[ -s "$tmp/hp.$n.out" ] && cmp -s "$tmp/hp.never.out" "$tmp/hp.$n.out" ||
+			{ echo "FAIL huge pages $n: other output"; fail=1; }
+	done
+	# the record counts of --stats are the same run's, whichever image
+	[ "$(grep -c '^kfold: records' "$tmp/hp.always.err")" = 1 ] ||
+		{ echo "FAIL huge pages always: not one run's statistics"; fail=1; }
+	echo "ok   huge pages: started again only when asked or large, same output"
+fi
 exit $fail
