@@ -573,17 +573,25 @@ struct kf_ctx_rewriter {
 	size_t mapped;           /* bytes of out->nodes known mapped */
 };
 
-/* A new node of the output: its memory mapped a megabyte at a time
- * ahead of the appends (a page fault each 128 nodes cost more than the
- * rest of the append). */
-static uint32_t rw_append(struct kf_ctx_rewriter *rw, uint32_t parent, const struct kf_frame *f)
+/* A new node of the output copying input node x (0: a pseudo-frame),
+ * its origin noted when asked for; its memory mapped a megabyte at a
+ * time ahead of the appends (a page fault each 128 nodes cost more than
+ * the rest of the append).  0 on ENOMEM. */
+static uint32_t rw_append(struct kf_ctx_rewriter *rw, uint32_t parent, const struct kf_frame *f,
+			  uint32_t x)
 {
 	struct kf_stacks *out = rw->out;
 	uint32_t node = kf_stacks_append(out, parent, f);
 
-	if (node)
-		kf_prefault_ahead(out->nodes, out->n * sizeof(*out->nodes),
-				  out->cap * sizeof(*out->nodes), &rw->mapped);
+	if (!node)
+		return 0;
+	kf_prefault_ahead(out->nodes, out->n * sizeof(*out->nodes),
+			  out->cap * sizeof(*out->nodes), &rw->mapped);
+	if (rw->origin) {
+		if (!KF_GROW(rw->origin, rw->cap_origin, (size_t)node + 1))
+			return 0;
+		rw->origin[node] = x;
+	}
 	return node;
 }
 
@@ -598,14 +606,9 @@ static uint32_t rw_marker(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t 
 
 	if (kf_map64_get(&rw->marks, key, &node))
 		return node;
-	node = rw_append(rw, parent, &f);
+	node = rw_append(rw, parent, &f, 0);
 	if (!node || !kf_map64_put(&rw->marks, key, node))
 		return 0;
-	if (rw->origin) {
-		if (!KF_GROW(rw->origin, rw->cap_origin, node + 1))
-			return 0;
-		rw->origin[node] = 0;
-	}
 	return node;
 }
 
@@ -635,14 +638,9 @@ static uint32_t rw_copy(struct kf_ctx_rewriter *rw, uint32_t parent, uint32_t x)
 		if (rw->out->nodes[c].parent == parent)
 			return c;
 	f = out_frame(rw, x);
-	node = rw_append(rw, parent, &f);
+	node = rw_append(rw, parent, &f, x);
 	if (!node || !KF_GROW(rw->older, rw->cap_older, node - rw->base + 1))
 		return 0;
-	if (rw->origin) {
-		if (!KF_GROW(rw->origin, rw->cap_origin, node + 1))
-			return 0;
-		rw->origin[node] = x;
-	}
 	rw->older[node - rw->base] = rw->copy[x];
 	rw->copy[x] = node;
 	rw->copy_parent[x] = parent;
@@ -764,7 +762,7 @@ static int rewrite_copy(struct kf_ctx_rewriter *rw)
 	rw->copy_parent = kf_calloc(n, sizeof(*rw->copy_parent));
 	if (!rw->copy || !rw->copy_parent)
 		return KF_ENOMEM;
-	if (rw->cap_origin) {
+	if (rw->origin) {
 		/* asked for (kf_ctx_rewrite_end): the copy is its own origin */
 		for (i = 0; i < st->n; i++)
 			rw->origin[i] = (uint32_t)i;

@@ -1314,22 +1314,28 @@ static int intern_tmp(struct kf_fold_texts *ft, struct kf_buf *b, uint32_t *id)
  * pieces: an inline chain) reads like a marker gets " (file)" (no
  * symbol) or " (symbol)" before the piece's closing bracket, so the two
  * kinds never look alike. */
-static int unmark(struct kf_fold_texts *ft, const struct kf_frame *f, uint32_t *id)
+static bool reads_like_marker(const char *t)
 {
-	const char *t, *p, *e;
-	bool any = false;
-	struct kf_buf *b = &ft->tmp2;
+	const char *p, *e;
 
-	t = kf_strtab_get(&ft->texts, *id);
-	for (p = t; !any; p = e + 1) {
+	for (p = t;; p = e + 1) {
 		e = strchr(p, ';');
 		if (!e)
 			e = p + strlen(p);
-		any = kf_ctx_marker_like(p, (size_t)(e - p));
+		if (kf_ctx_marker_like(p, (size_t)(e - p)))
+			return true;
 		if (!*e)
-			break;
+			return false;
 	}
-	if (!any)
+}
+
+static int unmark(struct kf_fold_texts *ft, const struct kf_frame *f, uint32_t *id)
+{
+	const char *t, *p, *e;
+	struct kf_buf *b = &ft->tmp2;
+
+	t = kf_strtab_get(&ft->texts, *id);
+	if (!reads_like_marker(t))
 		return 0;
 	b->len = 0;
 	for (p = t;; p = e + 1) {
@@ -1745,7 +1751,7 @@ bool kf_collapse_header_event(const char *line, size_t len,
 int kf_fold_name_derived(struct kf_fold_texts *ft, const struct kf_stacks *st,
 			 const uint32_t *origin, const uint32_t *from, uint32_t *text)
 {
-	uint8_t *like = NULL;    /* per text id: 0 not known, 1 plain, 2 reads
+	uint32_t *like = NULL;   /* per text id: 0 not known, 1 plain, 2 reads
 				    like a marker */
 	size_t cap_like = 0, i;
 	int r = 0;
@@ -1764,29 +1770,12 @@ int kf_fold_name_derived(struct kf_fold_texts *ft, const struct kf_stacks *st,
 		}
 		t = from[origin[i]];
 		if (nd->frame.flags & KF_FRAME_UNMARKED) {
-			if (t >= cap_like) {
-				size_t old = cap_like;
-
-				if (!kf_grow((void **)&like, &cap_like, (size_t)t + 1, 1)) {
-					r = KF_ENOMEM;
-					break;
-				}
-				memset(like + old, 0, cap_like - old);
+			if (!grow_zeroed(&like, &cap_like, t)) {
+				r = KF_ENOMEM;
+				break;
 			}
-			if (!like[t]) {
-				const char *s = kf_strtab_get(&ft->texts, t), *p, *e;
-
-				like[t] = 1;
-				for (p = s; like[t] == 1; p = e + 1) {
-					e = strchr(p, ';');
-					if (!e)
-						e = p + strlen(p);
-					if (kf_ctx_marker_like(p, (size_t)(e - p)))
-						like[t] = 2;
-					if (!*e)
-						break;
-				}
-			}
+			if (!like[t])
+				like[t] = reads_like_marker(kf_strtab_get(&ft->texts, t)) ? 2 : 1;
 			/* as kf_fold_text_id makes it for this frame (its
 			 * symbol decides the mark) */
 			if (like[t] == 2) {
