@@ -227,6 +227,12 @@ typedef struct kf_options {
 				    "10%/2", "0%-10%,30%-40%", "25%" */
 	kf_progress_fn progress;  /* NULL: none */
 	void *progress_payload;
+	bool off_cpu;             /* fold sched:sched_switch's samples, each
+				    weighed by the nanoseconds until its
+				    thread ran again, with the state it left
+				    its CPU in as a pseudo-frame next to the
+				    root ("[off-cpu:sleeping]"); kfold's own
+				    mode only */
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion
@@ -269,6 +275,23 @@ typedef struct kf_stats {
 				      which the tests check by counting, not
 				      timing */
 	uint64_t samples_filtered; /* samples the filters left out */
+	/* off_cpu: the switch-outs of sched:sched_switch */
+	uint64_t offcpu_weighed;   /* weighed by the time until their
+				      thread ran again */
+	uint64_t offcpu_ns;        /* the sum of those times */
+	uint64_t offcpu_at_end;    /* still off-CPU when the capture ended:
+				      weighed until its last sample */
+	uint64_t offcpu_unmatched; /* their thread left its CPU again with
+				      no switch-in seen between (lost
+				      events, a capture of some CPUs only):
+				      not weighed */
+	uint64_t offcpu_dead;      /* their thread was exiting (X, Z): it
+				      never runs again, not weighed */
+	uint64_t offcpu_idle;      /* of the idle task (pid 0): not weighed */
+	uint64_t offcpu_unreadable; /* their raw data does not hold the
+				      fields the format places: not weighed */
+	uint64_t offcpu_switch_ins; /* switch-ins seen (sched_switch's
+				      next_pid, PERF_RECORD_SWITCH) */
 } kf_stats;
 
 typedef struct kf_session kf_session;

@@ -154,6 +154,8 @@ int kf_session_set_paths(struct kf_session *s, const char *symfs,
 	return 0;
 }
 
+static bool event_matches(const char *name, const char *want);
+
 int kf_session_new(kf_session **out, const kf_options *opts)
 {
 	kf_options defaults;
@@ -205,7 +207,23 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	kf_tsums_init(&s->tsums);
 	kf_buf_init(&s->advice);
 	kf_counters_init(&s->counters);
+	kf_offcpu_init(&s->offcpu);
 	s->fs.no_files = s->o.no_files;
+	if (s->o.off_cpu) {
+		if (s->pol->perf_output)
+			return kf_fail(&s->err, KF_EINVAL, "--off-cpu is not part of "
+				       "--compat=perf");
+		if (s->o.annotate)
+			return kf_fail(&s->err, KF_EINVAL, "--off-cpu: kfold annotate "
+				       "counts samples, not times");
+		if (s->event && !event_matches(KF_OFFCPU_EVENT, s->event))
+			return kf_fail(&s->err, KF_EINVAL, "--off-cpu folds %s, not "
+				       "--event %s", KF_OFFCPU_EVENT, s->event);
+		if (!s->event)
+			s->event = kf_strndup(KF_OFFCPU_EVENT, strlen(KF_OFFCPU_EVENT));
+		if (!s->event)
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	}
 	{
 		char msg[256];
 		int r = kf_filter_init(&s->filters, s->o.filter_pids, s->o.filter_tids,
@@ -254,6 +272,8 @@ void kf_session_free(kf_session *s)
 	kf_perf_header_fini(&s->perfhdr);
 	kf_buf_fini(&s->advice);
 	kf_counters_fini(&s->counters);
+	kf_offcpu_fini(&s->offcpu);
+	free(s->oc_attrs);
 	kf_filter_fini(&s->filters);
 	free(s->filter);
 	free(s->attr_samples);
@@ -401,6 +421,146 @@ static int filtered(struct kf_session *s, const struct kf_attr *a, int evidx,
 	return 0;
 }
 
+/* ---- --off-cpu ------------------------------------------------------------ */
+
+/* Attr i as --off-cpu sees it: sched:sched_switch with a raw payload
+ * whose next_pid and prev_state the tracing data locates, or NULL. */
+static const struct kf_oc_attr *oc_attr(struct kf_session *s, int i,
+					const struct kf_attr *a)
+{
+	struct kf_oc_attr *oa;
+
+	if (i < 0)
+		return NULL;
+	if ((size_t)i >= s->n_oc_attrs) {
+		size_t n = (size_t)i + 1;
+		struct kf_oc_attr *v = kf_reallocarray(s->oc_attrs, n, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + s->n_oc_attrs, 0, (n - s->n_oc_attrs) * sizeof(*v));
+		s->oc_attrs = v;
+		s->n_oc_attrs = n;
+	}
+	oa = &s->oc_attrs[i];
+	if (oa->kind)
+		return oa->kind == 1 ? oa : NULL;
+	oa->kind = 2;
+	if (!event_matches(kf_pd_event_name(s->pd, (size_t)i), KF_OFFCPU_EVENT))
+		return NULL;
+	if ((a->sample_type & KF_SAMPLE_RAW) &&
+	    kf_pd_tp_field(s->pd, (size_t)i, "prev_pid", &oa->prev_pid) &&
+	    kf_pd_tp_field(s->pd, (size_t)i, "next_pid", &oa->next_pid) &&
+	    oa->prev_pid.size == 4 &&
+	    kf_pd_tp_field(s->pd, (size_t)i, "prev_state", &oa->prev_state) &&
+	    oa->next_pid.size == 4 && oa->prev_state.size >= 1 &&
+	    oa->prev_state.size <= 8) {
+		oa->kind = 1;
+		return oa;
+	}
+	logf_(s, KF_LOG_WARN, "--off-cpu: the capture's %s samples %s: their "
+	      "switches cannot be weighed", KF_OFFCPU_EVENT,
+	      !(a->sample_type & KF_SAMPLE_RAW) ? "carry no raw data (PERF_SAMPLE_RAW)" :
+	      "have no format in the capture's tracing data that gives the "
+	      "fields prev_pid and next_pid (4 bytes) and prev_state");
+	return NULL;
+}
+
+/* An unsigned or sign-extended field of a tracepoint sample's raw data,
+ * in the byte order the tracing data gives; false when the data is too
+ * short. */
+static bool raw_field(const struct kf_sample *smp, const struct kf_tp_field *f,
+		      uint64_t *out)
+{
+	const uint8_t *b;
+	uint64_t v = 0;
+	uint32_t i;
+
+	if (!smp->raw || f->size == 0 || f->size > 8 || f->offset > smp->raw_size ||
+	    f->size > smp->raw_size - f->offset)
+		return false;
+	b = smp->raw + f->offset;
+	for (i = 0; i < f->size; i++)
+		v |= (uint64_t)b[f->big_endian ? f->size - 1 - i : i] << (8 * i);
+	if (f->is_signed && f->size < 8 && (v >> (8 * f->size - 1) & 1))
+		v |= ~(uint64_t)0 << (8 * f->size);
+	*out = v;
+	return true;
+}
+
+/* Adds a stack to the trie, or hands it to the feed's worker. */
+static int add_stack(struct kf_session *s, const struct kf_frame *root,
+		     const struct kf_frame *frames, size_t n, uint64_t weight,
+		     uint32_t thread)
+{
+	uint32_t node;
+
+	if (s->feeding) {
+		/* the worker walks it in (feed.h): the same trie */
+		if (!kf_feed_push(&s->feed, root, frames, n, weight, thread))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		return 0;
+	}
+	node = kf_stacks_path(&s->stacks, root, frames, n);
+	if (!node)
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	if (!kf_stacks_add(&s->stacks, node, weight) ||
+	    (s->use_tsums && !kf_tsums_add(&s->tsums, node, thread, weight)))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* A waiting stack's thread runs again at `time`: the stack weighs the
+ * nanoseconds between (with --samples, 1). */
+static int oc_weigh(struct kf_session *s, const struct kf_offcpu_wait *w, uint64_t time)
+{
+	uint64_t dt = time > w->time ? time - w->time : 0;
+
+	s->stats.offcpu_weighed++;
+	s->stats.offcpu_ns += dt;
+	return add_stack(s, &w->root, w->frames, w->n,
+			 s->o.count_samples ? 1 : dt ? dt : 1, w->thread);
+}
+
+static int oc_switch_in(struct kf_session *s, int32_t tid, uint64_t time)
+{
+	const struct kf_offcpu_wait *w;
+
+	s->stats.offcpu_switch_ins++;
+	w = kf_offcpu_take(&s->offcpu, tid);
+	return w ? oc_weigh(s, w, time) : 0;
+}
+
+/* The end of the capture: the threads still off their CPU weigh the
+ * time until its last sample. */
+static int oc_end(struct kf_session *s)
+{
+	const struct kf_offcpu_wait *w;
+	size_t it = 0;
+	int r;
+
+	while ((w = kf_offcpu_next_waiting(&s->offcpu, &it)) != NULL) {
+		s->stats.offcpu_at_end++;
+		if ((r = oc_weigh(s, w, s->last_time)) != 0)
+			return r;
+	}
+	/* no switch-in ever ended a wait: a capture of some tasks, whose
+	 * sched_switch samples are their switch-outs only */
+	if (s->stats.offcpu_weighed + s->stats.offcpu_unmatched >
+	    s->stats.offcpu_at_end && s->stats.offcpu_weighed == s->stats.offcpu_at_end)
+		logf_(s, KF_LOG_WARN, "--off-cpu: no switched-out thread was seen "
+		      "switching back in (%" PRIu64 " switch-outs not weighed, %" PRIu64
+		      " weighed to the capture's end): record system-wide (perf record "
+		      "-a) or with --switch-events", s->stats.offcpu_unmatched,
+		      s->stats.offcpu_at_end);
+	else if (s->stats.offcpu_unmatched)
+		logf_(s, KF_LOG_WARN, "--off-cpu: %" PRIu64 " switch-outs were followed "
+		      "by another of the same thread with no switch-in between (lost "
+		      "events, or a capture of some CPUs only): not weighed",
+		      s->stats.offcpu_unmatched);
+	return 0;
+}
+
 /* Folds one delivered sample: `a` is the attr that laid the record out,
  * `evidx` the event it is delivered as (a member's for a group value, see
  * deliver_read) and smp->period its weight. */
@@ -412,7 +572,9 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	const char *evname, *comm;
 	uint64_t weight;
 	struct kf_chain ch;
-	uint32_t node, rid, comm_id, thread = KF_FEED_NO_THREAD;
+	uint32_t rid, comm_id, thread = KF_FEED_NO_THREAD;
+	enum kf_offcpu_state oc_state = KF_OFFCPU_PREEMPTED;
+	int32_t oc_tid = 0;
 	int r = 0;
 	struct kf_frame root;
 	struct kf_stack_root rd;
@@ -489,11 +651,12 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		}
 		if (weight == 0)
 			weight = 1;
-		/* perf script's default fields for a tracepoint print no file
-		 * on the callchain lines ("ip sym", no "(dso)"), which
-		 * stackcollapse-perf.pl does not recognize: it folds the comm
-		 * alone (docs/perf-compat.md F9) */
-		if (s->pol->tracepoint_comm_only && a->type == 2)
+		/* perf script's default fields for a tracepoint read from a
+		 * pipe print no file on the callchain lines ("ip sym", no
+		 * "(dso)"), which stackcollapse-perf.pl does not recognize:
+		 * it folds the comm alone (docs/perf-compat.md F9).  A file's
+		 * tracepoints with callchains print the file */
+		if (s->pol->tracepoint_comm_only && a->type == 2 && kf_pd_is_pipe(s->pd))
 			memset(&ch, 0, sizeof(ch));
 		else
 			r = kf_callchain_build(&s->cc, th, a, &smp, &ch);
@@ -516,6 +679,36 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	}
 	if (r)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	if (s->o.off_cpu) {
+		const struct kf_oc_attr *oa = oc_attr(s, evidx, a);
+		uint64_t v, w;
+
+		/* the thread is the tracepoint's prev_pid, the kernel's
+		 * number as next_pid is (a sample's tid is the one in
+		 * perf's pid namespace, and -1 for an exiting thread) */
+		if (!oa || !smp.has_time)
+			return 0;
+		if (!raw_field(&smp, &oa->prev_pid, &v) ||
+		    !raw_field(&smp, &oa->prev_state, &w)) {
+			if (s->stats.offcpu_unreadable++ == 0)
+				logf_(s, KF_LOG_WARN, "--off-cpu: a %s sample's raw data "
+				      "(%" PRIu32 " bytes) does not hold the fields its "
+				      "format places (prev_pid at %" PRIu32 ", prev_state at "
+				      "%" PRIu32 "): not weighed", KF_OFFCPU_EVENT,
+				      smp.raw_size, oa->prev_pid.offset, oa->prev_state.offset);
+			return 0;
+		}
+		oc_tid = (int32_t)v;
+		if (oc_tid == 0) {
+			s->stats.offcpu_idle++;   /* the idle task */
+			return 0;
+		}
+		oc_state = kf_offcpu_state_of(w);
+		if (oc_state == KF_OFFCPU_DEAD) {
+			s->stats.offcpu_dead++;
+			return 0;
+		}
+	}
 	if (s->o.count_samples)
 		weight = 1;
 	s->stats.samples_folded++;
@@ -544,6 +737,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	rd.tid = s->o.root == KF_ROOT_TID ? th->tid : -1;
 	if (s->o.classify)
 		ctx_root(s, th, a, &smp, &ch, &rd);
+	if (s->o.off_cpu)
+		rd.offcpu = (uint8_t)(oc_state + 1);
 	rid = kf_roots_intern(&s->roots, &rd);
 	if (!rid)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
@@ -556,19 +751,17 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	root.root = rid;
 	if (s->use_tsums && !kf_tsums_thread(&s->tsums, th->pid, th->tid, rid, &thread))
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	if (s->feeding) {
-		/* the worker walks it in (feed.h): the same trie */
-		if (!kf_feed_push(&s->feed, &root, ch.frames, ch.n, weight, thread))
+	if (s->o.off_cpu) {
+		/* weighed when the thread runs again (oc_switch_in) */
+		bool replaced;
+
+		if (!kf_offcpu_hold(&s->offcpu, oc_tid, smp.time, &root, ch.frames, ch.n,
+				    thread, &replaced))
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		s->stats.offcpu_unmatched += replaced;
 		return 0;
 	}
-	node = kf_stacks_path(&s->stacks, &root, ch.frames, ch.n);
-	if (!node)
-		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	if (!kf_stacks_add(&s->stacks, node, weight) ||
-	    (s->use_tsums && !kf_tsums_add(&s->tsums, node, thread, weight)))
-		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	return 0;
+	return add_stack(s, &root, ch.frames, ch.n, weight, thread);
 }
 
 /* The slot of the last counter value seen for a group value's id (perf
@@ -658,6 +851,16 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		s->dsos.last_time = s->last_time;
 		s->dsos.has_time = true;
 	}
+	if (s->o.off_cpu && smp.has_time) {
+		const struct kf_oc_attr *oa = oc_attr(s, rec->attr, a);
+		uint64_t next;
+		int r;
+
+		/* a switch-in of next_pid (pid 0: the idle task) */
+		if (oa && raw_field(&smp, &oa->next_pid, &next) && (int32_t)next != 0 &&
+		    (r = oc_switch_in(s, (int32_t)next, smp.time)) != 0)
+			return r;
+	}
 	if (a->sample_type & KF_SAMPLE_READ) {
 		if (smp.read_has_id)
 			return deliver_read(s, a, &smp, rec->offset);
@@ -707,11 +910,21 @@ static int deliver(struct kf_session *s, const struct kf_rec *rec)
 
 		return r ? kf_fail(&s->err, r, "out of memory") : 0;
 	}
+	case KF_REC_SWITCH:
+	case KF_REC_SWITCH_CPU_WIDE: {
+		struct kf_sample_id sid;
+
+		/* --off-cpu: a switch-in (misc without PERF_RECORD_MISC_
+		 * SWITCH_OUT) of the task its sample_id names */
+		if (s->o.off_cpu && !(rec->misc & KF_MISC_SWITCH_OUT) &&
+		    kf_pd_sample_id(s->pd, rec, &sid) && sid.has_tid && sid.has_time &&
+		    sid.tid != 0)
+			return oc_switch_in(s, (int32_t)sid.tid, sid.time);
+		return 0;
+	}
 	case KF_REC_READ:
 	case KF_REC_AUX:
 	case KF_REC_ITRACE_START:
-	case KF_REC_SWITCH:
-	case KF_REC_SWITCH_CPU_WIDE:
 	case KF_REC_NAMESPACES:
 	case KF_REC_BPF_EVENT:
 	case KF_REC_CGROUP:
@@ -1059,6 +1272,8 @@ static int run(struct kf_session *s)
 	kf_order_flush(s->order, KF_ORDER_FINAL);
 	r = drain(s);
 	if (r)
+		return r;
+	if (s->o.off_cpu && (r = oc_end(s)) != 0)
 		return r;
 	s->stats.out_of_order = kf_order_out_of_order(s->order);
 	s->stats.queue_peak_bytes = kf_order_peak_bytes(s->order);
@@ -1872,6 +2087,7 @@ static void report_in(kf_session *s, struct kf_report_in *in, struct report_list
 	in->last_time = s->last_time;
 	in->filters = &s->filters;
 	in->count_samples = s->o.count_samples;
+	in->off_cpu = s->o.off_cpu;
 	in->lines_looked_for = s->o.inline_frames || s->o.srcline;
 	in->version = kf_version();
 }
@@ -2091,7 +2307,9 @@ int kf_session_write_pprof(kf_session *s, FILE *out)
 	e = kf_pd_env(s->pd);
 	memset(&f, 0, sizeof(f));
 	f.event = s->filter ? s->filter : "samples";
-	f.unit = a && kf_attr_is_soft_clock(a) ? "nanoseconds" : "count";
+	f.unit = (a && kf_attr_is_soft_clock(a)) || s->o.off_cpu ? "nanoseconds" : "count";
+	if (s->o.off_cpu)
+		f.event = "off-cpu";
 	f.count_samples = s->o.count_samples;
 	if (a && !kf_attr_flag(a, KF_ATTR_FREQ) && a->sample_period <= INT64_MAX)
 		f.period = (int64_t)a->sample_period;
@@ -2163,7 +2381,8 @@ int kf_session_write_flamegraph(kf_session *s, FILE *out, enum kf_flame_format f
 			 s->stats.lost_samples, s->stats.lost_events);
 		notes[f.n_notes++] = lost;
 	}
-	f.unit = s->o.count_samples ? "samples" : a && kf_attr_is_soft_clock(a) ? "ns" : "count";
+	f.unit = s->o.count_samples ? "samples" :
+		 (a && kf_attr_is_soft_clock(a)) || s->o.off_cpu ? "ns" : "count";
 	f.svg = fmt == KF_FLAME_SVG;
 	r = stack_in_init(s, &in, &src);
 	if (!r)

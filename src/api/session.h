@@ -20,6 +20,7 @@
 #include "filter.h"
 #include "fs.h"
 #include "module.h"
+#include "offcpu.h"
 #include "order.h"
 #include "perfdata.h"
 #include "perfhdr.h"
@@ -114,6 +115,16 @@ struct kf_session {
 	char *filter;                 /* event name kept */
 	uint64_t *attr_samples;       /* samples read per attr (decoded) */
 	size_t n_attr_samples;
+
+	/* --off-cpu (offcpu.h): the stacks waiting for their thread's
+	 * switch-in, and per attr what it is: 0 not looked at yet, 1
+	 * sched:sched_switch with the fields read, 2 anything else */
+	struct kf_offcpu offcpu;
+	struct kf_oc_attr {
+		uint8_t kind;
+		struct kf_tp_field prev_pid, next_pid, prev_state;
+	} *oc_attrs;
+	size_t n_oc_attrs;
 
 	/* kernel contexts (opts.classify) */
 	struct kf_ctx_rules *rules;

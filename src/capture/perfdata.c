@@ -197,6 +197,9 @@ struct kf_pd {
 	/* tracepoints named by the tracing data: id -> index into tp_names */
 	struct kf_map64 tp_ids;
 	char **tp_names;
+	char **tp_formats;    /* each one's field lines ("format:" on), or NULL */
+	bool tp_big;          /* the tracing data says its payloads are
+				 big-endian */
 	size_t n_tp_names;
 
 	struct kf_env env;
@@ -511,6 +514,7 @@ static void set_attr_name(struct kf_pd *pd, size_t i, const char *name,
 
 #define KF_MAX_TRACEPOINTS 16384u
 #define KF_MAX_TRACING (64u << 20)   /* bytes of tracing data kept to read */
+#define KF_MAX_TP_FORMAT (64u << 10) /* bytes of one format's field lines kept */
 
 /* PERF_TYPE_TRACEPOINT attrs are tracepoint ids (attr.config); the
  * tracing data names them. */
@@ -529,7 +533,7 @@ static void attr_tp_name(struct kf_pd *pd, struct kf_attr *a)
 static void tracing_format(struct kf_pd *pd, const char *sys, size_t syslen,
 			   const uint8_t *p, size_t n)
 {
-	const char *t = (const char *)p, *end = t + n, *name = NULL;
+	const char *t = (const char *)p, *end = t + n, *name = NULL, *fmt = NULL;
 	size_t namelen = 0;
 	uint64_t id = 0;
 	bool have_id = false;
@@ -559,6 +563,7 @@ static void tracing_format(struct kf_pd *pd, const char *sys, size_t syslen,
 				have_id = true;
 			}
 		} else if (len >= 7 && memcmp(t, "format:", 7) == 0) {
+			fmt = t;
 			break;
 		}
 		t = le + 1;
@@ -579,16 +584,89 @@ static void tracing_format(struct kf_pd *pd, const char *sys, size_t syslen,
 	}
 	{
 		char **v = kf_reallocarray(pd->tp_names, pd->n_tp_names + 1, sizeof(*v));
+		char **w;
 
-		if (!v || !kf_map64_put(&pd->tp_ids, id, (uint32_t)pd->n_tp_names)) {
-			if (v)
-				pd->tp_names = v;
+		if (v)
+			pd->tp_names = v;
+		w = v ? kf_reallocarray(pd->tp_formats, pd->n_tp_names + 1, sizeof(*w)) : NULL;
+		if (w)
+			pd->tp_formats = w;
+		if (!w || !kf_map64_put(&pd->tp_ids, id, (uint32_t)pd->n_tp_names)) {
 			free(full);
 			return;
 		}
-		pd->tp_names = v;
+		/* the field lines, for kf_pd_tp_field; a format without them
+		 * still names its event */
+		w[pd->n_tp_names] = fmt && (size_t)(end - fmt) <= KF_MAX_TP_FORMAT ?
+				    kf_strndup(fmt, (size_t)(end - fmt)) : NULL;
 		pd->tp_names[pd->n_tp_names++] = full;
 	}
+}
+
+/* The number after "key:" in a field line's piece, or false. */
+static bool field_number(const char *line, size_t len, const char *key, uint32_t *out)
+{
+	size_t kl = strlen(key), i;
+	uint64_t v = 0;
+
+	for (i = 0; i + kl <= len; i++) {
+		if (memcmp(line + i, key, kl) != 0 || (i > 0 && line[i - 1] != '\t' &&
+							line[i - 1] != ' ' && line[i - 1] != ';'))
+			continue;
+		i += kl;
+		if (i >= len || line[i] < '0' || line[i] > '9')
+			return false;
+		for (; i < len && line[i] >= '0' && line[i] <= '9'; i++)
+			if ((v = v * 10 + (uint64_t)(line[i] - '0')) > UINT32_MAX)
+				return false;
+		*out = (uint32_t)v;
+		return true;
+	}
+	return false;
+}
+
+bool kf_pd_tp_field(const struct kf_pd *pd, size_t i, const char *name,
+		    struct kf_tp_field *out)
+{
+	size_t nl = strlen(name);
+	const char *t, *end;
+	uint32_t k, sgn = 0;
+
+	if (i >= pd->n_attrs || pd->attrs[i].type != 2 ||
+	    !kf_map64_get(&pd->tp_ids, pd->attrs[i].config, &k) || !pd->tp_formats[k])
+		return false;
+	t = pd->tp_formats[k];
+	end = t + strlen(t);
+	while (t < end) {
+		const char *le = memchr(t, '\n', (size_t)(end - t));
+		const char *f, *semi, *e;
+		size_t len;
+
+		if (!le)
+			le = end;
+		len = (size_t)(le - t);
+		/* "\tfield:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;" */
+		f = memchr(t, 'f', len);
+		if (f && (size_t)(le - f) > 6 && memcmp(f, "field:", 6) == 0 &&
+		    (semi = memchr(f, ';', (size_t)(le - f))) != NULL) {
+			e = semi;
+			if (memchr(f, '[', (size_t)(semi - f)))
+				e = memchr(f, '[', (size_t)(semi - f));
+			while (e > f && e[-1] == ' ')
+				e--;
+			if ((size_t)(e - f) > nl + 6 && memcmp(e - nl, name, nl) == 0 &&
+			    (e[-(ptrdiff_t)nl - 1] == ' ' || e[-(ptrdiff_t)nl - 1] == '*') &&
+			    field_number(semi, (size_t)(le - semi), "offset:", &out->offset) &&
+			    field_number(semi, (size_t)(le - semi), "size:", &out->size)) {
+				(void)field_number(semi, (size_t)(le - semi), "signed:", &sgn);
+				out->is_signed = sgn != 0;
+				out->big_endian = pd->tp_big;
+				return true;
+			}
+		}
+		t = le + 1;
+	}
+	return false;
 }
 
 /* The tracing data perf's trace_report reads (util/trace-event-read.c):
@@ -624,6 +702,7 @@ static void parse_tracing(struct kf_pd *pd, const uint8_t *p, size_t n,
 		goto bad;
 	big = p[10 + vlen + 1];
 	lsz = p[10 + vlen + 2];
+	pd->tp_big = big != 0;
 	(void)lsz;
 	c = kf_cur_make(p + 10 + vlen + 3, n - 10 - vlen - 3, host_le == !!big);
 	if (!kf_cur_u32(&c, &page) || !page)
@@ -2189,9 +2268,12 @@ void kf_pd_free(struct kf_pd *pd)
 		free(pd->attrs[i].tp_name);
 		free(pd->attrs[i].synth);
 	}
-	for (i = 0; i < pd->n_tp_names; i++)
+	for (i = 0; i < pd->n_tp_names; i++) {
 		free(pd->tp_names[i]);
+		free(pd->tp_formats[i]);
+	}
 	free(pd->tp_names);
+	free(pd->tp_formats);
 	kf_map64_fini(&pd->tp_ids);
 	free(pd->attrs);
 	for (i = 0; i < pd->n_pending_names; i++)

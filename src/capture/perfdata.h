@@ -91,6 +91,7 @@ enum {
 #define KF_MISC_GUEST_USER    5u
 #define KF_MISC_MMAP_DATA     (1u << 13)
 #define KF_MISC_COMM_EXEC     (1u << 13)
+#define KF_MISC_SWITCH_OUT    (1u << 13)  /* the same bit, in a SWITCH */
 #define KF_MISC_MMAP_BUILD_ID (1u << 14)
 #define KF_MISC_EXACT_IP      (1u << 14)  /* the same bit, in a SAMPLE */
 #define KF_MISC_BUILD_ID_SIZE (1u << 15)
@@ -287,5 +288,20 @@ int kf_pd_attr_of_id(const struct kf_pd *pd, uint64_t id);
  * perf's evsel__prepare_tracepoint_event names it; else one made from type
  * and config the way perf names events).  Borrowed. */
 const char *kf_pd_event_name(const struct kf_pd *pd, size_t i);
+
+/* Where a field of tracepoint attr i's samples lies in their raw data
+ * (PERF_SAMPLE_RAW), from the format of its id in the capture's tracing
+ * data ("field:pid_t next_pid;  offset:56;  size:4;  signed:1;").  false
+ * when the attr is no tracepoint, the capture has no format for it, or
+ * the format has no such field. */
+struct kf_tp_field {
+	uint32_t offset, size;
+	bool is_signed;
+	bool big_endian;    /* the byte order the tracing data gives its
+			       payloads (perf's tep reads them so): the
+			       recording machine's, as the file's is */
+};
+bool kf_pd_tp_field(const struct kf_pd *pd, size_t i, const char *name,
+		    struct kf_tp_field *out);
 
 #endif

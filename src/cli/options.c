@@ -225,11 +225,14 @@ const struct kf_cli_group kf_cli_pass_group = {
 
 /* --- count ---------------------------------------------------------- */
 
-enum { C_SAMPLES, C_EXCLUDE };
+enum { C_SAMPLES, C_EXCLUDE, C_OFFCPU };
 
 static const struct kf_cli_opt count_opts[] = {
 	{ "samples", C_SAMPLES, no_argument, "--samples",
 	  "count samples instead of summing sample periods" },
+	{ "off-cpu", C_OFFCPU, no_argument, "--off-cpu",
+	  "where threads waited: sched:sched_switch's stacks, each weighed\n"
+	  "by the nanoseconds until its thread ran again" },
 	{ "exclude", C_EXCLUDE, required_argument, "--exclude LIST",
 	  "leave out samples with these verdicts (comma-separated:\n"
 	  "on-behalf, attributed, idle, kthread, user, unknown)" },
@@ -266,6 +269,8 @@ static int count_set(struct kf_cli *c, int key, const char *arg)
 {
 	if (key == C_SAMPLES) {
 		c->o.count_samples = true;
+	} else if (key == C_OFFCPU) {
+		c->o.off_cpu = true;
 	} else if (!parse_verdicts(arg, &c->o.exclude)) {
 		fprintf(stderr, "kfold: --exclude: '%s' is not a list of on-behalf, "
 			"attributed, idle, kthread, user, unknown\n", arg);

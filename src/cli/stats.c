@@ -26,6 +26,16 @@ static void print_counts(const kf_stats *st)
 	if (st->samples_filtered)
 		fprintf(stderr, "kfold: samples left out by the filters %" PRIu64 "\n",
 			st->samples_filtered);
+	if (st->offcpu_weighed || st->offcpu_unmatched || st->offcpu_dead ||
+	    st->offcpu_idle || st->offcpu_unreadable || st->offcpu_switch_ins)
+		fprintf(stderr, "kfold: off-CPU: %" PRIu64 " switch-outs weighed, %" PRIu64
+			".%09" PRIu64 " s (%" PRIu64 " still off at the end, weighed to "
+			"the last sample); not weighed: %" PRIu64 " with no switch-in "
+			"seen, %" PRIu64 " exiting, %" PRIu64 " of the idle task, %" PRIu64
+			" unreadable; %" PRIu64 " switch-ins seen\n", st->offcpu_weighed,
+			st->offcpu_ns / 1000000000u, st->offcpu_ns % 1000000000u,
+			st->offcpu_at_end, st->offcpu_unmatched, st->offcpu_dead,
+			st->offcpu_idle, st->offcpu_unreadable, st->offcpu_switch_ins);
 }
 
 void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)

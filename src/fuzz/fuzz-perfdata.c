@@ -23,7 +23,7 @@ static void quiet(void *payload, enum kf_log_level level, const char *msg)
 }
 
 static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
-		 const char *symfs, bool contexts)
+		 const char *symfs, bool contexts, bool off_cpu)
 {
 	kf_options o;
 	kf_options_init(&o);
@@ -46,6 +46,9 @@ static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
 		/* the threads in a table (kfold report's) or in the roots */
 		o.thread_table = (size >> 3 & 1) != 0;
 	}
+	/* off-CPU times: sched_switch's fields from the tracing data's
+	 * formats, the switch-ins, the stacks waiting for them */
+	o.off_cpu = off_cpu;
 	if (kf_session_new(&s, &o) == 0 && kf_session_load_mem(s, data, size) == 0 &&
 	    null) {
 		kf_session_write_folded(s, null);
@@ -70,12 +73,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			symfs = NULL;
 		init = 1;
 	}
-	fold(data, size, KF_COMPAT_NONE, NULL, false);
+	fold(data, size, KF_COMPAT_NONE, NULL, false, false);
 	/* compat mode names frames through other code paths */
-	fold(data, size, KF_COMPAT_PERF, NULL, false);
-	if (symfs)
-		fold(data, size, KF_COMPAT_NONE, symfs, true);
-	else
-		fold(data, size, KF_COMPAT_NONE, NULL, true);
+	fold(data, size, KF_COMPAT_PERF, NULL, false, false);
+	fold(data, size, KF_COMPAT_NONE, symfs, true, false);
+	fold(data, size, KF_COMPAT_NONE, symfs, true, true);
 	return 0;
 }

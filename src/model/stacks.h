@@ -85,7 +85,11 @@ struct kf_stack_root {
 	uint8_t ctx;          /* KF_ROOT_CTX_* */
 	uint8_t cpumode;      /* the sample's header.misc & 7 (0 unless
 				 classifying) */
-	uint16_t pad;         /* 0 */
+	uint8_t offcpu;       /* --off-cpu: 1 + the state the thread left
+				 its CPU in (enum kf_offcpu_state), printed
+				 after the root as "[off-cpu:STATE]"; 0:
+				 none */
+	uint8_t pad;          /* 0 */
 };
 
 struct kf_roots {

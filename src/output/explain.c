@@ -136,7 +136,7 @@ int kf_report_explain(struct kf_report *rp, FILE *out)
 	fprintf(out, "%" PRIu64 " samples of %s in %zu thread%s; where they were "
 		"(shares by %s):\n", rp->g.total.samples, in->filter ? in->filter : "no event",
 		rp->g.n_threads, rp->g.n_threads == 1 ? "" : "s",
-		in->count_samples ? "samples" : "period");
+		in->count_samples ? "samples" : in->off_cpu ? "off-CPU time" : "period");
 	{
 		static const struct { uint8_t v; const char *name; } rows[] = {
 			{ KF_CTX_VERDICT_USER, "user" },

@@ -31,6 +31,7 @@
 #include "context.h"
 #include "frameids.h"
 #include "kfold.h"
+#include "offcpu.h"
 
 struct em {
 	const struct kf_stacks *st;
@@ -1682,6 +1683,9 @@ void kf_fold_root(const struct kf_fold_style *fs, const struct kf_strtab *comms,
 		kf_buf_printf(out, "-%d", (int)root->pid);
 	else if (fs->root_mode == KF_ROOT_TID)
 		kf_buf_printf(out, "-%d/%d", (int)root->pid, (int)root->tid);
+	if (root->offcpu)
+		kf_buf_printf(out, ";[off-cpu:%s]", kf_offcpu_state_name(
+				      (enum kf_offcpu_state)(root->offcpu - 1)));
 }
 
 bool kf_fold_root_java(const struct kf_strtab *comms, const struct kf_stack_root *root)

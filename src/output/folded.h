@@ -22,7 +22,7 @@
  * the size of the output text (a fallback sorts whole lines when a root's
  * text itself contains ';').
  *
- * May use: util, stacks, symbolize, context.
+ * May use: util, stacks, symbolize, context, offcpu.
  */
 #ifndef KF_FOLDED_H
 #define KF_FOLDED_H

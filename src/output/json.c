@@ -773,7 +773,8 @@ static json_t *totals_json(struct kf_report *rp)
 		put(rp, vd, names[i], jbucket(&rp->g.verdicts[v[i]]));
 	put(rp, t, "verdicts", vd);
 	put(rp, t, "excluded", jbucket(&rp->g.excluded));
-	put(rp, t, "weight", json_string(rp->in->count_samples ? "samples" : "period"));
+	put(rp, t, "weight", json_string(rp->in->count_samples ? "samples" :
+					 rp->in->off_cpu ? "off-cpu-ns" : "period"));
 	return t;
 }
 

@@ -73,6 +73,8 @@ struct kf_report_in {
 					      header's range) */
 	const struct kf_filter *filters;   /* perf script's filters given */
 	bool count_samples;                /* weights are samples, not period */
+	bool off_cpu;                      /* --off-cpu: weights are off-CPU
+					      nanoseconds (unless samples) */
 	bool lines_looked_for;             /* inline frames or --srcline */
 	const char *version;               /* kfold's */
 

@@ -17,6 +17,7 @@
 #include "context.h"
 #include "folded.h"
 #include "module.h"
+#include "offcpu.h"
 #include "stacks.h"
 #include "symbolize.h"
 
@@ -162,7 +163,7 @@ static uint32_t comm(const char *s)
 static void test_roots(void)
 {
 	struct kf_roots r;
-	struct kf_stack_root a = { comm("prog"), 12, 13, KF_ROOT_CTX_KTHREAD, 1, 0 };
+	struct kf_stack_root a = { comm("prog"), 12, 13, KF_ROOT_CTX_KTHREAD, 1, 0, 0 };
 	struct kf_stack_root b = a;
 	uint32_t ia, ib;
 
@@ -176,6 +177,9 @@ static void test_roots(void)
 	b.tid = 13;
 	b.cpumode = 2;
 	CHECK(kf_roots_intern(&r, &b) != ia);
+	b.cpumode = 1;
+	b.offcpu = 1 + KF_OFFCPU_SLEEPING;    /* another state, another root */
+	CHECK(kf_roots_intern(&r, &b) != ia);
 	CHECK_EQ(kf_roots_get(&r, ia)->pid, 12);
 	CHECK_EQ(kf_roots_get(&r, ib)->tid, 14);
 	CHECK_EQ(kf_roots_get(&r, ia)->ctx, KF_ROOT_CTX_KTHREAD);
@@ -185,7 +189,7 @@ static void test_roots(void)
 static const char *root_text(const struct kf_fold_style *fs, const char *c,
 			     int32_t pid, int32_t tid, struct kf_buf *b)
 {
-	struct kf_stack_root r = { comm(c), pid, tid, 0, 0, 0 };
+	struct kf_stack_root r = { comm(c), pid, tid, 0, 0, 0, 0 };
 
 	b->len = 0;
 	if (b->p)
@@ -200,7 +204,7 @@ static void test_root_text(void)
 	struct kf_fold_style pid = { kf_policy_kfold(), KF_ROOT_PID, 0, false, false };
 	struct kf_fold_style tid = { kf_policy_kfold(), KF_ROOT_TID, 0, false, false };
 	struct kf_fold_style perf = { kf_policy_perf(), KF_ROOT_COMM, 0, false, false };
-	struct kf_stack_root j = { comm("java-main"), -1, -1, 0, 0, 0 };
+	struct kf_stack_root j = { comm("java-main"), -1, -1, 0, 0, 0, 0 };
 	struct kf_buf b;
 
 	kf_buf_init(&b);
@@ -215,6 +219,17 @@ static void test_root_text(void)
 	kf_fold_root_comm(&tid, &comms, &j, &b);
 	CHECK_STR(kf_buf_cstr(&b), "java-main");
 	CHECK(kf_fold_root_java(&comms, &j));
+	/* --off-cpu: the state after the root, as a frame of its own */
+	j.offcpu = 1 + KF_OFFCPU_BLOCKED;
+	b.len = 0;
+	kf_fold_root(&own, &comms, &j, &b);
+	CHECK_STR(kf_buf_cstr(&b), "java-main;[off-cpu:blocked]");
+	j.offcpu = 1 + KF_OFFCPU_PREEMPTED;
+	j.pid = 5;
+	j.tid = 6;
+	b.len = 0;
+	kf_fold_root(&tid, &comms, &j, &b);
+	CHECK_STR(kf_buf_cstr(&b), "java-main-5/6;[off-cpu:preempted]");
 	kf_buf_fini(&b);
 
 	/* stackcollapse's comm group: two characters at least, up to the
@@ -323,7 +338,7 @@ static void test_frames(void)
 static void test_stack_frames(void)
 {
 	struct kf_fold_style own = { kf_policy_kfold(), KF_ROOT_PID, 0, false, false };
-	struct kf_stack_root rd = { comm("prog"), 7, -1, 0, 0, 0 };
+	struct kf_stack_root rd = { comm("prog"), 7, -1, 0, 0, 0, 0 };
 	struct kf_roots roots;
 	struct kf_stacks st;
 	struct kf_namer n;

@@ -41,7 +41,8 @@ struct kf_policy {
 					   regexes take from the header line
 					   perf script prints */
 	bool tracepoint_comm_only;      /* 20 [F9]: a tracepoint sample
-					   folds to its comm alone */
+					   read from a pipe folds to its
+					   comm alone */
 	bool drop_guest_samples;        /* perf script's perf_guest is off:
 					   guest samples are not printed */
 	bool read_values_per_id;        /* 18: PERF_SAMPLE_READ values are

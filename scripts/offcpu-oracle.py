@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""offcpu-oracle.py FOLDED SCRIPT [TIMEHIST] --comm COMM: checks the
+off-CPU times of `kfold --off-cpu --tid` (FOLDED) for the threads that ran
+as COMM, against perf's own reading of the same capture.
+
+SCRIPT is `perf script --ns -F tid,time,event,trace` of the capture (add
+--show-switch-events for a capture recorded with --switch-events).  From
+it, in time order, each switch-out of a thread (a sched_switch whose
+prev_pid it is) waits for the thread's next switch-in (a sched_switch
+whose next_pid it is, or a PERF_RECORD_SWITCH without "OUT" of it); the
+time between is charged to the state prev_state says.  An exiting
+thread's switch-out (X, Z) is not charged; a second switch-out with no
+switch-in between replaces the first; a thread still waiting at the end
+is charged up to the capture's last event.  Per thread and state, kfold's
+nanoseconds must equal these exactly.
+
+TIMEHIST, when given, is `perf sched timehist --state`: at each
+switch-out of a thread it prints the thread's wait before it (from its
+previous switch-out to its switch-in), truncated to the microsecond, and
+the state of this switch-out.  Per thread and state its sum must lie
+within one microsecond per row below the script's, but for the wait
+before a thread's exit, which timehist prints no row for when the thread
+was not its process's last (perf 6.1).
+
+Exit status 0 when everything agrees; the comparison on stdout.
+"""
+import argparse
+import re
+import sys
+
+STATE = {'R': 'preempted', 'R+': 'preempted', '?': 'preempted',
+         'S': 'sleeping', 'D': 'blocked', 'T': 'stopped', 't': 'traced',
+         'X': 'dead', 'Z': 'dead', 'P': 'parked', 'I': 'idle'}
+
+
+def state_of(letter):
+    return STATE.get(letter, '?' + letter)
+
+
+def read_folded(path, comm):
+    """(tid, state) -> ns, and the tids that ran as comm"""
+    got, tids = {}, set()
+    for line in open(path):
+        stack, w = line.rsplit(' ', 1)
+        parts = stack.split(';')
+        m = re.fullmatch(r'(.*)-(\d+)/(\d+)', parts[0])
+        s = re.fullmatch(r'\[off-cpu:([a-z]+)\]', parts[1]) if len(parts) > 1 else None
+        if not m or not s:
+            sys.exit('FAIL: a line without a root and a state: ' + line[:160])
+        tid = int(m.group(3))
+        if m.group(1) == comm:
+            tids.add(tid)
+        key = (tid, s.group(1))
+        got[key] = got.get(key, 0) + int(w)
+    return got, tids
+
+
+def read_script(path, tids):
+    """(tid, state) -> ns, and per (tid, state) the wait before an exit"""
+    want, before_exit = {}, {}
+    out = {}           # tid -> (time, state) of a switch-out waiting
+    last_wait = {}     # tid -> (state, ns) of its last wait
+    last_t = 0
+    rx = re.compile(r'\s*(-?\d+)\s+(\d+)\.(\d{9}):\s+(\S+?):?\s+(.*)')
+
+    def switch_in(tid, t):
+        if tid in out:
+            t0, st = out.pop(tid)
+            want[(tid, st)] = want.get((tid, st), 0) + t - t0
+            last_wait[tid] = (st, t - t0)
+
+    for line in open(path):
+        m = rx.match(line)
+        if not m:
+            continue
+        tid = int(m.group(1))
+        t = int(m.group(2)) * 10**9 + int(m.group(3))
+        last_t = max(last_t, t)
+        event, rest = m.group(4), m.group(5)
+        if event.startswith('PERF_RECORD_SWITCH'):
+            if not rest.startswith('OUT'):
+                switch_in(tid, t)
+            continue
+        if event != 'sched:sched_switch':
+            continue
+        f = dict(re.findall(r'(prev_pid|prev_state|next_pid)=(\S+)', rest))
+        prev, nxt = int(f['prev_pid']), int(f['next_pid'])
+        switch_in(nxt, t)
+        if prev not in tids:
+            continue
+        st = state_of(f['prev_state'])
+        if st == 'dead':
+            out.pop(prev, None)
+            if prev in last_wait:
+                k = (prev, last_wait[prev][0])
+                before_exit[k] = before_exit.get(k, 0) + last_wait[prev][1]
+        else:
+            out[prev] = (t, st)
+    for tid, (t0, st) in out.items():
+        want[(tid, st)] = want.get((tid, st), 0) + last_t - t0
+    return want, before_exit
+
+
+def read_timehist(path, tids):
+    th, last = {}, {}
+    for line in open(path):
+        f = line.split()
+        if len(f) < 7 or not re.fullmatch(r'\d+\.\d+', f[0]):
+            continue
+        m = re.fullmatch(r'.*\[(\d+)(?:/\d+)?\]', f[2])
+        if not m or int(m.group(1)) not in tids:
+            continue
+        tid = int(m.group(1))
+        if tid in last:
+            ms, us = f[3].split('.')
+            v = th.setdefault((tid, state_of(last[tid])), [0, 0])
+            v[0] += int(ms) * 1000 + int(us)
+            v[1] += 1
+        last[tid] = f[6]
+    return th
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('folded')
+    ap.add_argument('script')
+    ap.add_argument('timehist', nargs='?')
+    ap.add_argument('--comm', required=True)
+    a = ap.parse_args()
+    got, tids = read_folded(a.folded, a.comm)
+    if not tids:
+        sys.exit('FAIL: no thread ran as %s' % a.comm)
+    want, before_exit = read_script(a.script, tids)
+    bad = 0
+    for k in sorted(set(want) | set(x for x in got if x[0] in tids)):
+        ok = got.get(k, 0) == want.get(k, 0)
+        print('%s tid %d %-9s kfold %12d ns, perf script %12d ns' %
+              ('ok  ' if ok else 'FAIL', k[0], k[1], got.get(k, 0), want.get(k, 0)))
+        bad += not ok
+    if a.timehist:
+        th = read_timehist(a.timehist, tids)
+        for k in sorted(set(th) | set(want)):
+            us, rows = th.get(k, [0, 0])
+            ns = want.get(k, 0)
+            gap = before_exit.get(k, 0) // 1000
+            ok = us <= ns // 1000 <= us + rows + gap + 1
+            print('%s tid %d %-9s timehist %9d us in %3d rows (and %d us before an '
+                  'exit)' % ('ok  ' if ok else 'FAIL', k[0], k[1], us, rows, gap))
+            bad += not ok
+    by = {}
+    for (t, s), ns in got.items():
+        if t in tids:
+            by[s] = by.get(s, 0) + ns
+    print('%s: %s' % (a.comm, ' '.join('%s %d ns' % kv for kv in sorted(by.items()))))
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

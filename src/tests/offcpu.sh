@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# offcpu.sh KFOLD SRCDIR: --off-cpu on the committed capture
+# testdata/cases/offcpu (scripts/record-offcpu.sh: sched:sched_switch and
+# PERF_RECORD_SWITCH records of one program, recorded per task).
+#
+#  - per thread and state, the nanoseconds of `kfold --off-cpu --tid` equal
+#    the times from each switch-out to the thread's next switch-in that
+#    the hermetic `perf script --show-switch-events` prints
+#    (scripts/offcpu-oracle.py), and the workload's three states are there;
+#  - the stacks are the ones plain folding gives (golden.sh checks those
+#    against perf): with --samples and the state frame taken out, each
+#    stack counts at most what `kfold --samples` counts, and the switch-outs
+#    missing are exactly those --stats says were not weighed;
+#  - the same output for --jobs 1, 2, 3 and 8, with --context, and for the
+#    capture converted to the other byte order (scripts/perf-byteswap.py:
+#    the tracepoint payloads keep the byte order their tracing data says);
+#  - hostile: the tracing data cut off or its formats' field lines
+#    garbled, the raw payloads cut short: warnings, no crash, exit 0.
+set -uo pipefail
+kfold=$1
+src=$(cd "$2" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp"
+case=$src/testdata/cases/offcpu
+kf_case "$case"
+fail=0
+
+"$kfold" --off-cpu --tid --stats "${KF_CASE[@]}" -o "$tmp/tid.folded" "$case/perf.data" \
+	2> "$tmp/stats" || { echo "FAIL: kfold --off-cpu exited $?"; cat "$tmp/stats"; exit 1; }
+if command -v perf >/dev/null; then
+	kf_perf_script "$tmp" "$case/perf.data" "$(kf_symfs "$case")" --show-switch-events \
+		--ns -F tid,time,event,trace > "$tmp/script" 2> "$tmp/script.err" ||
+		{ echo "FAIL: perf script: $(tail -1 "$tmp/script.err")"; exit 1; }
+	python3 "$src/scripts/offcpu-oracle.py" --comm offcpu "$tmp/tid.folded" \
+		"$tmp/script" > "$tmp/oracle" || fail=1
+	cat "$tmp/oracle"
+	tail -1 "$tmp/oracle" | grep -q 'blocked [1-9].*preempted [1-9].*sleeping [1-9]' ||
+		{ echo "FAIL: the workload's three states are not all there"; fail=1; }
+else
+	echo "SKIP the perf oracle: perf not found"
+fi
+
+# the stacks: those of plain folding, fewer the switch-outs not weighed
+"$kfold" --off-cpu --samples -q "${KF_CASE[@]}" "$case/perf.data" > "$tmp/oc.samples" || fail=1
+"$kfold" --samples -q "${KF_CASE[@]}" "$case/perf.data" > "$tmp/plain.samples" || fail=1
+python3 - "$tmp/oc.samples" "$tmp/plain.samples" "$tmp/stats" <<'EOF' || fail=1
+import re, sys
+def read(path, strip):
+    d = {}
+    for line in open(path):
+        stack, n = line.rsplit(' ', 1)
+        parts = stack.split(';')
+        if strip:
+            if len(parts) < 2 or not re.fullmatch(r'\[off-cpu:[a-z]+\]', parts[1]):
+                sys.exit('FAIL: no state frame after the root: ' + line)
+            del parts[1]
+        k = ';'.join(parts)
+        d[k] = d.get(k, 0) + int(n)
+    return d
+oc, plain = read(sys.argv[1], True), read(sys.argv[2], False)
+st = re.search(r'not weighed: (\d+) with no switch-in seen, (\d+) exiting, (\d+) of '
+               r'the idle task, (\d+) unreadable', open(sys.argv[3]).read())
+if not st:
+    sys.exit('FAIL: --stats has no off-CPU line')
+missing = sum(plain.values()) - sum(oc.values())
+bad = [k for k in oc if oc[k] > plain.get(k, 0)]
+if bad or missing != sum(int(x) for x in st.groups()) or missing < 0:
+    sys.exit('FAIL: stacks %s counted more than plain folding, or %d switch-outs '
+             'missing against %s not weighed' % (bad, missing, st.groups()))
+print('ok: %d switch-outs weighed in %d stacks, %d not weighed (%s)'
+      % (sum(oc.values()), len(oc), missing, ', '.join(st.groups())))
+EOF
+
+"$kfold" --off-cpu -q "${KF_CASE[@]}" "$case/perf.data" > "$tmp/j0" || fail=1
+for j in 1 2 3 8; do
+	"$kfold" --off-cpu -q --jobs $j "${KF_CASE[@]}" "$case/perf.data" > "$tmp/j$j" || fail=1
+	cmp -s "$tmp/j0" "$tmp/j$j" || { echo "FAIL: --jobs $j differs"; fail=1; }
+done
+# --context adds no frame to user-only stacks
+"$kfold" --off-cpu --context -q "${KF_CASE[@]}" "$case/perf.data" > "$tmp/ctx" || fail=1
+cmp -s "$tmp/j0" "$tmp/ctx" || { echo "FAIL: --context changed user-only stacks"; fail=1; }
+[ -s "$tmp/j0" ] || { echo "FAIL: empty --off-cpu output"; fail=1; }
+
+python3 "$src/scripts/perf-byteswap.py" "$case/perf.data" "$tmp/swapped.data" > /dev/null ||
+	{ echo "FAIL: perf-byteswap.py"; fail=1; }
+"$kfold" --off-cpu -q "${KF_CASE[@]}" "$tmp/swapped.data" > "$tmp/swapped" || fail=1
+cmp -s "$tmp/j0" "$tmp/swapped" ||
+	{ echo "FAIL: the big-endian capture folds otherwise:"; diff "$tmp/j0" "$tmp/swapped" | head; fail=1; }
+
+# --compat=perf and annotate refuse it; another event is refused
+for args in "--compat=perf" "--event sched:sched_wakeup"; do
+	"$kfold" --off-cpu $args -q "${KF_CASE[@]}" "$case/perf.data" > /dev/null 2> "$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q off-cpu "$tmp/err" ||
+		{ echo "FAIL: --off-cpu $args: exit $rc, $(cat "$tmp/err")"; fail=1; }
+done
+# sched_switch recorded per task without --switch-events: no switch-in of
+# the task is in the capture, which the warning says with what to do
+"$kfold" --off-cpu "${KF_CASE[@]}" --symfs "$src/testdata/cases/tracepoint/symfs" \
+	"$src/testdata/cases/tracepoint/perf.data" > /dev/null 2> "$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q 'no switched-out thread was seen switching back in.*--switch-events' "$tmp/err" ||
+	{ echo "FAIL: a capture without switch-ins: exit $rc, $(cat "$tmp/err")"; fail=1; }
+# a capture without sched_switch: the event is missing (exit 2)
+"$kfold" --off-cpu -q "${KF_CASE[@]}" "$src/testdata/cases/syscall/perf.data" > /dev/null 2> "$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q 'sched:sched_switch' "$tmp/err" ||
+	{ echo "FAIL: --off-cpu on a cpu-clock capture: exit $rc, $(cat "$tmp/err")"; fail=1; }
+
+# hostile formats (the same lengths, so the file's layout stays): a
+# field's name garbled; prev_state placed past the end of the payload;
+# next_pid's size made 8 (a pid is 4 bytes)
+python3 - "$case/perf.data" "$tmp" <<'EOF' || fail=1
+import re, sys
+data = open(sys.argv[1], 'rb').read()
+out = sys.argv[2]
+def put(name, old, new):
+    i = data.find(old)
+    if i < 0 or len(old) != len(new):
+        sys.exit('FAIL: no %r in the capture' % old)
+    open('%s/%s.data' % (out, name), 'wb').write(data[:i] + new + data[i + len(old):])
+put('noname', b'field:pid_t next_pid;', b'field:pid_t next_pit;')
+m = re.search(rb'long prev_state;\s*offset:(\d\d);', data)
+put('pastend', m.group(0), m.group(0).replace(b'offset:' + m.group(1), b'offset:99'))
+m = re.search(rb'next_pid;\s*offset:\d+;\s*size:4;', data)
+put('size8', m.group(0), m.group(0).replace(b'size:4;', b'size:8;'))
+EOF
+for h in noname pastend size8; do
+	"$kfold" --off-cpu --stats "${KF_CASE[@]}" "$tmp/$h.data" > "$tmp/$h.out" 2> "$tmp/$h.err"
+	rc=$?
+	[ $rc -eq 0 ] || { echo "FAIL: $h: exit $rc"; cat "$tmp/$h.err"; fail=1; continue; }
+	echo "ok: $h: $(grep -m1 'warning: --off-cpu' "$tmp/$h.err")"
+done
+for h in noname size8; do
+	grep -q "cannot be weighed" "$tmp/$h.err" && [ ! -s "$tmp/$h.out" ] ||
+		{ echo "FAIL: $h: no word on the format, or stacks weighed"; fail=1; }
+done
+grep -q "does not hold the fields" "$tmp/pastend.err" && [ ! -s "$tmp/pastend.out" ] &&
+	grep -q ' 35 unreadable' "$tmp/pastend.err" ||
+	{ echo "FAIL: pastend: no word on the payload, or stacks weighed"; cat "$tmp/pastend.err"; fail=1; }
+exit $fail
