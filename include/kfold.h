@@ -230,9 +230,14 @@ typedef struct kf_options {
 	bool off_cpu;             /* fold sched:sched_switch's samples, each
 				    weighed by the nanoseconds until its
 				    thread ran again, with the state it left
-				    its CPU in as a pseudo-frame next to the
-				    root ("[off-cpu:sleeping]"); kfold's own
-				    mode only */
+				    its CPU in as a frame after the root
+				    ("[off-cpu:sleeping]"); kfold's own mode
+				    only */
+	bool off_cpu_wakers;      /* with off_cpu: instead of the waiting
+				    thread's stack, the stack of the thread
+				    whose wakeup ended the wait
+				    (sched:sched_waking or sched_wakeup), after
+				    "[woken-by];WAKER-COMM" */
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion
@@ -292,6 +297,8 @@ typedef struct kf_stats {
 				      fields the format places: not weighed */
 	uint64_t offcpu_switch_ins; /* switch-ins seen (sched_switch's
 				      next_pid, PERF_RECORD_SWITCH) */
+	uint64_t offcpu_woken;     /* off_cpu_wakers: waits weighed with the
+				      wakeup that ended them */
 } kf_stats;
 
 typedef struct kf_session kf_session;
@@ -577,7 +584,8 @@ typedef struct kf_frame_info {
 	const char *text;         /* what folded output prints for it ("" when
 				     stackcollapse drops it; several ';'
 				     pieces in --compat=perf where perf's
-				     line splits) */
+				     line splits, and for a root with
+				     off_cpu: "comm;[off-cpu:sleeping]") */
 	size_t module;            /* index for kf_session_module, or
 				     KF_NO_MODULE (roots, markers, no map) */
 	bool verified;            /* named from a file whose build-id matched */

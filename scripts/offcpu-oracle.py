@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""offcpu-oracle.py FOLDED SCRIPT [TIMEHIST] --comm COMM: checks the
-off-CPU times of `kfold --off-cpu --tid` (FOLDED) for the threads that ran
-as COMM, against perf's own reading of the same capture.
+"""offcpu-oracle.py FOLDED SCRIPT [TIMEHIST] --comm COMM [--wakers]: checks
+the off-CPU times of `kfold --off-cpu --tid` (FOLDED) for the threads that
+ran as COMM, against perf's own reading of the same capture.
 
-SCRIPT is `perf script --ns -F tid,time,event,trace` of the capture (add
---show-switch-events for a capture recorded with --switch-events).  From
+SCRIPT is `perf script --ns -F comm,tid,time,event,trace` of the capture
+(add --show-switch-events for a capture recorded with --switch-events).  From
 it, in time order, each switch-out of a thread (a sched_switch whose
 prev_pid it is) waits for the thread's next switch-in (a sched_switch
 whose next_pid it is, or a PERF_RECORD_SWITCH without "OUT" of it); the
@@ -13,6 +13,12 @@ thread's switch-out (X, Z) is not charged; a second switch-out with no
 switch-in between replaces the first; a thread still waiting at the end
 is charged up to the capture's last event.  Per thread and state, kfold's
 nanoseconds must equal these exactly.
+
+With --wakers, FOLDED is `kfold --off-cpu=wakers --tid`: each wait is
+charged to (thread, state, waker) instead, the waker being the comm (as
+perf script prints it, spaces made '_') of the thread that made the first
+sched_waking or sched_wakeup of it between its switch-out and switch-in,
+or none.
 
 TIMEHIST, when given, is `perf sched timehist --state`: at each
 switch-out of a thread it prints the thread's wait before it (from its
@@ -37,8 +43,8 @@ def state_of(letter):
     return STATE.get(letter, '?' + letter)
 
 
-def read_folded(path, comm):
-    """(tid, state) -> ns, and the tids that ran as comm"""
+def read_folded(path, comm, wakers):
+    """(tid, state[, waker]) -> ns, and the tids that ran as comm"""
     got, tids = {}, set()
     for line in open(path):
         stack, w = line.rsplit(' ', 1)
@@ -51,32 +57,41 @@ def read_folded(path, comm):
         if m.group(1) == comm:
             tids.add(tid)
         key = (tid, s.group(1))
+        if wakers:
+            key += (parts[3] if len(parts) > 3 and parts[2] == '[woken-by]' else '',)
         got[key] = got.get(key, 0) + int(w)
     return got, tids
 
 
-def read_script(path, tids):
-    """(tid, state) -> ns, and per (tid, state) the wait before an exit"""
+def read_script(path, tids, wakers):
+    """(tid, state[, waker]) -> ns, and per (tid, state) the wait before
+    an exit"""
     want, before_exit = {}, {}
-    out = {}           # tid -> (time, state) of a switch-out waiting
+    out = {}           # tid -> [time, state, waker] of a switch-out waiting
     last_wait = {}     # tid -> (state, ns) of its last wait
     last_t = 0
-    rx = re.compile(r'\s*(-?\d+)\s+(\d+)\.(\d{9}):\s+(\S+?):?\s+(.*)')
+    rx = re.compile(r'\s*(.*?)\s+(-?\d+)\s+(\d+)\.(\d{9}):\s+(\S+?):?\s+(.*)')
 
     def switch_in(tid, t):
         if tid in out:
-            t0, st = out.pop(tid)
-            want[(tid, st)] = want.get((tid, st), 0) + t - t0
+            t0, st, wk = out.pop(tid)
+            key = (tid, st) + ((wk or '',) if wakers else ())
+            want[key] = want.get(key, 0) + t - t0
             last_wait[tid] = (st, t - t0)
 
     for line in open(path):
         m = rx.match(line)
         if not m:
             continue
-        tid = int(m.group(1))
-        t = int(m.group(2)) * 10**9 + int(m.group(3))
+        comm, tid = m.group(1), int(m.group(2))
+        t = int(m.group(3)) * 10**9 + int(m.group(4))
         last_t = max(last_t, t)
-        event, rest = m.group(4), m.group(5)
+        event, rest = m.group(5), m.group(6)
+        if event in ('sched:sched_waking', 'sched:sched_wakeup'):
+            p = re.search(r'\bpid=(\d+)', rest)
+            if p and int(p.group(1)) in out and out[int(p.group(1))][2] is None:
+                out[int(p.group(1))][2] = comm.replace(' ', '_')
+            continue
         if event.startswith('PERF_RECORD_SWITCH'):
             if not rest.startswith('OUT'):
                 switch_in(tid, t)
@@ -95,9 +110,10 @@ def read_script(path, tids):
                 k = (prev, last_wait[prev][0])
                 before_exit[k] = before_exit.get(k, 0) + last_wait[prev][1]
         else:
-            out[prev] = (t, st)
-    for tid, (t0, st) in out.items():
-        want[(tid, st)] = want.get((tid, st), 0) + last_t - t0
+            out[prev] = [t, st, None]
+    for tid, (t0, st, wk) in out.items():
+        key = (tid, st) + ((wk or '',) if wakers else ())
+        want[key] = want.get(key, 0) + last_t - t0
     return want, before_exit
 
 
@@ -126,18 +142,21 @@ def main():
     ap.add_argument('script')
     ap.add_argument('timehist', nargs='?')
     ap.add_argument('--comm', required=True)
+    ap.add_argument('--wakers', action='store_true')
     a = ap.parse_args()
-    got, tids = read_folded(a.folded, a.comm)
+    got, tids = read_folded(a.folded, a.comm, a.wakers)
     if not tids:
         sys.exit('FAIL: no thread ran as %s' % a.comm)
-    want, before_exit = read_script(a.script, tids)
+    want, before_exit = read_script(a.script, tids, a.wakers)
     bad = 0
     for k in sorted(set(want) | set(x for x in got if x[0] in tids)):
         ok = got.get(k, 0) == want.get(k, 0)
-        print('%s tid %d %-9s kfold %12d ns, perf script %12d ns' %
-              ('ok  ' if ok else 'FAIL', k[0], k[1], got.get(k, 0), want.get(k, 0)))
+        print('%s tid %d %-9s %skfold %12d ns, perf script %12d ns' %
+              ('ok  ' if ok else 'FAIL', k[0], k[1],
+               'woken by %-12s ' % (k[2] or '-') if a.wakers else '',
+               got.get(k, 0), want.get(k, 0)))
         bad += not ok
-    if a.timehist:
+    if a.timehist and not a.wakers:
         th = read_timehist(a.timehist, tids)
         for k in sorted(set(th) | set(want)):
             us, rows = th.get(k, [0, 0])
@@ -148,9 +167,9 @@ def main():
                   'exit)' % ('ok  ' if ok else 'FAIL', k[0], k[1], us, rows, gap))
             bad += not ok
     by = {}
-    for (t, s), ns in got.items():
-        if t in tids:
-            by[s] = by.get(s, 0) + ns
+    for k, ns in got.items():
+        if k[0] in tids:
+            by[k[1]] = by.get(k[1], 0) + ns
     print('%s: %s' % (a.comm, ' '.join('%s %d ns' % kv for kv in sorted(by.items()))))
     return 1 if bad else 0
 

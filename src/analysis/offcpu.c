@@ -48,8 +48,10 @@ void kf_offcpu_fini(struct kf_offcpu *oc)
 {
 	size_t i;
 
-	for (i = 0; i < oc->n; i++)
+	for (i = 0; i < oc->n; i++) {
 		free(oc->waits[i].frames);
+		free(oc->waits[i].wframes);
+	}
 	free(oc->waits);
 	kf_map64_fini(&oc->slot);
 	memset(oc, 0, sizeof(*oc));
@@ -64,7 +66,7 @@ static uint64_t key_of(int32_t tid)
 bool kf_offcpu_hold(struct kf_offcpu *oc, int32_t tid, uint64_t time,
 		    const struct kf_frame *root,
 		    const struct kf_frame *frames, size_t n, uint32_t thread,
-		    bool *replaced)
+		    int32_t th_pid, int32_t th_tid, bool *replaced)
 {
 	struct kf_offcpu_wait *w;
 	uint32_t k;
@@ -92,8 +94,39 @@ bool kf_offcpu_hold(struct kf_offcpu *oc, int32_t tid, uint64_t time,
 	w->root = *root;
 	w->time = time;
 	w->thread = thread;
+	w->pid = th_pid;
+	w->tid = th_tid;
 	w->waiting = true;
+	w->woken = false;
+	w->wn = 0;
 	oc->n_waiting++;
+	return true;
+}
+
+bool kf_offcpu_wants_waker(const struct kf_offcpu *oc, int32_t tid)
+{
+	uint32_t k;
+
+	return oc->n_waiting && kf_map64_get(&oc->slot, key_of(tid), &k) &&
+	       oc->waits[k].waiting && !oc->waits[k].woken;
+}
+
+bool kf_offcpu_woken(struct kf_offcpu *oc, int32_t tid, const struct kf_stack_root *waker,
+		     const struct kf_frame *frames, size_t n)
+{
+	struct kf_offcpu_wait *w;
+	uint32_t k;
+
+	if (!kf_offcpu_wants_waker(oc, tid) || !kf_map64_get(&oc->slot, key_of(tid), &k))
+		return true;
+	w = &oc->waits[k];
+	if (n && !KF_GROW(w->wframes, w->wcap, n))
+		return false;
+	if (n)
+		memcpy(w->wframes, frames, n * sizeof(*frames));
+	w->wn = n;
+	w->waker = *waker;
+	w->woken = true;
 	return true;
 }
 

@@ -66,7 +66,14 @@ struct kf_offcpu_wait {
 	size_t n, cap;
 	uint32_t thread;          /* the trie's thread slot (tsums), or
 				     KF_FEED_NO_THREAD */
+	int32_t pid, tid;         /* the thread's, as the tasks know it */
 	bool waiting;
+	/* --off-cpu=wakers: the first wakeup of the thread while it waited */
+	bool woken;
+	struct kf_stack_root waker; /* the waker's root facts: its comm, and
+				     what the context classifier reads */
+	struct kf_frame *wframes;   /* the waker's stack, leaf first */
+	size_t wn, wcap;
 };
 
 struct kf_offcpu {
@@ -79,14 +86,25 @@ struct kf_offcpu {
 void kf_offcpu_init(struct kf_offcpu *oc);
 void kf_offcpu_fini(struct kf_offcpu *oc);
 
-/* Keeps tid's stack (root, then frames leaf first) as switched out at
- * `time`.  *replaced is set when tid already had a stack waiting, whose
+/* Keeps tid's stack (root, then frames leaf first; thread, th_pid and
+ * th_tid: its slot in the trie's thread table and its pid and tid as the
+ * tasks know them) as switched out at `time`.  *replaced is set when tid already had a stack waiting, whose
  * switch-in was never seen (lost events): that stack is dropped.  false
  * on ENOMEM. */
 bool kf_offcpu_hold(struct kf_offcpu *oc, int32_t tid, uint64_t time,
 		    const struct kf_frame *root,
 		    const struct kf_frame *frames, size_t n, uint32_t thread,
-		    bool *replaced);
+		    int32_t th_pid, int32_t th_tid, bool *replaced);
+
+/* Whether tid waits and has no waker yet: a wakeup of it would end its
+ * wait (--off-cpu=wakers). */
+bool kf_offcpu_wants_waker(const struct kf_offcpu *oc, int32_t tid);
+
+/* Keeps the first wakeup of waiting tid: the waker's root facts and
+ * stack (leaf first).  A tid that is not waiting, or already woken, is
+ * left as it is.  false on ENOMEM. */
+bool kf_offcpu_woken(struct kf_offcpu *oc, int32_t tid, const struct kf_stack_root *waker,
+		     const struct kf_frame *frames, size_t n);
 
 /* tid's waiting stack, now taken (NULL: none).  Valid until the next
  * kf_offcpu_hold. */

@@ -209,6 +209,8 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	kf_counters_init(&s->counters);
 	kf_offcpu_init(&s->offcpu);
 	s->fs.no_files = s->o.no_files;
+	if (s->o.off_cpu_wakers)
+		s->o.off_cpu = true;
 	if (s->o.off_cpu) {
 		if (s->pol->perf_output)
 			return kf_fail(&s->err, KF_EINVAL, "--off-cpu is not part of "
@@ -424,7 +426,9 @@ static int filtered(struct kf_session *s, const struct kf_attr *a, int evidx,
 /* ---- --off-cpu ------------------------------------------------------------ */
 
 /* Attr i as --off-cpu sees it: sched:sched_switch with a raw payload
- * whose next_pid and prev_state the tracing data locates, or NULL. */
+ * whose prev_pid, next_pid and prev_state the tracing data locates (kind
+ * 1), with --off-cpu=wakers sched:sched_waking or sched_wakeup with its
+ * pid (kind 3), or NULL. */
 static const struct kf_oc_attr *oc_attr(struct kf_session *s, int i,
 					const struct kf_attr *a)
 {
@@ -444,8 +448,21 @@ static const struct kf_oc_attr *oc_attr(struct kf_session *s, int i,
 	}
 	oa = &s->oc_attrs[i];
 	if (oa->kind)
-		return oa->kind == 1 ? oa : NULL;
+		return oa->kind != 2 ? oa : NULL;
 	oa->kind = 2;
+	if (s->o.off_cpu_wakers &&
+	    (event_matches(kf_pd_event_name(s->pd, (size_t)i), "sched:sched_waking") ||
+	     event_matches(kf_pd_event_name(s->pd, (size_t)i), "sched:sched_wakeup"))) {
+		if ((a->sample_type & KF_SAMPLE_RAW) &&
+		    kf_pd_tp_field(s->pd, (size_t)i, "pid", &oa->pid) && oa->pid.size == 4) {
+			oa->kind = 3;
+			return oa;
+		}
+		logf_(s, KF_LOG_WARN, "--off-cpu=wakers: the capture's %s samples have "
+		      "no raw data or no format that places their pid field: their "
+		      "wakeups are not read", kf_pd_event_name(s->pd, (size_t)i));
+		return NULL;
+	}
 	if (!event_matches(kf_pd_event_name(s->pd, (size_t)i), KF_OFFCPU_EVENT))
 		return NULL;
 	if ((a->sample_type & KF_SAMPLE_RAW) &&
@@ -514,12 +531,59 @@ static int add_stack(struct kf_session *s, const struct kf_frame *root,
  * nanoseconds between (with --samples, 1). */
 static int oc_weigh(struct kf_session *s, const struct kf_offcpu_wait *w, uint64_t time)
 {
-	uint64_t dt = time > w->time ? time - w->time : 0;
+	uint64_t dt = time > w->time ? time - w->time : 0, weight;
+	struct kf_stack_root rd;
+	struct kf_frame root;
+	uint32_t thread = w->thread;
 
 	s->stats.offcpu_weighed++;
 	s->stats.offcpu_ns += dt;
-	return add_stack(s, &w->root, w->frames, w->n,
-			 s->o.count_samples ? 1 : dt ? dt : 1, w->thread);
+	weight = s->o.count_samples ? 1 : dt ? dt : 1;
+	if (!s->o.off_cpu_wakers)
+		return add_stack(s, &w->root, w->frames, w->n, weight, w->thread);
+	/* the waker's stack on the waiting thread's root, which names the
+	 * waker and takes what the classifier reads from the waker's
+	 * sample; a wait no wakeup ended (preemption) is the root alone */
+	rd = *kf_roots_get(&s->roots, w->root.root);
+	root = w->root;
+	if (w->woken) {
+		s->stats.offcpu_woken++;
+		rd.waker = w->waker.comm + 1;
+		rd.ctx = w->waker.ctx;
+		rd.cpumode = w->waker.cpumode;
+		if (!(root.root = kf_roots_intern(&s->roots, &rd)))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		if (s->use_tsums && !kf_tsums_thread(&s->tsums, w->pid, w->tid, root.root, &thread))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	}
+	return add_stack(s, &root, w->wframes, w->woken ? w->wn : 0, weight, thread);
+}
+
+/* --off-cpu=wakers: a wakeup (sched_waking, sched_wakeup) of a waiting
+ * thread, taken on the waker's stack: the first one of a wait is kept
+ * with it. */
+static int oc_wakeup(struct kf_session *s, const struct kf_attr *a,
+		     const struct kf_oc_attr *oa, const struct kf_sample *smp)
+{
+	struct kf_stack_root wr;
+	struct kf_thread *th;
+	struct kf_chain ch;
+	uint64_t v;
+
+	if (!raw_field(smp, &oa->pid, &v) || !kf_offcpu_wants_waker(&s->offcpu, (int32_t)v))
+		return 0;
+	th = kf_tasks_findnew(&s->tasks, smp->has_tid ? (int32_t)smp->pid : -1,
+			      smp->has_tid ? (int32_t)smp->tid : -1);
+	if (!th || kf_callchain_build(&s->cc, th, a, smp, &ch))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	memset(&wr, 0, sizeof(wr));
+	wr.comm = th->comm;
+	wr.pid = wr.tid = -1;
+	if (s->o.classify)
+		ctx_root(s, th, a, smp, &ch, &wr);
+	if (!kf_offcpu_woken(&s->offcpu, (int32_t)v, &wr, ch.frames, ch.n))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	return 0;
 }
 
 static int oc_switch_in(struct kf_session *s, int32_t tid, uint64_t time)
@@ -546,6 +610,10 @@ static int oc_end(struct kf_session *s)
 	}
 	/* no switch-in ever ended a wait: a capture of some tasks, whose
 	 * sched_switch samples are their switch-outs only */
+	if (s->o.off_cpu_wakers && s->stats.offcpu_weighed && !s->stats.offcpu_woken)
+		logf_(s, KF_LOG_WARN, "--off-cpu=wakers: no wait was ended by a "
+		      "recorded wakeup: record sched:sched_waking (or sched_wakeup) "
+		      "with -g beside sched:sched_switch");
 	if (s->stats.offcpu_weighed + s->stats.offcpu_unmatched >
 	    s->stats.offcpu_at_end && s->stats.offcpu_weighed == s->stats.offcpu_at_end)
 		logf_(s, KF_LOG_WARN, "--off-cpu: no switched-out thread was seen "
@@ -686,7 +754,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		/* the thread is the tracepoint's prev_pid, the kernel's
 		 * number as next_pid is (a sample's tid is the one in
 		 * perf's pid namespace, and -1 for an exiting thread) */
-		if (!oa || !smp.has_time)
+		if (!oa || oa->kind != 1 || !smp.has_time)
 			return 0;
 		if (!raw_field(&smp, &oa->prev_pid, &v) ||
 		    !raw_field(&smp, &oa->prev_state, &w)) {
@@ -756,7 +824,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		bool replaced;
 
 		if (!kf_offcpu_hold(&s->offcpu, oc_tid, smp.time, &root, ch.frames, ch.n,
-				    thread, &replaced))
+				    thread, th->pid, th->tid, &replaced))
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		s->stats.offcpu_unmatched += replaced;
 		return 0;
@@ -857,8 +925,10 @@ static int on_sample(struct kf_session *s, const struct kf_rec *rec)
 		int r;
 
 		/* a switch-in of next_pid (pid 0: the idle task) */
-		if (oa && raw_field(&smp, &oa->next_pid, &next) && (int32_t)next != 0 &&
-		    (r = oc_switch_in(s, (int32_t)next, smp.time)) != 0)
+		if (oa && oa->kind == 1 && raw_field(&smp, &oa->next_pid, &next) &&
+		    (int32_t)next != 0 && (r = oc_switch_in(s, (int32_t)next, smp.time)) != 0)
+			return r;
+		if (oa && oa->kind == 3 && (r = oc_wakeup(s, a, oa, &smp)) != 0)
 			return r;
 	}
 	if (a->sample_type & KF_SAMPLE_READ) {

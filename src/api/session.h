@@ -118,11 +118,13 @@ struct kf_session {
 
 	/* --off-cpu (offcpu.h): the stacks waiting for their thread's
 	 * switch-in, and per attr what it is: 0 not looked at yet, 1
-	 * sched:sched_switch with the fields read, 2 anything else */
+	 * sched:sched_switch with the fields read, 3 sched:sched_waking or
+	 * sched_wakeup with its pid field (--off-cpu=wakers), 2 anything
+	 * else */
 	struct kf_offcpu offcpu;
 	struct kf_oc_attr {
 		uint8_t kind;
-		struct kf_tp_field prev_pid, next_pid, prev_state;
+		struct kf_tp_field prev_pid, next_pid, prev_state, pid;
 	} *oc_attrs;
 	size_t n_oc_attrs;
 

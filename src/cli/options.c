@@ -230,9 +230,10 @@ enum { C_SAMPLES, C_EXCLUDE, C_OFFCPU };
 static const struct kf_cli_opt count_opts[] = {
 	{ "samples", C_SAMPLES, no_argument, "--samples",
 	  "count samples instead of summing sample periods" },
-	{ "off-cpu", C_OFFCPU, no_argument, "--off-cpu",
+	{ "off-cpu", C_OFFCPU, optional_argument, "--off-cpu[=wakers]",
 	  "where threads waited: sched:sched_switch's stacks, each weighed\n"
-	  "by the nanoseconds until its thread ran again" },
+	  "by the nanoseconds until its thread ran again; =wakers: the\n"
+	  "stacks of the threads whose wakeups ended the waits" },
 	{ "exclude", C_EXCLUDE, required_argument, "--exclude LIST",
 	  "leave out samples with these verdicts (comma-separated:\n"
 	  "on-behalf, attributed, idle, kthread, user, unknown)" },
@@ -271,6 +272,13 @@ static int count_set(struct kf_cli *c, int key, const char *arg)
 		c->o.count_samples = true;
 	} else if (key == C_OFFCPU) {
 		c->o.off_cpu = true;
+		if (arg && strcmp(arg, "wakers") == 0) {
+			c->o.off_cpu_wakers = true;
+		} else if (arg) {
+			fprintf(stderr, "kfold: --off-cpu=%s: the choices are --off-cpu "
+				"and --off-cpu=wakers\n", arg);
+			return KF_CLI_USAGE;
+		}
 	} else if (!parse_verdicts(arg, &c->o.exclude)) {
 		fprintf(stderr, "kfold: --exclude: '%s' is not a list of on-behalf, "
 			"attributed, idle, kthread, user, unknown\n", arg);

@@ -36,6 +36,9 @@ static void print_counts(const kf_stats *st)
 			st->offcpu_ns / 1000000000u, st->offcpu_ns % 1000000000u,
 			st->offcpu_at_end, st->offcpu_unmatched, st->offcpu_dead,
 			st->offcpu_idle, st->offcpu_unreadable, st->offcpu_switch_ins);
+	if (st->offcpu_woken)
+		fprintf(stderr, "kfold: off-CPU: %" PRIu64 " waits ended by a recorded "
+			"wakeup\n", st->offcpu_woken);
 }
 
 void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)

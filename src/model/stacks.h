@@ -90,6 +90,9 @@ struct kf_stack_root {
 				 after the root as "[off-cpu:STATE]"; 0:
 				 none */
 	uint8_t pad;          /* 0 */
+	uint32_t waker;       /* --off-cpu=wakers: 1 + the string id of the
+				 comm of the thread whose wakeup ended the
+				 wait; 0: none */
 };
 
 struct kf_roots {

@@ -1686,6 +1686,13 @@ void kf_fold_root(const struct kf_fold_style *fs, const struct kf_strtab *comms,
 	if (root->offcpu)
 		kf_buf_printf(out, ";[off-cpu:%s]", kf_offcpu_state_name(
 				      (enum kf_offcpu_state)(root->offcpu - 1)));
+	if (root->waker) {
+		struct kf_stack_root w = *root;
+
+		w.comm = root->waker - 1;
+		kf_buf_puts(out, ";[woken-by];");
+		kf_fold_root_comm(fs, comms, &w, out);
+	}
 }
 
 bool kf_fold_root_java(const struct kf_strtab *comms, const struct kf_stack_root *root)

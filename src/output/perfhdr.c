@@ -61,6 +61,14 @@ static void header_rest(struct kf_perf_header *h, const struct kf_pd *pd, int at
 			 smp->time / 1000000000u, smp->time % 1000000000u / 1000u);
 		kf_buf_printf(&h->line, "%12s: ", t);
 	}
+	/* a tracepoint's default fields have no period, and its trace
+	 * fields follow the name ("prev_comm=... next_prio=120"), so that
+	 * stackcollapse finds no event name at the end of the line: every
+	 * tracepoint sample weighs 1, whatever its event (F9) */
+	if (a->type == 2) {
+		kf_buf_printf(&h->line, "%*s: [trace fields]", h->name_width, evname);
+		return;
+	}
 	kf_buf_printf(&h->line, "%10" PRIu64 " ", smp->period);
 	kf_buf_printf(&h->line, "%*s: ", h->name_width, evname);
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # offcpu-live.sh KFOLD SRC: --off-cpu on a capture recorded now, against
-# perf sched timehist on the same file.  The workload
-# (testdata/src/offcpu/offcpu.c) naps, waits for a vfork child and runs
-# two spinning threads on one CPU; perf records every CPU's
-# sched:sched_switch (and sched_wakeup) with -g.
+# perf sched timehist on the same file.  The workload (testdata/src/offcpu/offcpu.c) naps, waits for a vfork
+# child, runs two spinning threads on one CPU and waits for a pipe that a
+# thread of its own writes; perf records every CPU's sched:sched_switch
+# and sched:sched_waking with -g.
 #
 # Per thread of the workload and per state, kfold's nanoseconds must
 # equal the times between switch-outs and switch-ins that perf script
@@ -23,7 +23,7 @@ live_need perf gcc taskset python3
 
 gcc -O1 -g -fno-omit-frame-pointer -pthread -o "$tmp/offcpu" \
 	"$src/testdata/src/offcpu/offcpu.c" || exit 1
-perf record -N -a -e sched:sched_switch -e sched:sched_wakeup -g -o "$tmp/cap" \
+perf record -N -a -e sched:sched_switch -e sched:sched_waking -g -o "$tmp/cap" \
 	-- taskset -c 0 "$tmp/offcpu" > "$tmp/record.log" 2>&1 ||
 	skip "perf cannot record sched:sched_switch system-wide: $(tail -1 "$tmp/record.log")"
 
@@ -34,7 +34,7 @@ perf --buildid-dir "$tmp/bid" sched timehist --state -i "$tmp/cap" \
 	> "$tmp/timehist" 2> "$tmp/timehist.err" || {
 	echo "FAIL: perf sched timehist: $(tail -1 "$tmp/timehist.err")"; exit 1; }
 
-perf --buildid-dir "$tmp/bid" script --ns -F tid,time,event,trace -i "$tmp/cap" \
+perf --buildid-dir "$tmp/bid" script --ns -F comm,tid,time,event,trace -i "$tmp/cap" \
 	> "$tmp/script" 2> "$tmp/script.err" || {
 	echo "FAIL: perf script: $(tail -1 "$tmp/script.err")"; exit 1; }
 python3 "$src/scripts/offcpu-oracle.py" --comm offcpu "$tmp/tid.folded" \
@@ -78,6 +78,22 @@ if t['samples'] != n:
     sys.exit('FAIL: the report counts %d samples, --samples %d' % (t['samples'], n))
 print('ok: report, --samples and --stats agree: %d switch-outs, %d ns' % (n, total))
 EOF
+# --off-cpu=wakers: each wait charged to the thread whose wakeup ended
+# it, exactly as perf script's sched_waking lines say; the pipe read of
+# the workload's main thread was ended by its waker_thread
+"$kfold" --off-cpu=wakers --tid --stats -o "$tmp/wakers.folded" "$tmp/cap" 2> "$tmp/wstats" ||
+	{ echo "FAIL: kfold --off-cpu=wakers exited $?"; cat "$tmp/wstats"; fail=1; }
+python3 "$src/scripts/offcpu-oracle.py" --wakers --comm offcpu "$tmp/wakers.folded" \
+	"$tmp/script" > "$tmp/woracle" || fail=1
+cat "$tmp/woracle"
+grep -q '^offcpu-[0-9]*/[0-9]*;\[off-cpu:sleeping\];\[woken-by\];offcpu;.*;waker_thread;' \
+	"$tmp/wakers.folded" ||
+	{ echo "FAIL: no wait of the workload woken from its waker_thread"; grep '^offcpu' "$tmp/wakers.folded"; fail=1; }
+grep -q '^kfold: off-CPU: [1-9][0-9]* waits ended by a recorded wakeup' "$tmp/wstats" ||
+	{ echo "FAIL: --stats counts no wakeups"; fail=1; }
+"$kfold" --off-cpu=wakers -q --jobs 1 "$tmp/cap" > "$tmp/w1" &&
+	"$kfold" --off-cpu=wakers -q --jobs 2 "$tmp/cap" > "$tmp/w2" && cmp -s "$tmp/w1" "$tmp/w2" ||
+	{ echo "FAIL: --off-cpu=wakers differs between --jobs 1 and 2"; fail=1; }
 # the event folded is sched_switch: another --event is refused
 "$kfold" --off-cpu --event sched:sched_wakeup -q "$tmp/cap" > /dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: --off-cpu --event sched:sched_wakeup was not refused with 2"; fail=1; }

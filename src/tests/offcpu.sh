@@ -7,6 +7,7 @@
 #    the times from each switch-out to the thread's next switch-in that
 #    the hermetic `perf script --show-switch-events` prints
 #    (scripts/offcpu-oracle.py), and the workload's three states are there;
+#    with --off-cpu=wakers, per thread, state and waker;
 #  - the stacks are the ones plain folding gives (golden.sh checks those
 #    against perf): with --samples and the state frame taken out, each
 #    stack counts at most what `kfold --samples` counts, and the switch-outs
@@ -31,7 +32,7 @@ fail=0
 	2> "$tmp/stats" || { echo "FAIL: kfold --off-cpu exited $?"; cat "$tmp/stats"; exit 1; }
 if command -v perf >/dev/null; then
 	kf_perf_script "$tmp" "$case/perf.data" "$(kf_symfs "$case")" --show-switch-events \
-		--ns -F tid,time,event,trace > "$tmp/script" 2> "$tmp/script.err" ||
+		--ns -F comm,tid,time,event,trace > "$tmp/script" 2> "$tmp/script.err" ||
 		{ echo "FAIL: perf script: $(tail -1 "$tmp/script.err")"; exit 1; }
 	python3 "$src/scripts/offcpu-oracle.py" --comm offcpu "$tmp/tid.folded" \
 		"$tmp/script" > "$tmp/oracle" || fail=1
@@ -42,9 +43,31 @@ else
 	echo "SKIP the perf oracle: perf not found"
 fi
 
+# --off-cpu=wakers: each wait charged to the thread whose wakeup ended it
+# (here the workload's own: a capture of some tasks holds only their
+# wakeups), as perf script's sched_waking lines say
+"$kfold" --off-cpu=wakers --tid --stats "${KF_CASE[@]}" -o "$tmp/wakers.folded" \
+	"$case/perf.data" 2> "$tmp/wstats" || { echo "FAIL: --off-cpu=wakers exited $?"; fail=1; }
+if command -v perf >/dev/null; then
+	python3 "$src/scripts/offcpu-oracle.py" --wakers --comm offcpu "$tmp/wakers.folded" \
+		"$tmp/script" > "$tmp/woracle" || fail=1
+	cat "$tmp/woracle"
+fi
+grep -q '^offcpu-[0-9]*/[0-9]*;\[off-cpu:sleeping\];\[woken-by\];offcpu;start_thread;waker_thread;' \
+	"$tmp/wakers.folded" ||
+	{ echo "FAIL: the pipe wait is not woken from waker_thread"; cat "$tmp/wakers.folded"; fail=1; }
+for j in 1 2 3; do
+	"$kfold" --off-cpu=wakers --jobs $j -q "${KF_CASE[@]}" "$case/perf.data" > "$tmp/w$j" || fail=1
+done
+cmp -s "$tmp/w1" "$tmp/w2" && cmp -s "$tmp/w1" "$tmp/w3" ||
+	{ echo "FAIL: --off-cpu=wakers differs between --jobs 1, 2, 3"; fail=1; }
+"$kfold" --off-cpu=sideways -q "${KF_CASE[@]}" "$case/perf.data" > /dev/null 2>&1
+[ $? -eq 2 ] || { echo "FAIL: --off-cpu=sideways was not refused with 2"; fail=1; }
+
 # the stacks: those of plain folding, fewer the switch-outs not weighed
 "$kfold" --off-cpu --samples -q "${KF_CASE[@]}" "$case/perf.data" > "$tmp/oc.samples" || fail=1
-"$kfold" --samples -q "${KF_CASE[@]}" "$case/perf.data" > "$tmp/plain.samples" || fail=1
+"$kfold" --samples --event sched:sched_switch -q "${KF_CASE[@]}" "$case/perf.data" \
+	> "$tmp/plain.samples" || fail=1
 python3 - "$tmp/oc.samples" "$tmp/plain.samples" "$tmp/stats" <<'EOF' || fail=1
 import re, sys
 def read(path, strip):
@@ -138,6 +161,6 @@ for h in noname size8; do
 		{ echo "FAIL: $h: no word on the format, or stacks weighed"; fail=1; }
 done
 grep -q "does not hold the fields" "$tmp/pastend.err" && [ ! -s "$tmp/pastend.out" ] &&
-	grep -q ' 35 unreadable' "$tmp/pastend.err" ||
+	grep -q 'off-CPU: 0 switch-outs weighed.* [1-9][0-9]* unreadable' "$tmp/pastend.err" ||
 	{ echo "FAIL: pastend: no word on the payload, or stacks weighed"; cat "$tmp/pastend.err"; fail=1; }
 exit $fail

@@ -2,8 +2,10 @@
  * states, for --off-cpu (src/tests/offcpu-live.sh,
  * scripts/record-offcpu.sh): ten 3 ms naps (sleeping, S), a vfork whose
  * child sleeps 30 ms while the parent waits uninterruptibly (blocked, D),
- * and two threads spinning 80 ms each, which on one CPU (taskset -c 0)
- * take turns at every tick (preempted, R).  Build with frame pointers. */
+ * two threads spinning 80 ms each, which on one CPU (taskset -c 0) take
+ * turns at every tick (preempted, R), and a pipe read that a thread of
+ * its own (waker_thread) ends 20 ms later (sleeping, woken by it: for
+ * --off-cpu=wakers).  Build with frame pointers. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 static volatile unsigned long sink;
+static int fds[2];
 
 static double now(void)
 {
@@ -49,6 +52,33 @@ static void *spinner(void *arg)
 	return NULL;
 }
 
+static __attribute__((noinline)) void wake_main(void)
+{
+	char c = 'x';
+
+	if (write(fds[1], &c, 1) != 1)
+		_exit(1);
+}
+
+static void *waker_thread(void *arg)
+{
+	(void)arg;
+	nap(20000000);
+	wake_main();
+	return NULL;
+}
+
+static __attribute__((noinline)) void wait_for_waker(void)
+{
+	pthread_t t;
+	char c;
+
+	if (pipe(fds) != 0 || pthread_create(&t, NULL, waker_thread, NULL) != 0 ||
+	    read(fds[0], &c, 1) != 1)
+		_exit(1);
+	pthread_join(t, NULL);
+}
+
 int main(void)
 {
 	pthread_t th[2];
@@ -61,5 +91,6 @@ int main(void)
 		pthread_create(&th[i], NULL, spinner, NULL);
 	for (i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
+	wait_for_waker();
 	return 0;
 }
