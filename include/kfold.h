@@ -605,6 +605,12 @@ typedef struct kf_frame_info {
 				     NULL when that is name */
 	unsigned start_line;      /* the line where the function is declared
 				     (DWARF DW_AT_decl_line), 0: not known */
+	const char *off_cpu;      /* a root with off_cpu: the state its
+				     thread left its CPU in ("sleeping",
+				     "blocked", "preempted", ...); else NULL */
+	const char *woken_by;     /* a root with off_cpu_wakers: the comm of
+				     the thread whose wakeup ended the wait;
+				     else NULL */
 } kf_frame_info;
 
 typedef struct kf_stack_info {

@@ -208,6 +208,11 @@ int kf_session_stack(kf_session *s, size_t i, kf_stack_info *out)
 			fi->name = kf_strtab_get(&s->strings, rt->comm);
 			fi->pid = rt->pid;
 			fi->tid = rt->tid;
+			if (rt->offcpu)
+				fi->off_cpu = kf_offcpu_state_name(
+					(enum kf_offcpu_state)(rt->offcpu - 1));
+			if (rt->waker)
+				fi->woken_by = kf_strtab_get(&s->strings, rt->waker - 1);
 			continue;
 		}
 		if (sf->kind == KF_SYM_MARKER) {

@@ -183,7 +183,7 @@ struct pp {
 	size_t sample_locs_cap;
 	/* the previous sample's label values (string indices; 0: none):
 	 * neighbouring samples mostly share them */
-	int64_t last_label[5];
+	int64_t last_label[7];
 	int32_t last_pid, last_tid;
 	/* the previous sample: per frame, the location of the run of frames
 	 * it ends (0: none) and where that run starts */
@@ -389,7 +389,7 @@ static int64_t clamp64(uint64_t v, uint64_t high)
 
 /* Sample i: its locations, values and labels into out. */
 static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
-			struct pb *out, struct pb *sm, struct pb *m, const int64_t keys[5])
+			struct pb *out, struct pb *sm, struct pb *m, const int64_t keys[7])
 {
 	kf_stack_info st;
 	const kf_frame_info *root = NULL;
@@ -443,8 +443,11 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 		last = first;
 	}
 	p->prev_n = st.n_frames;
+	/* as folded output drops an empty stack (and go tool pprof shows no
+	 * sample without locations: a --off-cpu=wakers wait that no recorded
+	 * wakeup ended, which folded output prints as its root, is left out) */
 	if (n == 0)
-		return 0;   /* as folded output drops an empty stack */
+		return 0;
 	if (p->locations[p->sample_locs[0] - 1].module != KF_NO_MODULE)
 		p->mappings[p->locations[p->sample_locs[0] - 1].module].leaf_samples += st.samples;
 	for (k = 0; k < n; k++)
@@ -459,7 +462,11 @@ static int write_sample(struct pp *p, size_t i, const struct kf_pprof_facts *f,
 		if (str_label(p, sm, m, keys[0], root->name, &p->last_label[0]) ||
 		    (root->pid >= 0 &&
 		     (id_label(p, sm, m, keys[1], root->pid, &p->last_pid, &p->last_label[1]) ||
-		      id_label(p, sm, m, keys[2], root->tid, &p->last_tid, &p->last_label[2]))))
+		      id_label(p, sm, m, keys[2], root->tid, &p->last_tid, &p->last_label[2]))) ||
+		    (root->off_cpu &&
+		     str_label(p, sm, m, keys[5], root->off_cpu, &p->last_label[5])) ||
+		    (root->woken_by &&
+		     str_label(p, sm, m, keys[6], root->woken_by, &p->last_label[6])))
 			return KF_ENOMEM;
 	}
 	if (p->src->contexts) {
@@ -582,7 +589,7 @@ int kf_pprof_write(const struct kf_stack_src *src, const struct kf_pprof_facts *
 {
 	struct pp p;
 	struct pb body = { 0 }, sm = { 0 }, m = { 0 }, sub = { 0 };
-	int64_t keys[5];
+	int64_t keys[7];
 	size_t i, n;
 	int r = 0;
 
@@ -611,8 +618,10 @@ int kf_pprof_write(const struct kf_stack_src *src, const struct kf_pprof_facts *
 	keys[2] = str_index(&p, "tid");
 	keys[3] = str_index(&p, "verdict");
 	keys[4] = str_index(&p, "context");
+	keys[5] = str_index(&p, "off_cpu");
+	keys[6] = str_index(&p, "woken_by");
 	if (keys[0] < 0 || keys[1] < 0 || keys[2] < 0 || keys[3] < 0 || keys[4] < 0 ||
-	    body.oom) {
+	    keys[5] < 0 || keys[6] < 0 || body.oom) {
 		r = KF_ENOMEM;
 		goto out;
 	}

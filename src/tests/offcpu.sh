@@ -12,6 +12,8 @@
 #    against perf): with --samples and the state frame taken out, each
 #    stack counts at most what `kfold --samples` counts, and the switch-outs
 #    missing are exactly those --stats says were not weighed;
+#  - the flame graph's and pprof's times, states and wakers are folded
+#    output's;
 #  - the same output for --jobs 1, 2, 3 and 8, with --context, and for the
 #    capture converted to the other byte order (scripts/perf-byteswap.py:
 #    the tracepoint payloads keep the byte order their tracing data says);
@@ -105,6 +107,46 @@ done
 "$kfold" --off-cpu --context -q "${KF_CASE[@]}" "$case/perf.data" > "$tmp/ctx" || fail=1
 cmp -s "$tmp/j0" "$tmp/ctx" || { echo "FAIL: --context changed user-only stacks"; fail=1; }
 [ -s "$tmp/j0" ] || { echo "FAIL: empty --off-cpu output"; fail=1; }
+
+# the flame graph and pprof: the same times, the state (and the waker) as
+# folded output has them after the root
+"$kfold" flamegraph --off-cpu --format svg -q "${KF_CASE[@]}" -o "$tmp/oc.svg" "$case/perf.data" || fail=1
+python3 - "$tmp/j0" "$tmp/oc.svg" <<'EOF' || fail=1
+import re, sys
+by = {}
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(' ', 1)
+    root = ';'.join(stack.split(';')[:2])
+    by[root] = by.get(root, 0) + int(n)
+svg = open(sys.argv[2]).read()
+for root, ns in sorted(by.items()):
+    want = '<title>%s (%.3f ms,' % (root.replace('&', '&amp;'), ns / 1e6)
+    if want not in svg:
+        sys.exit('FAIL: the flame graph has no %r' % want)
+print('ok: flame graph: %d roots with their times' % len(by))
+EOF
+if command -v go >/dev/null; then
+	pprof=$(go env GOTOOLDIR)/pprof
+	"$kfold" --off-cpu=wakers --format pprof -q "${KF_CASE[@]}" -o "$tmp/w.pb.gz" "$case/perf.data" || fail=1
+	PPROF_TMPDIR=$tmp "$pprof" -raw "$tmp/w.pb.gz" > "$tmp/w.raw" 2>&1 || fail=1
+	grep -q '^PeriodType: off-cpu nanoseconds' "$tmp/w.raw" &&
+		grep -q 'off_cpu:\[sleeping\].*woken_by:\[offcpu\]' "$tmp/w.raw" ||
+		{ echo "FAIL: pprof: no off-cpu type or labels"; head -20 "$tmp/w.raw"; fail=1; }
+	"$kfold" --off-cpu --format pprof -q "${KF_CASE[@]}" -o "$tmp/oc.pb.gz" "$case/perf.data" || fail=1
+	PPROF_TMPDIR=$tmp "$pprof" -raw "$tmp/oc.pb.gz" > "$tmp/oc.raw" 2>&1 || fail=1
+	python3 - "$tmp/j0" "$tmp/oc.raw" <<'EOF' || fail=1
+import re, sys
+total = sum(int(l.rsplit(' ', 1)[1]) for l in open(sys.argv[1]))
+raw = open(sys.argv[2]).read()
+got = sum(int(v) for v in re.findall(r'^\s+\d+\s+(\d+):', raw, re.M))
+states = set(re.findall(r'off_cpu:\[(\w+)\]', raw))
+if got != total or states != {'sleeping', 'blocked', 'preempted'}:
+    sys.exit('FAIL: pprof sums %d ns (folded %d), states %s' % (got, total, states))
+print('ok: pprof: %d ns in the states %s' % (got, sorted(states)))
+EOF
+else
+	echo "SKIP pprof: go not found"
+fi
 
 python3 "$src/scripts/perf-byteswap.py" "$case/perf.data" "$tmp/swapped.data" > /dev/null ||
 	{ echo "FAIL: perf-byteswap.py"; fail=1; }
