@@ -11,8 +11,9 @@ whose next_pid it is, or a PERF_RECORD_SWITCH without "OUT" of it); the
 time between is charged to the state prev_state says.  An exiting
 thread's switch-out (X, Z) is not charged; a second switch-out with no
 switch-in between replaces the first; a thread still waiting at the end
-is charged up to the capture's last event.  Per thread and state, kfold's
-nanoseconds must equal these exactly.
+is charged up to the capture's last event; a wait of 0 ns (both ends at
+one timestamp) counts 1 ns, as kfold keeps its stack.  Per thread and
+state, kfold's nanoseconds must equal these exactly.
 
 With --wakers, FOLDED is `kfold --off-cpu=wakers --tid`: each wait is
 charged to (thread, state, waker) instead, the waker being the comm (as
@@ -76,7 +77,7 @@ def read_script(path, tids, wakers):
         if tid in out:
             t0, st, wk = out.pop(tid)
             key = (tid, st) + ((wk or '',) if wakers else ())
-            want[key] = want.get(key, 0) + t - t0
+            want[key] = want.get(key, 0) + max(t - t0, 1)
             last_wait[tid] = (st, t - t0)
 
     for line in open(path):
@@ -113,7 +114,7 @@ def read_script(path, tids, wakers):
             out[prev] = [t, st, None]
     for tid, (t0, st, wk) in out.items():
         key = (tid, st) + ((wk or '',) if wakers else ())
-        want[key] = want.get(key, 0) + last_t - t0
+        want[key] = want.get(key, 0) + max(last_t - t0, 1)
     return want, before_exit
 
 

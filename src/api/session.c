@@ -528,17 +528,18 @@ static int add_stack(struct kf_session *s, const struct kf_frame *root,
 }
 
 /* A waiting stack's thread runs again at `time`: the stack weighs the
- * nanoseconds between (with --samples, 1). */
+ * nanoseconds between (with --samples, 1); a switch-in with the
+ * switch-out's own timestamp weighs 1 ns, so that the stack stays. */
 static int oc_weigh(struct kf_session *s, const struct kf_offcpu_wait *w, uint64_t time)
 {
-	uint64_t dt = time > w->time ? time - w->time : 0, weight;
+	uint64_t dt = time > w->time ? time - w->time : 1, weight;
 	struct kf_stack_root rd;
 	struct kf_frame root;
 	uint32_t thread = w->thread;
 
 	s->stats.offcpu_weighed++;
 	s->stats.offcpu_ns += dt;
-	weight = s->o.count_samples ? 1 : dt ? dt : 1;
+	weight = s->o.count_samples ? 1 : dt;
 	if (!s->o.off_cpu_wakers)
 		return add_stack(s, &w->root, w->frames, w->n, weight, w->thread);
 	/* the waker's stack on the waiting thread's root, which names the
