@@ -22,12 +22,17 @@ sched_waking or sched_wakeup of it between its switch-out and switch-in,
 or none.
 
 TIMEHIST, when given, is `perf sched timehist --state`: at each
-switch-out of a thread it prints the thread's wait before it (from its
-previous switch-out to its switch-in), truncated to the microsecond, and
-the state of this switch-out.  Per thread and state its sum must lie
-within one microsecond per row below the script's, but for the wait
-before a thread's exit, which timehist prints no row for when the thread
-was not its process's last (perf 6.1).
+switch-out of a thread it prints the thread's wait before it, truncated to
+the microsecond, and the state of this switch-out.  It takes the end of
+the wait from the previous switch on the CPU, not from the switch-in, and
+on a loaded machine the two can differ (a row with a wait of 0 after one
+too long was seen); it prints no row for the last switch-out of a thread
+that was not its process's last (perf 6.1).  So per thread and state its
+sum must lie within one microsecond per row below the script's (plus the
+wait before such an exit), or within 1% of it; a thread that left its CPU
+twice with no switch-in between (seen on a loaded machine: kfold and the
+script drop the first wait, timehist charges it otherwise) is not
+compared with timehist.
 
 Exit status 0 when everything agrees; the comparison on stdout.
 """
@@ -40,8 +45,23 @@ STATE = {'R': 'preempted', 'R+': 'preempted', '?': 'preempted',
          'X': 'dead', 'Z': 'dead', 'P': 'parked', 'I': 'idle'}
 
 
+# perf 6.1's timehist names a state by the index of its lowest bit in the
+# letters of kernels before 4.14, "RSDTtZXxKWP" (builtin-sched.c
+# TASK_STATE_TO_CHAR_STR), so today's bits read shifted: X (0x10) as Z,
+# Z (0x20) as X, P (0x40) as x, I (0x80) as K, and a preempted R+ (0x100)
+# as W (checked on one capture: perf script's R+ and Z rows are
+# timehist's W and X)
+TIMEHIST_STATE = {'R': 'preempted', 'W': 'preempted', 'S': 'sleeping',
+                  'D': 'blocked', 'T': 'stopped', 't': 'traced', 'Z': 'dead',
+                  'X': 'dead', 'x': 'parked', 'K': 'idle'}
+
+
 def state_of(letter):
     return STATE.get(letter, '?' + letter)
+
+
+def timehist_state_of(letter):
+    return TIMEHIST_STATE.get(letter, '?' + letter)
 
 
 def read_folded(path, comm, wakers):
@@ -68,6 +88,7 @@ def read_script(path, tids, wakers):
     """(tid, state[, waker]) -> ns, and per (tid, state) the wait before
     an exit"""
     want, before_exit = {}, {}
+    unmatched = {}     # tid -> switch-outs followed by another, no switch-in
     out = {}           # tid -> [time, state, waker] of a switch-out waiting
     last_wait = {}     # tid -> (state, ns) of its last wait
     last_t = 0
@@ -111,11 +132,13 @@ def read_script(path, tids, wakers):
                 k = (prev, last_wait[prev][0])
                 before_exit[k] = before_exit.get(k, 0) + last_wait[prev][1]
         else:
+            if prev in out:
+                unmatched[prev] = unmatched.get(prev, 0) + 1
             out[prev] = [t, st, None]
     for tid, (t0, st, wk) in out.items():
         key = (tid, st) + ((wk or '',) if wakers else ())
         want[key] = want.get(key, 0) + max(last_t - t0, 1)
-    return want, before_exit
+    return want, before_exit, unmatched
 
 
 def read_timehist(path, tids):
@@ -130,7 +153,7 @@ def read_timehist(path, tids):
         tid = int(m.group(1))
         if tid in last:
             ms, us = f[3].split('.')
-            v = th.setdefault((tid, state_of(last[tid])), [0, 0])
+            v = th.setdefault((tid, timehist_state_of(last[tid])), [0, 0])
             v[0] += int(ms) * 1000 + int(us)
             v[1] += 1
         last[tid] = f[6]
@@ -148,7 +171,7 @@ def main():
     got, tids = read_folded(a.folded, a.comm, a.wakers)
     if not tids:
         sys.exit('FAIL: no thread ran as %s' % a.comm)
-    want, before_exit = read_script(a.script, tids, a.wakers)
+    want, before_exit, unmatched = read_script(a.script, tids, a.wakers)
     bad = 0
     for k in sorted(set(want) | set(x for x in got if x[0] in tids)):
         ok = got.get(k, 0) == want.get(k, 0)
@@ -160,10 +183,18 @@ def main():
     if a.timehist and not a.wakers:
         th = read_timehist(a.timehist, tids)
         for k in sorted(set(th) | set(want)):
+            if k[0] in unmatched:
+                # a switch-out with no switch-in before the next: kfold
+                # and the script drop the first wait, timehist charges it
+                # in its own way (seen on a loaded machine)
+                print('skip tid %d %-9s timehist: %d switch-outs of the thread had no '
+                      'switch-in before the next' % (k[0], k[1], unmatched[k[0]]))
+                continue
             us, rows = th.get(k, [0, 0])
             ns = want.get(k, 0)
             gap = before_exit.get(k, 0) // 1000
-            ok = us <= ns // 1000 <= us + rows + gap + 1
+            ok = (us <= ns // 1000 <= us + rows + gap + 1 or
+                  abs(us * 1000 - ns) <= ns // 100)
             print('%s tid %d %-9s timehist %9d us in %3d rows (and %d us before an '
                   'exit)' % ('ok  ' if ok else 'FAIL', k[0], k[1], us, rows, gap))
             bad += not ok

@@ -17,6 +17,8 @@ kfold=$1
 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# KFOLD_KEEP=DIR: the capture and the texts compared are kept there
+keep() { [ -n "${KFOLD_KEEP:-}" ] && mkdir -p "$KFOLD_KEEP" && cp -r "$tmp"/. "$KFOLD_KEEP"/; }
 
 . "$src/src/tests/live-lib.sh"
 live_need perf gcc taskset python3
@@ -97,4 +99,5 @@ grep -q '^kfold: off-CPU: [1-9][0-9]* waits ended by a recorded wakeup' "$tmp/ws
 # the event folded is sched_switch: another --event is refused
 "$kfold" --off-cpu --event sched:sched_wakeup -q "$tmp/cap" > /dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: --off-cpu --event sched:sched_wakeup was not refused with 2"; fail=1; }
+[ $fail -eq 0 ] || keep
 exit $fail
