@@ -63,6 +63,29 @@ static uint64_t key_of(int32_t tid)
 	return (uint64_t)(uint32_t)tid;
 }
 
+/* Copies n frames into a buffer of the wait's, grown as needed. */
+static bool copy_frames(struct kf_frame **buf, size_t *cap, size_t *nbuf,
+			const struct kf_frame *frames, size_t n)
+{
+	if (n && !KF_GROW(*buf, *cap, n))
+		return false;
+	if (n)
+		memcpy(*buf, frames, n * sizeof(*frames));
+	*nbuf = n;
+	return true;
+}
+
+/* tid's wait, when it is waiting; NULL: none */
+static struct kf_offcpu_wait *waiting(const struct kf_offcpu *oc, int32_t tid)
+{
+	uint32_t k;
+
+	if (!oc->n_waiting || !kf_map64_get(&oc->slot, key_of(tid), &k) ||
+	    !oc->waits[k].waiting)
+		return NULL;
+	return &oc->waits[k];
+}
+
 bool kf_offcpu_hold(struct kf_offcpu *oc, int32_t tid, uint64_t time,
 		    const struct kf_frame *root,
 		    const struct kf_frame *frames, size_t n, uint32_t thread,
@@ -82,15 +105,12 @@ bool kf_offcpu_hold(struct kf_offcpu *oc, int32_t tid, uint64_t time,
 		oc->n++;
 	}
 	w = &oc->waits[k];
-	if (n && !KF_GROW(w->frames, w->cap, n))
+	if (!copy_frames(&w->frames, &w->cap, &w->n, frames, n))
 		return false;
 	if (w->waiting) {
 		*replaced = true;
 		oc->n_waiting--;
 	}
-	if (n)
-		memcpy(w->frames, frames, n * sizeof(*frames));
-	w->n = n;
 	w->root = *root;
 	w->time = time;
 	w->thread = thread;
@@ -105,26 +125,20 @@ bool kf_offcpu_hold(struct kf_offcpu *oc, int32_t tid, uint64_t time,
 
 bool kf_offcpu_wants_waker(const struct kf_offcpu *oc, int32_t tid)
 {
-	uint32_t k;
+	const struct kf_offcpu_wait *w = waiting(oc, tid);
 
-	return oc->n_waiting && kf_map64_get(&oc->slot, key_of(tid), &k) &&
-	       oc->waits[k].waiting && !oc->waits[k].woken;
+	return w && !w->woken;
 }
 
 bool kf_offcpu_woken(struct kf_offcpu *oc, int32_t tid, const struct kf_stack_root *waker,
 		     const struct kf_frame *frames, size_t n)
 {
-	struct kf_offcpu_wait *w;
-	uint32_t k;
+	struct kf_offcpu_wait *w = waiting(oc, tid);
 
-	if (!kf_offcpu_wants_waker(oc, tid) || !kf_map64_get(&oc->slot, key_of(tid), &k))
+	if (!w || w->woken)
 		return true;
-	w = &oc->waits[k];
-	if (n && !KF_GROW(w->wframes, w->wcap, n))
+	if (!copy_frames(&w->wframes, &w->wcap, &w->wn, frames, n))
 		return false;
-	if (n)
-		memcpy(w->wframes, frames, n * sizeof(*frames));
-	w->wn = n;
 	w->waker = *waker;
 	w->woken = true;
 	return true;
@@ -132,16 +146,12 @@ bool kf_offcpu_woken(struct kf_offcpu *oc, int32_t tid, const struct kf_stack_ro
 
 struct kf_offcpu_wait *kf_offcpu_take(struct kf_offcpu *oc, int32_t tid)
 {
-	uint32_t k;
-	struct kf_offcpu_wait *w;
+	struct kf_offcpu_wait *w = waiting(oc, tid);
 
-	if (!oc->n_waiting || !kf_map64_get(&oc->slot, key_of(tid), &k))
-		return NULL;
-	w = &oc->waits[k];
-	if (!w->waiting)
-		return NULL;
-	w->waiting = false;
-	oc->n_waiting--;
+	if (w) {
+		w->waiting = false;
+		oc->n_waiting--;
+	}
 	return w;
 }
 

@@ -545,9 +545,9 @@ static int oc_weigh(struct kf_session *s, const struct kf_offcpu_wait *w, uint64
 	/* the waker's stack on the waiting thread's root, which names the
 	 * waker and takes what the classifier reads from the waker's
 	 * sample; a wait no wakeup ended (preemption) is the root alone */
-	rd = *kf_roots_get(&s->roots, w->root.root);
 	root = w->root;
 	if (w->woken) {
+		rd = *kf_roots_get(&s->roots, w->root.root);
 		s->stats.offcpu_woken++;
 		rd.waker = w->waker.comm + 1;
 		rd.ctx = w->waker.ctx;
@@ -557,7 +557,7 @@ static int oc_weigh(struct kf_session *s, const struct kf_offcpu_wait *w, uint64
 		if (s->use_tsums && !kf_tsums_thread(&s->tsums, w->pid, w->tid, root.root, &thread))
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	}
-	return add_stack(s, &root, w->wframes, w->woken ? w->wn : 0, weight, thread);
+	return add_stack(s, &root, w->wframes, w->wn, weight, thread);
 }
 
 /* --off-cpu=wakers: a wakeup (sched_waking, sched_wakeup) of a waiting
@@ -824,8 +824,11 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		/* weighed when the thread runs again (oc_switch_in) */
 		bool replaced;
 
-		if (!kf_offcpu_hold(&s->offcpu, oc_tid, smp.time, &root, ch.frames, ch.n,
-				    thread, th->pid, th->tid, &replaced))
+		/* with =wakers the waker's stack stands for the wait: the
+		 * thread's own frames are not kept */
+		if (!kf_offcpu_hold(&s->offcpu, oc_tid, smp.time, &root, ch.frames,
+				    s->o.off_cpu_wakers ? 0 : ch.n, thread, th->pid, th->tid,
+				    &replaced))
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		s->stats.offcpu_unmatched += replaced;
 		return 0;

@@ -639,7 +639,7 @@ bool kf_pd_tp_field(const struct kf_pd *pd, size_t i, const char *name,
 	end = t + strlen(t);
 	while (t < end) {
 		const char *le = memchr(t, '\n', (size_t)(end - t));
-		const char *f, *semi, *e;
+		const char *f, *semi, *e, *br;
 		size_t len;
 
 		if (!le)
@@ -649,9 +649,8 @@ bool kf_pd_tp_field(const struct kf_pd *pd, size_t i, const char *name,
 		f = memchr(t, 'f', len);
 		if (f && (size_t)(le - f) > 6 && memcmp(f, "field:", 6) == 0 &&
 		    (semi = memchr(f, ';', (size_t)(le - f))) != NULL) {
-			e = semi;
-			if (memchr(f, '[', (size_t)(semi - f)))
-				e = memchr(f, '[', (size_t)(semi - f));
+			br = memchr(f, '[', (size_t)(semi - f));
+			e = br ? br : semi;
 			while (e > f && e[-1] == ' ')
 				e--;
 			if ((size_t)(e - f) > nl + 6 && memcmp(e - nl, name, nl) == 0 &&
