@@ -67,6 +67,8 @@ enum kf_root {
 /* Suffixes of folded frames (stackcollapse's --kernel / --jit / --all). */
 #define KF_SUFFIX_KERNEL 1u     /* append _[k] to kernel frames */
 #define KF_SUFFIX_JIT    2u     /* append _[j] to JIT (perf map) frames */
+#define KF_SUFFIX_STITCHED 4u   /* append _[s] to frames --stitch took
+				     from an earlier sample */
 
 enum kf_log_level {
 	KF_LOG_ERROR = 0,
@@ -238,6 +240,11 @@ typedef struct kf_options {
 				    whose wakeup ended the wait
 				    (sched:sched_waking or sched_wakeup), after
 				    "[woken-by];WAKER-COMM" */
+	bool stitch;              /* complete a DWARF sample's user stack cut
+				    by the end of its stack copy from the
+				    thread's previous one, where that has
+				    the cut frame (same return address, same
+				    stack pointer); kfold's own mode only */
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion
@@ -299,6 +306,11 @@ typedef struct kf_stats {
 				      next_pid, PERF_RECORD_SWITCH) */
 	uint64_t offcpu_woken;     /* off_cpu_wakers: waits weighed with the
 				      wakeup that ended them */
+	/* stitch: folded DWARF samples */
+	uint64_t stitch_cut;       /* whose unwind ran out of the stack copy */
+	uint64_t stitch_samples;   /* ... completed from an earlier sample */
+	uint64_t stitch_frames;    /* frames those took from earlier samples */
+	uint64_t stitch_still_cut; /* ... still ending in [truncated] */
 } kf_stats;
 
 typedef struct kf_session kf_session;

@@ -120,7 +120,8 @@ void kf_diag_stop_text(enum kf_unwind_end end, const char **reason, const char *
 	switch (end) {
 	case KF_UW_STACK_END:
 		*hint = "record with a larger stack copy: --call-graph dwarf,SIZE "
-			"(up to 65528)";
+			"(up to 65528), or complete the stacks from earlier samples: "
+			"--stitch";
 		break;
 	case KF_UW_NO_CFI:
 		*hint = "the code has no .eh_frame entry: install the module's "

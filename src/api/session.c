@@ -226,6 +226,14 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 		if (!s->event)
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	}
+	if (s->o.stitch) {
+		if (s->pol->perf_output)
+			return kf_fail(&s->err, KF_EINVAL, "--stitch is not part of "
+				       "--compat=perf");
+		if (s->o.annotate)
+			return kf_fail(&s->err, KF_EINVAL, "--stitch is not an option of "
+				       "kfold annotate");
+	}
 	{
 		char msg[256];
 		int r = kf_filter_init(&s->filters, s->o.filter_pids, s->o.filter_tids,
@@ -630,6 +638,22 @@ static int oc_end(struct kf_session *s)
 	return 0;
 }
 
+/* --stitch: a sample that is not folded is its thread's reference all
+ * the same (kf_callchain_reference). */
+static int stitch_reference(struct kf_session *s, const struct kf_attr *a,
+			    const struct kf_sample *smp)
+{
+	struct kf_thread *th;
+
+	if (!s->o.stitch || !(a->sample_type & KF_SAMPLE_STACK_USER))
+		return 0;
+	th = kf_tasks_findnew(&s->tasks, smp->has_tid ? (int32_t)smp->pid : -1,
+			      smp->has_tid ? (int32_t)smp->tid : -1);
+	if (!th || kf_callchain_reference(&s->cc, th, a, smp))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	return 0;
+}
+
 /* Folds one delivered sample: `a` is the attr that laid the record out,
  * `evidx` the event it is delivered as (a member's for a group value, see
  * deliver_read) and smp->period its weight. */
@@ -656,7 +680,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 			return r;
 		if (out) {
 			s->stats.samples_filtered++;
-			return 0;
+			return stitch_reference(s, a, &smp);
 		}
 	}
 	if (evidx >= 0 && (size_t)evidx >= s->n_attr_samples) {
@@ -674,7 +698,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	evname = kf_pd_event_name(s->pd, (size_t)evidx);
 	/* annotate: the other events' samples, for their columns */
 	if (s->event && !event_matches(evname, s->event))
-		return s->o.annotate && evidx >= 0 ? count_event_ip(s, (size_t)evidx, &smp) : 0;
+		return s->o.annotate && evidx >= 0 ? count_event_ip(s, (size_t)evidx, &smp) :
+		       stitch_reference(s, a, &smp);
 	/* with --event, the first matching event's full name is the one
 	 * folded (kf_session_folded_attr, the reports' notes) */
 	if (s->event && !s->filter_set) {
@@ -736,7 +761,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 				s->filter_set = true;
 			} else if (!s->filter || strcmp(s->filter, evname) != 0) {
 				return s->o.annotate && evidx >= 0 ?
-				       count_event_ip(s, (size_t)evidx, &smp) : 0;
+				       count_event_ip(s, (size_t)evidx, &smp) :
+				       stitch_reference(s, a, &smp);
 			}
 		}
 		comm_id = th->comm;
@@ -1131,6 +1157,14 @@ static int setup_stages(struct kf_session *s)
 			  s->pol, s->namer.a2l_inline ? &s->namer : NULL);
 	s->cc.uw_record = s->uw_record;
 	s->cc.uw_replay = s->uw_replay;
+	s->cc.stitch = s->o.stitch;
+	if (s->o.stitch && s->uw_record)
+		return kf_fail(&s->err, KF_EINVAL, "--stitch: kfold archive "
+			       "--symbols-only keeps each unwind as it ends; give "
+			       "--stitch when reading the bundle");
+	if (s->o.stitch && s->uw_replay)
+		logf_(s, KF_LOG_WARN, "--stitch: a --symbols-only bundle's unwinds "
+		      "keep no stack pointers: nothing is stitched");
 	r = kf_order_new(&s->order, s->o.max_queue_bytes ? s->o.max_queue_bytes :
 			 KF_MAX_QUEUE_BYTES);
 	if (r)
@@ -1248,6 +1282,10 @@ static void chain_counts(struct kf_session *s)
 	s->stats.samples_dwarf = s->cc.counts.samples_dwarf;
 	s->stats.samples_unwound = s->cc.counts.samples_unwound;
 	s->stats.frames_guessed = s->cc.counts.frames_guessed;
+	s->stats.stitch_cut = s->cc.counts.samples_cut;
+	s->stats.stitch_samples = s->cc.counts.samples_stitched;
+	s->stats.stitch_frames = s->cc.counts.frames_stitched;
+	s->stats.stitch_still_cut = s->cc.counts.samples_still_cut;
 }
 
 static void warn_not_unwound(struct kf_session *s)
@@ -2162,6 +2200,7 @@ static void report_in(kf_session *s, struct kf_report_in *in, struct report_list
 	in->filters = &s->filters;
 	in->count_samples = s->o.count_samples;
 	in->off_cpu = s->o.off_cpu;
+	in->stitch = s->o.stitch;
 	in->lines_looked_for = s->o.inline_frames || s->o.srcline;
 	in->version = kf_version();
 }

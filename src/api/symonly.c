@@ -861,7 +861,11 @@ int kf_symonly_uw_read(struct kf_uwtab *t, int fd, uint64_t size, const char *wh
 			break;
 		}
 		for (k = 0; k < nf; k++) {
+			/* the table keeps no stack pointers: a bundle's
+			 * unwinds are not stitched (--stitch) */
 			fr[k].pc = get_le(b + pos + 8 * k, 8);
+			fr[k].sp = 0;
+			fr[k].stitched = false;
 			fr[k].guessed = b[pos + 8 * nf + k / 8] >> (k % 8) & 1;
 		}
 		pos += 8 * nf + (nf + 7) / 8;

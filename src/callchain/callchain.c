@@ -28,6 +28,11 @@ void kf_callchain_init(struct kf_callchain *cc, struct kf_tasks *tasks,
 
 void kf_callchain_fini(struct kf_callchain *cc)
 {
+	size_t i;
+
+	for (i = 0; i < cc->n_refs; i++)
+		free(cc->refs[i].f);
+	free(cc->refs);
 	kf_unwinder_free(cc->unwinder);
 	free(cc->frames);
 	free(cc->uframes);
@@ -211,6 +216,74 @@ static bool arch_is_x86_64(const char *arch)
 	return !arch || strcmp(arch, "x86_64") == 0;
 }
 
+/* --stitch: completes the cut unwind uframes[0 .. *nu) of thread th from
+ * the thread's reference (see struct kf_callchain), then makes it the
+ * reference.  Where it was joined, *nu grows and *end becomes the
+ * reference's.  false on ENOMEM. */
+static bool stitch(struct kf_callchain *cc, struct kf_thread *th, size_t *nu,
+		   enum kf_unwind_end *end)
+{
+	/* a bundle's unwinds have no stack pointers: counted, not joined */
+	bool join = !cc->uw_replay;
+	struct kf_stitch_ref *r = join && th->stitch && th->stitch <= cc->n_refs ?
+				  &cc->refs[th->stitch - 1] : NULL;
+	struct kf_uframe *u = cc->uframes;
+	size_t n = *nu, j, k;
+
+	if (!n)
+		return true;   /* nothing unwound: the reference stays */
+	if (*end == KF_UW_STACK_END) {
+		cc->counts.samples_cut++;
+		/* the innermost frame of the reference that is the cut
+		 * frame: the same return address at the same stack pointer */
+		for (j = 0; r && j < r->n; j++)
+			if (r->f[j].pc == u[n - 1].pc && r->f[j].sp == u[n - 1].sp)
+				break;
+		if (r && j < r->n) {
+			size_t add = r->n - j - 1;
+			enum kf_unwind_end e = (enum kf_unwind_end)r->end;
+
+			if (add > KF_CHAIN_MAX_STACK - n) {
+				add = KF_CHAIN_MAX_STACK - n;
+				e = KF_UW_DEPTH;
+			}
+			KF_WORK(j + add);
+			for (k = 0; k < add; k++) {
+				u[n + k] = r->f[j + 1 + k];
+				u[n + k].stitched = true;
+			}
+			n += add;
+			if (add || e != KF_UW_STACK_END) {
+				cc->counts.samples_stitched++;
+				cc->counts.frames_stitched += add;
+			}
+			*end = e;
+		} else {
+			KF_WORK(r ? r->n : 0);
+		}
+		if (*end == KF_UW_STACK_END)
+			cc->counts.samples_still_cut++;
+	}
+	if (!join)
+		return true;
+	/* the (completed) stack is the thread's new reference */
+	if (!r) {
+		if (cc->n_refs >= UINT32_MAX - 1 ||
+		    !KF_GROW(cc->refs, cc->cap_refs, cc->n_refs + 1))
+			return false;
+		r = &cc->refs[cc->n_refs++];
+		memset(r, 0, sizeof(*r));
+		th->stitch = (uint32_t)cc->n_refs;
+	}
+	if (!KF_GROW(r->f, r->cap, n))
+		return false;
+	memcpy(r->f, u, n * sizeof(*u));
+	r->n = n;
+	r->end = (uint8_t)*end;
+	*nu = n;
+	return true;
+}
+
 static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 			const struct kf_sample *smp, const struct kf_attr *a,
 			size_t n, struct kf_chain *ch)
@@ -262,6 +335,8 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 			cc->uw_record->failed = true;
 	}
 	KF_WORK(nu);
+	if (cc->stitch && !stitch(cc, th, &nu, &end))
+		return -1;
 	if (nu)
 		cc->counts.samples_unwound++;
 	for (i = 0; i < nu; i++) {
@@ -305,6 +380,8 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 			f.flags |= KF_FRAME_GUESSED;
 			cc->counts.frames_guessed++;
 		}
+		if (cc->uframes[i].stitched)
+			f.flags |= KF_FRAME_STITCHED;
 		if (!push_frame(cc, &n, &f))
 			return -1;
 	}
@@ -367,6 +444,37 @@ int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
 	out->frames = cc->frames;
 	out->n = (size_t)n;
 	return 0;
+}
+
+int kf_callchain_reference(struct kf_callchain *cc, struct kf_thread *th,
+			   const struct kf_attr *a, const struct kf_sample *smp)
+{
+	struct kf_chain_counts saved = cc->counts;
+	enum kf_unwind_end end;
+	uint32_t endmod;
+	size_t nu = 0;
+	bool ok;
+
+	if (!cc->stitch || cc->uw_replay || !cc->unwinder || !th->maps ||
+	    !(a->sample_type & KF_SAMPLE_CALLCHAIN) ||
+	    !(a->sample_type & KF_SAMPLE_REGS_USER) ||
+	    !(a->sample_type & KF_SAMPLE_STACK_USER) ||
+	    (cc->pol->unwind_x86_64_only &&
+	     (smp->regs_user_abi == 1 || !arch_is_x86_64(cc->env->arch))))
+		return 0;
+	if (!cc->uframes) {
+		cc->uframes = kf_calloc(KF_CHAIN_MAX_STACK, sizeof(*cc->uframes));
+		if (!cc->uframes)
+			return KF_ENOMEM;
+	}
+	kf_unwinder_quiet(cc->unwinder, true);
+	end = kf_unwind(cc->unwinder, th->maps, smp, a->sample_regs_user,
+			cc->uframes, KF_CHAIN_MAX_STACK, &nu, &endmod);
+	kf_unwinder_quiet(cc->unwinder, false);
+	KF_WORK(nu);
+	ok = stitch(cc, th, &nu, &end);
+	cc->counts = saved;   /* a sample not folded counts nowhere */
+	return ok ? 0 : KF_ENOMEM;
 }
 
 void kf_uwtab_init(struct kf_uwtab *t)

@@ -70,6 +70,12 @@ struct kf_chain_counts {
 	uint64_t samples_dwarf;   /* samples of DWARF events */
 	uint64_t samples_unwound; /* ... whose user stack gave frames */
 	uint64_t frames_guessed;  /* unwound frames from a frame-pointer step */
+	/* --stitch */
+	uint64_t samples_cut;      /* samples whose unwind ran out of the
+				      stack copy */
+	uint64_t samples_stitched; /* ... completed from an earlier sample */
+	uint64_t frames_stitched;  /* frames taken from earlier samples */
+	uint64_t samples_still_cut; /* ... still ending in [truncated] */
 	uint64_t uw_skipped[KF_UWS_N]; /* DWARF samples not unwound, by why */
 };
 
@@ -138,6 +144,20 @@ struct kf_callchain {
 	struct kf_uwtab *uw_record;
 	const struct kf_uwtab *uw_replay;
 	uint64_t key;
+	/* --stitch: a DWARF sample whose unwind ran out of the stack copy is
+	 * completed from its thread's previous one (simpleperf's call-chain
+	 * joiner): where that one has a frame with the cut frame's pc and
+	 * stack pointer, the same frame of the same call, its callers follow.
+	 * Each thread's reference is its latest unwound user stack
+	 * (kf_thread.stitch indexes refs).  With uw_replay the cut samples
+	 * are only counted: a bundle's unwinds keep no stack pointers. */
+	bool stitch;
+	struct kf_stitch_ref {
+		struct kf_uframe *f;
+		size_t n, cap;
+		uint8_t end;      /* enum kf_unwind_end */
+	} *refs;
+	size_t n_refs, cap_refs;
 
 	/* per-sample scratch */
 	struct kf_frame *frames;
@@ -174,6 +194,14 @@ int kf_callchain_unwinding(struct kf_callchain *cc);
 int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
 		       const struct kf_attr *a, const struct kf_sample *smp,
 		       struct kf_chain *out);
+
+/* --stitch: sample smp of thread th is not folded (a filter left it
+ * out, or it is another event's), but its user stack, if it has one, is
+ * its thread's reference all the same, so that a filter does not change
+ * the stacks of the samples it keeps.  Unwinds it without counting
+ * anything.  0 or KF_ENOMEM. */
+int kf_callchain_reference(struct kf_callchain *cc, struct kf_thread *th,
+			   const struct kf_attr *a, const struct kf_sample *smp);
 
 /* The sample's own ip as a frame: its module and address, looked up in
  * the thread's or the kernel's mappings by the sample's cpumode (what

@@ -77,6 +77,7 @@ struct kf_unwinder {
 	uint64_t *counts;            /* [module * N + reason] */
 	size_t cap_counts;           /* in modules */
 	const struct kf_policy *pol; /* where to unwind as perf 6.1 does */
+	bool quiet;                  /* count nothing (kf_unwinder_quiet) */
 };
 
 const char *kf_unwind_end_str(enum kf_unwind_end e)
@@ -139,6 +140,11 @@ void kf_unwinder_free(struct kf_unwinder *u)
 	free(u);
 }
 
+void kf_unwinder_quiet(struct kf_unwinder *u, bool on)
+{
+	u->quiet = on;
+}
+
 uint64_t kf_unwinder_count(const struct kf_unwinder *u, uint32_t module,
 			   enum kf_unwind_end e)
 {
@@ -149,6 +155,8 @@ uint64_t kf_unwinder_count(const struct kf_unwinder *u, uint32_t module,
 
 static void count(struct kf_unwinder *u, uint32_t module, enum kf_unwind_end e)
 {
+	if (u->quiet)
+		return;
 	if (module >= u->cap_counts) {
 		size_t ncap = u->cap_counts ? u->cap_counts : 64;
 		uint64_t *nc;
@@ -743,7 +751,9 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		unsigned r;
 
 		out[*n].pc = pc;
+		out[*n].sp = w.regs[w.a->sp];
 		out[*n].guessed = next_guessed;
+		out[*n].stitched = false;
 		next_guessed = false;
 		(*n)++;
 		m = kf_maps_find(maps, lookup);
@@ -882,7 +892,9 @@ step:
 			 * prints that frame (0 - 1) before the walk stops */
 			if (u->pol->unwind_zero_ra_frame && *n < max) {
 				out[*n].pc = 0;
+				out[*n].sp = w.regs[w.a->sp];
 				out[*n].guessed = guessed;
+				out[*n].stitched = false;
 				(*n)++;
 			}
 			end = KF_UW_OUTERMOST;

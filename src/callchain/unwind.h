@@ -54,7 +54,12 @@ const char *kf_unwind_end_str(enum kf_unwind_end e);
 /* One unwound frame. */
 struct kf_uframe {
 	uint64_t pc;         /* the first frame's pc; then return addresses */
+	uint64_t sp;         /* the stack pointer in this frame (the sampled
+				one, then each caller's as the step found it):
+				with pc, what --stitch matches frames of two
+				samples by */
 	bool guessed;        /* found by a frame-pointer step, not CFI */
+	bool stitched;       /* --stitch: taken from an earlier sample */
 };
 
 struct kf_unwinder;
@@ -83,6 +88,9 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 /* Counts an unwind done elsewhere (a --symbols-only bundle's, on the
  * capture host) as kf_unwind counts its own. */
 void kf_unwinder_tally(struct kf_unwinder *u, uint32_t module, enum kf_unwind_end e);
+
+/* While on, unwinds are not counted (an unwind only --stitch uses). */
+void kf_unwinder_quiet(struct kf_unwinder *u, bool on);
 
 /* Cumulative counts of why unwinds ended, per module (module 0: none). */
 uint64_t kf_unwinder_count(const struct kf_unwinder *u, uint32_t module,

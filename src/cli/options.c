@@ -126,7 +126,7 @@ const struct kf_cli_group kf_cli_find_group = {
 
 /* --- pass ----------------------------------------------------------- */
 
-enum { P_EVENT, P_COMPAT, P_STATS, P_MAX_QUEUE, P_FILE_ORDER, P_JOBS };
+enum { P_EVENT, P_COMPAT, P_STATS, P_MAX_QUEUE, P_FILE_ORDER, P_JOBS, P_STITCH };
 
 static const struct kf_cli_opt pass_opts[] = {
 	{ "event", P_EVENT, required_argument, "--event NAME",
@@ -141,6 +141,9 @@ static const struct kf_cli_opt pass_opts[] = {
 	  "process records in file order, not time order (to see\n"
 	  "what the ordering changes; perf does this only for\n"
 	  "captures without sample_id_all)" },
+	{ "stitch", P_STITCH, no_argument, "--stitch",
+	  "complete DWARF stacks cut by the end of the stack copy\n"
+	  "from the thread's previous sample (marked _[s] by --all)" },
 	{ "jobs", P_JOBS, required_argument, "--jobs N",
 	  "threads to use (default: the CPUs this process may run\n"
 	  "on); the output is the same for every N" },
@@ -185,6 +188,7 @@ static int pass_set(struct kf_cli *c, int key, const char *arg)
 	case P_EVENT: c->o.event = arg; break;
 	case P_STATS: c->stats = true; break;
 	case P_FILE_ORDER: c->o.file_order = true; break;
+	case P_STITCH: c->o.stitch = true; break;
 	case P_COMPAT:
 		if (strcmp(arg, "perf") == 0) {
 			c->o.compat = KF_COMPAT_PERF;
@@ -343,7 +347,9 @@ static const struct kf_cli_opt name_opts[] = {
 	  "put the address into frames without a symbol" },
 	{ "kernel", N_KERNEL, no_argument, "--kernel", "append _[k] to kernel frames" },
 	{ "jit", N_JIT, no_argument, "--jit", "append _[j] to JIT frames" },
-	{ "all", N_ALL, no_argument, "--all", "both --kernel and --jit" },
+	{ "all", N_ALL, no_argument, "--all",
+	  "--kernel and --jit, and _[s] on frames --stitch took\n"
+	  "from an earlier sample" },
 	{ "pid", N_PID, no_argument, "--pid", "root frame comm-PID" },
 	{ "tid", N_TID, no_argument, "--tid", "root frame comm-PID/TID" },
 	{ NULL, 0, 0, NULL, NULL },
@@ -359,7 +365,7 @@ static int name_set(struct kf_cli *c, int key, const char *arg)
 	case N_ADDRS: c->o.show_addrs = true; break;
 	case N_KERNEL: c->o.suffixes |= KF_SUFFIX_KERNEL; break;
 	case N_JIT: c->o.suffixes |= KF_SUFFIX_JIT; break;
-	case N_ALL: c->o.suffixes |= KF_SUFFIX_KERNEL | KF_SUFFIX_JIT; break;
+	case N_ALL: c->o.suffixes |= KF_SUFFIX_KERNEL | KF_SUFFIX_JIT | KF_SUFFIX_STITCHED; break;
 	case N_PID: c->o.root = KF_ROOT_PID; break;
 	case N_TID: c->o.root = KF_ROOT_TID; break;
 	default: break;

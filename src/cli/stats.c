@@ -104,4 +104,12 @@ void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 			us.reason, us.module[0] ? " in " : "", us.module,
 			us.hint[0] ? ": " : "", us.hint);
 	}
+	/* the table above is of the unwinds as they ended; --stitch went on */
+	if (c->o.stitch)
+		fprintf(stderr, "kfold: --stitch: %" PRIu64 " samples ran out of the "
+			"stack copy, %" PRIu64 " completed from earlier samples (%"
+			PRIu64 " frames), %" PRIu64 " still cut\n",
+			kf_session_stats(s)->stitch_cut, kf_session_stats(s)->stitch_samples,
+			kf_session_stats(s)->stitch_frames,
+			kf_session_stats(s)->stitch_still_cut);
 }

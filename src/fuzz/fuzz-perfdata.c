@@ -45,6 +45,8 @@ static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
 		o.exclude = 1u << KF_VERDICT_IDLE;
 		/* the threads in a table (kfold report's) or in the roots */
 		o.thread_table = (size >> 3 & 1) != 0;
+		/* cut DWARF stacks completed from earlier samples */
+		o.stitch = true;
 	}
 	/* off-CPU times: sched_switch's fields from the tracing data's
 	 * formats, the switch-ins, the stacks waiting for them */

@@ -33,6 +33,8 @@
 				 ran out: the stack goes on, unseen */
 #define KF_FRAME_UNWOUND 128u /* --compat=perf: found by unwinding the
 				 user stack (perf expands inlines there) */
+#define KF_FRAME_STITCHED 512u /* --stitch: an unwound frame taken from
+				 an earlier sample of the thread */
 #define KF_FRAME_PSEUDO 256u  /* not a code address: a marker such as
 				 "[softirq:NET_RX]"; `marker` is its kind
 				 (KF_MARKER_*), addr what the kind needs */

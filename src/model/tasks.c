@@ -199,6 +199,9 @@ static int on_comm(struct kf_tasks *t, const struct kf_rec *rec)
 		return KF_ENOMEM;
 	th->comm = id;
 	th->comm_set = true;
+	/* a new program: its stacks share nothing with the old one's */
+	if (rec->misc & KF_MISC_COMM_EXEC)
+		th->stitch = 0;
 	/* perf 6.1 keeps the old mappings across exec and lets the new
 	 * MMAPs overwrite them (____thread__set_comm) */
 	if ((rec->misc & KF_MISC_COMM_EXEC) && t->exec_flushes_maps && th->maps)

@@ -29,6 +29,10 @@ struct kf_thread {
 	bool comm_set;           /* a COMM (or fork from a named parent) set it */
 	bool exited;
 	struct kf_maps *maps;    /* shared by the threads of a process */
+	uint32_t stitch;         /* --stitch: 1 + the index of its latest
+				    unwound user stack in the callchain
+				    stage's references (callchain.h); 0:
+				    none.  Forgotten at exec */
 };
 
 struct kf_tasks {

@@ -155,7 +155,8 @@ static bool marker(const char *s, size_t n)
 }
 
 /* A frame's name and kind.  Folded text: the suffixes stackcollapse
- * writes (_[k] kernel, _[j] JIT, _[i] inlined) say the kind and are cut;
+ * writes (_[k] kernel, _[j] JIT, _[i] inlined) say the kind and are cut,
+ * as kfold's _[s] (a frame --stitch took from an earlier sample) is;
  * "[unknown]" and "[file]" are unknown frames, other bracketed words
  * context markers; the rest has no kind. */
 static unsigned frame_kind(const struct kf_stack_src *src, const kf_frame_info *f,
@@ -174,6 +175,10 @@ static unsigned frame_kind(const struct kf_stack_src *src, const kf_frame_info *
 		    ends_with(s, n, "_[i]")) {
 			*len = n - 4;
 			return s[n - 2] == 'k' ? K_KERNEL : s[n - 2] == 'j' ? K_JIT : K_INLINED;
+		}
+		if (ends_with(s, n, "_[s]")) {
+			*len = n - 4;   /* --stitch's: a frame like any other */
+			return K_NEUTRAL;
 		}
 		if (bracketed(s, n))
 			return marker(s, n) ? K_MARKER : K_UNKNOWN;

@@ -1226,6 +1226,8 @@ static void fold_own(const struct kf_fold_style *fs, const struct kf_namer *n,
 		kf_buf_puts(out, "_[k]");
 	else if ((fs->suffixes & KF_SUFFIX_JIT) && sf->kind == KF_SYM_JIT)
 		kf_buf_puts(out, "_[j]");
+	else if ((fs->suffixes & KF_SUFFIX_STITCHED) && (sf->flags & KF_SYMF_STITCHED))
+		kf_buf_puts(out, "_[s]");
 }
 
 /* perf_script_line_text: the line perf script prints for the frame,

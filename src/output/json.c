@@ -428,6 +428,8 @@ static json_t *frame_json(struct kf_report *rp, const struct kf_fold_frame *ff)
 	}
 	put(rp, o, "inlined", json_boolean(sf->inline_depth > 0));
 	put(rp, o, "kind", json_string(kf_symkind_name(sf->kind)));
+	if (sf->flags & KF_SYMF_STITCHED)
+		put(rp, o, "stitched", json_true());
 	if (code || sf->kind == KF_SYM_UNKNOWN) {
 		if (!sf->name && sf->why)
 			put(rp, o, "why", json_string(kf_symwhy_name(sf->why)));
@@ -449,8 +451,8 @@ static long frame_index(struct kf_report *rp, const struct kf_fold_frame *ff)
 	bool off = code && sf->name && !(sf->flags & KF_SYMF_INLINED);
 	bool file = code && (sf->flags & KF_SYMF_FILE);
 	bool why = (code || sf->kind == KF_SYM_UNKNOWN) && !sf->name && sf->why;
-	uint64_t v[9];
-	char key[9 * 11];
+	uint64_t v[10];
+	char key[10 * 11];
 	size_t n = 0, k;
 	uint32_t id, idx;
 
@@ -464,9 +466,10 @@ static long frame_index(struct kf_report *rp, const struct kf_fold_frame *ff)
 	v[6] = sf->inline_depth > 0;
 	v[7] = sf->kind;
 	v[8] = why ? sf->why : 0;
+	v[9] = !!(sf->flags & KF_SYMF_STITCHED);
 	/* each value in 6-bit groups, no byte 0 (the table holds C
 	 * strings): 0x80 | group while more follow, group + 1 last */
-	for (k = 0; k < 9; k++) {
+	for (k = 0; k < 10; k++) {
 		uint64_t x = v[k];
 
 		for (; x >= 0x40; x >>= 6)
@@ -716,10 +719,21 @@ static json_t *diagnostics_json(struct kf_report *rp)
 					  "module", jstr(rp, us->module),
 					  "samples", jint(us->samples), "hint", jstr(rp, us->hint)));
 	}
-	put(rp, uw, "dwarf", json_pack("{s:o,s:o,s:o,s:o}", "samples",
-		jint(in->stats->samples_unwound), "recorded",
-		jint(in->stats->samples_dwarf), "frames_guessed",
-		jint(in->stats->frames_guessed), "stopped", arr));
+	{
+		json_t *dw = json_pack("{s:o,s:o,s:o,s:o}", "samples",
+				       jint(in->stats->samples_unwound), "recorded",
+				       jint(in->stats->samples_dwarf), "frames_guessed",
+				       jint(in->stats->frames_guessed), "stopped", arr);
+
+		/* stopped is of the unwinds as they ended; --stitch went on */
+		if (in->stitch)
+			put(rp, dw, "stitch", json_pack("{s:o,s:o,s:o,s:o}",
+				"cut", jint(in->stats->stitch_cut),
+				"stitched", jint(in->stats->stitch_samples),
+				"frames", jint(in->stats->stitch_frames),
+				"still_cut", jint(in->stats->stitch_still_cut)));
+		put(rp, uw, "dwarf", dw);
+	}
 	put(rp, uw, "kernel", json_pack("{s:o,s:o,s:s}",
 		"truncated", jbucket(&rp->g.kernel_cut),
 		"unwinder_stopped", jbucket(&rp->g.kernel_stopped),

@@ -75,6 +75,8 @@ struct kf_report_in {
 	bool count_samples;                /* weights are samples, not period */
 	bool off_cpu;                      /* --off-cpu: weights are off-CPU
 					      nanoseconds (unless samples) */
+	bool stitch;                       /* --stitch: unwinding.dwarf says
+					      what it did */
 	bool lines_looked_for;             /* inline frames or --srcline */
 	const char *version;               /* kfold's */
 

@@ -104,6 +104,8 @@ static void base_frame(struct kf_namer *n, const struct kf_frame *f, struct kf_s
 
 	memset(sf, 0, sizeof(*sf));
 	sf->addr = f->addr;
+	if (f->flags & KF_FRAME_STITCHED)
+		sf->flags |= KF_SYMF_STITCHED;
 	if (f->flags & KF_FRAME_TRUNCATED) {
 		sf->kind = KF_SYM_TRUNCATED;
 		sf->why = KF_SYMWHY_NO_MAP;

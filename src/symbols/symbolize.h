@@ -69,6 +69,8 @@ enum kf_symwhy {
 				 lines from addr2line */
 #define KF_SYMF_FILE     8u   /* file and line are known (file may still
 				 be "", id 0) */
+#define KF_SYMF_STITCHED 16u  /* --stitch: its raw frame came from an
+				 earlier sample (KF_FRAME_STITCHED) */
 
 struct kf_symframe {
 	uint64_t addr;        /* the raw frame's address (kf_frame.addr) */

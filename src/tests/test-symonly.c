@@ -152,7 +152,8 @@ static void names_round_trip(void)
 static void uw_round_trip(void)
 {
 	struct kf_uwtab a, b;
-	struct kf_uframe fr[3] = { { 0x401000, false }, { 0x401234, true }, { 0x7f0000001000, false } };
+	struct kf_uframe fr[3] = { { .pc = 0x401000 }, { .pc = 0x401234, .guessed = true },
+				   { .pc = 0x7f0000001000 } };
 	struct kf_error err = { 0, "" };
 	const struct kf_uwent *e;
 	uint8_t *bytes;
