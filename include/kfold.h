@@ -245,6 +245,13 @@ typedef struct kf_options {
 				    thread's previous one, where that has
 				    the cut frame (same return address, same
 				    stack pointer); kfold's own mode only */
+	bool cgroup_root;         /* the sample's cgroup (PERF_SAMPLE_CGROUP,
+				    perf record --all-cgroups) after the root:
+				    "comm;[cgroup:/system.slice/x.service]";
+				    kfold's own mode only */
+	const char *filter_cgroups; /* "/a,/b": only the samples in these
+				    cgroups (paths as the capture's
+				    PERF_RECORD_CGROUP records name them) */
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion

@@ -208,6 +208,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	kf_buf_init(&s->advice);
 	kf_counters_init(&s->counters);
 	kf_offcpu_init(&s->offcpu);
+	kf_map64_init(&s->cgroups);
 	s->fs.no_files = s->o.no_files;
 	if (s->o.off_cpu_wakers)
 		s->o.off_cpu = true;
@@ -242,7 +243,11 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 
 		if (r)
 			return kf_fail(&s->err, r, "%s", msg);
+		if (s->o.filter_cgroups && kf_filter_set_cgroups(&s->filters, s->o.filter_cgroups))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	}
+	if (s->o.cgroup_root && s->pol->perf_output)
+		return kf_fail(&s->err, KF_EINVAL, "--cgroup is not part of --compat=perf");
 	return 0;
 }
 
@@ -283,6 +288,7 @@ void kf_session_free(kf_session *s)
 	kf_buf_fini(&s->advice);
 	kf_counters_fini(&s->counters);
 	kf_offcpu_fini(&s->offcpu);
+	kf_map64_fini(&s->cgroups);
 	free(s->oc_attrs);
 	kf_filter_fini(&s->filters);
 	free(s->filter);
@@ -399,6 +405,47 @@ static int count_event_ip(struct kf_session *s, size_t evidx, const struct kf_sa
 	return count_ip_in(s, &s->ips_ev[evidx], th, smp);
 }
 
+/* PERF_RECORD_CGROUP: a cgroup's id and path (perf record --all-cgroups
+ * writes one for every cgroup at the start and the kernel one for each
+ * made later).  The path ends at its NUL, inside the record; a record
+ * without one is skipped and counted as too short. */
+static int on_cgroup(struct kf_session *s, const struct kf_rec *rec)
+{
+	struct kf_cur c = kf_cur_make(rec->data + 8, rec->size - 8u, kf_pd_swapped(s->pd));
+	const char *path;
+	size_t len;
+	uint64_t id;
+	uint32_t sid;
+
+	if (!kf_cur_u64(&c, &id) || kf_cur_left(&c) == 0 ||
+	    (len = strnlen((const char *)c.p, kf_cur_left(&c))) == kf_cur_left(&c)) {
+		s->tasks.bad_records++;
+		return 0;
+	}
+	path = (const char *)c.p;
+	if (!kf_strtab_intern(&s->strings, path, len, &sid) ||
+	    !kf_map64_put(&s->cgroups, id, sid + 1))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The path of sample smp's cgroup, as perf report's cgroup column says
+ * it: "N/A" for id 0, "unknown" for an id no PERF_RECORD_CGROUP named;
+ * NULL when attr a records no cgroup (a warning, once). */
+static const char *sample_cgroup(struct kf_session *s, const struct kf_attr *a,
+				 const struct kf_sample *smp)
+{
+	uint32_t sid;
+
+	if (!(a->sample_type & KF_SAMPLE_CGROUP))
+		return NULL;
+	if (smp->cgroup == 0)
+		return "N/A";
+	if (!kf_map64_get(&s->cgroups, smp->cgroup, &sid) || !sid)
+		return "unknown";
+	return kf_strtab_get(&s->strings, sid - 1);
+}
+
 /* Whether perf script's filters leave the sample out (*out), in perf
  * 6.1's order (process_sample_event): its time, then its thread (comm,
  * pid, tid: thread__is_filtered), then its CPU.  A capture whose samples
@@ -427,7 +474,20 @@ static int filtered(struct kf_session *s, const struct kf_attr *a, int evidx,
 		return kf_fail(&s->err, KF_EINVAL, "--cpus: the samples of event %s "
 			       "record no CPU (perf record without -a or --sample-cpu)",
 			       kf_pd_event_name(s->pd, (size_t)(evidx >= 0 ? evidx : 0)));
-	*out = kf_filter_cpu_out(f, smp->cpu);
+	if (kf_filter_cpu_out(f, smp->cpu))
+		return 0;
+	if (f->cgroups_set) {
+		const char *path = sample_cgroup(s, a, smp);
+
+		if (!path)
+			return kf_fail(&s->err, KF_EINVAL, "--cgroups: the samples of "
+				       "event %s record no cgroup (perf record without "
+				       "--all-cgroups)", kf_pd_event_name(s->pd, (size_t)
+				       (evidx >= 0 ? evidx : 0)));
+		*out = kf_filter_cgroup_out(f, path);
+		return 0;
+	}
+	*out = false;
 	return 0;
 }
 
@@ -834,6 +894,18 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		ctx_root(s, th, a, &smp, &ch, &rd);
 	if (s->o.off_cpu)
 		rd.offcpu = (uint8_t)(oc_state + 1);
+	if (s->o.cgroup_root) {
+		const char *path = sample_cgroup(s, a, &smp);
+		uint32_t sid;
+
+		if (!path)
+			return kf_fail(&s->err, KF_EINVAL, "--cgroup: the samples of event "
+				       "%s record no cgroup (perf record without "
+				       "--all-cgroups)", evname);
+		if (!kf_strtab_intern(&s->strings, path, strlen(path), &sid))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		rd.cgroup = sid + 1;
+	}
 	rid = kf_roots_intern(&s->roots, &rd);
 	if (!rid)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
@@ -1026,8 +1098,9 @@ static int deliver(struct kf_session *s, const struct kf_rec *rec)
 	case KF_REC_AUX:
 	case KF_REC_ITRACE_START:
 	case KF_REC_NAMESPACES:
-	case KF_REC_BPF_EVENT:
 	case KF_REC_CGROUP:
+		return on_cgroup(s, rec);
+	case KF_REC_BPF_EVENT:
 	case KF_REC_TEXT_POKE:
 	case KF_REC_AUX_OUTPUT_HW_ID:
 	case KF_REC_CALLCHAIN_DEFERRED:

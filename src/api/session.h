@@ -122,6 +122,9 @@ struct kf_session {
 	 * sched_wakeup with its pid field (--off-cpu=wakers), 2 anything
 	 * else */
 	struct kf_offcpu offcpu;
+	/* the capture's cgroups: PERF_RECORD_CGROUP's id -> 1 + the string
+	 * id of its path (for --cgroup and --cgroups) */
+	struct kf_map64 cgroups;
 	struct kf_oc_attr {
 		uint8_t kind;
 		struct kf_tp_field prev_pid, next_pid, prev_state, pid;

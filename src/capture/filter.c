@@ -67,21 +67,22 @@ static int int_list(const char *what, const char *s, int64_t **v, size_t *n,
 	}
 }
 
-static int comm_list(struct kf_filter *f, const char *s)
+/* "a,b c": strings separated by ',', byte for byte */
+static int str_list(char ***vp, size_t *n, const char *s)
 {
 	const char *p = s;
 
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		char **v = kf_reallocarray(f->comms, f->n_comms + 1, sizeof(*v));
+		char **v = kf_reallocarray(*vp, *n + 1, sizeof(*v));
 
 		if (!v)
 			return KF_ENOMEM;
-		f->comms = v;
-		f->comms[f->n_comms] = kf_strndup(p, len);
-		if (!f->comms[f->n_comms])
+		*vp = v;
+		v[*n] = kf_strndup(p, len);
+		if (!v[*n])
 			return KF_ENOMEM;
-		f->n_comms++;
+		(*n)++;
 		if (!p[len])
 			return 0;
 		p += len + 1;
@@ -203,7 +204,7 @@ int kf_filter_init(struct kf_filter *f, const char *pids, const char *tids,
 		   const char *comms, const char *cpus, const char *time,
 		   char *err, size_t errlen)
 {
-	const char *arg[KF_FILTER_NKINDS] = { pids, tids, comms, cpus, time };
+	const char *arg[KF_FILTER_NKINDS] = { pids, tids, comms, cpus, time, NULL };
 	int r = 0, k;
 
 	memset(f, 0, sizeof(*f));
@@ -222,7 +223,7 @@ int kf_filter_init(struct kf_filter *f, const char *pids, const char *tids,
 	}
 	if (comms && !r) {
 		f->comms_set = true;
-		r = comm_list(f, comms);
+		r = str_list(&f->comms, &f->n_comms, comms);
 	}
 	if (cpus && !r) {
 		f->cpus_set = true;
@@ -250,6 +251,9 @@ void kf_filter_fini(struct kf_filter *f)
 	for (i = 0; i < f->n_comms; i++)
 		free(f->comms[i]);
 	free(f->comms);
+	for (i = 0; i < f->n_cgroups; i++)
+		free(f->cgroups[i]);
+	free(f->cgroups);
 	free(f->pids);
 	free(f->tids);
 	free(f->ranges);
@@ -332,7 +336,7 @@ int kf_filter_time_span(struct kf_filter *f, uint64_t first, uint64_t last,
 const char *kf_filter_name(enum kf_filter_kind k)
 {
 	static const char *const names[KF_FILTER_NKINDS] = { "pids", "tids", "comms", "cpus",
-							     "time" };
+							     "time", "cgroups" };
 
 	return (unsigned)k < KF_FILTER_NKINDS ? names[k] : "?";
 }
@@ -378,6 +382,27 @@ bool kf_filter_thread_out(const struct kf_filter *f, int64_t pid, int64_t tid,
 	if (f->pids_set && !has_int(f->pids, f->n_pids, pid))
 		return true;
 	return f->tids_set && !has_int(f->tids, f->n_tids, tid);
+}
+
+int kf_filter_set_cgroups(struct kf_filter *f, const char *list)
+{
+	free(f->given[KF_FILTER_CGROUPS]);
+	if (!(f->given[KF_FILTER_CGROUPS] = kf_strndup(list, strlen(list))))
+		return KF_ENOMEM;
+	f->cgroups_set = f->on = true;
+	return str_list(&f->cgroups, &f->n_cgroups, list);
+}
+
+bool kf_filter_cgroup_out(const struct kf_filter *f, const char *path)
+{
+	size_t i;
+
+	if (!f->cgroups_set)
+		return false;
+	for (i = 0; i < f->n_cgroups; i++)
+		if (strcmp(f->cgroups[i], path) == 0)
+			return false;
+	return true;
 }
 
 bool kf_filter_cpu_out(const struct kf_filter *f, uint32_t cpu)

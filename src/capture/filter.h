@@ -42,7 +42,7 @@ struct kf_time_range {
 };
 
 enum kf_filter_kind { KF_FILTER_PIDS, KF_FILTER_TIDS, KF_FILTER_COMMS, KF_FILTER_CPUS,
-		       KF_FILTER_TIME, KF_FILTER_NKINDS };
+		       KF_FILTER_TIME, KF_FILTER_CGROUPS, KF_FILTER_NKINDS };
 
 struct kf_filter {
 	bool on;                      /* some filter is set */
@@ -52,6 +52,9 @@ struct kf_filter {
 	size_t n_pids, n_tids;
 	char **comms;
 	size_t n_comms;
+	bool cgroups_set;             /* kfold's --cgroups (not perf script's) */
+	char **cgroups;
+	size_t n_cgroups;
 	uint8_t cpus[KF_FILTER_MAX_CPUS / 8];
 	bool time_percent;            /* it needs the sample time span */
 	struct kf_time_range *ranges;
@@ -66,7 +69,14 @@ int kf_filter_init(struct kf_filter *f, const char *pids, const char *tids,
 		   char *err, size_t errlen);
 void kf_filter_fini(struct kf_filter *f);
 
-/* "pids", "tids", "comms", "cpus", "time" */
+/* --cgroups: cgroup paths separated by ',' ("/system.slice/x.service",
+ * as perf's PERF_RECORD_CGROUP records name them), byte for byte.  0 or
+ * KF_ENOMEM. */
+int kf_filter_set_cgroups(struct kf_filter *f, const char *list);
+/* Whether a sample in the cgroup at `path` is left out. */
+bool kf_filter_cgroup_out(const struct kf_filter *f, const char *path);
+
+/* "pids", "tids", "comms", "cpus", "time", "cgroups" */
 const char *kf_filter_name(enum kf_filter_kind k);
 
 /* The percentages of --time, of the span [first, last].  0, KF_ENOMEM

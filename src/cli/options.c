@@ -297,7 +297,7 @@ const struct kf_cli_group kf_cli_count_group = {
 
 /* --- filter --------------------------------------------------------- */
 
-enum { F_PIDS, F_TIDS, F_COMMS, F_CPUS, F_TIME };
+enum { F_PIDS, F_TIDS, F_COMMS, F_CPUS, F_TIME, F_CGROUPS };
 
 static const struct kf_cli_opt filter_opts[] = {
 	{ "pids", F_PIDS, required_argument, "--pids LIST",
@@ -311,6 +311,9 @@ static const struct kf_cli_opt filter_opts[] = {
 	{ "time", F_TIME, required_argument, "--time RANGES",
 	  "only the samples in these times: START,STOP in seconds\n"
 	  "(space-separated ranges), or 10%/2, 0%-10%,30%-40%, 25%" },
+	{ "cgroups", F_CGROUPS, required_argument, "--cgroups LIST",
+	  "only the samples in these cgroups (paths, comma-separated;\n"
+	  "perf record --all-cgroups)" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
@@ -322,6 +325,7 @@ static int filter_set(struct kf_cli *c, int key, const char *arg)
 	case F_COMMS: c->o.filter_comms = arg; break;
 	case F_CPUS: c->o.filter_cpus = arg; break;
 	case F_TIME: c->o.filter_time = arg; break;
+	case F_CGROUPS: c->o.filter_cgroups = arg; break;
 	default: break;
 	}
 	return 0;
@@ -334,7 +338,7 @@ const struct kf_cli_group kf_cli_filter_group = {
 /* --- name ----------------------------------------------------------- */
 
 enum { N_NO_INLINE, N_INLINE, N_SRCLINE, N_ADDRS, N_KERNEL, N_JIT, N_ALL,
-       N_PID, N_TID };
+       N_PID, N_TID, N_CGROUP };
 
 static const struct kf_cli_opt name_opts[] = {
 	{ "no-inline", N_NO_INLINE, no_argument, "--no-inline",
@@ -352,6 +356,9 @@ static const struct kf_cli_opt name_opts[] = {
 	  "from an earlier sample" },
 	{ "pid", N_PID, no_argument, "--pid", "root frame comm-PID" },
 	{ "tid", N_TID, no_argument, "--tid", "root frame comm-PID/TID" },
+	{ "cgroup", N_CGROUP, no_argument, "--cgroup",
+	  "the sample's cgroup after the root: comm;[cgroup:PATH]\n"
+	  "(perf record --all-cgroups)" },
 	{ NULL, 0, 0, NULL, NULL },
 };
 
@@ -368,6 +375,7 @@ static int name_set(struct kf_cli *c, int key, const char *arg)
 	case N_ALL: c->o.suffixes |= KF_SUFFIX_KERNEL | KF_SUFFIX_JIT | KF_SUFFIX_STITCHED; break;
 	case N_PID: c->o.root = KF_ROOT_PID; break;
 	case N_TID: c->o.root = KF_ROOT_TID; break;
+	case N_CGROUP: c->o.cgroup_root = true; break;
 	default: break;
 	}
 	return 0;

@@ -51,6 +51,9 @@ static void fold(const uint8_t *data, size_t size, enum kf_compat compat,
 	/* off-CPU times: sched_switch's fields from the tracing data's
 	 * formats, the switch-ins, the stacks waiting for them */
 	o.off_cpu = off_cpu;
+	/* and the cgroups of PERF_RECORD_CGROUP and the samples' ids (a
+	 * capture without them is refused at its first sample) */
+	o.cgroup_root = off_cpu;
 	if (kf_session_new(&s, &o) == 0 && kf_session_load_mem(s, data, size) == 0 &&
 	    null) {
 		kf_session_write_folded(s, null);

@@ -444,14 +444,15 @@ static uint64_t root_hash(const struct kf_stack_root *x)
 	uint64_t h = kf_hash64((uint64_t)x->comm << 32 | (uint32_t)x->pid);
 
 	return kf_hash64(h ^ ((uint64_t)(uint32_t)x->tid << 32 | (uint64_t)x->offcpu << 16 |
-			      (uint64_t)x->ctx << 8 | x->cpumode) ^ (uint64_t)x->waker << 24);
+			      (uint64_t)x->ctx << 8 | x->cpumode) ^ (uint64_t)x->waker << 24 ^
+			      (uint64_t)x->cgroup << 40);
 }
 
 static bool same_root(const struct kf_stack_root *a, const struct kf_stack_root *b)
 {
 	return a->comm == b->comm && a->pid == b->pid && a->tid == b->tid &&
 	       a->ctx == b->ctx && a->cpumode == b->cpumode && a->offcpu == b->offcpu &&
-	       a->waker == b->waker;
+	       a->waker == b->waker && a->cgroup == b->cgroup;
 }
 
 static bool roots_rehash(struct kf_roots *r, size_t nslots)

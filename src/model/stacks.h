@@ -95,6 +95,9 @@ struct kf_stack_root {
 	uint32_t waker;       /* --off-cpu=wakers: 1 + the string id of the
 				 comm of the thread whose wakeup ended the
 				 wait; 0: none */
+	uint32_t cgroup;      /* --cgroup: 1 + the string id of the
+				 sample's cgroup path, printed after the
+				 root as "[cgroup:PATH]"; 0: none */
 };
 
 struct kf_roots {

@@ -1685,6 +1685,15 @@ void kf_fold_root(const struct kf_fold_style *fs, const struct kf_strtab *comms,
 		kf_buf_printf(out, "-%d", (int)root->pid);
 	else if (fs->root_mode == KF_ROOT_TID)
 		kf_buf_printf(out, "-%d/%d", (int)root->pid, (int)root->tid);
+	if (root->cgroup) {
+		const char *c;
+
+		/* a path is free text: ';' would split the frame */
+		kf_buf_puts(out, ";[cgroup:");
+		for (c = kf_strtab_get(comms, root->cgroup - 1); *c; c++)
+			kf_buf_put(out, *c == ';' ? ":" : *c == '\n' ? "_" : c, 1);
+		kf_buf_put(out, "]", 1);
+	}
 	if (root->offcpu)
 		kf_buf_printf(out, ";[off-cpu:%s]", kf_offcpu_state_name(
 				      (enum kf_offcpu_state)(root->offcpu - 1)));

@@ -163,7 +163,7 @@ static uint32_t comm(const char *s)
 static void test_roots(void)
 {
 	struct kf_roots r;
-	struct kf_stack_root a = { comm("prog"), 12, 13, KF_ROOT_CTX_KTHREAD, 1, 0, 0, 0 };
+	struct kf_stack_root a = { comm("prog"), 12, 13, KF_ROOT_CTX_KTHREAD, 1, 0, 0, 0, 0 };
 	struct kf_stack_root b = a;
 	uint32_t ia, ib, ic;
 
@@ -185,6 +185,10 @@ static void test_roots(void)
 	CHECK(kf_roots_intern(&r, &b) != ic);
 	b.waker = 0;
 	CHECK_EQ(kf_roots_intern(&r, &b), ic);
+	b.cgroup = 1;                         /* another cgroup, another root */
+	CHECK(kf_roots_intern(&r, &b) != ic);
+	b.cgroup = 0;
+	CHECK_EQ(kf_roots_intern(&r, &b), ic);
 	CHECK_EQ(kf_roots_get(&r, ia)->pid, 12);
 	CHECK_EQ(kf_roots_get(&r, ib)->tid, 14);
 	CHECK_EQ(kf_roots_get(&r, ia)->ctx, KF_ROOT_CTX_KTHREAD);
@@ -194,7 +198,7 @@ static void test_roots(void)
 static const char *root_text(const struct kf_fold_style *fs, const char *c,
 			     int32_t pid, int32_t tid, struct kf_buf *b)
 {
-	struct kf_stack_root r = { comm(c), pid, tid, 0, 0, 0, 0, 0 };
+	struct kf_stack_root r = { comm(c), pid, tid, 0, 0, 0, 0, 0, 0 };
 
 	b->len = 0;
 	if (b->p)
@@ -209,7 +213,7 @@ static void test_root_text(void)
 	struct kf_fold_style pid = { kf_policy_kfold(), KF_ROOT_PID, 0, false, false };
 	struct kf_fold_style tid = { kf_policy_kfold(), KF_ROOT_TID, 0, false, false };
 	struct kf_fold_style perf = { kf_policy_perf(), KF_ROOT_COMM, 0, false, false };
-	struct kf_stack_root j = { comm("java-main"), -1, -1, 0, 0, 0, 0, 0 };
+	struct kf_stack_root j = { comm("java-main"), -1, -1, 0, 0, 0, 0, 0, 0 };
 	struct kf_buf b;
 
 	kf_buf_init(&b);
@@ -241,6 +245,13 @@ static void test_root_text(void)
 	b.len = 0;
 	kf_fold_root(&own, &comms, &j, &b);
 	CHECK_STR(kf_buf_cstr(&b), "java-main;[off-cpu:sleeping];[woken-by];kworker/0:1_x:y");
+	/* --cgroup: the path after the root and its pid, before the state;
+	 * a ';' in it would split the frame */
+	j.cgroup = comm("/system.slice/a;b.scope") + 1;
+	b.len = 0;
+	kf_fold_root(&tid, &comms, &j, &b);
+	CHECK_STR(kf_buf_cstr(&b), "java-main-5/6;[cgroup:/system.slice/a:b.scope];"
+		  "[off-cpu:sleeping];[woken-by];kworker/0:1_x:y");
 	kf_buf_fini(&b);
 
 	/* stackcollapse's comm group: two characters at least, up to the
@@ -349,7 +360,7 @@ static void test_frames(void)
 static void test_stack_frames(void)
 {
 	struct kf_fold_style own = { kf_policy_kfold(), KF_ROOT_PID, 0, false, false };
-	struct kf_stack_root rd = { comm("prog"), 7, -1, 0, 0, 0, 0, 0 };
+	struct kf_stack_root rd = { comm("prog"), 7, -1, 0, 0, 0, 0, 0, 0 };
 	struct kf_roots roots;
 	struct kf_stacks st;
 	struct kf_namer n;

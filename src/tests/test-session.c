@@ -1121,6 +1121,133 @@ static void test_pipe_dwarf(void)
 	pdb_free(&d);
 }
 
+/* PERF_RECORD_CGROUP (19) and PERF_SAMPLE_CGROUP: --cgroup names each
+ * sample's cgroup after the root ("N/A" for id 0, "unknown" for an id no
+ * record named), --cgroups keeps some; records without their path's NUL
+ * are skipped and counted; a capture without cgroups is refused. */
+static void cg_record(struct pdb *d, uint64_t st, uint64_t id, const char *path)
+{
+	size_t k = pdb_rec(d, 19, 0);
+
+	pdb_u64(d, id);
+	pdb_str8(d, path, 0);
+	trailer(d, st, 0, 0, 10, 0);
+	pdb_end_rec(d, k);
+}
+
+static void cg_sample(struct pdb *d, uint64_t st, uint64_t time, uint64_t cgroup)
+{
+	size_t k = pdb_rec(d, 9, 2);
+
+	pdb_u64(d, 0x401010);
+	pdb_u32(d, 7);
+	pdb_u32(d, 7);
+	pdb_u64(d, time);
+	pdb_u64(d, 1000);
+	pdb_u64(d, 2);
+	pdb_u64(d, CTX_USER);
+	pdb_u64(d, 0x401010);
+	if (st & ST_CGROUP)
+		pdb_u64(d, cgroup);
+	pdb_end_rec(d, k);
+}
+
+static void test_cgroups(void)
+{
+	const uint64_t st = BASIC | ST_CGROUP;
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = st,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	kf_options o;
+	struct run r;
+	int be;
+
+	for (be = 0; be < 2; be++) {
+		struct pdb d = { .be = be }, img = { .be = be };
+		size_t k;
+
+		rec_kmap(&d, st);
+		rec_comm(&d, st, 7, 7, "prog", 0, false);
+		rec_mmap2(&d, st, 7, 0x400000, 0x10000, 0, "/bin/prog", 0);
+		cg_record(&d, st, 1, "/");
+		cg_record(&d, st, 42, "/kfold/a;b");
+		/* hostile: a path without its NUL, a record too short for
+		 * the id: skipped, counted, their ids unknown */
+		k = pdb_rec(&d, 19, 0);
+		pdb_u64(&d, 43);
+		pdb_bytes(&d, "/cut-off", 8);
+		pdb_end_rec(&d, k);
+		k = pdb_rec(&d, 19, 0);
+		pdb_u32(&d, 44);
+		pdb_end_rec(&d, k);
+		cg_sample(&d, st, 100, 1);
+		cg_sample(&d, st, 200, 42);
+		cg_sample(&d, st, 300, 42);
+		cg_sample(&d, st, 400, 43);
+		cg_sample(&d, st, 500, 0);
+		rec_round(&d);
+		pdb_file(&img, &a, 1, &d, false);
+
+		kf_options_init(&o);
+		o.cgroup_root = true;
+		run_buf(&img, &o, &r);
+		CHECK_EQ(r.rc, 0);
+		CHECK_STR(r.out, "prog;[cgroup:/];[prog] 1000\n"
+				 "prog;[cgroup:/kfold/a:b];[prog] 2000\n"
+				 "prog;[cgroup:N/A];[prog] 1000\n"
+				 "prog;[cgroup:unknown];[prog] 1000\n");
+		CHECK_EQ(r.st.samples_folded, 5);
+		run_free(&r);
+
+		kf_options_init(&o);
+		o.filter_cgroups = "/kfold/a;b,N/A";
+		run_buf(&img, &o, &r);
+		CHECK_EQ(r.rc, 0);
+		CHECK_STR(r.out, "prog;[prog] 3000\n");
+		CHECK_EQ(r.st.samples_filtered, 2);
+		run_free(&r);
+
+		/* without the option the field is read and nothing changes */
+		run_buf(&img, NULL, &r);
+		CHECK_STR(r.out, "prog;[prog] 5000\n");
+		run_free(&r);
+		pdb_free(&d);
+		pdb_free(&img);
+	}
+
+	/* a capture whose samples carry no cgroup: refused, saying how to
+	 * record one */
+	{
+		struct pdb d = { 0 }, img = { 0 };
+		struct pdb_attr b = { .type = 1, .period = 4000, .sample_type = BASIC,
+				      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+
+		basic_data(&d, BASIC);
+		pdb_file(&img, &b, 1, &d, false);
+		kf_options_init(&o);
+		o.cgroup_root = true;
+		run_buf(&img, &o, &r);
+		CHECK_EQ(r.rc, KF_EINVAL);
+		CHECK(strstr(r.msg, "--cgroup: the samples of event") &&
+		      strstr(r.msg, "--all-cgroups"));
+		run_free(&r);
+		kf_options_init(&o);
+		o.filter_cgroups = "/";
+		run_buf(&img, &o, &r);
+		CHECK_EQ(r.rc, KF_EINVAL);
+		CHECK(strstr(r.msg, "--cgroups: the samples of event") != NULL);
+		run_free(&r);
+		/* and --compat=perf has no cgroup root */
+		kf_options_init(&o);
+		o.cgroup_root = true;
+		o.compat = KF_COMPAT_PERF;
+		run_buf(&img, &o, &r);
+		CHECK_EQ(r.rc, KF_EINVAL);
+		run_free(&r);
+		pdb_free(&d);
+		pdb_free(&img);
+	}
+}
+
 int main(void)
 {
 	RUN(test_attr_sizes);
@@ -1141,5 +1268,6 @@ int main(void)
 	RUN(test_compressed);
 	RUN(test_unwind_stops);
 	RUN(test_pipe_dwarf);
+	RUN(test_cgroups);
 	return CHECK_DONE();
 }
