@@ -431,7 +431,7 @@ static int on_cgroup(struct kf_session *s, const struct kf_rec *rec)
 
 /* The path of sample smp's cgroup, as perf report's cgroup column says
  * it: "N/A" for id 0, "unknown" for an id no PERF_RECORD_CGROUP named;
- * NULL when attr a records no cgroup (a warning, once). */
+ * NULL when attr a records no cgroup (the callers refuse the option). */
 static const char *sample_cgroup(struct kf_session *s, const struct kf_attr *a,
 				 const struct kf_sample *smp)
 {
@@ -448,8 +448,9 @@ static const char *sample_cgroup(struct kf_session *s, const struct kf_attr *a,
 
 /* Whether perf script's filters leave the sample out (*out), in perf
  * 6.1's order (process_sample_event): its time, then its thread (comm,
- * pid, tid: thread__is_filtered), then its CPU.  A capture whose samples
- * carry no CPU is refused with --cpus, as perf refuses it. */
+ * pid, tid: thread__is_filtered), then its CPU; then kfold's --cgroups.
+ * A capture whose samples carry no CPU is refused with --cpus, as perf
+ * refuses it, and one whose samples carry no cgroup with --cgroups. */
 static int filtered(struct kf_session *s, const struct kf_attr *a, int evidx,
 		    const struct kf_sample *smp, bool *out)
 {
