@@ -429,21 +429,24 @@ static int on_cgroup(struct kf_session *s, const struct kf_rec *rec)
 	return 0;
 }
 
-/* The path of sample smp's cgroup, as perf report's cgroup column says
- * it: "N/A" for id 0, "unknown" for an id no PERF_RECORD_CGROUP named;
- * NULL when attr a records no cgroup (the callers refuse the option). */
-static const char *sample_cgroup(struct kf_session *s, const struct kf_attr *a,
-				 const struct kf_sample *smp)
+/* The path of sample smp's cgroup as a string id in *sid, as perf
+ * report's cgroup column says it: "N/A" for id 0, "unknown" for an id no
+ * PERF_RECORD_CGROUP named (interned once; the records' paths were
+ * interned as they came).  KF_EINVAL when attr a records no cgroup (the
+ * callers refuse their option), KF_ENOMEM. */
+static int sample_cgroup(struct kf_session *s, const struct kf_attr *a,
+			 const struct kf_sample *smp, uint32_t *sid)
 {
-	uint32_t sid;
+	const char *none;
 
 	if (!(a->sample_type & KF_SAMPLE_CGROUP))
-		return NULL;
-	if (smp->cgroup == 0)
-		return "N/A";
-	if (!kf_map64_get(&s->cgroups, smp->cgroup, &sid) || !sid)
-		return "unknown";
-	return kf_strtab_get(&s->strings, sid - 1);
+		return KF_EINVAL;
+	if (smp->cgroup && kf_map64_get(&s->cgroups, smp->cgroup, sid) && *sid) {
+		(*sid)--;
+		return 0;
+	}
+	none = smp->cgroup ? "unknown" : "N/A";
+	return kf_strtab_intern(&s->strings, none, strlen(none), sid) ? 0 : KF_ENOMEM;
 }
 
 /* Whether perf script's filters leave the sample out (*out), in perf
@@ -478,14 +481,17 @@ static int filtered(struct kf_session *s, const struct kf_attr *a, int evidx,
 	if (kf_filter_cpu_out(f, smp->cpu))
 		return 0;
 	if (f->cgroups_set) {
-		const char *path = sample_cgroup(s, a, smp);
+		uint32_t sid;
+		int r = sample_cgroup(s, a, smp, &sid);
 
-		if (!path)
-			return kf_fail(&s->err, KF_EINVAL, "--cgroups: the samples of "
-				       "event %s record no cgroup (perf record without "
+		if (r == KF_EINVAL)
+			return kf_fail(&s->err, r, "--cgroups: the samples of event %s "
+				       "record no cgroup (perf record without "
 				       "--all-cgroups)", kf_pd_event_name(s->pd, (size_t)
 				       (evidx >= 0 ? evidx : 0)));
-		*out = kf_filter_cgroup_out(f, path);
+		if (r)
+			return kf_fail(&s->err, r, "out of memory");
+		*out = kf_filter_cgroup_out(f, kf_strtab_get(&s->strings, sid));
 		return 0;
 	}
 	*out = false;
@@ -896,15 +902,14 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	if (s->o.off_cpu)
 		rd.offcpu = (uint8_t)(oc_state + 1);
 	if (s->o.cgroup_root) {
-		const char *path = sample_cgroup(s, a, &smp);
 		uint32_t sid;
 
-		if (!path)
-			return kf_fail(&s->err, KF_EINVAL, "--cgroup: the samples of event "
-				       "%s record no cgroup (perf record without "
+		if ((r = sample_cgroup(s, a, &smp, &sid)) == KF_EINVAL)
+			return kf_fail(&s->err, r, "--cgroup: the samples of event %s "
+				       "record no cgroup (perf record without "
 				       "--all-cgroups)", evname);
-		if (!kf_strtab_intern(&s->strings, path, strlen(path), &sid))
-			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		if (r)
+			return kf_fail(&s->err, r, "out of memory");
 		rd.cgroup = sid + 1;
 	}
 	rid = kf_roots_intern(&s->roots, &rd);

@@ -216,6 +216,14 @@ static bool arch_is_x86_64(const char *arch)
 	return !arch || strcmp(arch, "x86_64") == 0;
 }
 
+/* The unwinder's output, made at the first DWARF sample. */
+static bool uframes_ready(struct kf_callchain *cc)
+{
+	if (!cc->uframes)
+		cc->uframes = kf_calloc(KF_CHAIN_MAX_STACK, sizeof(*cc->uframes));
+	return cc->uframes != NULL;
+}
+
 /* --stitch: completes the cut unwind uframes[0 .. *nu) of thread th from
  * the thread's reference (see struct kf_callchain), then makes it the
  * reference.  Where it was joined, *nu grows and *end becomes the
@@ -301,11 +309,8 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 		return (long)n;   /* never: kf_tasks_findnew gives every thread
 				     an address space (an empty one is "pc
 				     outside any mapping" in the unwinder) */
-	if (!cc->uframes) {
-		cc->uframes = kf_calloc(KF_CHAIN_MAX_STACK, sizeof(*cc->uframes));
-		if (!cc->uframes)
-			return -1;
-	}
+	if (!uframes_ready(cc))
+		return -1;
 	/* perf 6.1 on x86_64 unwinds x86_64 samples only ("unwind: target
 	 * platform=x86 is not supported", also arm64): no user frame at all */
 	if (cc->pol->unwind_x86_64_only &&
@@ -458,15 +463,11 @@ int kf_callchain_reference(struct kf_callchain *cc, struct kf_thread *th,
 	if (!cc->stitch || cc->uw_replay || !cc->unwinder || !th->maps ||
 	    !(a->sample_type & KF_SAMPLE_CALLCHAIN) ||
 	    !(a->sample_type & KF_SAMPLE_REGS_USER) ||
-	    !(a->sample_type & KF_SAMPLE_STACK_USER) ||
-	    (cc->pol->unwind_x86_64_only &&
-	     (smp->regs_user_abi == 1 || !arch_is_x86_64(cc->env->arch))))
-		return 0;
-	if (!cc->uframes) {
-		cc->uframes = kf_calloc(KF_CHAIN_MAX_STACK, sizeof(*cc->uframes));
-		if (!cc->uframes)
-			return KF_ENOMEM;
-	}
+	    !(a->sample_type & KF_SAMPLE_STACK_USER))
+		return 0;   /* (--stitch is not part of --compat=perf, whose
+			       unwinding rules unwind_user follows) */
+	if (!uframes_ready(cc))
+		return KF_ENOMEM;
 	kf_unwinder_quiet(cc->unwinder, true);
 	end = kf_unwind(cc->unwinder, th->maps, smp, a->sample_regs_user,
 			cc->uframes, KF_CHAIN_MAX_STACK, &nu, &endmod);
