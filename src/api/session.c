@@ -1100,12 +1100,12 @@ static int deliver(struct kf_session *s, const struct kf_rec *rec)
 			return oc_switch_in(s, (int32_t)sid.tid, sid.time);
 		return 0;
 	}
+	case KF_REC_CGROUP:
+		return on_cgroup(s, rec);
 	case KF_REC_READ:
 	case KF_REC_AUX:
 	case KF_REC_ITRACE_START:
 	case KF_REC_NAMESPACES:
-	case KF_REC_CGROUP:
-		return on_cgroup(s, rec);
 	case KF_REC_BPF_EVENT:
 	case KF_REC_TEXT_POKE:
 	case KF_REC_AUX_OUTPUT_HW_ID:

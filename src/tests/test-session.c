@@ -1179,11 +1179,29 @@ static void test_cgroups(void)
 		k = pdb_rec(&d, 19, 0);
 		pdb_u32(&d, 44);
 		pdb_end_rec(&d, k);
+		/* records of other types are not cgroups: a NAMESPACES
+		 * record (pid 43, tid 0, one namespace) and a READ record
+		 * (pid 45, tid 0) whose bytes would read as paths of ids 43
+		 * and 45 */
+		k = pdb_rec(&d, 16, 0);
+		pdb_u32(&d, 43);
+		pdb_u32(&d, 0);
+		pdb_u64(&d, 1);
+		pdb_u64(&d, 0x33);
+		pdb_u64(&d, 4026531840u);
+		pdb_end_rec(&d, k);
+		k = pdb_rec(&d, 8, 0);
+		pdb_u32(&d, 45);
+		pdb_u32(&d, 0);
+		pdb_bytes(&d, "/read\0\0\0", 8);
+		pdb_u64(&d, 0);
+		pdb_end_rec(&d, k);
 		cg_sample(&d, st, 100, 1);
 		cg_sample(&d, st, 200, 42);
 		cg_sample(&d, st, 300, 42);
 		cg_sample(&d, st, 400, 43);
 		cg_sample(&d, st, 500, 0);
+		cg_sample(&d, st, 600, 45);
 		rec_round(&d);
 		pdb_file(&img, &a, 1, &d, false);
 
@@ -1194,8 +1212,8 @@ static void test_cgroups(void)
 		CHECK_STR(r.out, "prog;[cgroup:/];[prog] 1000\n"
 				 "prog;[cgroup:/kfold/a:b];[prog] 2000\n"
 				 "prog;[cgroup:N/A];[prog] 1000\n"
-				 "prog;[cgroup:unknown];[prog] 1000\n");
-		CHECK_EQ(r.st.samples_folded, 5);
+				 "prog;[cgroup:unknown];[prog] 2000\n");
+		CHECK_EQ(r.st.samples_folded, 6);
 		run_free(&r);
 
 		kf_options_init(&o);
@@ -1203,12 +1221,12 @@ static void test_cgroups(void)
 		run_buf(&img, &o, &r);
 		CHECK_EQ(r.rc, 0);
 		CHECK_STR(r.out, "prog;[prog] 3000\n");
-		CHECK_EQ(r.st.samples_filtered, 2);
+		CHECK_EQ(r.st.samples_filtered, 3);
 		run_free(&r);
 
 		/* without the option the field is read and nothing changes */
 		run_buf(&img, NULL, &r);
-		CHECK_STR(r.out, "prog;[prog] 5000\n");
+		CHECK_STR(r.out, "prog;[prog] 6000\n");
 		run_free(&r);
 		pdb_free(&d);
 		pdb_free(&img);
