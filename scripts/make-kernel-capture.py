@@ -6,7 +6,8 @@
 #
 # USAGE
 #   make-kernel-capture.py --vmlinux IMG --kaslr OFF --release REL
-#                          [--no-build-id] [--kernel-map-name NAME] CHAINS OUT
+#                          [--no-build-id] [--kernel-map-name NAME]
+#                          [--module ...] [--module-build-id ...] CHAINS OUT
 #     IMG      the kernel image (ELF64 little-endian): its build-id is
 #              recorded, its _text and _etext symbols give the kernel map
 #     OFF      the KASLR offset (hex or decimal): runtime = link + OFF
@@ -24,6 +25,9 @@
 #              the .ko path or "[name]"); START and LEN in hex, runtime
 #              addresses (repeatable; CHAINS addresses in it are moved
 #              by the KASLR offset too)
+#     --module-build-id NAME=FILE  also a BUILD_ID entry for a module,
+#              as perf writes one: misc KERNEL, pid -1, the name perf's
+#              dso has (its .ko path), FILE's GNU build-id (repeatable)
 #   Exit status: 0 ok, 1 bad input, 2 usage.
 #
 # WHAT IS WRITTEN (little-endian, file mode, the layout perf 6.1 writes)
@@ -64,7 +68,7 @@ class BadInput(Exception):
     pass
 
 
-def elf_info(path):
+def elf_info(path, bid_only=False):
     """build-id and the _text/_etext symbol values of an ELF64 LE file"""
     with open(path, "rb") as f:
         b = f.read()
@@ -92,6 +96,8 @@ def elf_info(path):
                 syms[b[stroff + st_name:e].decode()] = value
     if bid is None:
         raise BadInput("%s: no GNU build-id note" % path)
+    if bid_only:
+        return bid, 0, 0
     if "_text" not in syms or "_etext" not in syms:
         raise BadInput("%s: no _text or _etext symbol" % path)
     return bid, syms["_text"], syms["_etext"]
@@ -121,8 +127,14 @@ def make_attr():
     return a
 
 
-def build(img, kaslr, release, chains, with_bid, kmap_name, modules=()):
-    bid, text, etext = elf_info(img)
+def bid_entry(name, bid):
+    e = struct.pack("<i", -1) + bid + b"\0" * (20 - len(bid)) + struct.pack("<B3x", len(bid))
+    e += padded_cstr(name, 64)
+    return struct.pack("<IHH", 0, MISC_KERNEL | MISC_BUILD_ID_SIZE, 8 + len(e)) + e
+
+
+def build(img, kaslr, release, chains, with_bid, kmap_name, modules=(), module_bids=()):
+    bid, text, etext = elf_info(img)[:3]
     m = 0xffffffffffffffff
     rtext = (text + kaslr) & m
     data = bytearray()
@@ -147,11 +159,11 @@ def build(img, kaslr, release, chains, with_bid, kmap_name, modules=()):
 
     attr = make_attr()
     feats = []
-    if with_bid:
-        e = struct.pack("<i", -1) + bid + b"\0" * (20 - len(bid)) + struct.pack("<B3x", len(bid))
-        e += padded_cstr("[kernel.kallsyms]", 64)
-        feats.append((F_BUILD_ID, struct.pack("<IHH", 0, MISC_KERNEL | MISC_BUILD_ID_SIZE,
-                                              8 + len(e)) + e))
+    if with_bid or module_bids:
+        table = bid_entry("[kernel.kallsyms]", bid) if with_bid else b""
+        for name, mbid in module_bids:
+            table += bid_entry(name, mbid)
+        feats.append((F_BUILD_ID, table))
     feats += [
         (F_HOSTNAME, perf_string("kfold-kernel-fixture")),
         (F_OSRELEASE, perf_string(release)),
@@ -186,6 +198,7 @@ def main(argv):
     ap.add_argument("--no-build-id", action="store_true")
     ap.add_argument("--kernel-map-name", default="[kernel.kallsyms]_text")
     ap.add_argument("--module", action="append", default=[])
+    ap.add_argument("--module-build-id", action="append", default=[])
     ap.add_argument("chains")
     ap.add_argument("out")
     a = ap.parse_args(argv)
@@ -201,8 +214,14 @@ def main(argv):
         for spec in a.module:
             name, start, length = spec.rsplit(":", 2)
             modules.append((name, int(start, 16), int(length, 16)))
+        module_bids = []
+        for spec in a.module_build_id:
+            name, _, f = spec.partition("=")
+            if not name or not f:
+                raise BadInput("--module-build-id %s: not NAME=FILE" % spec)
+            module_bids.append((name, elf_info(f, bid_only=True)[0]))
         data, bid = build(a.vmlinux, a.kaslr, a.release, chains, not a.no_build_id,
-                          a.kernel_map_name, modules)
+                          a.kernel_map_name, modules, module_bids)
     except (BadInput, OSError, ValueError, struct.error) as e:
         sys.stderr.write("make-kernel-capture.py: %s\n" % e)
         return 1

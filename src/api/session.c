@@ -1933,6 +1933,26 @@ static int bid_entry(const struct kf_env *e, const struct kf_map64 *by_name,
 	return -1;
 }
 
+/* A kernel module's entry, which perf names by its .ko path: 1 + its
+ * index, 0 for none. */
+static uint32_t kmodule_bid_entry(const struct kf_env *e, const struct kf_module *mod)
+{
+	char kname[256];
+	size_t k;
+
+	for (k = 0; k < e->n_buildids; k++) {
+		const struct kf_buildid_entry *b = &e->buildids[k];
+
+		KF_WORK(1);
+		if (b->cpumode != 1 || b->filename[0] != '/')
+			continue;
+		kf_kmodule_name(b->filename, strlen(b->filename), kname, sizeof(kname));
+		if (strcmp(kname, mod->name) == 0)
+			return (uint32_t)k + 1;
+	}
+	return 0;
+}
+
 int kf_session_list_hit(kf_session *s)
 {
 	const struct kf_env *e = kf_pd_env(s->pd);
@@ -1976,6 +1996,8 @@ int kf_session_list_hit(kf_session *s)
 		if (!mod->bid_len && e->n_buildids)
 			s->hit_bid[n] = (uint32_t)(bid_entry(e, &by_name, all_in_map,
 							     mod->name) + 1);
+		if (!s->hit_bid[n] && mod->kind == KF_MOD_KMODULE)
+			s->hit_bid[n] = kmodule_bid_entry(e, mod);
 		n++;
 	}
 	kf_map64_fini(&by_name);

@@ -2,6 +2,7 @@
 #include "module.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 int kf_modules_init(struct kf_modules *m)
@@ -95,6 +96,47 @@ uint32_t kf_modules_get(struct kf_modules *m, enum kf_module_kind kind,
 	if (!kf_map64_get(&m->index, key, &id))
 		kf_map64_put(&m->index, key, mod->id);
 	return mod->id;
+}
+
+void kf_kmodule_name(const char *path, size_t len, char *out, size_t n)
+{
+	const char *base = path, *p, *dot;
+	size_t k = 0, blen;
+
+	if (n < 3) {
+		if (n)
+			out[0] = '\0';
+		return;
+	}
+	if (len && path[0] == '[') {
+		snprintf(out, n, "%.*s", (int)len, path);
+		return;
+	}
+	for (p = path; p < path + len; p++)
+		if (*p == '/')
+			base = p + 1;
+	blen = (size_t)(path + len - base);
+	dot = memchr(base, '.', blen);
+	if (dot)
+		blen = (size_t)(dot - base);
+	out[k++] = '[';
+	for (p = base; p < base + blen && k + 2 < n; p++)
+		out[k++] = *p == '-' ? '_' : *p;
+	out[k++] = ']';
+	out[k] = '\0';
+}
+
+bool kf_module_set_kmap(struct kf_modules *m, struct kf_module *mod,
+			const char *path, size_t path_len, uint64_t start,
+			uint64_t len)
+{
+	if (mod->klen || mod->kpath)
+		return true;       /* the first record's */
+	mod->kstart = start;
+	mod->klen = len;
+	if (path_len && !(mod->kpath = kf_arena_strndup(&m->arena, path, path_len)))
+		return false;
+	return true;
 }
 
 void kf_module_add_shape(struct kf_module *mod, uint64_t pgoff, uint64_t len,

@@ -52,6 +52,11 @@ struct kf_module {
 	struct { uint64_t pgoff, len; uint32_t prot; } shape[KF_MODULE_SHAPES];
 	uint8_t n_shapes;
 	uint32_t jit_pid;    /* KF_MOD_JIT: the pid in perf-PID.map */
+	/* KF_MOD_KMODULE: the .ko path of its first map record naming one
+	 * (NULL: only "[name]" was recorded), and where its first map was
+	 * (/proc/modules' address: the start of its .text) */
+	const char *kpath;
+	uint64_t kstart, klen;
 	uint64_t ksym_addr;  /* KF_MOD_KSYM: where the KSYMBOL region is */
 	uint32_t ksym_len;
 	bool hit;            /* a sample frame resolved into it */
@@ -86,6 +91,17 @@ void kf_module_set_bid(struct kf_module *mod, const uint8_t *bid, size_t len);
 /* Notes one mapping of a file module (kept when there is room). */
 void kf_module_add_shape(struct kf_module *mod, uint64_t pgoff, uint64_t len,
 			 uint32_t prot);
+
+/* A kernel module's name as perf gives it (kmod_path__parse): "[name]"
+ * kept as it is; from a path, the file name up to its first '.', '-'
+ * turned into '_', in brackets.  Into out (n bytes, cut to fit). */
+void kf_kmodule_name(const char *path, size_t len, char *out, size_t n);
+
+/* Notes where a kernel module's map record put it: the first record's
+ * .ko path (path_len 0: none) and range are kept.  False on ENOMEM. */
+bool kf_module_set_kmap(struct kf_modules *m, struct kf_module *mod,
+			const char *path, size_t path_len, uint64_t start,
+			uint64_t len);
 
 /* Hex form of a build-id into buf (at least 41 bytes). */
 const char *kf_bid_hex(const uint8_t *bid, size_t len, char *buf);

@@ -293,31 +293,6 @@ static bool is_kernel_mmap_name(const char *name)
 	return starts(name, "[kernel.kallsyms");
 }
 
-static void module_name(const char *path, size_t len, char *out, size_t n)
-{
-	const char *base = path, *p, *dot;
-	size_t k = 0, blen;
-
-	if (len && path[0] == '[') {
-		snprintf(out, n, "%.*s", (int)len, path);
-		return;
-	}
-	for (p = path; p < path + len; p++)
-		if (*p == '/')
-			base = p + 1;
-	blen = (size_t)(path + len - base);
-	dot = memchr(base, '.', blen);
-	if (dot)
-		blen = (size_t)(dot - base);
-	if (n < 3)
-		return;
-	out[k++] = '[';
-	for (p = base; p < base + blen && k + 2 < n; p++)
-		out[k++] = *p == '-' ? '_' : *p;
-	out[k++] = ']';
-	out[k] = '\0';
-}
-
 static int kernel_mmap(struct kf_tasks *t, uint64_t start, uint64_t len,
 		       uint64_t pgoff, const char *name, size_t name_len,
 		       const uint8_t *bid, size_t bid_len)
@@ -333,10 +308,13 @@ static int kernel_mmap(struct kf_tasks *t, uint64_t start, uint64_t len,
 		 * .ko suffixes dropped and '-' turned into '_' (kmod_path__parse) */
 		char mname[256];
 
-		module_name(name, name_len, mname, sizeof(mname));
+		kf_kmodule_name(name, name_len, mname, sizeof(mname));
 		id = kf_modules_get(t->modules, KF_MOD_KMODULE, mname,
 				    strlen(mname), NULL, NULL);
 		if (!id)
+			return KF_ENOMEM;
+		if (!kf_module_set_kmap(t->modules, kf_modules_at(t->modules, id), name,
+					name[0] == '/' ? name_len : 0, start, len))
 			return KF_ENOMEM;
 		m.start = start;
 		m.end = start + len;

@@ -51,7 +51,27 @@ void dso_load_code(struct kf_dsos *d, struct kf_module *mod, struct dso_state *s
 	} else if (mod->kind == KF_MOD_JIT || mod->kind == KF_MOD_KSYM) {
 		st->code_why = "JIT code: a perf map holds no code bytes (a jitdump would)";
 	} else if (mod->kind == KF_MOD_KMODULE) {
-		st->code_why = "kernel module: its .ko is not read yet";
+		/* its .text, where it ran; the bytes as the file has them
+		 * (calls out of the module are not relocated) */
+		size_t len;
+		const char *raw = st->syms_file.elf ? elf_rawfile(st->syms_file.elf, &len) : NULL;
+
+		if (!raw || st->ko_text_off > len ||
+		    st->ko_text_end - st->ko_text_start > len - st->ko_text_off) {
+			st->code_why = "kernel module: its .ko was not found";
+			return;
+		}
+		st->code_scn = malloc(sizeof(*st->code_scn));
+		if (!st->code_scn)
+			return;
+		st->code_scn[0] = (struct dso_code_scn){ st->ko_text_start,
+			st->ko_text_end - st->ko_text_start, st->ko_text_off, false };
+		st->n_code_scn = 1;
+		st->code_image = (const uint8_t *)raw;
+		st->code_image_len = len;
+		st->code_file = st->syms_file.path;
+		st->code_machine = gelf_getehdr(st->syms_file.elf, &eh) ? eh.e_machine : 0;
+		return;
 	} else {
 		elf = st->run_file.elf;
 		st->code_file = st->run_file.path;

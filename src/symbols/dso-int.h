@@ -11,6 +11,7 @@
  *   elf.c       symbols from ELF files (.symtab, .dynsym, .plt,
  *               MiniDebugInfo, this process's vdso)
  *   kallsyms.c  the kernel's and its modules' symbols from kallsyms
+ *   kmodule.c   a kernel module's .ko: its symbols, DWARF and code
  *   perfmap.c   JIT symbols from perf-PID.map
  *   dwarf.c     debug info: DWARF, dwz files, the kernel's vmlinux, KASLR
  *   cfi.c       what unwinding needs (.eh_frame, .debug_frame, segments)
@@ -95,6 +96,14 @@ struct dso_state {
 	 * run time (KASLR), and why there is no DWARF when there is none */
 	struct cand kimage;
 	uint64_t kdelta;
+	/* a kernel module: whether its .ko was looked for (kmodule.c), the
+	 * runtime range of its .text and that section's file offset, the
+	 * libdwfl session that owns its relocated DWARF (dw), and why no .ko
+	 * was used when one was refused */
+	bool ko_tried;
+	uint64_t ko_text_start, ko_text_end, ko_text_off;
+	struct Dwfl *ko_dwfl;
+	char *ko_why;
 	char *dw_hint;
 	struct kf_dso_seg load[KF_CFI_MAX_LOADS];
 	size_t n_load;
@@ -130,6 +139,16 @@ struct dso_state {
 
 /* ---- dwarf.c ---- */
 void dso_noalt_fini(struct kf_dsos *d);
+
+/* ---- kmodule.c ---- */
+/* Looks for a kernel module's .ko and, when one fits, takes its symbols
+ * instead of kallsyms' (the kernel's kallsyms is loaded first). */
+void dso_load_kmodule(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st);
+/* The DWARF of the .ko dso_load_kmodule took, relocated by libdwfl. */
+void dso_kmodule_dwarf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st);
+/* A runtime address of the module's .text as its DWARF's address. */
+bool dso_kmodule_vaddr(const struct dso_state *st, uint64_t addr, uint64_t *vaddr);
+void dso_kmodule_fini(struct dso_state *st);
 
 /* ---- code.c ---- */
 void dso_load_code(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st);

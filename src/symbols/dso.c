@@ -58,6 +58,7 @@ static void state_free(struct dso_state *st)
 {
 	if (!st)
 		return;
+	dso_kmodule_fini(st);
 	kf_symtab_fini(&st->syms);
 	if (st->has_splt)
 		kf_symtab_fini(&st->splt);
@@ -250,7 +251,7 @@ int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what)
 	if (module == 0)
 		return 0;            /* no module: nothing to load */
 	mod = kf_modules_at(d->modules, module);
-	if (d->names && kf_nt_kind(mod->kind))
+	if (d->names && kf_nt_from_table(d->names, mod))
 		return table_load(d, mod, what);
 	st = mod->priv;
 	if (!st || st->status == KF_DSO_UNTRIED) {
@@ -259,6 +260,14 @@ int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what)
 			d->load_failed = true;
 			return KF_ENOMEM;
 		}
+		d->n_loads++;
+	}
+	/* a kernel module's .ko, once kallsyms was read (which may have
+	 * happened for a kernel frame, before this module was asked for) */
+	if (mod->kind == KF_MOD_KMODULE && !st->ko_tried) {
+		dso_load_kmodule(d, mod, st);
+		if (d->load_failed)
+			return KF_ENOMEM;
 		d->n_loads++;
 	}
 	if ((what & KF_DSO_LOAD_DWARF) && !st->dw_tried) {
@@ -395,6 +404,15 @@ const char *kf_dso_status_text(struct kf_dsos *d, uint32_t module)
 	struct dso_state *st = mod->priv;
 	char buf[512];
 
+	if (s == KF_DSO_UNVERIFIED && mod->kind == KF_MOD_KMODULE && st &&
+	    st->unverified_why) {
+		if (!st->status_text) {
+			snprintf(buf, sizeof(buf), "symbols from its .ko, no build-id "
+				 "recorded; %s", st->unverified_why);
+			st->status_text = strdup(buf);
+		}
+		return st->status_text ? st->status_text : kf_dso_status_str(s);
+	}
 	if (s != KF_DSO_UNVERIFIED || mod->kind != KF_MOD_FILE || !st)
 		return kf_dso_status_str(s);
 	if (st->status_text)

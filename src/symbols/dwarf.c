@@ -435,6 +435,11 @@ void dso_load_dwarf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 			kernel_debuginfo(d, mod, st);
 		return;
 	}
+	if (mod->kind == KF_MOD_KMODULE) {
+		if (!d->fs->no_files)
+			dso_kmodule_dwarf(d, mod, st);
+		return;
+	}
 	/* the file the symbols came from (a debug file, or the binary),
 	 * else the runtime image, whichever has .debug_info */
 	e = st->syms_file.elf && dso_has_section(st->syms_file.elf, ".debug_info") ?
@@ -496,6 +501,8 @@ bool kf_dso_vaddr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t *va
 		*vaddr = off - st->kdelta;
 		return true;
 	}
+	if (kf_modules_at(d->modules, module)->kind == KF_MOD_KMODULE)
+		return dso_kmodule_vaddr(st, off, vaddr);
 	return dso_off_to_vaddr(st, off, vaddr);
 }
 

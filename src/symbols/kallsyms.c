@@ -6,6 +6,7 @@
  * and the capture's kernel map, and split among the kernel modules.
  */
 #include "dso-int.h"
+#include "nametab.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -193,6 +194,9 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 
 		if (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE)
 			continue;
+		/* a --symbols-only bundle's table holds the module's names */
+		if (d->names && kf_nt_from_table(d->names, mod))
+			continue;
 		st = dso_state_of(mod);
 		if (mod->kind == KF_MOD_KERNEL && !kernel_seen) {
 			kernel_seen = true;   /* the first one takes the kernel's symbols */
@@ -214,7 +218,9 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 
 		if (tab) {
 			struct kf_module *target = kmodule_named(d, tab + 1);
-			struct dso_state *st = target ? dso_state_of(target) : NULL;
+			struct dso_state *st = target && !(d->names &&
+							   kf_nt_from_table(d->names, target)) ?
+					       dso_state_of(target) : NULL;
 
 			if (st)   /* else no map for that module: dropped */
 				kf_symtab_add(&st->syms, s.start, s.end - s.start,
@@ -242,7 +248,8 @@ static void load_kallsyms_text(struct kf_dsos *d, const char *buf, size_t len,
 		struct kf_module *mod = d->modules->v[m];
 		struct dso_state *st = mod->priv;
 
-		if (!st || (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE))
+		if (!st || (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE) ||
+		    (d->names && kf_nt_from_table(d->names, mod)))
 			continue;
 		kf_symtab_sort(&st->syms);
 		st->has_syms = st->syms.n > 0;
@@ -356,7 +363,8 @@ untrusted:
 		struct kf_module *mod = d->modules->v[m];
 		struct dso_state *st;
 
-		if (mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE)
+		if ((mod->kind != KF_MOD_KERNEL && mod->kind != KF_MOD_KMODULE) ||
+		    (d->names && kf_nt_from_table(d->names, mod)))
 			continue;
 		st = dso_state_of(mod);
 		if (st)

@@ -28,7 +28,8 @@
 /* ---- build-ids -------------------------------------------------------------- */
 
 /* The recorded build-id of a module: MMAP2's, else the BUILD_ID table's
- * entry with the same name (map__new copies it by name, too). */
+ * entry with the same name (map__new copies it by name, too; a kernel
+ * module's entry names its .ko path). */
 size_t dso_recorded_bid(struct kf_dsos *d, struct kf_module *mod,
 			   uint8_t out[20])
 {
@@ -47,8 +48,18 @@ size_t dso_recorded_bid(struct kf_dsos *d, struct kf_module *mod,
 		if (kernel_entry != (mod->kind == KF_MOD_KERNEL ||
 				     mod->kind == KF_MOD_KMODULE))
 			continue;
-		if (strcmp(e->filename, mod->name) != 0)
-			continue;
+		if (strcmp(e->filename, mod->name) != 0) {
+			/* perf records a module's build-id under its .ko
+			 * path (the dso's long name) */
+			char kname[256];
+
+			if (mod->kind != KF_MOD_KMODULE || e->filename[0] != '/')
+				continue;
+			kf_kmodule_name(e->filename, strlen(e->filename), kname,
+					sizeof(kname));
+			if (strcmp(kname, mod->name) != 0)
+				continue;
+		}
 		memcpy(out, e->id, e->len);
 		return e->len;
 	}

@@ -223,11 +223,11 @@ int kf_nametab_take(struct kf_nametab *t, struct kf_dsos *d, struct kf_namer *n)
 		const char *sym;
 		unsigned kind = f->module ? kf_modules_at(n->modules, f->module)->kind : 0;
 
-		if (f->module && (kind == KF_MOD_KERNEL || kind == KF_MOD_KMODULE) &&
-		    !(f->flags & KF_FRAME_NOMAP)) {
+		if (f->module && kind == KF_MOD_KERNEL && !(f->flags & KF_FRAME_NOMAP)) {
 			/* kallsyms' addresses are the capture's plus the delta
-			 * for the kernel, as they are for its modules */
-			uint64_t a = f->addr + (kind == KF_MOD_KERNEL ? d->ksyms_delta : 0);
+			 * (a kernel module's frames are kept in the table: its
+			 * names may have come from its .ko) */
+			uint64_t a = f->addr + d->ksyms_delta;
 
 			if (!KF_GROW(t->kaddrs, t->cap_kaddrs, t->n_kaddrs + 2))
 				return KF_ENOMEM;
@@ -260,6 +260,19 @@ int kf_nametab_take(struct kf_nametab *t, struct kf_dsos *d, struct kf_namer *n)
 			return KF_ENOMEM;
 	}
 	return 0;
+}
+
+bool kf_nt_from_table(const struct kf_nametab *t, const struct kf_module *mod)
+{
+	const struct kf_nt_module *m;
+	const char *s;
+
+	if (!kf_nt_kind(mod->kind))
+		return false;
+	if (mod->kind != KF_MOD_KMODULE)
+		return true;
+	m = kf_nametab_module(t, mod->id);
+	return m && (s = kf_nametab_get(t, m->name)) && strcmp(s, mod->name) == 0;
 }
 
 void kf_nametab_attach(const struct kf_nametab *t, struct kf_dsos *d)

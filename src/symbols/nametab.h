@@ -110,8 +110,14 @@ static inline unsigned kf_nt_variant(bool inline_frames, bool srcline)
  * from ELF files (the files a --symbols-only bundle leaves out). */
 static inline bool kf_nt_kind(unsigned kind)
 {
-	return kind == KF_MOD_FILE || kind == KF_MOD_VDSO;
+	return kind == KF_MOD_FILE || kind == KF_MOD_VDSO || kind == KF_MOD_KMODULE;
 }
+
+/* Whether a reader takes mod's names and state from the table t: a
+ * table kind's module, except a kernel module the table has no record of
+ * (a bundle from before kernel modules were kept, whose module frames
+ * are named from its cut kallsyms). */
+bool kf_nt_from_table(const struct kf_nametab *t, const struct kf_module *mod);
 
 /* Adds what a finished run's DSO layer and namer (kfold's own naming,
  * not --compat=perf) found for the table modules: every frame the namer

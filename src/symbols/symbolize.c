@@ -96,6 +96,12 @@ static bool str_id(struct kf_namer *n, const char *s, uint32_t *id)
 	return !s || kf_strtab_intern(&n->strings, s, strlen(s), id);
 }
 
+/* The kinds of module whose frames take names and lines from DWARF. */
+static bool has_dwarf_kind(enum kf_module_kind kind)
+{
+	return kind == KF_MOD_FILE || kind == KF_MOD_KERNEL || kind == KF_MOD_KMODULE;
+}
+
 /* The frame every name of f starts from: its module, kind and trust. */
 static void base_frame(struct kf_namer *n, const struct kf_frame *f, struct kf_symframe *sf)
 {
@@ -427,7 +433,8 @@ static enum symbol_source symbol_source(const struct kf_namer *n, const struct k
 	if (f->module == 0 || (f->flags & (KF_FRAME_NOMAP | KF_FRAME_PSEUDO |
 					   KF_FRAME_ROOT | KF_FRAME_TRUNCATED)))
 		return SYMBOL_NONE;
-	if (n->dsos->names && kf_nt_kind(kf_modules_at(n->modules, f->module)->kind))
+	if (n->dsos->names && kf_nt_from_table(n->dsos->names,
+						 kf_modules_at(n->modules, f->module)))
 		return SYMBOL_TABLE;
 	return SYMBOL_SYMTAB;
 }
@@ -513,7 +520,7 @@ static bool name_kfold(struct kf_namer *n, const struct kf_frame *f)
 	base_frame(n, f, &sf);
 	if (!sf.module)
 		return push(n, &sf);   /* truncated, or no mapping */
-	if (n->dsos->names && kf_nt_kind(mod->kind))
+	if (n->dsos->names && kf_nt_from_table(n->dsos->names, mod))
 		return name_table(n, f, &sf);
 	s = frame_sym(n, f, &t, &at);
 	trust(n, &sf);
@@ -521,10 +528,9 @@ static bool name_kfold(struct kf_namer *n, const struct kf_frame *f)
 		sf.sym_start = s->start;
 		sf.offset = at - s->start;
 	}
-	/* DWARF: of the user's files, and of the kernel when its vmlinux
-	 * is found (kernel modules are not looked for yet) */
-	if ((n->inline_frames || n->srcline) &&
-	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL)) {
+	/* DWARF: of the user's files, of the kernel when its vmlinux is
+	 * found, of a kernel module when its .ko is */
+	if ((n->inline_frames || n->srcline) && has_dwarf_kind(mod->kind)) {
 		int r = name_dwarf(n, f, at, s ? kf_sym_name(t, s) : NULL,
 				   s && s->mangled ? kf_sym_mangled(t, s) : NULL, &sf);
 
@@ -548,7 +554,7 @@ unsigned kf_namer_wants(void *namer, uint32_t module)
 
 	/* name_kfold's rule for DWARF, by module */
 	if (!n->pol->perf_names && (n->inline_frames || n->srcline) &&
-	    (mod->kind == KF_MOD_FILE || mod->kind == KF_MOD_KERNEL))
+	    has_dwarf_kind(mod->kind))
 		return KF_DSO_LOAD_SYMS | KF_DSO_LOAD_DWARF;
 	return KF_DSO_LOAD_SYMS;
 }
