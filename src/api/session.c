@@ -1083,7 +1083,8 @@ static int deliver(struct kf_session *s, const struct kf_rec *rec)
 	case KF_REC_EXIT:
 	case KF_REC_MMAP:
 	case KF_REC_MMAP2:
-	case KF_REC_KSYMBOL: {
+	case KF_REC_KSYMBOL:
+	case KF_REC_BPF_EVENT: {
 		int r = kf_tasks_apply(&s->tasks, rec);
 
 		return r ? kf_fail(&s->err, r, "out of memory") : 0;
@@ -1106,7 +1107,6 @@ static int deliver(struct kf_session *s, const struct kf_rec *rec)
 	case KF_REC_AUX:
 	case KF_REC_ITRACE_START:
 	case KF_REC_NAMESPACES:
-	case KF_REC_BPF_EVENT:
 	case KF_REC_TEXT_POKE:
 	case KF_REC_AUX_OUTPUT_HW_ID:
 	case KF_REC_CALLCHAIN_DEFERRED:

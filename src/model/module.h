@@ -59,6 +59,9 @@ struct kf_module {
 	uint64_t kstart, klen;
 	uint64_t ksym_addr;  /* KF_MOD_KSYM: where the KSYMBOL region is */
 	uint32_t ksym_len;
+	uint16_t ksym_type;  /* its PERF_RECORD_KSYMBOL_TYPE_* (1: BPF) */
+	bool bpf_known;      /* a BPF_EVENT load gave its program's id */
+	uint32_t bpf_id;
 	bool hit;            /* a sample frame resolved into it */
 	void *priv;          /* the DSO layer's state; NULL until kf_dsos_load */
 };

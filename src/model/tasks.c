@@ -510,7 +510,45 @@ static int on_ksymbol(struct kf_tasks *t, const struct kf_rec *rec)
 		return KF_ENOMEM;
 	kf_modules_at(t->modules, m.module)->ksym_addr = addr;
 	kf_modules_at(t->modules, m.module)->ksym_len = len;
+	kf_modules_at(t->modules, m.module)->ksym_type = type;
+	if (type == 1) {   /* PERF_RECORD_KSYMBOL_TYPE_BPF */
+		if (t->n_bpf_pending == sizeof(t->bpf_pending) / sizeof(t->bpf_pending[0])) {
+			memmove(t->bpf_pending, t->bpf_pending + 1,
+				sizeof(t->bpf_pending) - sizeof(t->bpf_pending[0]));
+			t->n_bpf_pending--;
+		}
+		t->bpf_pending[t->n_bpf_pending++] = m.module;
+	}
 	return kf_maps_insert(&t->kernel, &m) ? 0 : KF_ENOMEM;
+}
+
+/* PERF_RECORD_BPF_EVENT {u16 type, u16 flags, u32 id, u8 tag[8]}: a
+ * program load (type 1) gives its id to the KSYMBOL regions just before
+ * it (its functions); other types and unloads change nothing. */
+static int on_bpf_event(struct kf_tasks *t, const struct kf_rec *rec)
+{
+	struct kf_cur c = kf_cur_make(rec->data + 8, rec->size - 8u, t->swap);
+	uint16_t type, flags;
+	uint32_t id;
+	unsigned i;
+
+	if (!kf_cur_u16(&c, &type) || !kf_cur_u16(&c, &flags) || !kf_cur_u32(&c, &id) ||
+	    kf_cur_left(&c) < 8) {
+		t->bad_records++;
+		return 0;
+	}
+	if (type != 1)
+		return 0;
+	for (i = 0; i < t->n_bpf_pending; i++) {
+		struct kf_module *mod = kf_modules_at(t->modules, t->bpf_pending[i]);
+
+		if (!mod->bpf_known) {
+			mod->bpf_known = true;
+			mod->bpf_id = id;
+		}
+	}
+	t->n_bpf_pending = 0;
+	return 0;
 }
 
 int kf_tasks_apply(struct kf_tasks *t, const struct kf_rec *rec)
@@ -528,6 +566,8 @@ int kf_tasks_apply(struct kf_tasks *t, const struct kf_rec *rec)
 		return on_mmap(t, rec, true);
 	case KF_REC_KSYMBOL:
 		return on_ksymbol(t, rec);
+	case KF_REC_BPF_EVENT:
+		return on_bpf_event(t, rec);
 	default:
 		return 0;
 	}

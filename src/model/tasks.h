@@ -50,6 +50,11 @@ struct kf_tasks {
 	bool exec_flushes_maps;      /* drop a process's mappings at exec
 					(perf 6.1 keeps them) */
 	uint64_t bad_records;        /* sideband records too short to read */
+	/* BPF programs' KSYMBOL regions since the last BPF_EVENT load: the
+	 * kernel (and perf's synthesis) writes a program's KSYMBOLs, one
+	 * per function, just before its BPF_EVENT, which gives its id */
+	uint32_t bpf_pending[16];
+	unsigned n_bpf_pending;
 };
 
 /* swap: the capture's byte order differs from the host's;
@@ -59,7 +64,8 @@ int kf_tasks_init(struct kf_tasks *t, struct kf_strtab *strings,
 		  struct kf_modules *modules, bool swap, bool exec_flushes_maps);
 void kf_tasks_fini(struct kf_tasks *t);
 
-/* Applies one sideband record (COMM, FORK, EXIT, MMAP, MMAP2, KSYMBOL);
+/* Applies one sideband record (COMM, FORK, EXIT, MMAP, MMAP2, KSYMBOL,
+ * BPF_EVENT);
  * other types are ignored.  Returns 0 or KF_ENOMEM; a malformed record is
  * counted in bad_records and skipped. */
 int kf_tasks_apply(struct kf_tasks *t, const struct kf_rec *rec);

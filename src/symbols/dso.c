@@ -404,6 +404,24 @@ const char *kf_dso_status_text(struct kf_dsos *d, uint32_t module)
 	struct dso_state *st = mod->priv;
 	char buf[512];
 
+	if (mod->kind == KF_MOD_KSYM && st && s == KF_DSO_UNVERIFIED) {
+		if (!st->status_text) {
+			if (mod->ksym_type == 1 && mod->bpf_known)
+				snprintf(buf, sizeof(buf), "a BPF program (id %u), named by "
+					 "its KSYMBOL record (no source lines: the recorded "
+					 "BPF program info is not read)", mod->bpf_id);
+			else if (mod->ksym_type == 1)
+				snprintf(buf, sizeof(buf), "a BPF program, named by its "
+					 "KSYMBOL record; no BPF_EVENT record gave its "
+					 "program id (its program info was not recorded)");
+			else
+				snprintf(buf, sizeof(buf), "kernel code outside the kernel "
+					 "image (a BPF trampoline or dispatcher), named by its "
+					 "KSYMBOL record");
+			st->status_text = strdup(buf);
+		}
+		return st->status_text ? st->status_text : kf_dso_status_str(s);
+	}
 	if (s == KF_DSO_UNVERIFIED && mod->kind == KF_MOD_KMODULE && st &&
 	    st->unverified_why) {
 		if (!st->status_text) {

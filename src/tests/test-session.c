@@ -295,6 +295,99 @@ static void test_markers(void)
 
 /* A BPF program announced by KSYMBOL is named after itself, in both modes
  * (machine__process_ksymbol_register: a map and a symbol of that name). */
+static void ksym_rec(struct pdb *d, uint64_t addr, uint16_t type, const char *name)
+{
+	size_t k = pdb_rec(d, 17, 0);
+
+	pdb_u64(d, addr);
+	pdb_u32(d, 0x100);
+	pdb_u16(d, type);
+	pdb_u16(d, 0);
+	pdb_str8(d, name, 48);
+	trailer(d, BASIC, 0, 0, 50, 0);
+	pdb_end_rec(d, k);
+}
+
+static void bpf_event_rec(struct pdb *d, uint16_t type, uint32_t id)
+{
+	size_t k = pdb_rec(d, 18, 0);
+
+	pdb_u16(d, type);
+	pdb_u16(d, 0);
+	pdb_u32(d, id);
+	pdb_bytes(d, "\x6d\xee\xf7\x35\x7e\x7b\x45\x30", 8);
+	trailer(d, BASIC, 0, 0, 50, 0);
+	pdb_end_rec(d, k);
+}
+
+/* What the module list says of KSYMBOL regions: a BPF program with the
+ * id its BPF_EVENT gave (a program of two functions, both KSYMBOLs
+ * before the one BPF_EVENT), one whose BPF_EVENT is missing (the program
+ * info was not recorded: a load record too short to read and an unload
+ * do not count), and a trampoline (KSYMBOL type OOL). */
+static void test_bpf_status(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	struct pdb_attr a = { .type = 1, .period = 4000, .sample_type = BASIC,
+			      .flags = FL_SAMPLE_ID_ALL | FL_FREQ };
+	static const uint64_t base[] = { 0xffffffffc0001000ull, 0xffffffffc0002000ull,
+					 0xffffffffc0003000ull, 0xffffffffc0004000ull };
+	static const char *const names[] = { "bpf_prog_6deef7357e7b4530_main",
+					     "bpf_prog_1111111111111111_F",
+					     "bpf_prog_2222222222222222_lone",
+					     "bpf_trampoline_6442" };
+	kf_options o;
+	kf_session *s;
+	kf_module_info mi;
+	FILE *f = fopen("/dev/null", "w");
+	size_t i, n, k, seen = 0;
+
+	rec_kmap(&d, BASIC);
+	rec_comm(&d, BASIC, 7, 7, "prog", 0, false);
+	ksym_rec(&d, base[0], 1, names[0]);
+	ksym_rec(&d, base[1], 1, names[1]);
+	bpf_event_rec(&d, 1, 42);
+	ksym_rec(&d, base[2], 1, names[2]);
+	k = pdb_rec(&d, 18, 0);            /* a load too short for its tag */
+	pdb_u16(&d, 1);
+	pdb_u16(&d, 0);
+	pdb_u32(&d, 43);
+	pdb_end_rec(&d, k);
+	bpf_event_rec(&d, 2, 42);          /* an unload gives no id */
+	ksym_rec(&d, base[3], 2, names[3]);
+	for (i = 0; i < 4; i++) {
+		uint64_t chain[] = { CTX_KERNEL, base[i] + 0x10, 0xffffffff81001000ull };
+
+		rec_sample(&d, BASIC, 1, 7, 100 + i, 5, chain, 3, 0);
+	}
+	pdb_file(&img, &a, 1, &d, false);
+	kf_options_init(&o);
+	o.no_files = true;
+	CHECK_EQ(kf_session_new(&s, &o), 0);
+	CHECK_EQ(kf_session_load_mem(s, img.p, img.len), 0);
+	CHECK_EQ(kf_session_write_folded(s, f), 0);
+	n = kf_session_n_modules(s);
+	for (i = 0; i < n; i++) {
+		CHECK_EQ(kf_session_module(s, i, &mi), 0);
+		if (strcmp(mi.name, names[0]) == 0 || strcmp(mi.name, names[1]) == 0) {
+			CHECK(strstr(mi.status, "a BPF program (id 42), named by its KSYMBOL "
+				     "record") == mi.status);
+			seen++;
+		} else if (strcmp(mi.name, names[2]) == 0) {
+			CHECK(strstr(mi.status, "no BPF_EVENT record gave its program id") != NULL);
+			seen++;
+		} else if (strcmp(mi.name, names[3]) == 0) {
+			CHECK(strstr(mi.status, "a BPF trampoline or dispatcher") != NULL);
+			seen++;
+		}
+	}
+	CHECK_EQ(seen, 4);
+	kf_session_free(s);
+	fclose(f);
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
 static void test_ksymbol(void)
 {
 	struct pdb d = { 0 }, img = { 0 };
@@ -333,6 +426,7 @@ static void test_ksymbol(void)
 	run_free(&r);
 	pdb_free(&d);
 	pdb_free(&img);
+	test_bpf_status();
 }
 
 /* Build-ids from a HEADER_BUILD_ID record (perf inject -b) and from an
