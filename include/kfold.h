@@ -252,6 +252,13 @@ typedef struct kf_options {
 	const char *filter_cgroups; /* "/a,/b": only the samples in these
 				    cgroups (paths as the capture's
 				    PERF_RECORD_CGROUP records name them) */
+	const char *const *roots; /* "KEY=DIR": the files a process mapped
+				    are at their recorded paths under DIR,
+				    for the processes whose samples are in
+				    cgroup KEY ("/docker/abc...") or whose
+				    mount namespace is KEY ("mnt:INODE",
+				    perf record --namespaces) */
+	size_t n_roots;
 } kf_options;
 
 /* Sets every option to its default: kfold's own mode, inline expansion

@@ -1362,6 +1362,18 @@ static json_t *manifest(struct kf_archive *a)
 		}
 		json_object_set_new(opt, "debug_dirs", dd);
 	}
+	if (a->o.n_roots) {
+		/* only when given: a manifest without --root stays as it was */
+		json_t *rr = json_array();
+
+		for (i = 0; rr && i < a->o.n_roots; i++) {
+			json_t *d = json_object();
+
+			put_path(d, "path", a->o.roots[i] ? a->o.roots[i] : "");
+			json_array_append_new(rr, d);
+		}
+		json_object_set_new(opt, "roots", rr);
+	}
 	json_object_set_new(m, "options", opt);
 
 	if (!a->host) {
@@ -2179,6 +2191,20 @@ static int replay_paths(struct kf_session *s, const char *name, const json_t *m)
 			  "manifest's options") :
 	    kf_session_set_paths(s, symfs, kallsyms, vmlinux, pmd, bid,
 				 (const char *const *)dirs, n);
+	for (i = 0; i < n; i++)
+		free(dirs[i]);
+	n = 0;
+	json_array_foreach(json_object_get(opt, "roots"), i, d) {
+		if (n == 64)
+			break;
+		dirs[n] = get_path(d, "path", &present, &bad);
+		if (dirs[n])
+			n++;
+	}
+	if (!r)
+		r = bad ? kf_fail(&s->err, KF_EFORMAT, "a malformed path in the "
+				  "manifest's options") :
+		    kf_session_set_roots(s, (const char *const *)dirs, n);
 	free(symfs);
 	free(kallsyms);
 	free(vmlinux);
@@ -2420,7 +2446,8 @@ static int refuse_options(struct kf_session *s, const char *name)
 	const char *opt = s->o.symfs ? "--symfs" : s->o.kallsyms ? "--kallsyms" :
 			  s->o.vmlinux ? "--vmlinux" : s->o.buildid_dir ? "--buildid-dir" :
 			  s->o.perf_map_dir ? "--perf-map-dir" :
-			  s->o.n_debug_dirs ? "--debug-dir" : NULL;
+			  s->o.n_debug_dirs ? "--debug-dir" :
+			  s->o.n_roots ? "--root" : NULL;
 
 	if (s->o.no_files)
 		return kf_fail(&s->err, KF_EINVAL, "%s is a kfold bundle, whose files "

@@ -156,6 +156,84 @@ int kf_session_set_paths(struct kf_session *s, const char *symfs,
 
 static bool event_matches(const char *name, const char *want);
 
+static void free_roots(struct kf_session *s)
+{
+	size_t k;
+
+	for (k = 0; k < s->n_dir_roots; k++)
+		free(s->dir_roots[k]);
+	free(s->dir_roots);
+	s->dir_roots = NULL;
+	s->n_dir_roots = 0;
+}
+
+int kf_session_set_roots(struct kf_session *s, const char *const *roots, size_t n)
+{
+	size_t k;
+
+	free_roots(s);
+	if (n > 64)
+		return kf_fail(&s->err, KF_EINVAL, "more than 64 --root");
+	if (!n)
+		return 0;
+	if (!(s->dir_roots = kf_calloc(n, sizeof(*s->dir_roots))))
+		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	for (k = 0; k < n; k++) {
+		const char *r = roots[k] ? roots[k] : "", *eq = strchr(r, '=');
+		bool ok = eq && eq > r && eq[1];
+
+		if (ok && strncmp(r, "mnt:", 4) == 0)
+			ok = eq > r + 4 && strspn(r + 4, "0123456789") == (size_t)(eq - r - 4);
+		else if (ok)
+			ok = r[0] == '/';
+		if (!ok)
+			return kf_fail(&s->err, KF_EINVAL, "--root %s: not CGROUP=DIR "
+				       "(a cgroup path, as --cgroup prints it) or "
+				       "mnt:INODE=DIR (a mount namespace)", r);
+		if (!(s->dir_roots[k] = strdup(r)))
+			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		s->n_dir_roots++;
+	}
+	return 0;
+}
+
+/* The dso layer's root_of: the --root directory of the process that
+ * first mapped a file module, by the cgroup of its samples or its mount
+ * namespace. */
+static const char *module_root(void *ctx, const struct kf_module *mod)
+{
+	struct kf_session *s = ctx;
+	uint64_t cg = 0, mnt = mod->map_mntns;
+	const char *cgpath = NULL;
+	uint32_t sid;
+	size_t i;
+
+	if (!s->n_dir_roots || !mod->map_pid)
+		return NULL;
+	for (i = 0; i < s->tasks.n_threads && (!cg || !mnt); i++) {
+		const struct kf_thread *th = s->tasks.threads[i];
+
+		KF_WORK(1);
+		if (th->pid != mod->map_pid)
+			continue;
+		if (!cg)
+			cg = th->cgroup;
+		if (!mnt)
+			mnt = th->mntns;
+	}
+	if (cg && kf_map64_get(&s->cgroups, cg, &sid) && sid)
+		cgpath = kf_strtab_get(&s->strings, sid - 1);
+	for (i = 0; i < s->n_dir_roots; i++) {
+		const char *r = s->dir_roots[i], *eq = strchr(r, '=');
+		size_t kl = (size_t)(eq - r);
+
+		if (r[0] == '/' ? cgpath && strlen(cgpath) == kl && memcmp(cgpath, r, kl) == 0 :
+		    mnt && strtoull(r + 4, NULL, 10) == mnt)
+			return eq + 1;
+	}
+	return NULL;
+}
+
 int kf_session_new(kf_session **out, const kf_options *opts)
 {
 	kf_options defaults;
@@ -246,6 +324,8 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 		if (s->o.filter_cgroups && kf_filter_set_cgroups(&s->filters, s->o.filter_cgroups))
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	}
+	if (kf_session_set_roots(s, s->o.roots, s->o.n_roots) != 0)
+		return s->err.code;
 	if (s->o.cgroup_root && s->pol->perf_output)
 		return kf_fail(&s->err, KF_EINVAL, "--cgroup is not part of --compat=perf");
 	return 0;
@@ -294,6 +374,7 @@ void kf_session_free(kf_session *s)
 	free(s->filter);
 	free(s->attr_samples);
 	free_paths(s);
+	free_roots(s);
 	free(s->event);
 	free(s);
 }
@@ -778,6 +859,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 			      smp.has_tid ? (int32_t)smp.tid : -1);
 	if (!th)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	if (smp.cgroup)
+		th->cgroup = smp.cgroup;   /* --root CGROUP=DIR */
 	comm = kf_thread_comm(&s->tasks, th);
 	weight = smp.period;
 
@@ -1084,7 +1167,8 @@ static int deliver(struct kf_session *s, const struct kf_rec *rec)
 	case KF_REC_MMAP:
 	case KF_REC_MMAP2:
 	case KF_REC_KSYMBOL:
-	case KF_REC_BPF_EVENT: {
+	case KF_REC_BPF_EVENT:
+	case KF_REC_NAMESPACES: {
 		int r = kf_tasks_apply(&s->tasks, rec);
 
 		return r ? kf_fail(&s->err, r, "out of memory") : 0;
@@ -1106,7 +1190,6 @@ static int deliver(struct kf_session *s, const struct kf_rec *rec)
 	case KF_REC_READ:
 	case KF_REC_AUX:
 	case KF_REC_ITRACE_START:
-	case KF_REC_NAMESPACES:
 	case KF_REC_TEXT_POKE:
 	case KF_REC_AUX_OUTPUT_HW_ID:
 	case KF_REC_CALLCHAIN_DEFERRED:
@@ -1203,6 +1286,8 @@ static int setup_stages(struct kf_session *s)
 	dopts.debug_dirs = (const char *const *)s->debug_dirs;
 	dopts.n_debug_dirs = s->n_debug_dirs;
 	dopts.host = s->o.host;
+	dopts.root_of = module_root;
+	dopts.root_ctx = s;
 	kf_dsos_init(&s->dsos, &dopts, &s->fs, &s->modules, kf_pd_env(s->pd),
 		     dso_warn, s);
 	if (s->names)
@@ -1993,7 +2078,7 @@ int kf_session_list_hit(kf_session *s)
 		if (!mod->hit)
 			continue;
 		s->hit[n] = (uint32_t)k;
-		if (!mod->bid_len && e->n_buildids)
+		if (!mod->bid_len && e->n_buildids && !kf_dso_bid_ambiguous(&s->dsos, mod->id))
 			s->hit_bid[n] = (uint32_t)(bid_entry(e, &by_name, all_in_map,
 							     mod->name) + 1);
 		if (!s->hit_bid[n] && mod->kind == KF_MOD_KMODULE)

@@ -33,6 +33,10 @@
 #include "util.h"
 
 #define KF_VERSION "0.1.0"
+/* --root KEY=DIR (kf_options.roots): checked and copied into s->roots.
+ * 0, KF_EINVAL (a malformed entry), KF_ENOMEM. */
+int kf_session_set_roots(struct kf_session *s, const char *const *roots, size_t n);
+
 struct kf_session {
 	kf_options o;
 	const struct kf_policy *pol;  /* from o.compat, chosen once in
@@ -40,6 +44,9 @@ struct kf_session {
 	char *symfs, *kallsyms, *buildid_dir, *perf_map_dir, *event, *vmlinux;
 	char **debug_dirs;       /* copies of o.debug_dirs, or a bundle's */
 	size_t n_debug_dirs;
+	char **dir_roots;        /* copies of o.roots ("KEY=DIR"), or a
+				    bundle's */
+	size_t n_dir_roots;
 	struct kf_bundle *bundle;     /* the bundle read (bundle.h), or NULL */
 	/* --symbols-only: a bundle's name table and unwinds (the bundle's,
 	 * set by its load), or kfold archive's tables to record the

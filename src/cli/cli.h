@@ -45,6 +45,7 @@ struct kf_cli {
 					    json, --explain, --header) names */
 	kf_options o;
 	const char *debug_dirs[16];      /* o.debug_dirs points here */
+	const char *roots[64];           /* o.roots points here */
 	const char *input;               /* NULL until -i or the operand (the
 					    command name for help) */
 	const char *input2;              /* kfold diff's second operand */

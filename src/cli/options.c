@@ -71,7 +71,7 @@ const struct kf_cli_group kf_cli_io_group = { "input and output", io_opts, io_se
 /* --- find ----------------------------------------------------------- */
 
 enum { F_SYMFS, F_KALLSYMS, F_VMLINUX, F_BUILDID_DIR, F_DEBUG_DIR, F_PERF_MAP_DIR,
-       F_NO_HOST };
+       F_NO_HOST, F_ROOT };
 
 static const struct kf_cli_opt find_opts[] = {
 	{ "symfs", F_SYMFS, required_argument, "--symfs DIR",
@@ -88,6 +88,11 @@ static const struct kf_cli_opt find_opts[] = {
 	{ "debug-dir", F_DEBUG_DIR, required_argument, "--debug-dir DIR",
 	  "also look for debug files in DIR, laid out as\n"
 	  "/usr/lib/debug (repeatable; under --symfs if given)" },
+	{ "root", F_ROOT, required_argument, "--root KEY=DIR",
+	  "a container's files: the recorded paths of the\n"
+	  "processes in cgroup KEY (a path, as --cgroup prints\n"
+	  "it) or mount namespace KEY (mnt:INODE) are under DIR\n"
+	  "(repeatable)" },
 	{ "perf-map-dir", F_PERF_MAP_DIR, required_argument, "--perf-map-dir DIR",
 	  "where perf-PID.map JIT maps are (default /tmp)" },
 	{ "no-host", F_NO_HOST, no_argument, "--no-host",
@@ -114,6 +119,15 @@ static int find_set(struct kf_cli *c, int key, const char *arg)
 		}
 		c->debug_dirs[c->o.n_debug_dirs++] = arg;
 		c->o.debug_dirs = c->debug_dirs;
+		break;
+	case F_ROOT:
+		if (c->o.n_roots == sizeof(c->roots) / sizeof(c->roots[0])) {
+			fprintf(stderr, "kfold: at most %zu --root\n",
+				sizeof(c->roots) / sizeof(c->roots[0]));
+			return KF_CLI_USAGE;
+		}
+		c->roots[c->o.n_roots++] = arg;
+		c->o.roots = c->roots;
 		break;
 	default: break;
 	}

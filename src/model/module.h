@@ -52,6 +52,11 @@ struct kf_module {
 	struct { uint64_t pgoff, len; uint32_t prot; } shape[KF_MODULE_SHAPES];
 	uint8_t n_shapes;
 	uint32_t jit_pid;    /* KF_MOD_JIT: the pid in perf-PID.map */
+	/* KF_MOD_FILE: the process of its first map record, and that
+	 * process's mount namespace then (0: not recorded): where its
+	 * recorded path meant what it did */
+	int32_t map_pid;
+	uint64_t map_mntns;
 	/* KF_MOD_KMODULE: the .ko path of its first map record naming one
 	 * (NULL: only "[name]" was recorded), and where its first map was
 	 * (/proc/modules' address: the start of its .text) */

@@ -246,6 +246,8 @@ static int on_fork(struct kf_tasks *t, const struct kf_rec *rec)
 		th->comm = parent->comm;
 		th->comm_set = true;
 	}
+	/* a new namespace comes with a NAMESPACES record after the FORK */
+	th->mntns = parent->mntns;
 	th->ppid = parent->tid;
 	/* thread__clone_maps: a new thread shares, a new process copies,
 	 * except for perf's synthesized FORKs (misc FORK_EXEC) */
@@ -453,9 +455,15 @@ static int on_mmap(struct kf_tasks *t, const struct kf_rec *rec, bool v2)
 		return KF_ENOMEM;
 	if (kind == KF_MOD_JIT)
 		kf_modules_at(t->modules, m.module)->jit_pid = (uint32_t)th->pid;
-	if (kind == KF_MOD_FILE)
-		kf_module_add_shape(kf_modules_at(t->modules, m.module), m.pgoff,
-				    len, prot);
+	if (kind == KF_MOD_FILE) {
+		struct kf_module *mod = kf_modules_at(t->modules, m.module);
+
+		kf_module_add_shape(mod, m.pgoff, len, prot);
+		if (!mod->map_pid) {
+			mod->map_pid = th->pid;
+			mod->map_mntns = th->mntns;
+		}
+	}
 	if (kind == KF_MOD_JIT || (kind == KF_MOD_SPECIAL && name[0] != '['))
 		m.flags |= KF_MAP_IDENTITY;
 	if (bid_len)
@@ -522,6 +530,32 @@ static int on_ksymbol(struct kf_tasks *t, const struct kf_rec *rec)
 	return kf_maps_insert(&t->kernel, &m) ? 0 : KF_ENOMEM;
 }
 
+/* PERF_RECORD_NAMESPACES {u32 pid, tid; u64 nr; {u64 dev, ino}[nr]}: the
+ * thread's mount namespace (index 5, MNT_NS_INDEX) */
+static int on_namespaces(struct kf_tasks *t, const struct kf_rec *rec)
+{
+	struct kf_cur c = kf_cur_make(rec->data + 8, rec->size - 8u, t->swap);
+	uint32_t pid, tid;
+	uint64_t nr, dev, ino = 0, i;
+	struct kf_thread *th;
+
+	if (!kf_cur_u32(&c, &pid) || !kf_cur_u32(&c, &tid) || !kf_cur_u64(&c, &nr) ||
+	    nr > kf_cur_left(&c) / 16) {
+		t->bad_records++;
+		return 0;
+	}
+	for (i = 0; i <= 5 && i < nr; i++)
+		if (!kf_cur_u64(&c, &dev) || !kf_cur_u64(&c, &ino))
+			return 0;   /* cannot happen: nr was checked */
+	if (nr <= 5)
+		return 0;   /* no mount namespace in it */
+	th = kf_tasks_findnew(t, (int32_t)pid, (int32_t)tid);
+	if (!th)
+		return KF_ENOMEM;
+	th->mntns = ino;
+	return 0;
+}
+
 /* PERF_RECORD_BPF_EVENT {u16 type, u16 flags, u32 id, u8 tag[8]}: a
  * program load (type 1) gives its id to the KSYMBOL regions just before
  * it (its functions); other types and unloads change nothing. */
@@ -568,6 +602,8 @@ int kf_tasks_apply(struct kf_tasks *t, const struct kf_rec *rec)
 		return on_ksymbol(t, rec);
 	case KF_REC_BPF_EVENT:
 		return on_bpf_event(t, rec);
+	case KF_REC_NAMESPACES:
+		return on_namespaces(t, rec);
 	default:
 		return 0;
 	}

@@ -29,6 +29,11 @@ struct kf_thread {
 	bool comm_set;           /* a COMM (or fork from a named parent) set it */
 	bool exited;
 	struct kf_maps *maps;    /* shared by the threads of a process */
+	uint64_t mntns;          /* its mount namespace's inode, from
+				    PERF_RECORD_NAMESPACES (perf record
+				    --namespaces); 0: not recorded */
+	uint64_t cgroup;         /* the cgroup id of its latest sample that
+				    has one (PERF_SAMPLE_CGROUP); 0: none */
 	uint32_t stitch;         /* --stitch: 1 + the index of its latest
 				    unwound user stack in the callchain
 				    stage's references (callchain.h); 0:
@@ -65,7 +70,7 @@ int kf_tasks_init(struct kf_tasks *t, struct kf_strtab *strings,
 void kf_tasks_fini(struct kf_tasks *t);
 
 /* Applies one sideband record (COMM, FORK, EXIT, MMAP, MMAP2, KSYMBOL,
- * BPF_EVENT);
+ * BPF_EVENT, NAMESPACES);
  * other types are ignored.  Returns 0 or KF_ENOMEM; a malformed record is
  * counted in bad_records and skipped. */
 int kf_tasks_apply(struct kf_tasks *t, const struct kf_rec *rec);

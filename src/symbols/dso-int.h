@@ -164,6 +164,11 @@ struct dso_state *dso_loaded(struct kf_dsos *d, uint32_t module, unsigned what);
 
 /* ---- locate.c: build-ids, candidates, ELF section helpers ---- */
 
+/* Whether the BUILD_ID table's entry for a file module's path cannot be
+ * its own: the path was mapped from files on several devices (the same
+ * path in several mount namespaces), and the table holds one build-id
+ * per path (perf's choice among them is not the first mapping's). */
+bool dso_bid_ambiguous(const struct kf_dsos *d, const struct kf_module *mod);
 /* The recorded build-id of a module (0: none). */
 size_t dso_recorded_bid(struct kf_dsos *d, struct kf_module *mod, uint8_t out[20]);
 /* A file's own build-id note (0: none). */

@@ -97,9 +97,20 @@ struct kf_dso_opts {
 	size_t n_debug_dirs;
 	const struct kf_host *host;    /* what may be asked of this machine
 					  (host.h); NULL: nothing */
+	/* --root KEY=DIR: the directory a file module's recorded path is
+	 * under (its container's root), NULL for none; root_ctx is its
+	 * first argument.  Asked when the module is first loaded. */
+	const char *(*root_of)(void *root_ctx, const struct kf_module *mod);
+	void *root_ctx;
 };
 
 struct kf_nametab;
+struct kf_dsos;
+
+/* Whether a file module's recorded path was mapped from files on several
+ * devices (mount namespaces) so that the BUILD_ID table's one entry for
+ * the path cannot be taken for its build-id. */
+bool kf_dso_bid_ambiguous(const struct kf_dsos *d, uint32_t module);
 
 typedef void (*kf_dso_warn_fn)(void *payload, const char *msg);
 

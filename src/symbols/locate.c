@@ -27,6 +27,28 @@
 
 /* ---- build-ids -------------------------------------------------------------- */
 
+bool dso_bid_ambiguous(const struct kf_dsos *d, const struct kf_module *mod)
+{
+	size_t i;
+
+	if (mod->kind != KF_MOD_FILE || mod->bid_len || !mod->has_dev)
+		return false;
+	for (i = 1; i < d->modules->n; i++) {
+		const struct kf_module *o = d->modules->v[i];
+
+		if (o != mod && o->kind == KF_MOD_FILE && o->has_dev &&
+		    (o->maj != mod->maj || o->min != mod->min) &&
+		    strcmp(o->name, mod->name) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool kf_dso_bid_ambiguous(const struct kf_dsos *d, uint32_t module)
+{
+	return module && dso_bid_ambiguous(d, kf_modules_at(d->modules, module));
+}
+
 /* The recorded build-id of a module: MMAP2's, else the BUILD_ID table's
  * entry with the same name (map__new copies it by name, too; a kernel
  * module's entry names its .ko path). */
@@ -39,6 +61,8 @@ size_t dso_recorded_bid(struct kf_dsos *d, struct kf_module *mod,
 		memcpy(out, mod->bid, mod->bid_len);
 		return mod->bid_len;
 	}
+	if (dso_bid_ambiguous(d, mod))
+		return 0;
 	for (i = 0; i < d->env->n_buildids; i++) {
 		const struct kf_buildid_entry *e = &d->env->buildids[i];
 		bool kernel_entry = e->cpumode == 1;  /* KERNEL */
@@ -503,7 +527,12 @@ bool dso_has_section(Elf *elf, const char *name)
 bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st,
 		    struct dso_located *loc)
 {
-	const char *symfs = d->o.symfs;
+	/* a module of a container given --root: its recorded path, and
+	 * the debug layouts, are under that directory instead */
+	const char *root = mod->kind == KF_MOD_FILE && d->o.root_of ?
+			   d->o.root_of(d->o.root_ctx, mod) : NULL;
+	const char *symfs = root ? root : d->o.symfs;
+	const bool sys = root || dso_sys_paths(d);
 	const char *name = mod->name;
 	uint8_t *bid = loc->bid;
 	char path[4096], *hex = loc->hex;
@@ -515,6 +544,17 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 	run->fd = -1;
 	loc->bid_len = dso_recorded_bid(d, mod, bid);
 	loc->verified = loc->bid_len > 0;
+	if (!loc->bid_len && !root && dso_bid_ambiguous(d, mod)) {
+		/* the path named other files in other mount namespaces, and
+		 * what is at it here (or under --symfs) could be any of them */
+		st->status = KF_DSO_MISSING;
+		dso_warnf(d, "%s: mapped from files on several devices (mount namespaces: "
+		      "containers) and the capture's build-id table has one entry per "
+		      "path, which cannot tell them apart: not looked up by path; give "
+		      "--root CGROUP=DIR (or mnt:INODE=DIR) for the container of pid %d, "
+		      "or record with --buildid-mmap", name, (int)mod->map_pid);
+		return false;
+	}
 
 	/* perf records absolute paths; a relative one can only come from a
 	 * crafted capture, and without --symfs it would be opened relative
@@ -541,7 +581,9 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 		struct kf_file_id now = { .known = false };
 		const char *why = NULL;
 
-		if (symfs && *symfs) {
+		if (root) {
+			st->unverified_why = "the file given under --root";
+		} else if (symfs && *symfs) {
 			st->unverified_why = "the file given under --symfs";
 		} else if (recording_host(d) != KF_HOST_RECORDING) {
 			st->unverified_why = d->host == KF_HOST_OTHER ?
@@ -579,7 +621,7 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 	if (!loc->bid_len) {
 		/* perf asks whether the path exists on this machine; with no
 		 * host it is taken to exist, as it did when it was mapped */
-		bool try = !dso_sys_paths(d) ? false :
+		bool try = !sys ? false : root ? true :
 			   d->o.pol->path_must_exist_on_host && d->o.host ? kf_host_regular(d->o.host, name) :
 			   true;
 
@@ -615,7 +657,7 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 	{
 		char link[256];
 
-		if (dso_sys_paths(d) && read_debuglink(d, symfs, name, link, sizeof(link))) {
+		if (sys && read_debuglink(d, symfs, name, link, sizeof(link))) {
 			const char *slash = strrchr(name, '/');
 			int dl = slash ? (int)(slash - name) : 0;
 			const char *fmts[] = { "%.*s/%s", "%.*s/.debug/%s",
@@ -656,14 +698,14 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 	}
 	/* FEDORA and UBUNTU debuginfo layouts, then .build-id */
 	snprintf(path, sizeof(path), "/usr/lib/debug%s.debug", name);
-	if (dso_sys_paths(d) && consider(d, name, symfs, path, bid, loc->bid_len, syms, run,
+	if (sys && consider(d, name, symfs, path, bid, loc->bid_len, syms, run,
 				     found, mismatch, bad))
 		return true;
 	snprintf(path, sizeof(path), "/usr/lib/debug%s", name);
-	if (dso_sys_paths(d) && consider(d, name, symfs, path, bid, loc->bid_len, syms, run,
+	if (sys && consider(d, name, symfs, path, bid, loc->bid_len, syms, run,
 				     found, mismatch, bad))
 		return true;
-	if (loc->bid_len && dso_sys_paths(d)) {
+	if (loc->bid_len && sys) {
 		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 			 hex, hex + 2);
 		if (consider(d, name, symfs, path, bid, loc->bid_len, syms, run, found,
@@ -687,7 +729,7 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 			return true;
 	}
 	/* the recorded path */
-	if (dso_sys_paths(d))
+	if (sys)
 		consider(d, NULL, symfs, name, bid, loc->bid_len, syms, run, found,
 			 mismatch, bad);
 	else
