@@ -524,13 +524,54 @@ bool dso_has_section(Elf *elf, const char *name)
 	return dso_section(elf, name, &sh, NULL) && sh.sh_type != SHT_NOBITS;
 }
 
+/* A container's process still running on the recording host: its root
+ * ("/proc/PID/root", into buf), where its recorded paths still name the
+ * files it mapped, when the process is in the mount namespace it mapped
+ * mod in, which is not kfold's own, and the file at mod's path there is
+ * the recorded device and inode (*checked; without a recorded device,
+ * unchecked).  NULL otherwise: under --symfs, without the host's files,
+ * off the recording host (a pid there names another process). */
+static const char *proc_root(struct kf_dsos *d, const struct kf_module *mod,
+			     char *buf, size_t n, bool *checked)
+{
+	struct kf_file_id self, ns, file;
+	char path[4200];
+
+	*checked = false;
+	if (mod->kind != KF_MOD_FILE || mod->map_pid <= 0 || !mod->map_mntns ||
+	    mod->name[0] != '/' || (d->o.symfs && *d->o.symfs) ||
+	    !kf_host_files(d->o.host) || recording_host(d) != KF_HOST_RECORDING)
+		return NULL;
+	kf_host_file_id(d->o.host, d->fs, "/proc/self/ns/mnt", false, &self);
+	if (!self.known || self.ino == mod->map_mntns)
+		return NULL;      /* kfold's own namespace: its paths are ours */
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)mod->map_pid);
+	kf_host_file_id(d->o.host, d->fs, path, false, &ns);
+	if (!ns.known || ns.ino != mod->map_mntns)
+		return NULL;      /* gone, or another process with its pid */
+	snprintf(buf, n, "/proc/%d/root", (int)mod->map_pid);
+	if (mod->has_dev) {
+		snprintf(path, sizeof(path), "%s%s", buf, mod->name);
+		kf_host_file_id(d->o.host, d->fs, path, false, &file);
+		if (!file.known || file.maj != mod->maj || file.min != mod->min ||
+		    file.ino != mod->ino)
+			return NULL;  /* replaced since */
+		*checked = true;
+	}
+	return buf;
+}
+
 bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st,
 		    struct dso_located *loc)
 {
 	/* a module of a container given --root: its recorded path, and
 	 * the debug layouts, are under that directory instead */
-	const char *root = mod->kind == KF_MOD_FILE && d->o.root_of ?
-			   d->o.root_of(d->o.root_ctx, mod) : NULL;
+	const char *given = mod->kind == KF_MOD_FILE && d->o.root_of ?
+			    d->o.root_of(d->o.root_ctx, mod) : NULL;
+	char procbuf[40];
+	bool proc_checked = false;
+	const char *root = given ? given :
+			   proc_root(d, mod, procbuf, sizeof(procbuf), &proc_checked);
 	const char *symfs = root ? root : d->o.symfs;
 	const bool sys = root || dso_sys_paths(d);
 	const char *name = mod->name;
@@ -581,8 +622,11 @@ bool dso_locate_elf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *
 		struct kf_file_id now = { .known = false };
 		const char *why = NULL;
 
-		if (root) {
-			st->unverified_why = "the file given under --root";
+		if (root && proc_checked) {
+			st->inode_checked = true;   /* the recorded device and inode */
+		} else if (root) {
+			st->unverified_why = given ? "the file given under --root" :
+					     "the file under its process's root";
 		} else if (symfs && *symfs) {
 			st->unverified_why = "the file given under --symfs";
 		} else if (recording_host(d) != KF_HOST_RECORDING) {

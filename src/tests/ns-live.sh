@@ -8,6 +8,10 @@
 # perf reads their build-ids through their namespaces; its build-id table
 # holds one entry for DIR/prog all the same).  Which function ran where is
 # known by construction.  Shown:
+#  0. while the programs still run: kfold (no --root) names each from its
+#     own file through /proc/PID/root (checked against the recorded device
+#     and inode, says --stats), and a bundle written then folds the same
+#     after they ended;
 #  1. without --root, with the alpha build put at DIR/prog on the host (a
 #     trap): neither program is named from it (or at all): the path was
 #     mapped from two devices, and a warning says so and what to give;
@@ -53,7 +57,7 @@ mp=$tmp/mnt           # the path both namespaces mount over
 mkdir -p "$mp"
 start() {   # start TAG CGROUP: the build TAG as $mp/prog in a namespace of its own
 	unshare -m --propagation private sh -c "echo \$\$ > $2/cgroup.procs &&
-		mount -t tmpfs kfold-ns $mp && cp $tmp/$1 $mp/prog && exec $mp/prog 3" \
+		mount -t tmpfs kfold-ns $mp && cp $tmp/$1 $mp/prog && exec $mp/prog 15" \
 		> /dev/null &
 }
 start alpha "$a"; pa=$!
@@ -67,12 +71,8 @@ mnta=$(stat -L -c %i /proc/$pa/ns/mnt) || exit 1
 perf record -N -a --namespaces --all-cgroups -g -e cpu-clock -F 1000 -o "$tmp/cap" \
 	-- sleep 1 > "$tmp/record.log" 2>&1 ||
 	{ kill $pa $pb; skip "perf cannot record --namespaces --all-cgroups: $(tail -1 "$tmp/record.log")"; }
-wait
 
 fail=0
-# the trap: on the host, the path holds the alpha build
-cp "$tmp/alpha" "$mp/prog"
-
 perf script -i "$tmp/cap" -F comm,pid 2> /dev/null | awk '$1 == "prog" { n[$2]++ }
 	END { for (p in n) print p, n[p] }' > "$tmp/perf-counts"
 
@@ -114,6 +114,40 @@ for b in bad[:5]:
 sys.exit(1 if bad else 0)
 PY
 }
+
+# 0. while the programs still run: each named through its own
+# /proc/PID/root, and a bundle written now keeps those files
+"$kfold" --pid --samples -o "$tmp/alive.folded" "$tmp/cap" 2> "$tmp/alive.err"
+"$kfold" archive -o "$tmp/alive.tar.zst" "$tmp/cap" 2> "$tmp/alive-archive.err"
+arc=$?
+"$kfold" --stats -o /dev/null "$tmp/cap" 2> "$tmp/alive-stats.err"
+kill $pa $pb 2> /dev/null
+wait
+if check 0 "$tmp/alive.folded" named; then
+	echo "ok   0. running: each program named from its own file, through /proc/PID/root"
+else
+	echo "FAIL 0. running, without --root"; cat "$tmp/alive.err"; fail=1
+fi
+if grep -q "module $mp/prog: .*device and inode.*from /proc/$pa/root$mp/prog" \
+	"$tmp/alive-stats.err"; then
+	echo "ok   0. --stats: checked by device and inode, from /proc/$pa/root"
+else
+	echo "FAIL 0. --stats does not say so:"; grep "$mp" "$tmp/alive-stats.err"; fail=1
+fi
+if [ $arc = 0 ] || [ $arc = 3 ]; then
+	"$kfold" --pid --samples -o "$tmp/alive-bundle.folded" "$tmp/alive.tar.zst" 2> /dev/null
+	if cmp -s "$tmp/alive.folded" "$tmp/alive-bundle.folded"; then
+		echo "ok   0. the bundle written then folds the same after they ended"
+	else
+		echo "FAIL 0. the bundle written while they ran folds otherwise"
+		diff "$tmp/alive.folded" "$tmp/alive-bundle.folded" | head; fail=1
+	fi
+else
+	echo "FAIL 0. kfold archive exited $arc"; cat "$tmp/alive-archive.err"; fail=1
+fi
+
+# the trap: on the host, the path holds the alpha build
+cp "$tmp/alpha" "$mp/prog"
 
 # 1. no --root: not named from the host's file at that path
 "$kfold" --pid --samples -o "$tmp/noroot.folded" "$tmp/cap" 2> "$tmp/noroot.err" || {
