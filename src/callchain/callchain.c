@@ -134,7 +134,19 @@ static void resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpum
 	f->module = m->module;
 	if (!(f->flags & KF_FRAME_KERNEL) && !(m->flags & KF_MAP_IDENTITY))
 		f->addr = ip - m->start + m->pgoff;
-	kf_modules_at(cc->modules, m->module)->hit = true;
+	/* JIT code: the load a jitdump says was there then, over the perf
+	 * map (perf script reads only the map; perf inject --jit the dump) */
+	if (!(f->flags & KF_FRAME_KERNEL) && !cc->pol->perf_names &&
+	    kf_modules_at(cc->modules, m->module)->kind == KF_MOD_JIT) {
+		uint32_t dump = kf_tasks_jitdump(cc->tasks, th->pid), code;
+
+		if (dump && (code = kf_dsos_jit_code(cc->dsos, dump, ip, cc->now,
+						     cc->has_now)) != 0) {
+			f->module = code;
+			f->addr = ip;
+		}
+	}
+	kf_modules_at(cc->modules, f->module)->hit = true;
 }
 
 void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,
@@ -145,6 +157,8 @@ void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,
 		f->flags = KF_FRAME_NOMAP;
 		return;
 	}
+	cc->now = smp->time;
+	cc->has_now = smp->has_time;
 	resolve(cc, th, smp->misc & KF_MISC_CPUMODE_MASK, smp->ip, f);
 }
 
@@ -420,6 +434,8 @@ int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
 	long n = 0;
 
 	memset(out, 0, sizeof(*out));
+	cc->now = smp->time;
+	cc->has_now = smp->has_time;
 	if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
 		n = walk_chain(cc, th, smp, out);
 		if (n >= 0 && dwarf)

@@ -144,6 +144,10 @@ struct kf_callchain {
 	struct kf_uwtab *uw_record;
 	const struct kf_uwtab *uw_replay;
 	uint64_t key;
+	/* the time of the sample being built (has_now: it has one), for
+	 * JIT code named from a jitdump */
+	uint64_t now;
+	bool has_now;
 	/* --stitch: a DWARF sample whose unwind ran out of the stack copy is
 	 * completed from its thread's previous one (simpleperf's call-chain
 	 * joiner): where that one has a frame with the cut frame's pc and

@@ -126,6 +126,31 @@ void kf_kmodule_name(const char *path, size_t len, char *out, size_t n)
 	out[k] = '\0';
 }
 
+bool kf_jitdump_name(const char *path, uint32_t *pid)
+{
+	const char *base = strrchr(path, '/');
+	unsigned long v = 0;
+	const char *p;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "jit-", 4) != 0)
+		return false;
+	for (p = base + 4; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (unsigned long)(*p - '0');
+		if (v > UINT32_MAX)
+			return false;
+	}
+	if (p == base + 4 || strcmp(p, ".dump") != 0)
+		return false;
+	*pid = (uint32_t)v;
+	return true;
+}
+
+const char *kf_modules_strdup(struct kf_modules *m, const char *s)
+{
+	return kf_arena_strndup(&m->arena, s, strlen(s));
+}
+
 bool kf_module_set_kmap(struct kf_modules *m, struct kf_module *mod,
 			const char *path, size_t path_len, uint64_t start,
 			uint64_t len)

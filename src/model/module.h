@@ -65,6 +65,12 @@ struct kf_module {
 	uint64_t ksym_addr;  /* KF_MOD_KSYM: where the KSYMBOL region is */
 	uint32_t ksym_len;
 	uint16_t ksym_type;  /* its PERF_RECORD_KSYMBOL_TYPE_* (1: BPF) */
+	/* KF_MOD_JIT made from a jitdump's code load (jitcode.c): its
+	 * function's name (at ksym_addr, ksym_len bytes); NULL for a perf
+	 * map's module */
+	const char *jit_sym;
+	uint32_t jit_dump;   /* the module of the jitdump file it came from */
+	uint32_t jit_entry;  /* its code load's index in that file */
 	bool bpf_known;      /* a BPF_EVENT load gave its program's id */
 	uint32_t bpf_id;
 	bool hit;            /* a sample frame resolved into it */
@@ -110,6 +116,14 @@ void kf_kmodule_name(const char *path, size_t len, char *out, size_t n);
 bool kf_module_set_kmap(struct kf_modules *m, struct kf_module *mod,
 			const char *path, size_t path_len, uint64_t start,
 			uint64_t len);
+
+/* Whether a mapped path names a jitdump file: its file name is
+ * "jit-PID.dump" (*pid set), as perf's jit_detect takes it. */
+bool kf_jitdump_name(const char *path, uint32_t *pid);
+
+/* Copies a jitted function's name into the registry (for jit_sym).
+ * NULL on ENOMEM. */
+const char *kf_modules_strdup(struct kf_modules *m, const char *s);
 
 /* Hex form of a build-id into buf (at least 41 bytes). */
 const char *kf_bid_hex(const uint8_t *bid, size_t len, char *buf);

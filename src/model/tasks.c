@@ -23,6 +23,7 @@ int kf_tasks_init(struct kf_tasks *t, struct kf_strtab *strings,
 	memset(t, 0, sizeof(*t));
 	kf_arena_init(&t->arena);
 	kf_map64_init(&t->by_tid);
+	kf_map64_init(&t->jitdumps);
 	kf_maps_init(&t->kernel);
 	t->strings = strings;
 	t->modules = modules;
@@ -47,6 +48,7 @@ void kf_tasks_fini(struct kf_tasks *t)
 	free(t->threads);
 	kf_maps_fini(&t->kernel);
 	kf_map64_fini(&t->by_tid);
+	kf_map64_fini(&t->jitdumps);
 	kf_arena_fini(&t->arena);
 	memset(t, 0, sizeof(*t));
 }
@@ -151,6 +153,13 @@ static struct kf_thread *findnew(struct kf_tasks *t, int32_t pid, int32_t tid,
 		}
 	}
 	return th->maps ? th : NULL;
+}
+
+uint32_t kf_tasks_jitdump(const struct kf_tasks *t, int32_t pid)
+{
+	uint32_t m;
+
+	return pid > 0 && kf_map64_get(&t->jitdumps, (uint64_t)pid, &m) ? m : 0;
 }
 
 struct kf_thread *kf_tasks_findnew(struct kf_tasks *t, int32_t pid, int32_t tid)
@@ -360,6 +369,7 @@ static int on_mmap(struct kf_tasks *t, const struct kf_rec *rec, bool v2)
 	size_t bid_len = 0, name_len;
 	const char *name;
 	char jitname[64];
+	uint32_t jpid, jmod;
 	enum kf_module_kind kind = KF_MOD_FILE;
 	struct kf_thread *th;
 	struct kf_map m;
@@ -455,6 +465,10 @@ static int on_mmap(struct kf_tasks *t, const struct kf_rec *rec, bool v2)
 		return KF_ENOMEM;
 	if (kind == KF_MOD_JIT)
 		kf_modules_at(t->modules, m.module)->jit_pid = (uint32_t)th->pid;
+	if (kind == KF_MOD_FILE && th->pid > 0 && kf_jitdump_name(name, &jpid) &&
+	    !kf_map64_get(&t->jitdumps, (uint64_t)th->pid, &jmod) &&
+	    !kf_map64_put(&t->jitdumps, (uint64_t)th->pid, m.module))
+		return KF_ENOMEM;
 	if (kind == KF_MOD_FILE) {
 		struct kf_module *mod = kf_modules_at(t->modules, m.module);
 

@@ -60,7 +60,13 @@ struct kf_tasks {
 	 * per function, just before its BPF_EVENT, which gives its id */
 	uint32_t bpf_pending[16];
 	unsigned n_bpf_pending;
+	/* the jitdump files processes mapped (jit-PID.dump): pid -> the
+	 * file's module, the first mapping of each pid's */
+	struct kf_map64 jitdumps;
 };
+
+/* The module of the jitdump file process pid mapped, 0: none. */
+uint32_t kf_tasks_jitdump(const struct kf_tasks *t, int32_t pid);
 
 /* swap: the capture's byte order differs from the host's;
  * exec_flushes_maps: drop a process's mappings at exec (the kernel does;

@@ -41,13 +41,29 @@ void dso_load_code(struct kf_dsos *d, struct kf_module *mod, struct dso_state *s
 	Elf *elf = NULL;
 	GElf_Ehdr eh;
 
-	(void)d;
 	st->code_tried = true;
 	if (mod->kind == KF_MOD_KERNEL) {
 		elf = st->kimage.elf;
 		st->code_file = st->kimage.path;
 		if (!elf)
 			st->code_why = "no vmlinux with the recorded build-id (give --vmlinux)";
+	} else if (mod->kind == KF_MOD_JIT && mod->jit_sym) {
+		/* a jitdump's code load carries its bytes */
+		size_t len = 0;
+		uint16_t mach = 0;
+		const uint8_t *bytes = dso_jit_code_bytes(d, mod, &len, &mach);
+
+		if (!bytes || !(st->code_scn = malloc(sizeof(*st->code_scn)))) {
+			st->code_why = "the jitdump holds no bytes for this code";
+			return;
+		}
+		st->code_scn[0] = (struct dso_code_scn){ mod->ksym_addr, len, 0, false };
+		st->n_code_scn = 1;
+		st->code_image = bytes;
+		st->code_image_len = len;
+		st->code_file = kf_modules_at(d->modules, mod->jit_dump)->name;
+		st->code_machine = mach;
+		return;
 	} else if (mod->kind == KF_MOD_JIT || mod->kind == KF_MOD_KSYM) {
 		st->code_why = "JIT code: a perf map holds no code bytes (a jitdump would)";
 	} else if (mod->kind == KF_MOD_KMODULE) {

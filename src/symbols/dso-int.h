@@ -13,6 +13,7 @@
  *   kallsyms.c  the kernel's and its modules' symbols from kallsyms
  *   kmodule.c   a kernel module's .ko: its symbols, DWARF and code
  *   perfmap.c   JIT symbols from perf-PID.map
+ *   jitcode.c   JIT code loads from a jitdump (jit-PID.dump)
  *   dwarf.c     debug info: DWARF, dwz files, the kernel's vmlinux, KASLR
  *   cfi.c       what unwinding needs (.eh_frame, .debug_frame, segments)
  *
@@ -100,6 +101,8 @@ struct dso_state {
 	 * runtime range of its .text and that section's file offset, the
 	 * libdwfl session that owns its relocated DWARF (dw), and why no .ko
 	 * was used when one was refused */
+	struct kf_jitstate *jit;  /* a jitdump file's module: its parsed
+				     contents (jitcode.c) */
 	bool ko_tried;
 	uint64_t ko_text_start, ko_text_end, ko_text_off;
 	struct Dwfl *ko_dwfl;
@@ -149,6 +152,12 @@ void dso_kmodule_dwarf(struct kf_dsos *d, struct kf_module *mod, struct dso_stat
 /* A runtime address of the module's .text as its DWARF's address. */
 bool dso_kmodule_vaddr(const struct dso_state *st, uint64_t addr, uint64_t *vaddr);
 void dso_kmodule_fini(struct dso_state *st);
+
+/* ---- jitcode.c ---- */
+void dso_jit_fini(struct dso_state *st);
+/* The code bytes of a jitdump code load's module (NULL: none). */
+const uint8_t *dso_jit_code_bytes(struct kf_dsos *d, const struct kf_module *mod,
+				  size_t *len, uint16_t *machine);
 
 /* ---- code.c ---- */
 void dso_load_code(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st);

@@ -59,6 +59,7 @@ static void state_free(struct dso_state *st)
 	if (!st)
 		return;
 	dso_kmodule_fini(st);
+	dso_jit_fini(st);
 	kf_symtab_fini(&st->syms);
 	if (st->has_splt)
 		kf_symtab_fini(&st->splt);
@@ -156,7 +157,17 @@ static struct dso_state *load_syms(struct kf_dsos *d, struct kf_module *mod)
 			st->status = KF_DSO_MISSING;
 		break;
 	case KF_MOD_JIT:
-		dso_load_perf_map(d, mod, st);
+		if (!mod->jit_sym) {
+			dso_load_perf_map(d, mod, st);
+			break;
+		}
+		/* a jitdump's code load: its one function */
+		kf_symtab_init(&st->syms);
+		kf_symtab_add(&st->syms, mod->ksym_addr, mod->ksym_len, KF_BIND_GLOBAL,
+			      mod->jit_sym, strlen(mod->jit_sym));
+		st->has_syms = true;
+		st->status = KF_DSO_UNVERIFIED;
+		st->file = strdup(kf_modules_at(d->modules, mod->jit_dump)->name);
 		break;
 	case KF_MOD_KSYM:
 		kf_symtab_init(&st->syms);
@@ -404,6 +415,8 @@ const char *kf_dso_status_text(struct kf_dsos *d, uint32_t module)
 	struct dso_state *st = mod->priv;
 	char buf[512];
 
+	if (mod->kind == KF_MOD_JIT && mod->jit_sym && st && s == KF_DSO_UNVERIFIED)
+		return "JIT code named by its process's jitdump";
 	if (mod->kind == KF_MOD_KSYM && st && s == KF_DSO_UNVERIFIED) {
 		if (!st->status_text) {
 			if (mod->ksym_type == 1 && mod->bpf_known)

@@ -112,6 +112,13 @@ struct kf_dsos;
  * the path cannot be taken for its build-id. */
 bool kf_dso_bid_ambiguous(const struct kf_dsos *d, uint32_t module);
 
+/* JIT code named from the jitdump whose file is module `dump` (the
+ * process's jit-PID.dump mapping): the module of the code load that held
+ * addr at the sample's time (any time without has_time), made at first
+ * use; 0 when the jitdump cannot be read or no load covers addr then. */
+uint32_t kf_dsos_jit_code(struct kf_dsos *d, uint32_t dump, uint64_t addr, uint64_t time,
+			  bool has_time);
+
 typedef void (*kf_dso_warn_fn)(void *payload, const char *msg);
 
 struct kf_dsos {

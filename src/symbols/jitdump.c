@@ -1,0 +1,299 @@
+/* jitdump.c - reading a jitdump file (jitdump.h). */
+#include "jitdump.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cur.h"
+#include "error.h"
+#include "util.h"
+
+#define HEADER_SIZE 40u
+#define PREFIX_SIZE 16u
+
+static uint32_t bswap32(uint32_t v)
+{
+	return (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
+}
+
+/* Stops the reading at offset off: why, and 0 (what was read stays). */
+static int stop(struct kf_jitdump *j, size_t off, const char *fmt, const char *what)
+{
+	j->bad_offset = off;
+	snprintf(j->why, sizeof(j->why), fmt, what);
+	return 0;
+}
+
+/* A NUL-terminated string at the cursor, within its bytes. */
+static const char *cstr(struct kf_cur *c)
+{
+	size_t left = kf_cur_left(c);
+	const char *s = (const char *)c->p;
+	const void *nul = left ? memchr(s, '\0', left) : NULL;
+
+	if (!nul)
+		return NULL;
+	kf_cur_skip(c, (size_t)((const char *)nul - s) + 1);
+	return s;
+}
+
+static struct kf_jit_code *new_code(struct kf_jitdump *j)
+{
+	if (!KF_GROW(j->code, j->cap_code, j->n_code + 1))
+		return NULL;
+	memset(&j->code[j->n_code], 0, sizeof(j->code[0]));
+	return &j->code[j->n_code++];
+}
+
+/* The pending unwinding table goes to the next load. */
+struct pending {
+	const uint8_t *unwind;
+	uint64_t size, hdr, mapped;
+	size_t lines_from, n_lines;   /* DEBUG_INFO for the next load */
+	uint64_t lines_addr;
+	bool has_lines;
+};
+
+static int code_load(struct kf_jitdump *j, struct kf_cur *c, uint64_t time,
+		     struct pending *pend)
+{
+	struct kf_jit_code *k;
+	uint32_t pid, tid;
+	uint64_t vma, addr, size, index;
+	const char *name;
+	const uint8_t *code;
+
+	if (!kf_cur_u32(c, &pid) || !kf_cur_u32(c, &tid) || !kf_cur_u64(c, &vma) ||
+	    !kf_cur_u64(c, &addr) || !kf_cur_u64(c, &size) || !kf_cur_u64(c, &index))
+		return 1;
+	if (!(name = cstr(c)))
+		return 2;
+	if (size > kf_cur_left(c) || !kf_cur_view(c, &code, (size_t)size))
+		return 3;
+	if (!(k = new_code(j)))
+		return -1;
+	k->time = time;
+	k->pid = pid;
+	k->tid = tid;
+	k->addr = addr;
+	k->size = size;
+	k->index = index;
+	k->name = name;
+	k->code = code;
+	/* a DEBUG_INFO describes the load after it (perf's
+	 * jit_repipe_code_load takes it whatever address it names) */
+	if (pend->has_lines) {
+		k->first_line = pend->lines_from;
+		k->n_lines = pend->n_lines;
+	}
+	pend->has_lines = false;
+	if (pend->unwind) {
+		k->unwind = pend->unwind;
+		k->unwind_size = pend->size;
+		k->eh_frame_hdr_size = pend->hdr;
+		k->mapped_size = pend->mapped;
+		pend->unwind = NULL;
+	}
+	return 0;
+}
+
+static int code_move(struct kf_jitdump *j, struct kf_cur *c, uint64_t time)
+{
+	struct kf_jit_code *k, *from = NULL;
+	uint32_t pid, tid;
+	uint64_t vma, old_addr, new_addr, size, index;
+	size_t i, at = SIZE_MAX;
+
+	if (!kf_cur_u32(c, &pid) || !kf_cur_u32(c, &tid) || !kf_cur_u64(c, &vma) ||
+	    !kf_cur_u64(c, &old_addr) || !kf_cur_u64(c, &new_addr) ||
+	    !kf_cur_u64(c, &size) || !kf_cur_u64(c, &index))
+		return 1;
+	/* the latest code of that index (else at that address) */
+	for (i = j->n_code; i-- > 0;) {
+		if (j->code[i].index == index && j->code[i].addr == old_addr) {
+			at = i;
+			break;
+		}
+	}
+	/* new_code may move the table: the load is found again after it */
+	if (!(k = new_code(j)))
+		return -1;
+	if (at != SIZE_MAX) {
+		from = &j->code[at];
+		*k = *from;
+	}
+	k->time = time;
+	k->pid = pid;
+	k->tid = tid;
+	k->addr = new_addr;
+	k->size = size;
+	k->index = index;
+	k->moved = true;
+	if (!from) {
+		k->name = NULL;
+		k->code = NULL;
+	} else if (from->size != size) {
+		k->code = NULL;      /* its bytes are not the size given */
+	}
+	return 0;
+}
+
+static int debug_info(struct kf_jitdump *j, struct kf_cur *c, struct pending *pend)
+{
+	uint64_t addr, nr, i;
+	const char *prev = NULL;
+
+	if (!kf_cur_u64(c, &addr) || !kf_cur_u64(c, &nr))
+		return 1;
+	/* each entry takes 17 bytes at least: a count past that lies */
+	if (nr > kf_cur_left(c) / 17)
+		return 4;
+	pend->has_lines = true;
+	pend->lines_addr = addr;
+	pend->lines_from = j->n_lines;
+	pend->n_lines = 0;
+	for (i = 0; i < nr; i++) {
+		struct kf_jit_line *l;
+		uint64_t a;
+		uint32_t line, discrim;
+		const char *file;
+
+		if (!kf_cur_u64(c, &a) || !kf_cur_u32(c, &line) || !kf_cur_u32(c, &discrim))
+			return 1;
+		if (!(file = cstr(c)))
+			return 2;
+		if ((unsigned char)file[0] == 0xff && file[1] == '\0') {
+			if (!prev)
+				return 5;
+			file = prev;
+		}
+		if (!KF_GROW(j->lines, j->cap_lines, j->n_lines + 1))
+			return -1;
+		l = &j->lines[j->n_lines++];
+		l->addr = a;
+		l->line = (int32_t)line;
+		l->discrim = (int32_t)discrim;
+		l->file = file;
+		prev = file;
+		pend->n_lines++;
+	}
+	return 0;
+}
+
+static int unwinding_info(struct kf_cur *c, struct pending *pend)
+{
+	uint64_t size, hdr, mapped;
+	const uint8_t *p;
+
+	if (!kf_cur_u64(c, &size) || !kf_cur_u64(c, &hdr) || !kf_cur_u64(c, &mapped))
+		return 1;
+	if (size > kf_cur_left(c) || hdr > size || !kf_cur_view(c, &p, (size_t)size))
+		return 3;
+	pend->unwind = p;
+	pend->size = size;
+	pend->hdr = hdr;
+	pend->mapped = mapped;
+	return 0;
+}
+
+int kf_jitdump_parse(const uint8_t *buf, size_t len, struct kf_jitdump *j)
+{
+	static const char *const what[] = {
+		[1] = "%s: record shorter than its fields",
+		[2] = "%s: a name without its NUL inside the record",
+		[3] = "%s: code or table bytes past the record's end",
+		[4] = "%s: more entries than the record can hold",
+		[5] = "%s: a file name that repeats the previous one, first",
+	};
+	static const char *const names[] = { "CODE_LOAD", "CODE_MOVE", "CODE_DEBUG_INFO",
+					     "CODE_CLOSE", "CODE_UNWINDING_INFO" };
+	struct kf_cur c;
+	struct pending pend;
+	uint32_t magic, hsize, pad;
+	size_t off;
+
+	memset(j, 0, sizeof(*j));
+	memset(&pend, 0, sizeof(pend));
+	if (len < HEADER_SIZE) {
+		snprintf(j->why, sizeof(j->why), "%zu bytes: shorter than a jitdump header", len);
+		return KF_EFORMAT;
+	}
+	memcpy(&magic, buf, 4);
+	if (magic == KF_JIT_MAGIC)
+		j->swapped = false;
+	else if (bswap32(magic) == KF_JIT_MAGIC)
+		j->swapped = true;
+	else {
+		snprintf(j->why, sizeof(j->why), "not a jitdump (magic %08x at offset 0)", magic);
+		return KF_EFORMAT;
+	}
+	c = kf_cur_make(buf + 4, len - 4, j->swapped);
+	kf_cur_u32(&c, &j->version);
+	kf_cur_u32(&c, &hsize);
+	kf_cur_u32(&c, &j->elf_mach);
+	kf_cur_u32(&c, &pad);
+	kf_cur_u32(&c, &j->pid);
+	kf_cur_u64(&c, &j->timestamp);
+	kf_cur_u64(&c, &j->flags);
+	if (hsize < HEADER_SIZE || hsize > len) {
+		snprintf(j->why, sizeof(j->why), "header size %u at offset 8: not between "
+			 "%u and the file's %zu bytes", hsize, HEADER_SIZE, len);
+		return KF_EFORMAT;
+	}
+	for (off = hsize; off < len;) {
+		uint32_t id, size;
+		uint64_t time;
+		int r = 0;
+		char label[48];
+
+		KF_WORK(1);
+		c = kf_cur_make(buf + off, len - off, j->swapped);
+		if (len - off < PREFIX_SIZE)
+			return stop(j, off, "%s", "a record header cut short by the end of the file");
+		kf_cur_u32(&c, &id);
+		kf_cur_u32(&c, &size);
+		kf_cur_u64(&c, &time);
+		if (size < PREFIX_SIZE || size > len - off) {
+			snprintf(label, sizeof(label), "record size %u", size);
+			return stop(j, off, "%s: less than its header or past the end of "
+				    "the file", label);
+		}
+		c = kf_cur_make(buf + off + PREFIX_SIZE, size - PREFIX_SIZE, j->swapped);
+		j->n_records++;
+		switch (id) {
+		case KF_JIT_CODE_LOAD:
+			r = code_load(j, &c, time, &pend);
+			break;
+		case KF_JIT_CODE_MOVE:
+			r = code_move(j, &c, time);
+			break;
+		case KF_JIT_CODE_DEBUG_INFO:
+			r = debug_info(j, &c, &pend);
+			break;
+		case KF_JIT_CODE_CLOSE:
+			if (!j->closed_at)
+				j->closed_at = time ? time : 1;
+			break;
+		case KF_JIT_CODE_UNWINDING_INFO:
+			r = unwinding_info(&c, &pend);
+			break;
+		default:
+			j->n_unknown++;
+			break;
+		}
+		if (r < 0)
+			return KF_ENOMEM;
+		if (r > 0)
+			return stop(j, off, what[r], names[id]);
+		off += size;
+	}
+	return 0;
+}
+
+void kf_jitdump_fini(struct kf_jitdump *j)
+{
+	free(j->code);
+	free(j->lines);
+	memset(j, 0, sizeof(*j));
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# jitdump-live.sh KFOLD SRC: JIT code named from a jitdump (issue 17, part
+# 2), against perf inject --jit on the same capture.
+# testdata/src/jitdump.c writes jit-PID.dump into a directory of the
+# test's, maps it executable (so perf record sees it) and runs code copied
+# into anonymous memory in two phases at the same address: jit_driver
+# calling jit_phase1_loop, then, after a new CODE_LOAD there,
+# jit_phase2_loop; it also writes /tmp/perf-PID.map naming the whole
+# region jit_from_map.  Recorded with -k 1 (the jitdump's clock).  Shown:
+#  1. every stack through JIT code equals perf script | collapse on the
+#     file perf inject --jit made from the capture (both phases have
+#     samples: a load names only the samples after it);
+#  2. --compat=perf names the region from the perf map, as perf script
+#     does on the capture itself;
+#  3. --stats names each load's module and the jitdump; kfold annotate
+#     disassembles jit_phase2_loop from the jitdump's bytes;
+#  4. a bundle folds the same (the jitdump is in it);
+#  5. a capture recorded without -k 1: a warning that the clocks differ.
+set -uo pipefail
+kfold=$1
+src=$2
+tmp=$(mktemp -d)
+pids=
+cleanup() {
+	local p
+	for p in $pids; do rm -f "/tmp/perf-$p.map"; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+. "$src/src/tests/live-lib.sh"
+live_need perf gcc python3
+[ "$(uname -m)" = x86_64 ] || skip "the test's machine code is x86-64"
+
+gcc -O1 -g -fno-omit-frame-pointer -I"$src/testdata/src" -o "$tmp/jitdump" \
+	"$src/testdata/src/jitdump.c" || exit 1
+mkdir "$tmp/d" "$tmp/bid"
+perf record -N -k 1 -g -e cpu-clock -F 1000 -o "$tmp/cap" -- \
+	"$tmp/jitdump" 0.8 "$tmp/d" map > "$tmp/run.out" 2> "$tmp/record.log" ||
+	skip "perf record -k 1 failed: $(tail -1 "$tmp/record.log")"
+pid=$(sed -n 's/^pid //p' "$tmp/run.out")
+pids=$pid
+dump=$tmp/d/jit-$pid.dump
+[ -f "$dump" ] || { echo "FAIL: no $dump"; exit 1; }
+fail=0
+
+perf --buildid-dir "$tmp/bid" inject --jit -i "$tmp/cap" -o "$tmp/inj" 2> "$tmp/inject.log" || {
+	echo "FAIL: perf inject --jit: $(tail -1 "$tmp/inject.log")"; exit 1; }
+perf --buildid-dir "$tmp/bid" script -i "$tmp/inj" > "$tmp/inj.txt" 2> /dev/null
+python3 "$src/scripts/collapse-perf.py" "$tmp/inj.txt" | grep 'jit_' | sort > "$tmp/want"
+"$kfold" "$tmp/cap" 2> "$tmp/err" | grep 'jit_' | sort > "$tmp/got"
+p1=$(grep -c 'jit_phase1_loop' "$tmp/want") p2=$(grep -c 'jit_phase2_loop' "$tmp/want")
+if [ "$p1" -gt 0 ] && [ "$p2" -gt 0 ] && diff -u "$tmp/want" "$tmp/got"; then
+	echo "ok   1. JIT stacks equal perf inject --jit's ($p1 and $p2 stacks of the two phases)"
+else
+	echo "FAIL 1. JIT stacks differ from perf inject --jit's (phases: $p1, $p2)"; fail=1
+fi
+
+perf --buildid-dir "$tmp/bid" script -i "$tmp/cap" > "$tmp/raw.txt" 2> /dev/null
+python3 "$src/scripts/collapse-perf.py" "$tmp/raw.txt" | grep 'jit_' | sort > "$tmp/want2"
+"$kfold" --compat=perf "$tmp/cap" 2> /dev/null | grep 'jit_' | sort > "$tmp/got2"
+if grep -q jit_from_map "$tmp/got2" && ! grep -q jit_phase "$tmp/got2" &&
+	diff -u "$tmp/want2" "$tmp/got2"; then
+	echo "ok   2. --compat=perf: the perf map's names, as perf script gives"
+else
+	echo "FAIL 2. --compat=perf"; fail=1
+fi
+if grep -q jit_from_map "$tmp/got"; then
+	echo "FAIL 2. the default mode named JIT code from the perf map over the jitdump"; fail=1
+fi
+
+"$kfold" --stats "$tmp/cap" 2>&1 > /dev/null | grep "jitted-$pid" > "$tmp/stats"
+if [ "$(grep -c "JIT code named by its process's jitdump, from $dump" "$tmp/stats")" = 3 ]; then
+	echo "ok   3. --stats: each of the 3 loads named from $dump"
+else
+	echo "FAIL 3. --stats:"; cat "$tmp/stats"; fail=1
+fi
+"$kfold" annotate "$tmp/cap" > "$tmp/ann" 2> /dev/null
+if grep -A8 "^jit_phase2_loop" "$tmp/ann" | grep -q "code from $dump" &&
+	grep -A20 "^jit_phase2_loop" "$tmp/ann" | grep -q "decl"; then
+	echo "ok   3. annotate: jit_phase2_loop disassembled from the jitdump"
+else
+	echo "FAIL 3. annotate:"; grep -A20 "^jit_phase2_loop" "$tmp/ann"; fail=1
+fi
+
+if "$kfold" archive -o "$tmp/b.tar.zst" "$tmp/cap" 2> "$tmp/archive.err" || [ $? = 3 ]; then
+	"$kfold" "$tmp/cap" 2> /dev/null > "$tmp/plain.folded"
+	"$kfold" "$tmp/b.tar.zst" 2> /dev/null > "$tmp/bundle.folded"
+	if grep -q jit_phase2 "$tmp/bundle.folded" && cmp -s "$tmp/plain.folded" "$tmp/bundle.folded"; then
+		echo "ok   4. the bundle folds the same"
+	else
+		echo "FAIL 4. the bundle folds otherwise"; fail=1
+	fi
+else
+	echo "FAIL 4. kfold archive:"; cat "$tmp/archive.err"; fail=1
+fi
+
+perf record -N -g -e cpu-clock -F 1000 -o "$tmp/cap2" -- "$tmp/jitdump" 0.2 "$tmp/d" \
+	> "$tmp/run2.out" 2> /dev/null || { echo "FAIL: perf record"; exit 1; }
+pids="$pids $(sed -n 's/^pid //p' "$tmp/run2.out")"
+if "$kfold" "$tmp/cap2" 2>&1 > /dev/null | grep -q "not recorded with -k 1"; then
+	echo "ok   5. without -k 1: a warning that the clocks differ"
+else
+	echo "FAIL 5. no warning about the clock"; fail=1
+fi
+exit $fail
