@@ -135,9 +135,10 @@ static void resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpum
 	if (!(f->flags & KF_FRAME_KERNEL) && !(m->flags & KF_MAP_IDENTITY))
 		f->addr = ip - m->start + m->pgoff;
 	/* JIT code: the load a jitdump says was there then, over the perf
-	 * map (perf script reads only the map; perf inject --jit the dump) */
-	if (!(f->flags & KF_FRAME_KERNEL) && !cc->pol->perf_names &&
-	    kf_modules_at(cc->modules, m->module)->kind == KF_MOD_JIT) {
+	 * map and over a file's mapping too (V8 describes the builtins in its
+	 * binary): perf inject --jit maps each load over what was there;
+	 * perf script reads only the perf map */
+	if (!(f->flags & KF_FRAME_KERNEL) && !cc->pol->perf_names) {
 		uint32_t dump = kf_tasks_jitdump(cc->tasks, th->pid), code;
 
 		if (dump && (code = kf_dsos_jit_code(cc->dsos, dump, ip, cc->now,

@@ -15,7 +15,11 @@
 #  3. --stats names each load's module and the jitdump; kfold annotate
 #     disassembles jit_phase2_loop from the jitdump's bytes;
 #  4. a bundle folds the same (the jitdump is in it);
-#  5. a capture recorded without -k 1: a warning that the clocks differ.
+#  5. a capture recorded without -k 1: a warning that the clocks differ;
+#  6. where Debian's nodejs is installed, node --perf-prof: the JS and
+#     builtin frames of every stack equal perf inject --jit's (V8 also
+#     describes the builtins inside the node binary, which a jitdump load
+#     names over the binary's own symbols, as inject maps it over them).
 set -uo pipefail
 kfold=$1
 src=$2
@@ -102,5 +106,57 @@ if "$kfold" "$tmp/cap2" 2>&1 > /dev/null | grep -q "not recorded with -k 1"; the
 	echo "ok   5. without -k 1: a warning that the clocks differ"
 else
 	echo "FAIL 5. no warning about the clock"; fail=1
+fi
+
+# 6. Node.js (Debian's nodejs) with --perf-prof: V8's jitdump, which also
+# names the builtins inside the node binary; the JS and builtin frames of
+# every stack, in order, equal perf inject --jit's
+if command -v node > /dev/null; then
+	cat > "$tmp/hot.js" <<'JS'
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+function kfoldHotLoop() {
+	let s = 0;
+	const end = Date.now() + 800;
+	while (Date.now() < end) s += fib(18);
+	return s;
+}
+console.log(kfoldHotLoop());
+JS
+	mkdir "$tmp/node"
+	if (cd "$tmp/node" && perf record -N -k 1 -g -e cpu-clock -F 999 -o "$tmp/ncap" -- \
+		node --perf-prof --interpreted-frames-native-stack "$tmp/hot.js") \
+		> /dev/null 2> "$tmp/nrecord.log" && ls "$tmp/node"/jit-*.dump > /dev/null 2>&1; then
+		perf --buildid-dir "$tmp/bid" inject --jit -i "$tmp/ncap" -o "$tmp/ninj" 2> /dev/null
+		perf --buildid-dir "$tmp/bid" script -i "$tmp/ninj" > "$tmp/ninj.txt" 2> /dev/null
+		python3 "$src/scripts/collapse-perf.py" "$tmp/ninj.txt" > "$tmp/nwant.folded"
+		"$kfold" "$tmp/ncap" > "$tmp/ngot.folded" 2> /dev/null
+		python3 - "$tmp/nwant.folded" "$tmp/ngot.folded" <<'PY' || fail=1
+import collections, sys
+def jit(path):
+    c = collections.Counter()
+    for line in open(path):
+        text, _, n = line.rstrip('\n').rpartition(' ')
+        fr = tuple(f for f in text.split(';') if f.startswith(('JS:', 'Builtin:')))
+        if fr:
+            c[fr] += int(n)
+    return c
+want, got = jit(sys.argv[1]), jit(sys.argv[2])
+fib = sum(n for k, n in want.items() if any('fib' in f for f in k))
+if want != got or fib == 0:
+    print('FAIL 6. node: the JS frames differ from perf inject --jit (%d stacks '
+          'there, %d here, %d in fib)' % (len(want), len(got), fib))
+    for k in list((want - got).keys())[:3]:
+        print('  perf only: ' + ';'.join(k))
+    for k in list((got - want).keys())[:3]:
+        print('  kfold only: ' + ';'.join(k))
+    sys.exit(1)
+print('ok   6. node --perf-prof: every stack\'s JS and builtin frames equal perf '
+      'inject --jit\'s (%d distinct, %d samples in fib)' % (len(want), fib // 1001001))
+PY
+	else
+		echo "SKIP 6. node --perf-prof wrote no jitdump"
+	fi
+else
+	echo "SKIP 6. node is not installed"
 fi
 exit $fail
