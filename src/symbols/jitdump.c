@@ -210,7 +210,7 @@ int kf_jitdump_parse(const uint8_t *buf, size_t len, struct kf_jitdump *j)
 					     "CODE_CLOSE", "CODE_UNWINDING_INFO" };
 	struct kf_cur c;
 	struct pending pend;
-	uint32_t magic, hsize, pad;
+	uint32_t magic, hsize = 0, pad = 0;
 	size_t off;
 
 	memset(j, 0, sizeof(*j));
@@ -242,8 +242,8 @@ int kf_jitdump_parse(const uint8_t *buf, size_t len, struct kf_jitdump *j)
 		return KF_EFORMAT;
 	}
 	for (off = hsize; off < len;) {
-		uint32_t id, size;
-		uint64_t time;
+		uint32_t id = 0, size = 0;
+		uint64_t time = 0;
 		int r = 0;
 		char label[48];
 
