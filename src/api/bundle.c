@@ -162,6 +162,21 @@ static int put_path(json_t *o, const char *key, const char *val)
 	}
 }
 
+/* A list of paths as an array of {"path": ...} objects under key. */
+static void put_paths(json_t *obj, const char *key, const char *const *v, size_t n)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; arr && i < n; i++) {
+		json_t *d = json_object();
+
+		put_path(d, "path", v[i] ? v[i] : "");
+		json_array_append_new(arr, d);
+	}
+	json_object_set_new(obj, key, arr);
+}
+
 /* put_path's inverse: malloc'd, or NULL with *present false (absent or
  * null), or *bad set for a malformed value */
 static char *get_path(const json_t *o, const char *key, bool *present, bool *bad)
@@ -1351,29 +1366,10 @@ static json_t *manifest(struct kf_archive *a)
 	put_path(opt, "vmlinux", a->o.vmlinux);
 	put_path(opt, "perf_map_dir", a->o.perf_map_dir);
 	put_path(opt, "buildid_dir", a->o.buildid_dir);
-	{
-		json_t *dd = json_array();
-
-		for (i = 0; dd && i < a->o.n_debug_dirs; i++) {
-			json_t *d = json_object();
-
-			put_path(d, "path", a->o.debug_dirs[i] ? a->o.debug_dirs[i] : "");
-			json_array_append_new(dd, d);
-		}
-		json_object_set_new(opt, "debug_dirs", dd);
-	}
-	if (a->o.n_roots) {
-		/* only when given: a manifest without --root stays as it was */
-		json_t *rr = json_array();
-
-		for (i = 0; rr && i < a->o.n_roots; i++) {
-			json_t *d = json_object();
-
-			put_path(d, "path", a->o.roots[i] ? a->o.roots[i] : "");
-			json_array_append_new(rr, d);
-		}
-		json_object_set_new(opt, "roots", rr);
-	}
+	put_paths(opt, "debug_dirs", a->o.debug_dirs, a->o.n_debug_dirs);
+	/* only when given: a manifest without --root stays as it was */
+	if (a->o.n_roots)
+		put_paths(opt, "roots", a->o.roots, a->o.n_roots);
 	json_object_set_new(m, "options", opt);
 
 	if (!a->host) {

@@ -55,17 +55,26 @@ struct pending {
 	bool has_lines;
 };
 
+/* A load's or move's pid, tid and vma (the vma is not used: perf
+ * inject does not either). */
+static bool ids(struct kf_cur *c, uint32_t *pid, uint32_t *tid)
+{
+	uint64_t vma;
+
+	return kf_cur_u32(c, pid) && kf_cur_u32(c, tid) && kf_cur_u64(c, &vma);
+}
+
 static int code_load(struct kf_jitdump *j, struct kf_cur *c, uint64_t time,
 		     struct pending *pend)
 {
 	struct kf_jit_code *k;
 	uint32_t pid, tid;
-	uint64_t vma, addr, size, index;
+	uint64_t addr, size, index;
 	const char *name;
 	const uint8_t *code;
 
-	if (!kf_cur_u32(c, &pid) || !kf_cur_u32(c, &tid) || !kf_cur_u64(c, &vma) ||
-	    !kf_cur_u64(c, &addr) || !kf_cur_u64(c, &size) || !kf_cur_u64(c, &index))
+	if (!ids(c, &pid, &tid) || !kf_cur_u64(c, &addr) || !kf_cur_u64(c, &size) ||
+	    !kf_cur_u64(c, &index))
 		return 1;
 	if (!(name = cstr(c)))
 		return 2;
@@ -102,11 +111,10 @@ static int code_move(struct kf_jitdump *j, struct kf_cur *c, uint64_t time)
 {
 	struct kf_jit_code *k, *from = NULL;
 	uint32_t pid, tid;
-	uint64_t vma, old_addr, new_addr, size, index;
+	uint64_t old_addr, new_addr, size, index;
 	size_t i, at = SIZE_MAX;
 
-	if (!kf_cur_u32(c, &pid) || !kf_cur_u32(c, &tid) || !kf_cur_u64(c, &vma) ||
-	    !kf_cur_u64(c, &old_addr) || !kf_cur_u64(c, &new_addr) ||
+	if (!ids(c, &pid, &tid) || !kf_cur_u64(c, &old_addr) || !kf_cur_u64(c, &new_addr) ||
 	    !kf_cur_u64(c, &size) || !kf_cur_u64(c, &index))
 		return 1;
 	/* the latest code of that index (else at that address) */

@@ -11,10 +11,8 @@ set -uo pipefail
 kfold=$1
 src=$2
 tmp=$(mktemp -d)
-cg=
 cleanup() {
-	local d
-	for d in $cg; do rmdir "$d" 2> /dev/null; done
+	live_cleanup_cgroups
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -23,13 +21,9 @@ trap cleanup EXIT
 live_need perf gcc python3
 
 # cgroup2: the unified hierarchy, alone or beside v1 (/sys/fs/cgroup/unified)
-root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$root" ] || skip "no cgroup2 hierarchy is mounted"
-a=$root/kfold-a-$$ b=$root/kfold-b-$$
-mkdir "$a" 2> /dev/null || skip "cannot make a cgroup under $root"
-cg=$a
-mkdir "$b" || exit 1
-cg="$a $b"
+live_cgroups kfold-a kfold-b
+read -r a b <<< "$cg_dirs"
+root=$cg_root
 
 gcc -O1 -g -fno-omit-frame-pointer -o "$tmp/cg-a" "$src/testdata/src/stitch/stitch.c" || exit 1
 cp "$tmp/cg-a" "$tmp/cg-b"

@@ -62,36 +62,13 @@ for tool in ("gcc", "addr2line", "objdump", "readelf", "objcopy"):
         print("SKIP: %s not found" % tool)
         sys.exit(77)
 tmp = tempfile.mkdtemp()
-fails = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ktestlib import a2l_chains, build_id, build_vmlinux, check, run  # noqa: E402
+import ktestlib  # noqa: E402
 
 
-def check(name, ok, detail=""):
-    global fails
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail))
-    if not ok:
-        fails += 1
-
-
-def run(*args, **kw):
-    return subprocess.run(list(args), capture_output=True, text=True,
-                          errors="replace", **kw)
-
-
-def build(out, build_id):
-    kdir = os.path.join(src, "testdata", "src", "kvmlinux")
-    r = run("gcc", "-O2", "-g", "-ffreestanding", "-fno-pic", "-fno-pie",
-            "-mcmodel=kernel", "-fno-asynchronous-unwind-tables", "-nostdlib",
-            "-static", "-no-pie", "-Wl,--build-id=" + build_id,
-            "-Wl,-T," + os.path.join(kdir, "kvm.lds"), "-o", out,
-            os.path.join(kdir, "kvm.c"))
-    if r.returncode:
-        print("FAIL: cannot build the synthetic vmlinux:\n" + r.stderr)
-        sys.exit(1)
-
-
-def build_id(path):
-    m = re.search(r"Build ID: ([0-9a-f]+)", run("readelf", "-n", path).stdout)
-    return m.group(1)
+def build(out, bid):
+    build_vmlinux(src, out, bid)
 
 
 img = os.path.join(tmp, "vmlinux")
@@ -158,21 +135,7 @@ with open(kallsyms, "w") as f:
 
 # the oracle: addr2line at each lookup address (link-time)
 lookups = sorted({a for _p, ch in samples for a in [ch[0]] + [r - 1 for r in ch[1:]]})
-a2l = run("addr2line", "-a", "-i", "-f", "-e", img,
-          input="".join("0x%x\n" % a for a in lookups)).stdout.split("\n")
-oracle, cur, i = {}, None, 0
-while i < len(a2l):
-    l = a2l[i]
-    if re.match(r"^0x[0-9a-f]+$", l):
-        cur = int(l, 16)
-        oracle[cur] = []
-        i += 1
-    elif l == "":
-        i += 1
-    else:
-        loc = re.sub(r" \(discriminator \d+\)$", "", a2l[i + 1])
-        oracle[cur].append((l, loc))
-        i += 2
+oracle = a2l_chains(["-e", img], lookups)
 
 
 def kallsyms_name(a):
@@ -408,4 +371,4 @@ for extra, want, label in (([], want_novm, "without --with-vmlinux: the image le
           bool(withheld) != bool(extra), json.dumps(withheld)[:300])
 
 shutil.rmtree(tmp)
-sys.exit(1 if fails else 0)
+sys.exit(1 if ktestlib.fails else 0)

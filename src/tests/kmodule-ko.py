@@ -43,7 +43,6 @@
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -58,19 +57,9 @@ for tool in ("gcc", "ld", "addr2line", "objdump", "readelf"):
         print("SKIP: %s not found" % tool)
         sys.exit(77)
 tmp = tempfile.mkdtemp()
-fails = 0
-
-
-def check(name, ok, detail=""):
-    global fails
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail))
-    if not ok:
-        fails += 1
-
-
-def run(*args, **kw):
-    return subprocess.run(list(args), capture_output=True, text=True,
-                          errors="replace", **kw)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ktestlib import a2l_chains, build_id, build_vmlinux, check, run  # noqa: E402
+import ktestlib  # noqa: E402
 
 
 def must(r, what):
@@ -81,12 +70,8 @@ def must(r, what):
 
 
 # the kernel image (a caller in the kernel) and the module
-kdir = os.path.join(src, "testdata", "src", "kvmlinux")
 img = os.path.join(tmp, "vmlinux")
-must(run("gcc", "-O2", "-g", "-ffreestanding", "-fno-pic", "-fno-pie", "-mcmodel=kernel",
-         "-fno-asynchronous-unwind-tables", "-nostdlib", "-static", "-no-pie",
-         "-Wl,--build-id=sha1", "-Wl,-T," + os.path.join(kdir, "kvm.lds"), "-o", img,
-         os.path.join(kdir, "kvm.c")), "build the synthetic vmlinux")
+build_vmlinux(src, img, "sha1")
 obj = os.path.join(tmp, "kfm.o")
 must(run("gcc", "-O2", "-g", "-ffreestanding", "-fno-pic", "-fno-pie", "-mcmodel=kernel",
          "-fno-asynchronous-unwind-tables", "-c", "-o", obj,
@@ -95,7 +80,7 @@ ko = os.path.join(tmp, "kfm.ko")
 other = os.path.join(tmp, "kfm-other.ko")
 must(run("ld", "-r", "--build-id=sha1", "-o", ko, obj), "link the module")
 must(run("ld", "-r", "--build-id=0x" + OTHER_BID, "-o", other, obj), "link its twin")
-bid = re.search(r"Build ID: ([0-9a-f]+)", run("readelf", "-n", ko).stdout).group(1)
+bid = build_id(ko)
 
 ktext = {}
 for line in run("readelf", "-sW", img).stdout.splitlines():
@@ -179,21 +164,7 @@ def kf(*args, sym=None, ks=None, bdir=None):
 # the oracle: addr2line on the .ko at each lookup offset
 lookups = sorted({a - BASE for _p, ch in samples
                   for a in [ch[0], ch[1] - 1]})
-a2l = run("addr2line", "-a", "-i", "-f", "-j", ".text", "-e", ko,
-          input="".join("0x%x\n" % a for a in lookups)).stdout.split("\n")
-oracle, cur, i = {}, None, 0
-while i < len(a2l):
-    line = a2l[i]
-    if re.match(r"^0x[0-9a-f]+$", line):
-        cur = int(line, 16)
-        oracle[cur] = []
-        i += 1
-    elif line == "":
-        i += 1
-    else:
-        loc = re.sub(r" \(discriminator \d+\)$", "", a2l[i + 1])
-        oracle[cur].append((line, loc))
-        i += 2
+oracle = a2l_chains(["-j", ".text", "-e", ko], lookups)
 check("addr2line names every lookup", all(o and o[0][0] != "??" for o in oracle.values()))
 
 
@@ -408,4 +379,4 @@ check("h. %d hostile .ko files: exit 0, every sample folded" % len(variants),
       not bad_runs, "\n".join(bad_runs[:3]))
 
 shutil.rmtree(tmp)
-sys.exit(1 if fails else 0)
+sys.exit(1 if ktestlib.fails else 0)

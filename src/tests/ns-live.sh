@@ -27,10 +27,8 @@ set -uo pipefail
 kfold=$1
 src=$2
 tmp=$(mktemp -d)
-cg=
 cleanup() {
-	local d
-	for d in $cg; do rmdir "$d" 2> /dev/null; done
+	live_cleanup_cgroups
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -40,14 +38,9 @@ live_need perf gcc python3 unshare stat
 [ "$(id -u)" = 0 ] || skip "needs root (mount namespaces)"
 unshare -m --propagation private true 2> /dev/null || skip "unshare -m does not work here"
 
-root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$root" ] || skip "no cgroup2 hierarchy is mounted"
-a=$root/kfold-ns-a-$$ b=$root/kfold-ns-b-$$
-mkdir "$a" 2> /dev/null || skip "cannot make a cgroup under $root"
-cg=$a
-mkdir "$b" || exit 1
-cg="$a $b"
-ra=/${a#"$root"/} rb=/${b#"$root"/}
+live_cgroups kfold-ns-a kfold-ns-b
+read -r a b <<< "$cg_dirs"
+ra=/${a#"$cg_root"/} rb=/${b#"$cg_root"/}
 
 for tag in alpha beta; do
 	gcc -O1 -g -fno-omit-frame-pointer -DTAG=$tag -o "$tmp/$tag" \

@@ -295,6 +295,20 @@ static void test_markers(void)
 
 /* A BPF program announced by KSYMBOL is named after itself, in both modes
  * (machine__process_ksymbol_register: a map and a symbol of that name). */
+/* A session that read img without files and folded it into f. */
+static kf_session *folded_session(const struct pdb *img, FILE *f)
+{
+	kf_options o;
+	kf_session *s = NULL;
+
+	kf_options_init(&o);
+	o.no_files = true;
+	CHECK_EQ(kf_session_new(&s, &o), 0);
+	CHECK_EQ(kf_session_load_mem(s, img->p, img->len), 0);
+	CHECK_EQ(kf_session_write_folded(s, f), 0);
+	return s;
+}
+
 static void ksym_rec(struct pdb *d, uint64_t addr, uint16_t type, const char *name)
 {
 	size_t k = pdb_rec(d, 17, 0);
@@ -336,7 +350,6 @@ static void test_bpf_status(void)
 					     "bpf_prog_1111111111111111_F",
 					     "bpf_prog_2222222222222222_lone",
 					     "bpf_trampoline_6442" };
-	kf_options o;
 	kf_session *s;
 	kf_module_info mi;
 	FILE *f = fopen("/dev/null", "w");
@@ -361,11 +374,7 @@ static void test_bpf_status(void)
 		rec_sample(&d, BASIC, 1, 7, 100 + i, 5, chain, 3, 0);
 	}
 	pdb_file(&img, &a, 1, &d, false);
-	kf_options_init(&o);
-	o.no_files = true;
-	CHECK_EQ(kf_session_new(&s, &o), 0);
-	CHECK_EQ(kf_session_load_mem(s, img.p, img.len), 0);
-	CHECK_EQ(kf_session_write_folded(s, f), 0);
+	s = folded_session(&img, f);
 	n = kf_session_n_modules(s);
 	for (i = 0; i < n; i++) {
 		CHECK_EQ(kf_session_module(s, i, &mi), 0);
@@ -473,10 +482,7 @@ static void test_buildid_records(void)
 	pdb_end_rec(&d, k);
 	rec_sample(&d, BASIC, 2, 7, 100, 5, chain, 3, 0);
 	pdb_pipe(&img, &a, 1, &d);
-	o.no_files = true;
-	CHECK_EQ(kf_session_new(&s, &o), 0);
-	CHECK_EQ(kf_session_load_mem(s, img.p, img.len), 0);
-	CHECK_EQ(kf_session_write_folded(s, f), 0);
+	s = folded_session(&img, f);
 	n = kf_session_n_modules(s);
 	CHECK_EQ(n, 2);
 	for (i = 0; i < n; i++) {
@@ -577,11 +583,7 @@ static void test_namespaces(void)
 	rec_sample(&d, BASIC, 2, 7, 100, 5, c7, 3, 0);
 	rec_sample(&d, BASIC, 2, 8, 200, 5, c8, 2, 0);
 	pdb_pipe(&img, &a, 1, &d);
-	kf_options_init(&o);
-	o.no_files = true;
-	CHECK_EQ(kf_session_new(&s, &o), 0);
-	CHECK_EQ(kf_session_load_mem(s, img.p, img.len), 0);
-	CHECK_EQ(kf_session_write_folded(s, f), 0);
+	s = folded_session(&img, f);
 	n = kf_session_n_modules(s);
 	for (i = 0; i < n; i++) {
 		CHECK_EQ(kf_session_module(s, i, &mi), 0);
