@@ -141,8 +141,9 @@ void kf_diag_stop_text(enum kf_unwind_end end, const char **reason, const char *
 			"MMAP records (see lost events)";
 		break;
 	case KF_UW_JIT:
-		*hint = "JIT code has no unwind information; a runtime with "
-			"frame pointers or perf's jitdump would help";
+		*hint = "JIT code has no unwind information kfold reads; a "
+			"runtime with frame pointers would help (a jitdump's "
+			"unwinding records are not used yet)";
 		break;
 	case KF_UW_DEPTH:
 		*hint = "the stack is deeper than 127 frames";
