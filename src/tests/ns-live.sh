@@ -27,7 +27,9 @@ set -uo pipefail
 kfold=$1
 src=$2
 tmp=$(mktemp -d)
+alive=
 cleanup() {
+	[ -n "$alive" ] && kill -KILL $alive 2> /dev/null && wait
 	live_cleanup_cgroups
 	rm -rf "$tmp"
 }
@@ -50,11 +52,12 @@ mp=$tmp/mnt           # the path both namespaces mount over
 mkdir -p "$mp"
 start() {   # start TAG CGROUP: the build TAG as $mp/prog in a namespace of its own
 	unshare -m --propagation private sh -c "echo \$\$ > $2/cgroup.procs &&
-		mount -t tmpfs kfold-ns $mp && cp $tmp/$1 $mp/prog && exec $mp/prog 15" \
+		mount -t tmpfs kfold-ns $mp && cp $tmp/$1 $mp/prog && exec $mp/prog 60" \
 		> /dev/null &
 }
 start alpha "$a"; pa=$!
 start beta "$b"; pb=$!
+alive="$pa $pb"
 for i in $(seq 50); do   # both exec'd
 	[ "$(readlink /proc/$pa/exe)" = "$mp/prog" ] &&
 		[ "$(readlink /proc/$pb/exe)" = "$mp/prog" ] && break
@@ -65,6 +68,8 @@ perf record -N -a --namespaces --all-cgroups -g -e cpu-clock -F 1000 -o "$tmp/ca
 	-- sleep 1 > "$tmp/record.log" 2>&1 ||
 	{ kill $pa $pb; skip "perf cannot record --namespaces --all-cgroups: $(tail -1 "$tmp/record.log")"; }
 
+# stopped, not ended: their /proc/PID/root stays, and they spin no more
+kill -STOP $pa $pb
 fail=0
 perf script -i "$tmp/cap" -F comm,pid 2> /dev/null | awk '$1 == "prog" { n[$2]++ }
 	END { for (p in n) print p, n[p] }' > "$tmp/perf-counts"
@@ -108,24 +113,25 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-# 0. while the programs still run: each named through its own
+# 0. while the programs still exist (stopped; killed after this step: a
+# sanitizer build takes seconds per run): each named through its own
 # /proc/PID/root, and a bundle written now keeps those files
-"$kfold" --pid --samples -o "$tmp/alive.folded" "$tmp/cap" 2> "$tmp/alive.err"
+"$kfold" --pid --samples --stats -o "$tmp/alive.folded" "$tmp/cap" 2> "$tmp/alive.err"
 "$kfold" archive -o "$tmp/alive.tar.zst" "$tmp/cap" 2> "$tmp/alive-archive.err"
 arc=$?
-"$kfold" --stats -o /dev/null "$tmp/cap" 2> "$tmp/alive-stats.err"
-kill $pa $pb 2> /dev/null
+kill -KILL $alive 2> /dev/null
 wait
+alive=
 if check 0 "$tmp/alive.folded" named; then
 	echo "ok   0. running: each program named from its own file, through /proc/PID/root"
 else
 	echo "FAIL 0. running, without --root"; cat "$tmp/alive.err"; fail=1
 fi
 if grep -q "module $mp/prog: .*device and inode.*from /proc/$pa/root$mp/prog" \
-	"$tmp/alive-stats.err"; then
+	"$tmp/alive.err"; then
 	echo "ok   0. --stats: checked by device and inode, from /proc/$pa/root"
 else
-	echo "FAIL 0. --stats does not say so:"; grep "$mp" "$tmp/alive-stats.err"; fail=1
+	echo "FAIL 0. --stats does not say so:"; grep "$mp" "$tmp/alive.err"; fail=1
 fi
 if [ $arc = 0 ] || [ $arc = 3 ]; then
 	"$kfold" --pid --samples -o "$tmp/alive-bundle.folded" "$tmp/alive.tar.zst" 2> /dev/null
