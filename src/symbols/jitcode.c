@@ -50,12 +50,11 @@ void dso_jit_fini(struct dso_state *st)
 	st->jit = NULL;
 }
 
-static const struct kf_jitdump *sort_jd;
-
-static int by_addr(const void *x, const void *y)
+static int by_addr(const void *x, const void *y, void *ctx)
 {
-	const struct kf_jit_code *a = &sort_jd->code[*(const uint32_t *)x];
-	const struct kf_jit_code *b = &sort_jd->code[*(const uint32_t *)y];
+	const struct kf_jitdump *jd = ctx;
+	const struct kf_jit_code *a = &jd->code[*(const uint32_t *)x];
+	const struct kf_jit_code *b = &jd->code[*(const uint32_t *)y];
 
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
@@ -132,9 +131,7 @@ static struct kf_jitstate *jit_load(struct kf_dsos *d, struct kf_module *dump)
 		if (js->jd.code[i].size > js->max_size)
 			js->max_size = js->jd.code[i].size;
 	}
-	sort_jd = &js->jd;
-	qsort(js->order, js->jd.n_code, sizeof(*js->order), by_addr);
-	sort_jd = NULL;
+	qsort_r(js->order, js->jd.n_code, sizeof(*js->order), by_addr, &js->jd);
 	js->ok = true;
 	return js;
 }

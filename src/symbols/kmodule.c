@@ -398,6 +398,29 @@ static Dwfl *ko_report(struct dso_state *st, const char *name, uint64_t base,
 	return dwfl;
 }
 
+/* Where .text (section idx) falls in libdwfl's layout of a relocatable
+ * file from base 0 (dwfl_report_elf: the SHF_ALLOC sections in order,
+ * each aligned). */
+static uint64_t ko_text_offset(Elf *elf, size_t idx)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	uint64_t end = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		uint64_t align, at;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		align = sh.sh_addralign ? sh.sh_addralign : 1;
+		at = (end + align - 1) & ~(align - 1);
+		if (elf_ndxscn(scn) == idx)
+			return at;
+		end = at + sh.sh_size;
+	}
+	return 0;
+}
+
 void dso_kmodule_dwarf(struct kf_dsos *d, struct kf_module *mod, struct dso_state *st)
 {
 	Dwfl *dwfl;
@@ -421,17 +444,15 @@ void dso_kmodule_dwarf(struct kf_dsos *d, struct kf_module *mod, struct dso_stat
 				     "package (its /usr/lib/debug/lib/modules/...ko)");
 		return;
 	}
-	/* libdwfl lays the sections out one after the other from the base
-	 * it is given: where .text falls from 0 says which base puts it
-	 * where it ran, so the DWARF's addresses are the runtime ones (the
-	 * report's offsets of inlined frames are then addresses in the
+	/* libdwfl lays the allocated sections out one after the other from
+	 * the base it is given, each at its alignment: the base that puts
+	 * .text where it ran makes the DWARF's addresses the runtime ones
+	 * (the report's offsets of inlined frames are then addresses in the
 	 * module, as the kernel's are); kdelta covers a layout that does
 	 * not come out the same */
-	dwfl = ko_report(st, mod->name, 0, &m);
-	if (dwfl && dwfl_text_addr(m, idx, &text) && text < st->ko_text_start) {
-		dwfl_end(dwfl);
-		dwfl = ko_report(st, mod->name, st->ko_text_start - text, &m);
-	}
+	text = ko_text_offset(st->syms_file.elf, idx);
+	dwfl = ko_report(st, mod->name, text < st->ko_text_start ?
+			 st->ko_text_start - text : 0, &m);
 	dw = dwfl ? dwfl_module_getdwarf(m, &bias) : NULL;
 	if (!dw || !dwfl_text_addr(m, idx, &text) ||
 	    kf_dwidx_init(&st->dwidx, dw) != 0) {
