@@ -141,9 +141,10 @@ void kf_diag_stop_text(enum kf_unwind_end end, const char **reason, const char *
 			"MMAP records (see lost events)";
 		break;
 	case KF_UW_JIT:
-		*hint = "JIT code has no unwind information kfold reads; a "
-			"runtime with frame pointers would help (a jitdump's "
-			"unwinding records are not used yet)";
+		*hint = "the JIT code has no unwinding table: a runtime "
+			"that keeps frame pointers, or one that writes its "
+			"tables to a jitdump (V8: --perf-prof "
+			"--perf-prof-unwinding-info) would help";
 		break;
 	case KF_UW_DEPTH:
 		*hint = "the stack is deeper than 127 frames";

@@ -307,6 +307,15 @@ static bool stitch(struct kf_callchain *cc, struct kf_thread *th, size_t *nu,
 	return true;
 }
 
+/* The unwinder reads the unwinding tables of the process's jitdump (not
+ * under --compat=perf, which names JIT code from the perf map only) */
+static void unwinder_jit(struct kf_callchain *cc, const struct kf_thread *th,
+			 const struct kf_sample *smp)
+{
+	kf_unwinder_jit(cc->unwinder, cc->pol->perf_names ? 0 :
+			kf_tasks_jitdump(cc->tasks, th->pid), smp->time, smp->has_time);
+}
+
 static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 			const struct kf_sample *smp, const struct kf_attr *a,
 			size_t n, struct kf_chain *ch)
@@ -348,6 +357,7 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 			       nu * sizeof(*cc->uframes));
 		kf_unwinder_tally(cc->unwinder, endmod, end);
 	} else {
+		unwinder_jit(cc, th, smp);
 		end = kf_unwind(cc->unwinder, th->maps, smp, a->sample_regs_user,
 				cc->uframes, KF_CHAIN_MAX_STACK, &nu, &endmod);
 		if (cc->uw_record &&
@@ -486,6 +496,7 @@ int kf_callchain_reference(struct kf_callchain *cc, struct kf_thread *th,
 	if (!uframes_ready(cc))
 		return KF_ENOMEM;
 	kf_unwinder_quiet(cc->unwinder, true);
+	unwinder_jit(cc, th, smp);
 	end = kf_unwind(cc->unwinder, th->maps, smp, a->sample_regs_user,
 			cc->uframes, KF_CHAIN_MAX_STACK, &nu, &endmod);
 	kf_unwinder_quiet(cc->unwinder, false);

@@ -78,6 +78,11 @@ struct kf_unwinder {
 	size_t cap_counts;           /* in modules */
 	const struct kf_policy *pol; /* where to unwind as perf 6.1 does */
 	bool quiet;                  /* count nothing (kf_unwinder_quiet) */
+	/* the jitdump of the process unwound and the sample's time
+	 * (kf_unwinder_jit) */
+	uint32_t jit_dump;
+	uint64_t jit_time;
+	bool jit_has_time;
 };
 
 const char *kf_unwind_end_str(enum kf_unwind_end e)
@@ -655,6 +660,36 @@ static bool perf_cfi_addr(struct uw *w, const struct kf_map *m,
 	return true;
 }
 
+/* The frame state at lookup from the unwinding table of the JIT code
+ * loaded there at the sample's time (its process's jitdump); sets *mod to
+ * that load's module.  NULL: no jitdump, no load there, or no table entry
+ * for the address. */
+static Dwarf_Frame *jit_frame(struct kf_unwinder *u, uint64_t lookup, uint32_t *mod)
+{
+	const struct kf_cfi *c;
+	Dwarf_Frame *f;
+	uint32_t code;
+
+	if (!u->jit_dump)
+		return NULL;
+	code = kf_dsos_jit_code(u->dsos, u->jit_dump, lookup, u->jit_time, u->jit_has_time);
+	if (!code)
+		return NULL;
+	(void)kf_dsos_load(u->dsos, code, KF_DSO_LOAD_CFI);  /* ENOMEM: no CFI */
+	c = kf_dso_cfi(u->dsos, code);
+	f = c ? frame_at(u, code, c, lookup) : NULL;
+	if (f)
+		*mod = code;
+	return f;
+}
+
+void kf_unwinder_jit(struct kf_unwinder *u, uint32_t dump, uint64_t time, bool has_time)
+{
+	u->jit_dump = dump;
+	u->jit_time = time;
+	u->jit_has_time = has_time;
+}
+
 /* libunwind's x86_64 unw_step, where it found no CFI for the pc: if the
  * code at the pc is a classic 16-byte PLT entry (jmp *x(%rip); push $n;
  * jmp), the return address is at [sp] (is_plt_entry).  perf 6.1 only. */
@@ -763,7 +798,10 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		}
 		mod = m->module;
 		md = kf_modules_at(u->modules, mod);
-		if (md->kind == KF_MOD_JIT || md->kind == KF_MOD_SPECIAL) {
+		/* JIT code its jitdump gives an unwinding table for (over
+		 * whatever mapping holds it, as perf inject --jit maps it) */
+		f = jit_frame(u, lookup, &mod);
+		if (!f && (md->kind == KF_MOD_JIT || md->kind == KF_MOD_SPECIAL)) {
 			/* no CFI for JIT code; runtimes that keep frame
 			 * pointers (V8, Java with PreserveFramePointer) can
 			 * be followed as code without CFI is.  perf stops. */
@@ -775,55 +813,57 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			end = KF_UW_JIT;
 			break;
 		}
-		/* the load step for a module the unwinder steps into: its
-		 * unwinding data (and symbols, for at_entry) */
-		(void)kf_dsos_load(u->dsos, mod, KF_DSO_LOAD_CFI);  /* ENOMEM: no CFI */
-		c = kf_dso_cfi(u->dsos, mod);
-		off = (m->flags & KF_MAP_IDENTITY) ? lookup : lookup - m->start + m->pgoff;
-		have_vaddr = c && off_to_vaddr(c, off, &vaddr);
-		if (have_vaddr && u->pol->cfi_lowest_load_address && c->eh &&
-		    !perf_cfi_addr(&w, m, c, lookup, &vaddr)) {
-			end = KF_UW_NO_CFI;
-			break;
-		}
-		f = have_vaddr ? frame_at(u, mod, c, vaddr) : NULL;
 		if (!f) {
-			/* no CFI here: the sampled frame's return address at
-			 * [sp], or one frame-pointer step, if the stack shows
-			 * it worked */
-			/* perf's libunwind falls back to frame pointers only
-			 * where a file's .eh_frame has no entry for the pc;
-			 * without .eh_frame (or file) it stops */
-			if ((first && !u->pol->no_leaf_ra_guess && leaf_step(&w, pc, &ra)) ||
-			    (u->pol->libunwind_plt_step && c && c->eh &&
-			     plt_step(&w, pc, &ra)) ||
-			    ((!u->pol->fp_step_needs_eh_frame || (c && c->eh)) &&
-			     fp_step(&w, &ra))) {
-				guessed = true;
-				goto step;
-			}
-			if (have_vaddr && c->entry && at_entry(u, mod, c, vaddr)) {
-				/* an entry point (ld.so's _start) has no CFI
-				 * in glibc: nothing called it */
-				end = KF_UW_OUTERMOST;
+			/* the load step for a module the unwinder steps into: its
+			 * unwinding data (and symbols, for at_entry) */
+			(void)kf_dsos_load(u->dsos, mod, KF_DSO_LOAD_CFI);  /* ENOMEM: no CFI */
+			c = kf_dso_cfi(u->dsos, mod);
+			off = (m->flags & KF_MAP_IDENTITY) ? lookup : lookup - m->start + m->pgoff;
+			have_vaddr = c && off_to_vaddr(c, off, &vaddr);
+			if (have_vaddr && u->pol->cfi_lowest_load_address && c->eh &&
+			    !perf_cfi_addr(&w, m, c, lookup, &vaddr)) {
+				end = KF_UW_NO_CFI;
 				break;
 			}
-			if (!c) {
-				enum kf_dso_status st = kf_dso_status(u->dsos, mod);
+			f = have_vaddr ? frame_at(u, mod, c, vaddr) : NULL;
+			if (!f) {
+				/* no CFI here: the sampled frame's return address at
+				 * [sp], or one frame-pointer step, if the stack shows
+				 * it worked */
+				/* perf's libunwind falls back to frame pointers only
+				 * where a file's .eh_frame has no entry for the pc;
+				 * without .eh_frame (or file) it stops */
+				if ((first && !u->pol->no_leaf_ra_guess && leaf_step(&w, pc, &ra)) ||
+				    (u->pol->libunwind_plt_step && c && c->eh &&
+				     plt_step(&w, pc, &ra)) ||
+				    ((!u->pol->fp_step_needs_eh_frame || (c && c->eh)) &&
+				     fp_step(&w, &ra))) {
+					guessed = true;
+					goto step;
+				}
+				if (have_vaddr && c->entry && at_entry(u, mod, c, vaddr)) {
+					/* an entry point (ld.so's _start) has no CFI
+					 * in glibc: nothing called it */
+					end = KF_UW_OUTERMOST;
+					break;
+				}
+				if (!c) {
+					enum kf_dso_status st = kf_dso_status(u->dsos, mod);
 
-				end = st == KF_DSO_MISMATCH || st == KF_DSO_CHANGED ||
-				      st == KF_DSO_NOT_RECORDED ?
-				      KF_UW_MISMATCH :
-				      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE || st == KF_DSO_NO_HOST ?
-				      KF_UW_NO_FILE : KF_UW_NO_CFI;
-			} else {
-				/* kfold's frame-pointer step found its words
-				 * past the copy (perf's reads them as 0, as
-				 * fp_step does with libunwind_fp_step) */
-				end = !u->pol->libunwind_fp_step && w.past_stack ?
-				      KF_UW_STACK_END : KF_UW_NO_CFI;
+					end = st == KF_DSO_MISMATCH || st == KF_DSO_CHANGED ||
+					      st == KF_DSO_NOT_RECORDED ?
+					      KF_UW_MISMATCH :
+					      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE || st == KF_DSO_NO_HOST ?
+					      KF_UW_NO_FILE : KF_UW_NO_CFI;
+				} else {
+					/* kfold's frame-pointer step found its words
+					 * past the copy (perf's reads them as 0, as
+					 * fp_step does with libunwind_fp_step) */
+					end = !u->pol->libunwind_fp_step && w.past_stack ?
+					      KF_UW_STACK_END : KF_UW_NO_CFI;
+				}
+				break;
 			}
-			break;
 		}
 		/* the canonical frame address */
 		if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0 ||

@@ -85,6 +85,12 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			     struct kf_uframe *out, size_t max, size_t *n,
 			     uint32_t *end_module);
 
+/* The jitdump module of the process the next kf_unwind calls unwind (0:
+ * none) and their sample's time: JIT code with an unwinding table there
+ * (CODE_UNWINDING_INFO of the load that held the address at that time)
+ * is unwound by it. */
+void kf_unwinder_jit(struct kf_unwinder *u, uint32_t dump, uint64_t time, bool has_time);
+
 /* Counts an unwind done elsewhere (a --symbols-only bundle's, on the
  * capture host) as kf_unwind counts its own. */
 void kf_unwinder_tally(struct kf_unwinder *u, uint32_t module, enum kf_unwind_end e);

@@ -1220,7 +1220,7 @@ static void fold_own(const struct kf_fold_style *fs, const struct kf_namer *n,
 		else
 			put_unnamed(fs, n, sf, out);
 	}
-	if (dwarf && fs->srcline && (sf->flags & KF_SYMF_FILE))
+	if (fs->srcline && (sf->flags & KF_SYMF_FILE))   /* DWARF, a jitdump */
 		put_srcline(out, kf_strtab_get(&n->strings, sf->file), sf->line);
 	if ((fs->suffixes & KF_SUFFIX_KERNEL) && sf->kind == KF_SYM_KERNEL)
 		kf_buf_puts(out, "_[k]");

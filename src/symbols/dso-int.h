@@ -68,7 +68,8 @@ struct dso_state {
 	/* kept open for unwinding: the file with the symbols (maybe a debug
 	 * file with .debug_frame) and the runtime image (.eh_frame) */
 	struct cand syms_file, run_file;
-	char *image;             /* our own vdso's copy, when used */
+	char *image;             /* our own vdso's copy, when used; a JIT
+				    code load's table image (jit_elf) */
 	bool cfi_tried;
 	struct kf_cfi cfi;
 	/* debug info, for inline chains and source lines */
@@ -103,6 +104,8 @@ struct dso_state {
 	 * was used when one was refused */
 	struct kf_jitstate *jit;  /* a jitdump file's module: its parsed
 				     contents (jitcode.c) */
+	Elf *jit_elf;             /* a code load's: the image of its
+				     unwinding table (in image) */
 	bool ko_tried;
 	uint64_t ko_text_start, ko_text_end, ko_text_off;
 	struct Dwfl *ko_dwfl;
@@ -155,6 +158,7 @@ void dso_kmodule_fini(struct dso_state *st);
 
 /* ---- jitcode.c ---- */
 void dso_jit_fini(struct dso_state *st);
+void dso_jit_load_cfi(struct kf_dsos *d, const struct kf_module *mod, struct dso_state *st);
 /* The code bytes of a jitdump code load's module (NULL: none). */
 const uint8_t *dso_jit_code_bytes(struct kf_dsos *d, const struct kf_module *mod,
 				  size_t *len, uint16_t *machine);

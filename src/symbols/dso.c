@@ -68,6 +68,8 @@ static void state_free(struct dso_state *st)
 		dwarf_cfi_end(st->cfi.eh);
 	if (st->cfi.dwarf)
 		dwarf_end(st->cfi.dwarf);
+	if (st->jit_elf)
+		elf_end(st->jit_elf);
 	if (st->dw) {
 		kf_dwidx_fini(&st->dwidx);
 		dwarf_end(st->dw);
@@ -286,7 +288,10 @@ int kf_dsos_load(struct kf_dsos *d, uint32_t module, unsigned what)
 		d->n_loads++;
 	}
 	if ((what & KF_DSO_LOAD_CFI) && !st->cfi_tried) {
-		dso_load_cfi(st);
+		if (mod->kind == KF_MOD_JIT && mod->jit_sym)
+			dso_jit_load_cfi(d, mod, st);
+		else
+			dso_load_cfi(st);
 		d->n_loads++;
 	}
 	if ((what & KF_DSO_LOAD_CODE) && !st->code_tried) {

@@ -346,6 +346,13 @@ bool kf_dso_elf_addr(struct kf_dsos *d, uint32_t module, uint64_t off, uint64_t 
  * (a file offset for ELF modules). */
 bool kf_dso_frame_addr(struct kf_dsos *d, uint32_t module, uint64_t vaddr, uint64_t *off);
 
+/* The source line a jitdump gives for addr (a runtime address) in the
+ * code load of module (KF_MOD_JIT made from a jitdump: its
+ * CODE_DEBUG_INFO): false when it gives none.  *file points into the
+ * jitdump's bytes (valid until kf_dsos_fini). */
+bool kf_dso_jit_line(struct kf_dsos *d, uint32_t module, uint64_t addr, const char **file,
+		     uint32_t *line);
+
 /* The module's code at vaddr (an ELF virtual address, kf_dso_elf_addr):
  * *got bytes, to vaddr + maxlen or the end of its code section, whichever
  * comes first.  NULL when there are none there: *why says why ("no

@@ -234,3 +234,79 @@ const uint8_t *dso_jit_code_bytes(struct kf_dsos *d, const struct kf_module *mod
 	*machine = (uint16_t)js->jd.elf_mach;
 	return e->code;
 }
+
+bool kf_dso_jit_line(struct kf_dsos *d, uint32_t module, uint64_t addr, const char **file,
+		     uint32_t *line)
+{
+	const struct kf_module *mod = kf_modules_at(d->modules, module);
+	const struct kf_module *dm;
+	const struct dso_state *st;
+	const struct kf_jitstate *js;
+	const struct kf_jit_code *e;
+	const struct kf_jit_line *best = NULL;
+	uint64_t at;
+	size_t i;
+
+	if (mod->kind != KF_MOD_JIT || !mod->jit_sym)
+		return false;
+	dm = kf_modules_at(d->modules, mod->jit_dump);
+	st = dm->priv;
+	js = st ? st->jit : NULL;
+	if (!js || !js->ok || mod->jit_entry >= js->jd.n_code)
+		return false;
+	e = &js->jd.code[mod->jit_entry];
+	if (addr - e->addr >= e->size)
+		return false;
+	/* where the lines put it: a moved load's lines name its first
+	 * address.  The entry at or below it, nearest: an entry holds until
+	 * the next one or the code's end (perf's table ends it at the last
+	 * entry: no line after it there) */
+	at = addr - e->addr + e->lines_base;
+	for (i = e->first_line; i < e->first_line + e->n_lines; i++) {
+		const struct kf_jit_line *l = &js->jd.lines[i];
+
+		if (l->addr - e->lines_base < e->size && l->addr <= at &&
+		    (!best || l->addr >= best->addr))
+			best = l;
+	}
+	if (!best || best->line <= 0 || !best->file[0])
+		return false;
+	*file = best->file;
+	*line = (uint32_t)best->line;
+	return true;
+}
+
+/* ---- unwinding tables (CODE_UNWINDING_INFO) ------------------------------------- */
+
+/* A code load's unwinding table (CODE_UNWINDING_INFO), read by libdw from
+ * the image kf_jit_table_image makes of it. */
+void dso_jit_load_cfi(struct kf_dsos *d, const struct kf_module *mod, struct dso_state *st)
+{
+	const struct kf_module *dm = kf_modules_at(d->modules, mod->jit_dump);
+	const struct dso_state *ds = dm->priv;
+	const struct kf_jitstate *js = ds ? ds->jit : NULL;
+	struct kf_cfi *c = &st->cfi;
+	uint8_t *image;
+	size_t len;
+	Elf *elf;
+	int r;
+
+	st->cfi_tried = true;
+	if (!js || !js->ok || mod->jit_entry >= js->jd.n_code)
+		return;
+	r = kf_jit_table_image(&js->jd, &js->jd.code[mod->jit_entry], &image, &len);
+	if (r == KF_ENOMEM)
+		d->load_failed = true;
+	if (r)
+		return;
+	if (!(elf = elf_memory((char *)image, len))) {
+		free(image);
+		return;
+	}
+	st->image = (char *)image;
+	st->jit_elf = elf;
+	c->elf = elf;
+	c->is64 = gelf_getclass(elf) == ELFCLASS64;
+	c->machine = (uint16_t)js->jd.elf_mach;
+	c->eh = dwarf_getcfi_elf(elf);   /* NULL: a table libdw cannot read */
+}

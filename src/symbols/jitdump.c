@@ -1,6 +1,7 @@
 /* jitdump.c - reading a jitdump file (jitdump.h). */
 #include "jitdump.h"
 
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,7 @@ static int code_load(struct kf_jitdump *j, struct kf_cur *c, uint64_t time,
 		k->first_line = pend->lines_from;
 		k->n_lines = pend->n_lines;
 	}
+	k->lines_base = addr;
 	pend->has_lines = false;
 	if (pend->unwind) {
 		k->unwind = pend->unwind;
@@ -304,4 +306,113 @@ void kf_jitdump_fini(struct kf_jitdump *j)
 	free(j->code);
 	free(j->lines);
 	memset(j, 0, sizeof(*j));
+}
+
+/* ---- unwinding tables as an ELF image ---------------------------------------- */
+
+/* An ELF image kfold writes for libdw, in the jitdump's byte order. */
+struct img {
+	uint8_t *p;
+	bool swap, is64;
+};
+
+static void img_put(struct img *im, size_t at, uint64_t v, unsigned width)
+{
+	uint16_t v16 = (uint16_t)v;
+	uint32_t v32 = (uint32_t)v;
+
+	switch (width) {
+	case 2:
+		if (im->swap)
+			v16 = kf_bswap16(v16);
+		memcpy(im->p + at, &v16, 2);
+		break;
+	case 4:
+		if (im->swap)
+			v32 = kf_bswap32(v32);
+		memcpy(im->p + at, &v32, 4);
+		break;
+	default:
+		if (im->swap)
+			v = kf_bswap64(v);
+		memcpy(im->p + at, &v, 8);
+		break;
+	}
+}
+
+/* A word of the ELF class: 8 bytes in ELF64, 4 in ELF32. */
+static void img_word(struct img *im, size_t at, uint64_t v)
+{
+	img_put(im, at, v, im->is64 ? 8 : 4);
+}
+
+/* Section header k of an image whose headers start at shoff. */
+static void img_shdr(struct img *im, size_t shoff, unsigned k, uint32_t name, uint32_t type,
+		     uint64_t flags, uint64_t addr, uint64_t off, uint64_t size)
+{
+	size_t at = shoff + (size_t)k * (im->is64 ? 64 : 40), w = im->is64 ? 8 : 4;
+
+	img_put(im, at, name, 4);
+	img_put(im, at + 4, type, 4);
+	img_word(im, at + 8, flags);
+	img_word(im, at + 8 + w, addr);
+	img_word(im, at + 8 + 2 * w, off);
+	img_word(im, at + 8 + 3 * w, size);
+	/* sh_link, sh_info 0; sh_addralign 1; sh_entsize 0 */
+	img_word(im, at + 16 + 4 * w, 1);
+}
+
+/* perf inject --jit puts a load's table in the file it writes (genelf.c)
+ * at the code's end rounded up to 8 bytes: .eh_frame, then .eh_frame_hdr.
+ * The table's pc-relative pointers count from there, so the image holds
+ * .eh_frame at that runtime address.  The header is left out: libdw finds
+ * the entries without it (a JIT with no table for its code writes a
+ * header alone, V8 among them: nothing to read then). */
+int kf_jit_table_image(const struct kf_jitdump *j, const struct kf_jit_code *e, uint8_t **out,
+		       size_t *len)
+{
+	static const char names[] = "\0.eh_frame\0.shstrtab";
+	struct img im;
+	size_t ehsize, table, shoff;
+	uint64_t at;
+	uint16_t mach = (uint16_t)j->elf_mach;
+
+	*out = NULL;
+	*len = 0;
+	if (!e->unwind || e->unwind_size <= e->eh_frame_hdr_size || e->size > UINT64_MAX / 2)
+		return 1;
+	table = (size_t)(e->unwind_size - e->eh_frame_hdr_size);
+	im.swap = j->swapped;
+	im.is64 = !(mach == EM_386 || mach == EM_ARM || mach == EM_PPC);
+	at = e->addr + ((e->size + 7) & ~(uint64_t)7);
+	if (at < e->addr || (!im.is64 && (at > UINT32_MAX || table > UINT32_MAX - at)))
+		return 1;
+	/* header, .eh_frame, names, then the section headers (8-aligned) */
+	ehsize = im.is64 ? 64 : 52;
+	if (table > SIZE_MAX / 2)
+		return 1;
+	shoff = (ehsize + table + sizeof(names) + 7) & ~(size_t)7;
+	*len = shoff + 3 * (size_t)(im.is64 ? 64 : 40);
+	if (!(im.p = kf_calloc(1, *len)))
+		return KF_ENOMEM;
+	memcpy(im.p, ELFMAG, SELFMAG);
+	im.p[EI_CLASS] = im.is64 ? ELFCLASS64 : ELFCLASS32;
+	im.p[EI_DATA] = (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) != im.swap ?
+			ELFDATA2LSB : ELFDATA2MSB;
+	im.p[EI_VERSION] = EV_CURRENT;
+	img_put(&im, 16, ET_DYN, 2);
+	img_put(&im, 18, mach, 2);
+	img_put(&im, 20, EV_CURRENT, 4);
+	/* e_entry, e_phoff 0; e_shoff; e_flags 0 */
+	img_word(&im, im.is64 ? 40 : 32, shoff);
+	img_put(&im, im.is64 ? 52 : 40, ehsize, 2);              /* e_ehsize */
+	img_put(&im, im.is64 ? 58 : 46, im.is64 ? 64 : 40, 2);   /* e_shentsize */
+	img_put(&im, im.is64 ? 60 : 48, 3, 2);                    /* e_shnum */
+	img_put(&im, im.is64 ? 62 : 50, 2, 2);                    /* e_shstrndx */
+	memcpy(im.p + ehsize, e->unwind, table);
+	memcpy(im.p + ehsize + table, names, sizeof(names));
+	img_shdr(&im, shoff, 1, 1, SHT_PROGBITS, SHF_ALLOC, at, ehsize, table);
+	img_shdr(&im, shoff, 2, 11, SHT_STRTAB, 0, 0, ehsize + table, sizeof(names));
+	*out = im.p;
+	return 0;
 }

@@ -66,6 +66,8 @@ struct kf_jit_code {
 	const uint8_t *code;      /* size bytes, NULL for a move whose load
 				     is not in the file */
 	size_t first_line, n_lines;  /* its DEBUG_INFO lines, in `lines` */
+	uint64_t lines_base;      /* the address the lines' addresses count
+				     from: the load's (a move keeps it) */
 	const uint8_t *unwind;    /* its UNWINDING_INFO (.eh_frame and
 				     .eh_frame_hdr), NULL: none */
 	uint64_t unwind_size, eh_frame_hdr_size, mapped_size;
@@ -93,5 +95,14 @@ struct kf_jitdump {
  * is readable (out->why says why), KF_ENOMEM. */
 int kf_jitdump_parse(const uint8_t *buf, size_t len, struct kf_jitdump *out);
 void kf_jitdump_fini(struct kf_jitdump *j);
+
+/* An ELF image (in j's byte order, the class of its machine) whose one
+ * section, .eh_frame, holds e's unwinding table at the runtime address
+ * perf inject --jit gives it: after the code, at the next 8-byte
+ * boundary.  libdw reads it with elf_memory and dwarf_getcfi_elf.
+ * Returns 0 (*out: the image, to free; *len its size), 1 when e has no
+ * table that fits, KF_ENOMEM. */
+int kf_jit_table_image(const struct kf_jitdump *j, const struct kf_jit_code *e, uint8_t **out,
+		       size_t *len);
 
 #endif

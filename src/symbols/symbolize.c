@@ -537,6 +537,16 @@ static bool name_kfold(struct kf_namer *n, const struct kf_frame *f)
 		if (r)
 			return r > 0;
 	}
+	/* a jitdump's lines for its code */
+	if ((n->inline_frames || n->srcline) && s && mod->kind == KF_MOD_JIT) {
+		const char *file;
+
+		if (kf_dso_jit_line(n->dsos, f->module, at, &file, &sf.line)) {
+			if (!str_id(n, file, &sf.file))
+				return false;
+			sf.flags |= KF_SYMF_FILE;
+		}
+	}
 	if (s) {
 		if (!str_id(n, kf_sym_name(t, s), &sf.name) ||
 		    (s->mangled && !str_id(n, kf_sym_mangled(t, s), &sf.linkage)))

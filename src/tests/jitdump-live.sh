@@ -19,7 +19,15 @@
 #  6. where Debian's nodejs is installed, node --perf-prof: the JS and
 #     builtin frames of every stack equal perf inject --jit's (V8 also
 #     describes the builtins inside the node binary, which a jitdump load
-#     names over the binary's own symbols, as inject maps it over them).
+#     names over the binary's own symbols, as inject maps it over them);
+#  7. testdata/src/jitunwind.c, recorded with --call-graph dwarf: JIT code
+#     without a frame pointer that calls a C function, with an unwinding
+#     table and lines in its jitdump.  Every stack through it equals perf
+#     inject --jit's and holds its caller run_jit (which a frame-pointer
+#     step would skip); the lines of its frames (--srcline, the report)
+#     are the jitdump's, as perf script's srcline gives them, and the
+#     last entry's (12) past it, where perf prints ??:0 (its line table
+#     ends at the last entry's address; the program's table says 12).
 set -uo pipefail
 kfold=$1
 src=$2
@@ -158,5 +166,77 @@ PY
 	fi
 else
 	echo "SKIP 6. node is not installed"
+fi
+
+# 7. unwinding tables and lines of a jitdump, DWARF unwinding
+gcc -O1 -g -fno-omit-frame-pointer -I"$src/testdata/src" -o "$tmp/jitunwind" \
+	"$src/testdata/src/jitunwind.c" || exit 1
+mkdir "$tmp/u"
+if perf record -N -k 1 --call-graph dwarf -e cpu-clock -F 1000 -o "$tmp/ucap" -- \
+	"$tmp/jitunwind" 0.8 "$tmp/u" > "$tmp/urun.out" 2> "$tmp/urecord.log"; then
+	pids="$pids $(sed -n 's/^pid //p' "$tmp/urun.out")"
+	perf --buildid-dir "$tmp/bid" inject --jit -i "$tmp/ucap" -o "$tmp/uinj" 2> /dev/null
+	perf --buildid-dir "$tmp/bid" script -i "$tmp/uinj" > "$tmp/uinj.txt" 2> /dev/null
+	python3 "$src/scripts/collapse-perf.py" "$tmp/uinj.txt" | grep 'jit_nofp' |
+		sed 's/^.*;main;/main;/' | sort > "$tmp/uwant"
+	"$kfold" "$tmp/ucap" 2> /dev/null | grep 'jit_nofp' | sed 's/^.*;main;/main;/' |
+		sort > "$tmp/ugot"
+	n=$(awk '{ s += $NF } END { print s / 1000000 }' "$tmp/ugot")
+	if [ -s "$tmp/uwant" ] && ! grep -qv ';run_jit;jit_nofp' "$tmp/ugot" &&
+		diff -u "$tmp/uwant" "$tmp/ugot"; then
+		echo "ok   7. DWARF stacks through JIT code without a frame pointer equal perf" \
+			"inject --jit's ($n samples, all with run_jit;jit_nofp)"
+	else
+		echo "FAIL 7. DWARF stacks through jit_nofp differ from perf inject --jit's"; fail=1
+	fi
+	perf --buildid-dir "$tmp/bid" script -i "$tmp/uinj" -F ip,sym,srcline \
+		> "$tmp/usrc.txt" 2> /dev/null
+	"$kfold" --srcline "$tmp/ucap" 2> /dev/null | grep 'jit_nofp' > "$tmp/usrc.folded"
+	"$kfold" report "$tmp/ucap" 2> /dev/null > "$tmp/u.json"
+	python3 - "$tmp/usrc.txt" "$tmp/usrc.folded" "$tmp/u.json" <<'PY' || fail=1
+import json, re, sys
+# the program's table: offsets 0, 4, 13 are lines 10, 11, 12
+def declared(off):
+    return 10 if off < 4 else 11 if off < 13 else 12
+# perf script -F ip,sym,srcline: "ADDR jit_nofp", then the source line;
+# the address is the injected file's, where .text starts at 0x80
+lines = open(sys.argv[1]).read().split('\n')
+perf = set()
+for i, l in enumerate(lines[:-1]):
+    f = l.split()
+    if len(f) == 2 and f[1] == 'jit_nofp':
+        perf.add((int(f[0], 16) - 0x80, lines[i + 1].strip()))
+# the report's JIT frames: one per text (name, file, line), with the
+# offset in the code of one of its addresses (a return address less 1)
+rep = {}
+for f in json.load(open(sys.argv[3]))['frame_table']:
+    if f.get('kind') == 'jit':
+        rep[f['offset']] = (f.get('file'), f.get('line'))
+folded = set()
+for l in open(sys.argv[2]):
+    folded.update(x for x in l.rsplit(' ', 1)[0].split(';') if x.startswith('jit_nofp'))
+bad = []
+for off, fl in rep.items():
+    if fl != ('jitunwind.js', declared(off)):
+        bad.append('offset %d: report %s, declared %d' % (off, fl, declared(off)))
+if {l for _, l in rep.values()} != {declared(o) for o, _ in perf}:
+    bad.append('lines: report %s, perf\'s addresses %s' % (
+        sorted({l for _, l in rep.values()}), sorted({declared(o) for o, _ in perf})))
+for off, src in sorted(perf):
+    # perf looks a return address up less 1 too
+    if src != '??:0' and src != 'jitunwind.js:%d' % declared(off):
+        bad.append('offset %d: perf %s, declared %d' % (off, src, declared(off)))
+    if src == '??:0' and off < 13:
+        bad.append('offset %d: perf has no line before the last entry' % off)
+if not folded or any(not re.fullmatch(r'jit_nofp:jitunwind\.js:1[012]', x) for x in folded):
+    bad.append('--srcline frames: %s' % sorted(folded))
+print('%s 7. lines: perf %s; report %s; --srcline %s' % (
+    'FAIL' if bad else 'ok  ', sorted(perf), sorted(rep.items()), sorted(folded)))
+for b in bad:
+    print('     ' + b)
+sys.exit(1 if bad else 0)
+PY
+else
+	echo "FAIL 7. perf record --call-graph dwarf -k 1: $(tail -1 "$tmp/urecord.log")"; fail=1
 fi
 exit $fail

@@ -4,10 +4,16 @@
  * repeated-file mark, unwinding tables for the load after them), and
  * hostile files: every truncation and every single-byte change of a
  * valid one (no crash; what is read is a prefix of the file's loads),
- * sizes that lie, names without their NUL, counts past the record. */
+ * sizes that lie, names without their NUL, counts past the record; a
+ * load's unwinding table as libdw reads it from kf_jit_table_image (the
+ * frame states the table gives, in both byte orders). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
 
 #include "check.h"
 #include "jitdump.h"
@@ -314,6 +320,110 @@ static void test_lies(void)
 	kf_jitdump_fini(&d);
 }
 
+/* A load of 30 bytes at 0x10000 (testdata/src/jitunwind.c's jit_nofp:
+ * sub $8,%rsp at 0, add $8,%rsp at 25, ret at 29) after its unwinding
+ * table: .eh_frame (a "zR" CIE: CFA %rsp+8, return address at CFA-8;
+ * one FDE with pc-relative pointers: CFA %rsp+16 from 4, %rsp+8 from
+ * 29) and an .eh_frame_hdr, at code + 32 as perf inject --jit lays it
+ * out. */
+static void build_unwind(struct jb *j, int be)
+{
+	static const uint8_t cie[] = { 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b,
+				       0x0c, 7, 8, 0x90, 1, 0, 0 };
+	static const uint8_t fde[] = { 0, 0x44, 0x0e, 16, 0x59, 0x0e, 8, 0 };
+	static const uint8_t hdr[] = { 1, 0x1b, 0x03, 0x3b };
+	const uint64_t code = 0x10000, eh = code + 32, h = eh + 52;
+
+	memset(j, 0, sizeof(*j));
+	j->be = be;
+	header(j);
+	rec_begin(j, KF_JIT_CODE_UNWINDING_INFO, 1600);
+	put(j, 72, 8);
+	put(j, 20, 8);
+	put(j, 72, 8);
+	put(j, 20, 4);                            /* CIE */
+	put(j, 0, 4);
+	bytes(j, cie, sizeof(cie));
+	put(j, 20, 4);                            /* FDE */
+	put(j, 28, 4);
+	put(j, (uint32_t)(code - (eh + 32)), 4);
+	put(j, 30, 4);
+	bytes(j, fde, sizeof(fde));
+	put(j, 0, 4);                             /* terminator */
+	bytes(j, hdr, sizeof(hdr));
+	put(j, (uint32_t)(eh - (h + 4)), 4);
+	put(j, 1, 4);
+	put(j, (uint32_t)(code - h), 4);
+	put(j, (uint32_t)(eh + 24 - h), 4);
+	rec_end(j);
+	load(j, 2000, code, "jit_nofp", "0123456789abcdefghijklmnopqrst", 1);
+}
+
+/* The CFA rule at addr: %rsp (7) + *off. */
+static int cfa_at(Dwarf_CFI *cfi, uint64_t addr, int64_t *off)
+{
+	Dwarf_Frame *f;
+	Dwarf_Op *ops;
+	size_t nops;
+	int ok;
+
+	if (dwarf_cfi_addrframe(cfi, addr, &f) != 0)
+		return 0;
+	ok = dwarf_frame_cfa(f, &ops, &nops) == 0 && nops == 1 &&
+	     ops[0].atom == DW_OP_bregx && ops[0].number == 7;
+	if (ok)
+		*off = (int64_t)ops[0].number2;
+	free(f);
+	return ok;
+}
+
+static void test_table_image(void)
+{
+	int be;
+
+	elf_version(EV_CURRENT);
+	for (be = 0; be < 2; be++) {
+		struct jb j;
+		struct kf_jitdump d;
+		uint8_t *image;
+		size_t len;
+		Dwarf_CFI *cfi;
+		Elf *elf;
+		GElf_Ehdr eh;
+		int64_t off = 0;
+
+		build_unwind(&j, be);
+		CHECK(kf_jitdump_parse(j.b, j.n, &d) == 0 && d.n_code == 1);
+		if (d.n_code != 1)
+			continue;
+		CHECK(d.code[0].unwind_size == 72 && d.code[0].eh_frame_hdr_size == 20);
+		CHECK(kf_jit_table_image(&d, &d.code[0], &image, &len) == 0);
+		elf = elf_memory((char *)image, len);
+		CHECK(elf && gelf_getehdr(elf, &eh) && eh.e_machine == 62 &&
+		      eh.e_ident[EI_DATA] == (be ? ELFDATA2MSB : ELFDATA2LSB));
+		cfi = elf ? dwarf_getcfi_elf(elf) : NULL;
+		CHECK(cfi != NULL);
+		if (cfi) {
+			CHECK(cfa_at(cfi, 0x10000, &off) && off == 8);
+			CHECK(cfa_at(cfi, 0x10003, &off) && off == 8);
+			CHECK(cfa_at(cfi, 0x10004, &off) && off == 16);
+			CHECK(cfa_at(cfi, 0x10018, &off) && off == 16);   /* the call */
+			CHECK(cfa_at(cfi, 0x1001d, &off) && off == 8);    /* ret */
+			CHECK(!cfa_at(cfi, 0x1001e, &off));               /* past it */
+			CHECK(!cfa_at(cfi, 0xffff, &off));
+			dwarf_cfi_end(cfi);
+		}
+		if (elf)
+			elf_end(elf);
+		free(image);
+		/* a header alone (V8's "no table": use frame pointers) makes
+		 * no image */
+		d.code[0].unwind_size = d.code[0].eh_frame_hdr_size;
+		CHECK(kf_jit_table_image(&d, &d.code[0], &image, &len) == 1 && !image);
+		kf_jitdump_fini(&d);
+	}
+}
+
 static void test_names(void)
 {
 	uint32_t pid = 0;
@@ -333,5 +443,6 @@ int main(void)
 	RUN(test_hostile_bytes);
 	RUN(test_lies);
 	RUN(test_names);
+	RUN(test_table_image);
 	return CHECK_DONE();
 }
