@@ -325,6 +325,14 @@ typedef struct kf_stats {
 	uint64_t stitch_samples;   /* ... completed from an earlier sample */
 	uint64_t stitch_frames;    /* frames those took from earlier samples */
 	uint64_t stitch_still_cut; /* ... still ending in [truncated] */
+	/* --call-graph lbr: folded samples whose user part is the LBR's
+	 * call stack */
+	uint64_t lbr_samples;
+	uint64_t lbr_full;         /* ... as deep as the LBR (lbr_depth): the
+				      callers beyond it are lost */
+	uint64_t lbr_empty;        /* ... without branch records: the pc alone */
+	uint32_t lbr_depth;        /* the LBR's depth (CPU_PMU_CAPS
+				      "branches"), 0: not recorded */
 } kf_stats;
 
 typedef struct kf_session kf_session;

@@ -1450,6 +1450,10 @@ static void chain_counts(struct kf_session *s)
 	s->stats.stitch_samples = s->cc.counts.samples_stitched;
 	s->stats.stitch_frames = s->cc.counts.frames_stitched;
 	s->stats.stitch_still_cut = s->cc.counts.samples_still_cut;
+	s->stats.lbr_samples = s->cc.counts.samples_lbr;
+	s->stats.lbr_full = s->cc.counts.samples_lbr_full;
+	s->stats.lbr_empty = s->cc.counts.samples_lbr_empty;
+	s->stats.lbr_depth = kf_pd_env(s->pd) ? kf_pd_env(s->pd)->max_branches : 0;
 }
 
 static void warn_not_unwound(struct kf_session *s)

@@ -166,14 +166,14 @@ void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,
 /* Walks the callchain leaf first, as perf does (ORDER_CALLEE).  Returns
  * the number of frames in cc->frames, or -1 on ENOMEM. */
 static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,
-		       const struct kf_sample *smp, struct kf_chain *ch)
+		       const struct kf_sample *smp, uint64_t n_chain, struct kf_chain *ch)
 {
 	unsigned cpumode = KF_MISC_USER;
 	size_t n = 0, entries = 0;
 	uint64_t i;
 	bool first = true;
 
-	for (i = 0; i < smp->n_chain && entries < KF_CHAIN_MAX_STACK; i++) {
+	for (i = 0; i < n_chain && entries < KF_CHAIN_MAX_STACK; i++) {
 		uint64_t ip = kf_sample_chain(smp, i);
 		struct kf_frame f;
 
@@ -436,6 +436,73 @@ static long unwind_user(struct kf_callchain *cc, struct kf_thread *th,
 	return (long)n;
 }
 
+/* --call-graph lbr (the LBR in call-stack mode): where the callchain's
+ * user part begins (its PERF_CONTEXT_USER), which the branch records
+ * replace; n_chain when the sample's user part is the callchain's (no
+ * call-stack LBR, or a chain without a user part: perf's
+ * resolve_lbr_callchain_sample then falls back to the callchain). */
+static uint64_t lbr_user_at(const struct kf_attr *a, const struct kf_sample *smp)
+{
+	uint64_t i;
+
+	if (!(a->sample_type & KF_SAMPLE_BRANCH_STACK) ||
+	    !(a->branch_sample_type & KF_BRANCH_CALL_STACK))
+		return smp->n_chain;
+	for (i = 0; i < smp->n_chain; i++)
+		if (kf_sample_chain(smp, i) == KF_CHAIN_CTX_USER)
+			break;
+	return i;
+}
+
+/* The user part of an LBR call stack, after the kernel part (n frames).
+ * The branch records are the calls not yet returned from, newest first:
+ * each `from` is a call instruction, in the caller (an exact address,
+ * not a return address).  The innermost frame: kfold's own mode takes
+ * the sampled pc (the callchain's entry after PERF_CONTEXT_USER, as the
+ * kernel recorded it); perf takes the newest call's target, the start of
+ * the function the pc is in (lbr_callchain_add_lbr_ip), which names the
+ * same function but not the line.  An LBR as deep as the hardware's
+ * (CPU_PMU_CAPS "branches") lost the callers beyond it. */
+static long lbr_user(struct kf_callchain *cc, struct kf_thread *th,
+		     const struct kf_sample *smp, uint64_t user, size_t n,
+		     struct kf_chain *ch)
+{
+	size_t n0 = n;
+	uint64_t i;
+	struct kf_frame f;
+	struct kf_branch b;
+
+	cc->counts.samples_lbr++;
+	if (smp->n_branches == 0) {
+		/* no records (perf reads an entry that is not there): the
+		 * sampled pc alone */
+		cc->counts.samples_lbr_empty++;
+		if (user + 1 < smp->n_chain) {
+			resolve(cc, th, KF_MISC_USER, kf_sample_chain(smp, user + 1), &f);
+			if (!push_frame(cc, &n, &f))
+				return -1;
+		}
+		ch->n_user += n - n0;
+		return (long)n;
+	}
+	if (cc->env->max_branches && smp->n_branches >= cc->env->max_branches)
+		cc->counts.samples_lbr_full++;
+	kf_sample_branch(smp, 0, &b);
+	resolve(cc, th, KF_MISC_USER, !cc->pol->perf_names && user + 1 < smp->n_chain ?
+		kf_sample_chain(smp, user + 1) : b.to, &f);
+	if (!push_frame(cc, &n, &f))
+		return -1;
+	for (i = 0; i < smp->n_branches && n < KF_CHAIN_MAX_STACK; i++) {
+		KF_WORK(1);
+		kf_sample_branch(smp, i, &b);
+		resolve(cc, th, KF_MISC_USER, b.from, &f);
+		if (!push_frame(cc, &n, &f))
+			return -1;
+	}
+	ch->n_user += n - n0;
+	return (long)n;
+}
+
 int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
 		       const struct kf_attr *a, const struct kf_sample *smp,
 		       struct kf_chain *out)
@@ -448,8 +515,12 @@ int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
 	cc->now = smp->time;
 	cc->has_now = smp->has_time;
 	if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
-		n = walk_chain(cc, th, smp, out);
-		if (n >= 0 && dwarf)
+		uint64_t user = lbr_user_at(a, smp);
+
+		n = walk_chain(cc, th, smp, user < smp->n_chain ? user + 1 : smp->n_chain, out);
+		if (n >= 0 && user < smp->n_chain)
+			n = lbr_user(cc, th, smp, user, (size_t)n, out);
+		else if (n >= 0 && dwarf)
 			n = unwind_user(cc, th, smp, a, (size_t)n, out);
 	} else {
 		if (smp->has_ip) {

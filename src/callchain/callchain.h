@@ -77,6 +77,12 @@ struct kf_chain_counts {
 	uint64_t frames_stitched;  /* frames taken from earlier samples */
 	uint64_t samples_still_cut; /* ... still ending in [truncated] */
 	uint64_t uw_skipped[KF_UWS_N]; /* DWARF samples not unwound, by why */
+	/* --call-graph lbr */
+	uint64_t samples_lbr;      /* samples whose user part came from the
+				      LBR's call stack */
+	uint64_t samples_lbr_full; /* ... as deep as the LBR: the callers
+				      beyond it are lost */
+	uint64_t samples_lbr_empty; /* ... without records: the pc alone */
 };
 
 /* One sample's chain, borrowed from the kf_callchain until its next

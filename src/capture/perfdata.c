@@ -870,6 +870,39 @@ static void feat_cmdline(struct kf_pd *pd, struct kf_cur *c)
 	pd->env.n_cmdline = i;
 }
 
+/* CPU_PMU_CAPS: u32 nr, then nr pairs of strings, a capability's name and
+ * its value; kfold keeps the LBR's depth ("branches", perf's
+ * env->max_branches). */
+static void feat_cpu_pmu_caps(struct kf_pd *pd, struct kf_cur *c)
+{
+	uint32_t nr, i;
+
+	if (!kf_cur_u32(c, &nr) || nr > kf_cur_left(c) / 8) {
+		pd_warn(pd, "feature CPU_PMU_CAPS: bad count, ignored");
+		return;
+	}
+	for (i = 0; i < nr; i++) {
+		char *name = NULL, *value = NULL, *end;
+		unsigned long v;
+
+		if (!read_string(c, &name) || !read_string(c, &value)) {
+			pd_warn(pd, "feature CPU_PMU_CAPS: bad string in pair %u", i);
+			free(name);
+			return;
+		}
+		if (strcmp(name, "branches") == 0) {
+			errno = 0;
+			v = strtoul(value, &end, 10);
+			if (errno || *end || end == value || v > 1024)
+				pd_warn(pd, "feature CPU_PMU_CAPS: branches=%s, ignored", value);
+			else
+				pd->env.max_branches = (uint32_t)v;
+		}
+		free(name);
+		free(value);
+	}
+}
+
 /* EVENT_DESC: u32 nr, u32 attr_size, then per event the attr, u32 nr_ids,
  * a string name and the ids.  perf assigns names by index
  * (evlist__set_event_name). */
@@ -970,6 +1003,9 @@ static int parse_feature(struct kf_pd *pd, unsigned bit, const uint8_t *p,
 		break;
 	case KF_FEAT_EVENT_DESC:
 		feat_event_desc(pd, &c);
+		break;
+	case KF_FEAT_CPU_PMU_CAPS:
+		feat_cpu_pmu_caps(pd, &c);
 		break;
 	case KF_FEAT_SAMPLE_TIME:
 		if (!kf_cur_u64(&c, &e->first_sample_time) ||

@@ -79,7 +79,9 @@ enum {
 	KF_ATTR_EXCLUDE_CALLCHAIN_USER = 22, KF_ATTR_USE_CLOCKID = 25,
 };
 
-/* branch_sample_type bit that adds hw_idx to the sample */
+/* branch_sample_type bits: the call-stack mode of the LBR (perf record
+ * --call-graph lbr), and hw_idx in the sample */
+#define KF_BRANCH_CALL_STACK (1ull << 11)
 #define KF_BRANCH_HW_INDEX (1ull << 17)
 
 /* misc bits */
@@ -103,7 +105,7 @@ enum {
 	KF_FEAT_NRCPUS = 7, KF_FEAT_CPUDESC = 8, KF_FEAT_CPUID = 9,
 	KF_FEAT_TOTAL_MEM = 10, KF_FEAT_CMDLINE = 11, KF_FEAT_EVENT_DESC = 12,
 	KF_FEAT_SAMPLE_TIME = 21, KF_FEAT_CLOCKID = 23, KF_FEAT_DIR_FORMAT = 24,
-	KF_FEAT_COMPRESSED = 27, KF_FEAT_CLOCK_DATA = 29,
+	KF_FEAT_COMPRESSED = 27, KF_FEAT_CPU_PMU_CAPS = 28, KF_FEAT_CLOCK_DATA = 29,
 	KF_FEAT_MAX = 256,
 };
 
@@ -169,6 +171,8 @@ struct kf_env {
 	uint64_t first_sample_time, last_sample_time;
 	bool has_compressed;
 	uint32_t comp_type, comp_level, comp_ratio, comp_mmap_len;
+	uint32_t max_branches;  /* CPU_PMU_CAPS "branches": the LBR's depth
+				   (0: not recorded) */
 	struct kf_buildid_entry *buildids;
 	size_t n_buildids, cap_buildids;
 	uint64_t features[4];   /* the header's feature bitmap */

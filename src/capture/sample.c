@@ -133,12 +133,14 @@ enum kf_sample_err kf_sample_decode(const struct kf_attr *attr, bool swap,
 			return fail(&c);
 		/* hw_idx is present only with HW_INDEX, and the kernel writes
 		 * a bare nr = 0 when the PMU had no branch data */
-		if ((attr->branch_sample_type & KF_BRANCH_HW_INDEX) &&
-		    !kf_cur_skip(&c, 8))
-			return fail(&c);
+		if (attr->branch_sample_type & KF_BRANCH_HW_INDEX) {
+			if (!kf_cur_u64(&c, &s->hw_idx))
+				return fail(&c);
+			s->has_hw_idx = true;
+		}
 		if (s->n_branches > kf_cur_left(&c) / 24)
 			return KF_SAMPLE_BAD_COUNT;
-		kf_cur_skip(&c, (size_t)s->n_branches * 24);
+		kf_cur_view(&c, &s->branches, (size_t)s->n_branches * 24);
 	}
 	if (st & KF_SAMPLE_REGS_USER) {
 		if (!kf_cur_u64(&c, &s->regs_user_abi))
@@ -206,4 +208,37 @@ enum kf_sample_err kf_sample_decode(const struct kf_attr *attr, bool swap,
 	if (kf_cur_left(&c))
 		return KF_SAMPLE_TRAILING;
 	return KF_SAMPLE_OK;
+}
+
+/* The bit-field of width w at offset off of a flags word: from the low bit
+ * as a little-endian machine allocates them, from the high bit as a
+ * big-endian one does. */
+static unsigned field(uint64_t f, unsigned off, unsigned w, bool big)
+{
+	return (unsigned)(f >> (big ? 64 - off - w : off) & ((1u << w) - 1));
+}
+
+void kf_sample_branch(const struct kf_sample *s, uint64_t i, struct kf_branch *b)
+{
+	const uint8_t *p = s->branches + (size_t)i * 24;
+	uint64_t w[3];
+	bool big = s->swap != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+	int k;
+
+	memcpy(w, p, sizeof(w));
+	for (k = 0; s->swap && k < 3; k++)
+		w[k] = __builtin_bswap64(w[k]);
+	b->from = w[0];
+	b->to = w[1];
+	/* struct perf_branch_entry's order: mispred:1, predicted:1,
+	 * in_tx:1, abort:1, cycles:16, type:4, spec:2, new_type:4, priv:3 */
+	b->mispred = field(w[2], 0, 1, big);
+	b->predicted = field(w[2], 1, 1, big);
+	b->in_tx = field(w[2], 2, 1, big);
+	b->abort = field(w[2], 3, 1, big);
+	b->cycles = (uint16_t)field(w[2], 4, 16, big);
+	b->type = (uint8_t)field(w[2], 20, 4, big);
+	b->spec = (uint8_t)field(w[2], 24, 2, big);
+	b->new_type = (uint8_t)field(w[2], 26, 4, big);
+	b->priv = (uint8_t)field(w[2], 30, 3, big);
 }

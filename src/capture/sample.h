@@ -33,7 +33,12 @@ struct kf_sample {
 	const uint8_t *raw;            /* RAW payload */
 	uint32_t raw_size;
 
-	uint64_t n_branches;           /* BRANCH_STACK entries (view not kept) */
+	/* BRANCH_STACK: n_branches entries of 24 bytes at `branches`, in
+	 * file byte order (kf_sample_branch); hw_idx with HW_INDEX */
+	const uint8_t *branches;
+	uint64_t n_branches;
+	uint64_t hw_idx;
+	bool has_hw_idx;
 
 	/* READ (perf_output_read): n_read counter values `read_stride`
 	 * bytes apart at `read`, in file byte order, each with its id
@@ -91,6 +96,21 @@ static inline uint64_t kf_sample_chain(const struct kf_sample *s, uint64_t i)
 	memcpy(&v, s->chain + 8 * i, 8);
 	return s->swap ? __builtin_bswap64(v) : v;
 }
+
+/* A branch record (struct perf_branch_entry): the branch's source and
+ * target, and what the hardware said of it. */
+struct kf_branch {
+	uint64_t from, to;
+	uint16_t cycles;          /* cycles since the previous branch, 0:
+				     not known */
+	uint8_t type, spec, new_type, priv;  /* PERF_BR_* */
+	bool mispred, predicted, in_tx, abort;
+};
+
+/* Branch entry i (i < n_branches).  The flags word is a bit-field the
+ * writing machine laid out in its own order: from the low bit on a
+ * little-endian machine, from the high bit on a big-endian one. */
+void kf_sample_branch(const struct kf_sample *s, uint64_t i, struct kf_branch *b);
 
 /* Counter value i (i < n_read) and its id (0 without PERF_FORMAT_ID). */
 static inline void kf_sample_read_value(const struct kf_sample *s, uint64_t i,

@@ -89,6 +89,22 @@ void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 					b.samples, b.module);
 		}
 	}
+	if (kf_session_stats(s)->lbr_samples) {
+		const kf_stats *st = kf_session_stats(s);
+
+		fprintf(stderr, "kfold: LBR call stacks: %" PRIu64 " samples", st->lbr_samples);
+		if (st->lbr_depth)
+			fprintf(stderr, ", %" PRIu64 " as deep as the LBR (%" PRIu32
+				" entries: their outer callers are lost)", st->lbr_full,
+				st->lbr_depth);
+		else
+			fprintf(stderr, " (the LBR's depth is not recorded: a full one "
+				"cannot be told)");
+		if (st->lbr_empty)
+			fprintf(stderr, ", %" PRIu64 " without branch records (the "
+				"sampled pc alone)", st->lbr_empty);
+		fputc('\n', stderr);
+	}
 	n = kf_session_n_unwind_stops(s);
 	if (n)
 		fprintf(stderr, "kfold: user stacks unwound: %" PRIu64

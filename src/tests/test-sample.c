@@ -86,6 +86,7 @@ static void test_sample_fields(void)
 	CHECK_EQ(kf_sample_chain(&s, 1), 0x401000);
 	CHECK_EQ(s.raw_size, 4);
 	CHECK_EQ(s.n_branches, 1);
+	CHECK(s.has_hw_idx && s.hw_idx == 0 && s.branches != NULL);
 	CHECK_EQ(s.n_regs_user, 3);
 	CHECK_EQ(kf_sample_reg(&s, 2), 12);
 	CHECK_EQ(s.stack_size, 16);
@@ -183,9 +184,46 @@ static void test_sample_every_bit(void)
 	free(buf);
 }
 
+/* A branch entry's flags as a little-endian machine writes them (from the
+ * low bit) and as a big-endian one does (from the high bit, every word
+ * in its byte order): the same fields either way. */
+static void test_branch_flags(void)
+{
+	/* mispred 1, predicted 0, in_tx 1, abort 0, cycles 0x1234, type 5,
+	 * spec 2, new_type 9, priv 6 */
+	const uint64_t le = 1u | 1u << 2 | 0x1234ull << 4 | 5ull << 20 | 2ull << 24 |
+			    9ull << 26 | 6ull << 30;
+	const uint64_t be = 1ull << 63 | 1ull << 61 | 0x1234ull << 44 | 5ull << 40 |
+			    2ull << 38 | 9ull << 34 | 6ull << 31;
+	uint64_t w[2][3] = { { 0x401000, 0x402000, le },
+			     { __builtin_bswap64(0x401000), __builtin_bswap64(0x402000),
+			       __builtin_bswap64(be) } };
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		struct kf_sample smp;
+		struct kf_branch br;
+
+		memset(&smp, 0, sizeof(smp));
+		smp.branches = (const uint8_t *)w[k];
+		smp.n_branches = 1;
+		smp.swap = k == 1;
+		kf_sample_branch(&smp, 0, &br);
+		CHECK_EQ(br.from, 0x401000);
+		CHECK_EQ(br.to, 0x402000);
+		CHECK(br.mispred && !br.predicted && br.in_tx && !br.abort);
+		CHECK_EQ(br.cycles, 0x1234);
+		CHECK_EQ(br.type, 5);
+		CHECK_EQ(br.spec, 2);
+		CHECK_EQ(br.new_type, 9);
+		CHECK_EQ(br.priv, 6);
+	}
+}
+
 int main(void)
 {
 	RUN(test_sample_fields);
+	RUN(test_branch_flags);
 	RUN(test_sample_every_bit);
 	return CHECK_DONE();
 }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# lbr.sh KFOLD SRCDIR: call stacks from the LBR (perf record --call-graph
+# lbr; issue 17, part 1).
+#
+# This machine's VM has no PMU, so no LBR: scripts/make-lbr-capture.py
+# turns committed frame-pointer captures into the captures `perf record
+# --call-graph lbr` would have written for the same samples (the branch
+# records are the calls the frame-pointer chains show).  Shown:
+#  1. on each, kfold folds the LBR capture byte for byte as the
+#     frame-pointer one (default options: inline frames, the sampled pc as
+#     the innermost frame);
+#  2. kfold --no-inline equals perf script --no-inline | collapse on the
+#     LBR capture, with the whole chain or only the pc in the callchain's
+#     user part, with an LBR of 8 and of 3 entries, with branch flags;
+#     samples without any branch record are left out there (perf 6.1
+#     reads an entry past such a sample's record);
+#  3. --stats and the report count the LBR samples, those as deep as the
+#     LBR (the depth from CPU_PMU_CAPS "branches", as perf records it)
+#     equal to the writer's count, and those without records.
+set -euo pipefail
+kfold=$1
+src=$(cd "$2" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$src/src/tests/lib.sh"
+kf_hermetic "$tmp"
+mk=$src/scripts/make-lbr-capture.py
+fail=0
+have_perf=1
+command -v perf > /dev/null || { have_perf=0; echo "SKIP 2: perf not found"; }
+
+# captures whose frame-pointer folding kfold and perf agree on
+for name in threads syscall forkexec twoevents; do
+	d=$src/testdata/cases/$name
+	kf_case "$d"
+	sf=$(kf_symfs "$d")
+	python3 "$mk" "$d/perf.data" "$tmp/l.data" 2> "$tmp/mk.err"
+	"$kfold" "${KF_CASE[@]}" "$d/perf.data" > "$tmp/fp.folded" 2> /dev/null
+	"$kfold" "${KF_CASE[@]}" "$tmp/l.data" > "$tmp/lbr.folded" 2> /dev/null
+	if [ -s "$tmp/fp.folded" ] && cmp -s "$tmp/fp.folded" "$tmp/lbr.folded"; then
+		echo "ok   1. $name: the LBR capture folds as the frame-pointer one" \
+			"($(wc -l < "$tmp/fp.folded") stacks)"
+	else
+		echo "FAIL 1. $name: the LBR capture folds otherwise"
+		diff "$tmp/fp.folded" "$tmp/lbr.folded" | head -5; fail=1
+	fi
+	[ $have_perf = 1 ] || continue
+	for v in "" "--pc-only" "--depth 8 --caps 8" "--depth 3" "--flags --depth 2 --pc-only"; do
+		# shellcheck disable=SC2086
+		python3 "$mk" --drop-empty $v "$d/perf.data" "$tmp/v.data" 2> /dev/null
+		kf_perf_script "$tmp" "$tmp/v.data" "$sf" 2> /dev/null |
+			python3 "$src/scripts/collapse-perf.py" | sort > "$tmp/want"
+		"$kfold" --no-inline "${KF_CASE[@]}" "$tmp/v.data" 2> /dev/null | sort > "$tmp/got"
+		if [ -s "$tmp/want" ] && cmp -s "$tmp/want" "$tmp/got"; then
+			echo "ok   2. $name ${v:-(whole chain)}: equal to perf script" \
+				"($(wc -l < "$tmp/want") stacks)"
+		else
+			echo "FAIL 2. $name ${v:-(whole chain)}: differs from perf script"
+			diff "$tmp/want" "$tmp/got" | head -5; fail=1
+		fi
+	done
+done
+
+# 3. the counts, on threads: an LBR of 3 entries with its depth recorded
+d=$src/testdata/cases/threads
+kf_case "$d"
+python3 "$mk" --depth 3 --caps 3 "$d/perf.data" "$tmp/c.data" 2> "$tmp/mk.err"
+read -r _ samples _ empty _ deep < "$tmp/mk.err"
+"$kfold" --stats "${KF_CASE[@]}" "$tmp/c.data" 2>&1 > /dev/null | grep 'LBR call stacks' > "$tmp/stats" || true
+want="kfold: LBR call stacks: $samples samples, $deep as deep as the LBR (3 entries: their outer callers are lost), $empty without branch records (the sampled pc alone)"
+if [ "$deep" -gt 0 ] && [ "$(cat "$tmp/stats")" = "$want" ]; then
+	echo "ok   3. --stats: $samples samples, $deep as deep as the LBR, $empty empty"
+else
+	echo "FAIL 3. --stats: $(cat "$tmp/stats"), want: $want"; fail=1
+fi
+"$kfold" report "${KF_CASE[@]}" "$tmp/c.data" 2> /dev/null > "$tmp/c.json"
+if python3 - "$tmp/c.json" "$samples" "$deep" "$empty" <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))['diagnostics']['unwinding']['lbr']
+want = {'samples': int(sys.argv[2]), 'full': int(sys.argv[3]), 'empty': int(sys.argv[4]),
+        'depth': 3}
+sys.exit(0 if l == want else 1)
+PY
+then
+	echo "ok   3. the report's diagnostics.unwinding.lbr"
+else
+	echo "FAIL 3. the report's diagnostics.unwinding.lbr"; fail=1
+fi
+python3 "$mk" --depth 3 "$d/perf.data" "$tmp/n.data" 2> /dev/null
+if "$kfold" --stats "${KF_CASE[@]}" "$tmp/n.data" 2>&1 > /dev/null |
+	grep -q "LBR call stacks: $samples samples (the LBR's depth is not recorded"; then
+	echo "ok   3. without CPU_PMU_CAPS: the depth is not known, said so"
+else
+	echo "FAIL 3. without CPU_PMU_CAPS"; fail=1
+fi
+exit $fail
