@@ -245,6 +245,10 @@ typedef struct kf_options {
 				    thread's previous one, where that has
 				    the cut frame (same return address, same
 				    stack pointer); kfold's own mode only */
+	bool stitch_lbr;          /* complete an LBR call stack with the
+				    callers of the thread's previous LBR
+				    sample where the two share their oldest
+				    records (perf's --stitch-lbr) */
 	bool cgroup_root;         /* the sample's cgroup (PERF_SAMPLE_CGROUP,
 				    perf record --all-cgroups) after the root:
 				    "comm;[cgroup:/system.slice/x.service]";
@@ -331,6 +335,9 @@ typedef struct kf_stats {
 	uint64_t lbr_full;         /* ... as deep as the LBR (lbr_depth): the
 				      callers beyond it are lost */
 	uint64_t lbr_empty;        /* ... without branch records: the pc alone */
+	uint64_t lbr_stitched;     /* --stitch-lbr: of those, completed from
+				      the thread's previous sample */
+	uint64_t lbr_stitched_frames; /* the frames they took from it */
 	uint32_t lbr_depth;        /* the LBR's depth (CPU_PMU_CAPS
 				      "branches"), 0: not recorded */
 } kf_stats;

@@ -40,7 +40,10 @@
 #    ra(k) - 1: inside the called function, whose first byte is not in the
 #    capture either; perf names an entry's `to` by the function it is in).
 #    A trailing 0 of the chain (the end of the kernel's walk) is not a
-#    frame.  hw_idx = nr - 1.
+#    frame.  hw_idx: the register of the newest record, in an LBR of
+#    --depth registers that the calls fill in turn from the outermost
+#    ((calls - 1) mod depth; nr - 1 without --depth), so that perf's
+#    --stitch-lbr finds the records two samples share.
 #  * The data section's size and the feature sections' offsets follow;
 #    --caps adds CPU_PMU_CAPS (feature 28).
 import struct
@@ -83,9 +86,10 @@ def branch_stack(chain, depth, flags):
         if flags:
             fl = ((k & 1) | ((1 - (k & 1)) << 1) | ((10 + k) << 4) | (1 << 20))
         entries.append((frames[k + 1] - 1, to, fl))
+    calls = len(entries)
     if depth is not None:
         entries = entries[:depth]
-    return entries, chain
+    return entries, calls
 
 
 def rewrite_sample(body, st, depth, pc_only, flags, drop_empty):
@@ -97,7 +101,7 @@ def rewrite_sample(body, st, depth, pc_only, flags, drop_empty):
             off += size
     nr, = struct.unpack_from("<Q", body, off)
     chain = list(struct.unpack_from("<%dQ" % nr, body, off + 8))
-    entries, _ = branch_stack(chain, depth, flags)
+    entries, calls = branch_stack(chain, depth, flags)
     if drop_empty and not entries:
         return None
     COUNTS[0] += 1
@@ -110,7 +114,11 @@ def rewrite_sample(body, st, depth, pc_only, flags, drop_empty):
                 break
     head = body[:off] + struct.pack("<Q", len(chain)) + struct.pack("<%dQ" % len(chain), *chain)
     rest = body[off + 8 + 8 * nr:]
-    br = struct.pack("<QQ", len(entries), max(len(entries) - 1, 0))
+    # the LBR is a ring of `depth` registers the calls fill in turn, from
+    # the outermost: the newest of `calls` calls is in register
+    # (calls - 1) mod depth
+    hw_idx = max(calls - 1, 0) % depth if depth else max(len(entries) - 1, 0)
+    br = struct.pack("<QQ", len(entries), hw_idx)
     for e in entries:
         br += struct.pack("<QQQ", *e)
     return head + br + rest

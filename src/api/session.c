@@ -786,14 +786,15 @@ static int oc_end(struct kf_session *s)
 	return 0;
 }
 
-/* --stitch: a sample that is not folded is its thread's reference all
- * the same (kf_callchain_reference). */
+/* --stitch, --stitch-lbr: a sample that is not folded is its thread's
+ * reference all the same (kf_callchain_reference). */
 static int stitch_reference(struct kf_session *s, const struct kf_attr *a,
 			    const struct kf_sample *smp)
 {
 	struct kf_thread *th;
 
-	if (!s->o.stitch || !(a->sample_type & KF_SAMPLE_STACK_USER))
+	if (!(s->o.stitch && (a->sample_type & KF_SAMPLE_STACK_USER)) &&
+	    !(s->o.stitch_lbr && (a->sample_type & KF_SAMPLE_BRANCH_STACK)))
 		return 0;
 	th = kf_tasks_findnew(&s->tasks, smp->has_tid ? (int32_t)smp->pid : -1,
 			      smp->has_tid ? (int32_t)smp->tid : -1);
@@ -1322,6 +1323,7 @@ static int setup_stages(struct kf_session *s)
 	s->cc.uw_record = s->uw_record;
 	s->cc.uw_replay = s->uw_replay;
 	s->cc.stitch = s->o.stitch;
+	s->cc.stitch_lbr = s->o.stitch_lbr;
 	if (s->o.stitch && s->uw_record)
 		return kf_fail(&s->err, KF_EINVAL, "--stitch: kfold archive "
 			       "--symbols-only keeps each unwind as it ends; give "
@@ -1453,6 +1455,8 @@ static void chain_counts(struct kf_session *s)
 	s->stats.lbr_samples = s->cc.counts.samples_lbr;
 	s->stats.lbr_full = s->cc.counts.samples_lbr_full;
 	s->stats.lbr_empty = s->cc.counts.samples_lbr_empty;
+	s->stats.lbr_stitched = s->cc.counts.samples_lbr_stitched;
+	s->stats.lbr_stitched_frames = s->cc.counts.frames_lbr_stitched;
 	s->stats.lbr_depth = kf_pd_env(s->pd) ? kf_pd_env(s->pd)->max_branches : 0;
 }
 

@@ -33,6 +33,12 @@ void kf_callchain_fini(struct kf_callchain *cc)
 	for (i = 0; i < cc->n_refs; i++)
 		free(cc->refs[i].f);
 	free(cc->refs);
+	for (i = 0; i < cc->n_lbr_refs; i++) {
+		free(cc->lbr_refs[i].br);
+		free(cc->lbr_refs[i].fr);
+		free(cc->lbr_refs[i].tail);
+	}
+	free(cc->lbr_refs);
 	kf_unwinder_free(cc->unwinder);
 	free(cc->frames);
 	free(cc->uframes);
@@ -463,14 +469,81 @@ static uint64_t lbr_user_at(const struct kf_attr *a, const struct kf_sample *smp
  * the function the pc is in (lbr_callchain_add_lbr_ip), which names the
  * same function but not the line.  An LBR as deep as the hardware's
  * (CPU_PMU_CAPS "branches") lost the callers beyond it. */
+/* The thread's --stitch-lbr reference, made at its first LBR sample. */
+static struct kf_lbr_ref *lbr_ref(struct kf_callchain *cc, struct kf_thread *th)
+{
+	struct kf_lbr_ref *r;
+
+	if (th->lbr_stitch && th->lbr_stitch <= cc->n_lbr_refs)
+		return &cc->lbr_refs[th->lbr_stitch - 1];
+	if (cc->n_lbr_refs >= UINT32_MAX - 1 ||
+	    !KF_GROW(cc->lbr_refs, cc->cap_lbr_refs, cc->n_lbr_refs + 1))
+		return NULL;
+	r = &cc->lbr_refs[cc->n_lbr_refs++];
+	memset(r, 0, sizeof(*r));
+	th->lbr_stitch = (uint32_t)cc->n_lbr_refs;
+	return r;
+}
+
+/* perf's has_stitched_lbr: whether the sample's oldest records are the
+ * previous sample's records in the same registers (hw_idx is the newest
+ * record's register; max the LBR's depth), and if so, the previous
+ * sample's callers beyond them go in front of the stitched-on callers.
+ * false on ENOMEM too (nothing is stitched then). */
+static bool lbr_stitched(struct kf_lbr_ref *r, const struct kf_sample *smp, uint64_t max)
+{
+	uint64_t base = max - smp->n_branches + smp->hw_idx + 1, dist;
+	uint64_t same = 0, add;
+	int64_t i, j;
+
+	if (!r->has || !r->nr)
+		return false;
+	/* unsigned arithmetic, as perf's */
+	dist = r->hw_idx > base ? r->hw_idx - base : max + r->hw_idx - base;
+	if (dist >= r->nr)
+		return false;
+	for (i = (int64_t)dist, j = (int64_t)smp->n_branches - 1; i >= 0 && j >= 0; i--, j--) {
+		struct kf_branch b;
+
+		kf_sample_branch(smp, (uint64_t)j, &b);
+		if (r->br[3 * i] != b.from || r->br[3 * i + 1] != b.to ||
+		    r->br[3 * i + 2] != b.flags)
+			break;
+		same++;
+	}
+	if (!same)
+		return false;
+	add = r->nr - 1 - dist;
+	if (r->n_tail + add > KF_CHAIN_MAX_STACK)
+		return false;
+	if (!KF_GROW(r->tail, r->cap_tail, r->n_tail + add))
+		return false;
+	memmove(r->tail + add, r->tail, r->n_tail * sizeof(*r->tail));
+	memcpy(r->tail, r->fr + dist + 1, add * sizeof(*r->tail));
+	r->n_tail += add;
+	return true;
+}
+
+/* The user part of an LBR call stack, after the kernel part (n frames).
+ * The branch records are the calls not yet returned from, newest first:
+ * each `from` is a call instruction, in the caller (an exact address,
+ * not a return address).  The innermost frame: kfold's own mode takes
+ * the sampled pc (the callchain's entry after PERF_CONTEXT_USER, as the
+ * kernel recorded it); perf takes the newest call's target, the start of
+ * the function the pc is in (lbr_callchain_add_lbr_ip), which names the
+ * same function but not the line.  An LBR as deep as the hardware's
+ * (CPU_PMU_CAPS "branches") lost the callers beyond it; --stitch-lbr
+ * takes them from the thread's previous sample where it can. */
 static long lbr_user(struct kf_callchain *cc, struct kf_thread *th,
 		     const struct kf_sample *smp, uint64_t user, size_t n,
 		     struct kf_chain *ch)
 {
 	size_t n0 = n;
-	uint64_t i;
+	uint64_t i, max = cc->env->max_branches;
 	struct kf_frame f;
 	struct kf_branch b;
+	struct kf_lbr_ref *r = NULL;
+	bool stitched = false;
 
 	cc->counts.samples_lbr++;
 	if (smp->n_branches == 0) {
@@ -485,19 +558,49 @@ static long lbr_user(struct kf_callchain *cc, struct kf_thread *th,
 		ch->n_user += n - n0;
 		return (long)n;
 	}
-	if (cc->env->max_branches && smp->n_branches >= cc->env->max_branches)
+	if (max && smp->n_branches >= max)
 		cc->counts.samples_lbr_full++;
+	if (cc->stitch_lbr && smp->has_hw_idx && max) {
+		if (!(r = lbr_ref(cc, th)))
+			return -1;
+		stitched = lbr_stitched(r, smp, max);
+		if (!stitched)
+			r->n_tail = 0;
+		/* this sample is the next one's previous */
+		if (!KF_GROW(r->br, r->cap_br, 3 * smp->n_branches) ||
+		    !KF_GROW(r->fr, r->cap_fr, smp->n_branches))
+			return -1;
+		r->has = true;
+		r->nr = smp->n_branches;
+		r->hw_idx = smp->hw_idx;
+	}
 	kf_sample_branch(smp, 0, &b);
 	resolve(cc, th, KF_MISC_USER, !cc->pol->perf_names && user + 1 < smp->n_chain ?
 		kf_sample_chain(smp, user + 1) : b.to, &f);
 	if (!push_frame(cc, &n, &f))
 		return -1;
-	for (i = 0; i < smp->n_branches && n < KF_CHAIN_MAX_STACK; i++) {
+	for (i = 0; i < smp->n_branches; i++) {
 		KF_WORK(1);
 		kf_sample_branch(smp, i, &b);
 		resolve(cc, th, KF_MISC_USER, b.from, &f);
-		if (!push_frame(cc, &n, &f))
+		if (r) {
+			r->br[3 * i] = b.from;
+			r->br[3 * i + 1] = b.to;
+			r->br[3 * i + 2] = b.flags;
+			r->fr[i] = f;
+		}
+		if (n < KF_CHAIN_MAX_STACK && !push_frame(cc, &n, &f))
 			return -1;
+	}
+	if (stitched && r->n_tail) {
+		cc->counts.samples_lbr_stitched++;
+		cc->counts.frames_lbr_stitched += r->n_tail;
+		for (i = 0; i < r->n_tail && n < KF_CHAIN_MAX_STACK; i++) {
+			f = r->tail[i];
+			f.flags |= KF_FRAME_STITCHED;
+			if (!push_frame(cc, &n, &f))
+				return -1;
+		}
 	}
 	ch->n_user += n - n0;
 	return (long)n;
@@ -558,6 +661,14 @@ int kf_callchain_reference(struct kf_callchain *cc, struct kf_thread *th,
 	size_t nu = 0;
 	bool ok;
 
+	if (cc->stitch_lbr && (a->sample_type & KF_SAMPLE_CALLCHAIN) &&
+	    lbr_user_at(a, smp) < smp->n_chain) {
+		struct kf_chain ch;
+		int r = kf_callchain_build(cc, th, a, smp, &ch);
+
+		cc->counts = saved;   /* a sample not folded counts nowhere */
+		return r;
+	}
 	if (!cc->stitch || cc->uw_replay || !cc->unwinder || !th->maps ||
 	    !(a->sample_type & KF_SAMPLE_CALLCHAIN) ||
 	    !(a->sample_type & KF_SAMPLE_REGS_USER) ||

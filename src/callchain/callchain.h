@@ -83,6 +83,9 @@ struct kf_chain_counts {
 	uint64_t samples_lbr_full; /* ... as deep as the LBR: the callers
 				      beyond it are lost */
 	uint64_t samples_lbr_empty; /* ... without records: the pc alone */
+	uint64_t samples_lbr_stitched; /* --stitch-lbr: ... completed from the
+				      previous sample */
+	uint64_t frames_lbr_stitched;  /* frames they took from it */
 };
 
 /* One sample's chain, borrowed from the kf_callchain until its next
@@ -168,6 +171,24 @@ struct kf_callchain {
 		uint8_t end;      /* enum kf_unwind_end */
 	} *refs;
 	size_t n_refs, cap_refs;
+
+	/* --stitch-lbr (perf's): an LBR call stack is completed with the
+	 * outer callers its thread's previous LBR sample held where the two
+	 * LBRs share their oldest records in the same registers
+	 * (has_stitched_lbr); the callers stitched on stay for the next
+	 * sample while each stitches.  kf_thread.lbr_stitch indexes
+	 * lbr_refs. */
+	bool stitch_lbr;
+	struct kf_lbr_ref {
+		uint64_t hw_idx;
+		uint64_t *br;             /* from, to, flags of each record */
+		struct kf_frame *fr;      /* the frame of each record's from */
+		struct kf_frame *tail;    /* the callers stitched on, outermost
+					     last */
+		size_t nr, cap_br, cap_fr, n_tail, cap_tail;
+		bool has;                 /* a previous sample is held */
+	} *lbr_refs;
+	size_t n_lbr_refs, cap_lbr_refs;
 
 	/* per-sample scratch */
 	struct kf_frame *frames;

@@ -230,6 +230,7 @@ void kf_sample_branch(const struct kf_sample *s, uint64_t i, struct kf_branch *b
 		w[k] = __builtin_bswap64(w[k]);
 	b->from = w[0];
 	b->to = w[1];
+	b->flags = w[2];
 	/* struct perf_branch_entry's order: mispred:1, predicted:1,
 	 * in_tx:1, abort:1, cycles:16, type:4, spec:2, new_type:4, priv:3 */
 	b->mispred = field(w[2], 0, 1, big);

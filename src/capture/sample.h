@@ -105,6 +105,7 @@ struct kf_branch {
 				     not known */
 	uint8_t type, spec, new_type, priv;  /* PERF_BR_* */
 	bool mispred, predicted, in_tx, abort;
+	uint64_t flags;           /* the flags word as read (host order) */
 };
 
 /* Branch entry i (i < n_branches).  The flags word is a bit-field the

@@ -140,7 +140,7 @@ const struct kf_cli_group kf_cli_find_group = {
 
 /* --- pass ----------------------------------------------------------- */
 
-enum { P_EVENT, P_COMPAT, P_STATS, P_MAX_QUEUE, P_FILE_ORDER, P_JOBS, P_STITCH };
+enum { P_EVENT, P_COMPAT, P_STATS, P_MAX_QUEUE, P_FILE_ORDER, P_JOBS, P_STITCH, P_STITCH_LBR };
 
 static const struct kf_cli_opt pass_opts[] = {
 	{ "event", P_EVENT, required_argument, "--event NAME",
@@ -158,6 +158,10 @@ static const struct kf_cli_opt pass_opts[] = {
 	{ "stitch", P_STITCH, no_argument, "--stitch",
 	  "complete DWARF stacks cut by the end of the stack copy\n"
 	  "from the thread's previous sample (marked _[s] by --all)" },
+	{ "stitch-lbr", P_STITCH_LBR, no_argument, "--stitch-lbr",
+	  "complete LBR call stacks (--call-graph lbr) with the\n"
+	  "callers the thread's previous sample held, as perf's\n"
+	  "--stitch-lbr (marked _[s] by --all)" },
 	{ "jobs", P_JOBS, required_argument, "--jobs N",
 	  "threads to use (default: the CPUs this process may run\n"
 	  "on); the output is the same for every N" },
@@ -203,6 +207,7 @@ static int pass_set(struct kf_cli *c, int key, const char *arg)
 	case P_STATS: c->stats = true; break;
 	case P_FILE_ORDER: c->o.file_order = true; break;
 	case P_STITCH: c->o.stitch = true; break;
+	case P_STITCH_LBR: c->o.stitch_lbr = true; break;
 	case P_COMPAT:
 		if (strcmp(arg, "perf") == 0) {
 			c->o.compat = KF_COMPAT_PERF;

@@ -104,6 +104,12 @@ void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 			fprintf(stderr, ", %" PRIu64 " without branch records (the "
 				"sampled pc alone)", st->lbr_empty);
 		fputc('\n', stderr);
+		if (c->o.stitch_lbr)
+			fprintf(stderr, "kfold: --stitch-lbr: %" PRIu64 " samples completed "
+				"from their thread's previous one (%" PRIu64 " frames)%s\n",
+				st->lbr_stitched, st->lbr_stitched_frames,
+				st->lbr_depth ? "" : "; nothing can be: the LBR's depth is "
+				"not recorded");
 	}
 	n = kf_session_n_unwind_stops(s);
 	if (n)

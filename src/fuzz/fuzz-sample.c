@@ -30,6 +30,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sum += kf_sample_chain(&s, i);
 	for (i = 0; i < s.n_regs_user; i++)
 		sum += kf_sample_reg(&s, (unsigned)i);
+	for (i = 0; i < s.n_branches; i++) {
+		struct kf_branch b;
+
+		kf_sample_branch(&s, i, &b);
+		sum += b.from + b.to + b.cycles + b.type + b.mispred;
+	}
 	for (i = 0; i < s.stack_dyn; i++)
 		sum += s.stack[i];
 	for (i = 0; i < s.n_read; i++) {

@@ -34,6 +34,9 @@ struct kf_thread {
 				    --namespaces); 0: not recorded */
 	uint64_t cgroup;         /* the cgroup id of its latest sample that
 				    has one (PERF_SAMPLE_CGROUP); 0: none */
+	uint32_t lbr_stitch;     /* --stitch-lbr: 1 + the index of its
+				    latest LBR sample in the callchain
+				    stage's lbr_refs; 0: none */
 	uint32_t stitch;         /* --stitch: 1 + the index of its latest
 				    unwound user stack in the callchain
 				    stage's references (callchain.h); 0:

@@ -735,11 +735,13 @@ static json_t *diagnostics_json(struct kf_report *rp)
 		put(rp, uw, "dwarf", dw);
 	}
 	if (in->stats->lbr_samples)
-		put(rp, uw, "lbr", json_pack("{s:o,s:o,s:o,s:o}",
+		put(rp, uw, "lbr", json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}",
 			"samples", jint(in->stats->lbr_samples),
 			"full", jint(in->stats->lbr_full),
 			"empty", jint(in->stats->lbr_empty),
-			"depth", jint(in->stats->lbr_depth)));
+			"depth", jint(in->stats->lbr_depth),
+			"stitched", jint(in->stats->lbr_stitched),
+			"stitched_frames", jint(in->stats->lbr_stitched_frames)));
 	put(rp, uw, "kernel", json_pack("{s:o,s:o,s:s}",
 		"truncated", jbucket(&rp->g.kernel_cut),
 		"unwinder_stopped", jbucket(&rp->g.kernel_stopped),

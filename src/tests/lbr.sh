@@ -78,7 +78,7 @@ if python3 - "$tmp/c.json" "$samples" "$deep" "$empty" <<'PY'
 import json, sys
 l = json.load(open(sys.argv[1]))['diagnostics']['unwinding']['lbr']
 want = {'samples': int(sys.argv[2]), 'full': int(sys.argv[3]), 'empty': int(sys.argv[4]),
-        'depth': 3}
+        'depth': 3, 'stitched': 0, 'stitched_frames': 0}
 sys.exit(0 if l == want else 1)
 PY
 then
