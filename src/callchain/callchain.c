@@ -469,6 +469,12 @@ static uint64_t lbr_user_at(const struct kf_attr *a, const struct kf_sample *smp
  * the function the pc is in (lbr_callchain_add_lbr_ip), which names the
  * same function but not the line.  An LBR as deep as the hardware's
  * (CPU_PMU_CAPS "branches") lost the callers beyond it. */
+/* The most callers --stitch-lbr keeps stitched on for a thread: perf
+ * keeps them all, and its guesses can join a recursion's stacks into ever
+ * longer ones (the records of its calls look alike); past this many the
+ * thread starts again from its next sample's own records. */
+#define KF_LBR_MAX_TAIL 4096
+
 /* The thread's --stitch-lbr reference, made at its first LBR sample. */
 static struct kf_lbr_ref *lbr_ref(struct kf_callchain *cc, struct kf_thread *th)
 {
@@ -514,7 +520,7 @@ static bool lbr_stitched(struct kf_lbr_ref *r, const struct kf_sample *smp, uint
 	if (!same)
 		return false;
 	add = r->nr - 1 - dist;
-	if (r->n_tail + add > KF_CHAIN_MAX_STACK)
+	if (r->n_tail + add > KF_LBR_MAX_TAIL)
 		return false;
 	if (!KF_GROW(r->tail, r->cap_tail, r->n_tail + add))
 		return false;
@@ -589,13 +595,13 @@ static long lbr_user(struct kf_callchain *cc, struct kf_thread *th,
 			r->br[3 * i + 2] = b.flags;
 			r->fr[i] = f;
 		}
-		if (n < KF_CHAIN_MAX_STACK && !push_frame(cc, &n, &f))
+		if (!push_frame(cc, &n, &f))
 			return -1;
 	}
 	if (stitched && r->n_tail) {
 		cc->counts.samples_lbr_stitched++;
 		cc->counts.frames_lbr_stitched += r->n_tail;
-		for (i = 0; i < r->n_tail && n < KF_CHAIN_MAX_STACK; i++) {
+		for (i = 0; i < r->n_tail; i++) {
 			f = r->tail[i];
 			f.flags |= KF_FRAME_STITCHED;
 			if (!push_frame(cc, &n, &f))

@@ -49,15 +49,17 @@ perf script -i "$tmp/fp" -F tid,time,ip,sym --no-inline 2> /dev/null > "$tmp/fp.
 perf script -i "$tmp/lbr" -F tid,time,ip,sym --no-inline --stitch-lbr 2> /dev/null > "$tmp/lbr.txt"
 python3 - "$tmp/fp.txt" "$tmp/lbr.txt" <<'PY' || fail=1
 import sys
+import re
+HEAD = re.compile(r'^\s*(\d+)\s+([\d.]+):')
 def blocks(path):
     out, cur = {}, None
     for line in open(path):
         line = line.rstrip('\n')
+        m = HEAD.match(line)
         if not line.strip():
             cur = None
-        elif not line.startswith((' ', '\t')):
-            f = line.split()
-            cur = (f[0], f[1])
+        elif m:
+            cur = m.groups()
             out[cur] = []
         elif cur is not None:
             f = line.split()
