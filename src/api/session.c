@@ -287,6 +287,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	kf_counters_init(&s->counters);
 	kf_offcpu_init(&s->offcpu);
 	kf_map64_init(&s->cgroups);
+	kf_brsites_init(&s->brsites);
 	s->fs.no_files = s->o.no_files;
 	if (s->o.off_cpu_wakers)
 		s->o.off_cpu = true;
@@ -336,6 +337,7 @@ void kf_session_free(kf_session *s)
 	if (!s)
 		return;
 	kf_callchain_fini(&s->cc);
+	kf_brsites_fini(&s->brsites);
 	free(s->rules);
 	kf_diag_fp_fini(&s->fp);
 	kf_session_walk_fini(s);
@@ -925,6 +927,20 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	}
 	if (r)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	/* branch records with flags: counted by branch site */
+	if (smp.n_branches && (a->sample_type & KF_SAMPLE_BRANCH_STACK) &&
+	    !(a->branch_sample_type & KF_BRANCH_NO_FLAGS) && !s->o.annotate) {
+		s->brsites.samples++;
+		for (i = 0; i < smp.n_branches; i++) {
+			struct kf_branch br;
+			struct kf_frame bf;
+
+			kf_sample_branch(&smp, i, &br);
+			kf_callchain_resolve_branch(&s->cc, th, &smp, br.from, &bf);
+			if (!kf_brsites_add(&s->brsites, &bf, &br))
+				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		}
+	}
 	if (s->o.off_cpu) {
 		const struct kf_oc_attr *oa = oc_attr(s, evidx, a);
 		uint64_t v, w;
@@ -2395,6 +2411,7 @@ static void report_in(kf_session *s, struct kf_report_in *in, struct report_list
 	in->count_samples = s->o.count_samples;
 	in->off_cpu = s->o.off_cpu;
 	in->stitch = s->o.stitch;
+	in->brsites = &s->brsites;
 	in->lines_looked_for = s->o.inline_frames || s->o.srcline;
 	in->version = kf_version();
 }

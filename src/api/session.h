@@ -8,6 +8,7 @@
 
 #include "kfold.h"
 
+#include "branches.h"
 #include "callchain.h"
 #include "classify.h"
 #include "counters.h"
@@ -85,6 +86,7 @@ struct kf_session {
 	struct kf_namer namer;
 	bool namer_ready;
 	struct kf_callchain cc;        /* the samples' chains (scratch) */
+	struct kf_brsites brsites;     /* branch records with flags, by site */
 	struct kf_perf_header perfhdr; /* perf_script_header: the header
 					  line of each sample (scratch) */
 	struct kf_fold_style fold;    /* how folded text prints (folded.h) */

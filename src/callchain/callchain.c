@@ -169,6 +169,15 @@ void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,
 	resolve(cc, th, smp->misc & KF_MISC_CPUMODE_MASK, smp->ip, f);
 }
 
+void kf_callchain_resolve_branch(struct kf_callchain *cc, struct kf_thread *th,
+				 const struct kf_sample *smp, uint64_t addr,
+				 struct kf_frame *f)
+{
+	cc->now = smp->time;
+	cc->has_now = smp->has_time;
+	resolve(cc, th, addr >> 63 ? KF_MISC_KERNEL : KF_MISC_USER, addr, f);
+}
+
 /* Walks the callchain leaf first, as perf does (ORDER_CALLEE).  Returns
  * the number of frames in cc->frames, or -1 on ENOMEM. */
 static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,

@@ -241,6 +241,13 @@ int kf_callchain_reference(struct kf_callchain *cc, struct kf_thread *th,
 void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,
 			     const struct kf_sample *smp, struct kf_frame *f);
 
+/* The frame of a branch record's address: in the kernel's mappings for
+ * an address in the top half (x86_64's and arm64's kernel addresses),
+ * else in the thread's; an exact address (not a return address). */
+void kf_callchain_resolve_branch(struct kf_callchain *cc, struct kf_thread *th,
+				 const struct kf_sample *smp, uint64_t addr,
+				 struct kf_frame *f);
+
 /* The unwinder (NULL when none was made), for its per-module counts. */
 const struct kf_unwinder *kf_callchain_unwinder(const struct kf_callchain *cc);
 

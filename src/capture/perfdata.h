@@ -80,8 +80,9 @@ enum {
 };
 
 /* branch_sample_type bits: the call-stack mode of the LBR (perf record
- * --call-graph lbr), and hw_idx in the sample */
+ * --call-graph lbr), records without flags, and hw_idx in the sample */
 #define KF_BRANCH_CALL_STACK (1ull << 11)
+#define KF_BRANCH_NO_FLAGS (1ull << 14)      /* the records carry no flags */
 #define KF_BRANCH_HW_INDEX (1ull << 17)
 
 /* misc bits */

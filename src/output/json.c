@@ -839,6 +839,58 @@ static int member(struct kf_report *rp, FILE *out, const char *key, json_t *v)
 	return r;
 }
 
+/* The branches object: branch records with flags (perf record -b, -j, an
+ * LBR that gives them), counted by the branch instruction, the most
+ * mispredicted first; at most KF_REPORT_MAX_SITES sites. */
+#define KF_REPORT_MAX_SITES 100
+
+static json_t *branches_json(struct kf_report *rp)
+{
+	const struct kf_brsites *b = rp->in->brsites;
+	struct kf_namer *nm = rp->in->namer;
+	json_t *sites = json_array();
+	uint32_t *order = NULL;
+	size_t i;
+
+	if (!kf_brsites_order(b, &order)) {
+		rp->err = KF_ENOMEM;
+		return sites;
+	}
+	for (i = 0; i < b->n && i < KF_REPORT_MAX_SITES; i++) {
+		const struct kf_brsite *st = &b->v[order[i]];
+		const struct kf_module *m = st->frame.module ?
+					    kf_modules_at(rp->in->modules, st->frame.module) : NULL;
+		const struct kf_symframe *sf = NULL;
+		const char *fn = NULL;
+		uint32_t entry;
+		size_t count = 0;
+		json_t *o = json_object();
+
+		/* the function that holds it: the outermost of its names */
+		if (nm && kf_namer_name(nm, &st->frame, &entry) == 0) {
+			sf = kf_namer_frames(nm, entry, &count);
+			if (count && sf[0].name)
+				fn = kf_strtab_get(&nm->strings, sf[0].name);
+		}
+		put(rp, o, "function", fn ? jstr(rp, fn) : json_null());
+		put(rp, o, "module", m ? jstr(rp, m->name) : json_null());
+		put(rp, o, "address", jint(st->frame.addr));
+		if (fn && count)
+			put(rp, o, "offset", jint(sf[0].offset));
+		put(rp, o, "records", jint(st->records));
+		put(rp, o, "mispredicted", jint(st->mispred));
+		put(rp, o, "predicted", jint(st->predicted));
+		put(rp, o, "cycles", jint(st->cycles));
+		put(rp, o, "cycles_records", jint(st->cycles_records));
+		append(rp, sites, o);
+	}
+	free(order);
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "samples", jint(b->samples),
+			 "records", jint(b->records), "mispredicted", jint(b->mispred),
+			 "predicted", jint(b->predicted), "n_sites", jint(b->n),
+			 "sites", sites);
+}
+
 int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks)
 {
 	int r = 0;
@@ -861,6 +913,8 @@ int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks)
 		r = member(rp, out, "modules", modules_json(rp));
 	if (!r)
 		r = member(rp, out, "diagnostics", diagnostics_json(rp));
+	if (!r && rp->in->brsites && rp->in->brsites->records)
+		r = member(rp, out, "branches", branches_json(rp));
 	if (!r)
 		r = member(rp, out, "notes", notes_json(rp));
 	if (!r && (fputs("\n}\n", out) == EOF || fflush(out) != 0))

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "branches.h"
 #include "kfold.h"
 
 #include "classify.h"
@@ -77,6 +78,8 @@ struct kf_report_in {
 					      nanoseconds (unless samples) */
 	bool stitch;                       /* --stitch: unwinding.dwarf says
 					      what it did */
+	const struct kf_brsites *brsites;  /* branch records with flags, by
+					      site (NULL: none) */
 	bool lines_looked_for;             /* inline frames or --srcline */
 	const char *version;               /* kfold's */
 

@@ -16,7 +16,10 @@
 #     reads an entry past such a sample's record);
 #  3. --stats and the report count the LBR samples, those as deep as the
 #     LBR (the depth from CPU_PMU_CAPS "branches", as perf records it)
-#     equal to the writer's count, and those without records.
+#     equal to the writer's count, and those without records;
+#  4. with branch flags, the report's branches (records, mispredicted,
+#     predicted, cycles per branch site) equal what perf script -F
+#     brstacksym prints of the same records.
 set -euo pipefail
 kfold=$1
 src=$(cd "$2" && pwd)
@@ -92,5 +95,64 @@ if "$kfold" --stats "${KF_CASE[@]}" "$tmp/n.data" 2>&1 > /dev/null |
 	echo "ok   3. without CPU_PMU_CAPS: the depth is not known, said so"
 else
 	echo "FAIL 3. without CPU_PMU_CAPS"; fail=1
+fi
+
+# 4. branch sites: the report against perf script -F brstacksym
+if [ $have_perf = 1 ]; then
+	d=$src/testdata/cases/syscall
+	kf_case "$d"
+	python3 "$mk" --flags --depth 3 "$d/perf.data" "$tmp/f.data" 2> /dev/null
+	kf_perf_script "$tmp" "$tmp/f.data" "$(kf_symfs "$d")" -F brstacksym \
+		> "$tmp/brs.txt" 2> /dev/null
+	"$kfold" report "${KF_CASE[@]}" "$tmp/f.data" 2> /dev/null > "$tmp/f.json"
+	python3 - "$tmp/brs.txt" "$tmp/f.json" <<'PY' || fail=1
+import collections, json, sys
+# perf: FROM/TO/M-or-P/in_tx/abort/cycles/type per record
+want = collections.defaultdict(lambda: [0, 0, 0, 0])
+tot = [0, 0, 0]
+for line in open(sys.argv[1]):
+    for rec in line.split():
+        f = rec.split('/')
+        if len(f) < 6:
+            continue
+        w = want[f[0]]
+        w[0] += 1
+        w[1] += f[2] == 'M'
+        w[2] += f[2] == 'P'
+        w[3] += int(f[5])
+        tot[0] += 1
+        tot[1] += f[2] == 'M'
+        tot[2] += f[2] == 'P'
+b = json.load(open(sys.argv[2]))['branches']
+got = {}
+for st in b['sites']:
+    if st['function']:
+        got['%s+%#x' % (st['function'], st['offset'])] = [
+            st['records'], st['mispredicted'], st['predicted'], st['cycles']]
+named = {k: v for k, v in want.items() if not k.startswith('[unknown]')}
+ok = (got == named and [b['records'], b['mispredicted'], b['predicted']] == tot and
+      b['n_sites'] == len(b['sites']) and tot[1] > 0)
+print('%s 4. branch sites: %d records, %d mispredicted, %d sites named as perf '
+      'script -F brstacksym counts them' % ('ok  ' if ok else 'FAIL', tot[0], tot[1],
+                                              len(got)))
+if not ok:
+    print('   perf:', sorted(named.items())[:4], tot)
+    print('   kfold:', sorted(got.items())[:4], b['records'], b['mispredicted'])
+sys.exit(0 if ok else 1)
+PY
+fi
+if python3 -c 'import jsonschema' 2> /dev/null; then
+	if python3 - "$src/docs/kfold-report.schema.json" "$tmp/c.json" "$tmp/f.json" <<'PY'
+import json, os, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+for p in sys.argv[2:]:
+    if os.path.exists(p):
+        jsonschema.validate(json.load(open(p)), schema)
+PY
+	then
+		echo "ok   4. the reports with lbr and branches validate against the schema"
+	else
+		echo "FAIL 4. schema"; fail=1
+	fi
 fi
 exit $fail
