@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "fx-common.h"
+#include "jd-writer.h"
 
 static const unsigned char loop[] = {		/* at offset 0 */
 	0x55,				/* push %rbp */
@@ -46,25 +47,6 @@ static const unsigned char driver[] = {		/* at offset 64 */
 	0xc3,				/* 85: ret */
 };
 
-static FILE *dump;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void put32(uint32_t v) { fwrite(&v, 4, 1, dump); }
-static void put64(uint64_t v) { fwrite(&v, 8, 1, dump); }
-
-static void prefix(uint32_t id, uint32_t size)
-{
-	put32(id);
-	put32(size);
-	put64(mono_ns());
-}
 
 static void code_load(const char *name, const unsigned char *addr, size_t size,
 		      uint64_t index)
@@ -95,35 +77,12 @@ int main(int argc, char **argv)
 {
 	double secs = fx_seconds(argc, argv, 0.4);
 	const char *dir = argc > 2 ? argv[2] : "/tmp";
-	char path[4096];
 	unsigned char *code;
-	void *marker;
 	static const char src[] = "jit.js";
 
-	snprintf(path, sizeof path, "%s/jit-%d.dump", dir, (int)getpid());
-	dump = fopen(path, "w+");
-	if (!dump)
+	code = jd_open(dir);
+	if (!code)
 		return 1;
-	/* the header: magic, version 1, its size, EM_X86_64, pid, time */
-	put32(0x4A695444);
-	put32(1);
-	put32(40);
-	put32(62);
-	put32(0);
-	put32((uint32_t)getpid());
-	put64(mono_ns());
-	put64(0);
-	fflush(dump);
-	/* perf record learns of the file from this executable mapping */
-	marker = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fileno(dump), 0);
-	if (marker == MAP_FAILED)
-		return 1;
-
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (code == MAP_FAILED)
-		return 1;
-	memset(code, 0xcc, 4096);
 	memcpy(code, loop, sizeof loop);
 	memcpy(code + 64, driver, sizeof driver);
 
@@ -140,6 +99,7 @@ int main(int argc, char **argv)
 	if (argc > 3 && strcmp(argv[3], "map") == 0) {
 		/* the perf map a JIT may write too: a jitdump wins over it */
 		FILE *map;
+		char path[4096];
 
 		snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
 		map = fopen(path, "w");
@@ -155,8 +115,6 @@ int main(int argc, char **argv)
 	/* phase 2: the same address holds new code */
 	code_load("jit_phase2_loop", code, sizeof loop, 3);
 	run_jit((void (*)(void))(void *)(code + 64), secs / 2);
-	prefix(3, 16);
-	fclose(dump);
-	munmap(marker, 4096);
+	jd_close();
 	return 0;
 }

@@ -24,13 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "fx-common.h"
+#include "jd-writer.h"
 
 #define CODE_SIZE 30
 #define EH_AT 32                /* CODE_SIZE rounded up to 8 */
 #define EH_SIZE 52              /* CIE 24, FDE 24, terminator 4 */
 #define HDR_SIZE 20
 
-static FILE *dump;
 static volatile unsigned long sink;
 
 NOINLINE void spin_in_c(void)
@@ -39,24 +39,6 @@ NOINLINE void spin_in_c(void)
 
 	for (i = 0; i < 3000000; i++)
 		sink += i;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void put32(uint32_t v) { fwrite(&v, 4, 1, dump); }
-static void put64(uint64_t v) { fwrite(&v, 8, 1, dump); }
-
-static void prefix(uint32_t id, uint32_t size)
-{
-	put32(id);
-	put32(size);
-	put64(mono_ns());
 }
 
 static void le32(unsigned char *p, int32_t v) { memcpy(p, &v, 4); }
@@ -144,33 +126,11 @@ int main(int argc, char **argv)
 	double secs = fx_seconds(argc, argv, 0.5);
 	const char *dir = argc > 2 ? argv[2] : "/tmp";
 	static const char name[] = "jit_nofp", src[] = "jitunwind.js";
-	char path[4096];
 	unsigned char *code;
-	void *marker;
 
-	snprintf(path, sizeof path, "%s/jit-%d.dump", dir, (int)getpid());
-	dump = fopen(path, "w+");
-	if (!dump)
+	code = jd_open(dir);
+	if (!code)
 		return 1;
-	/* the header: magic, version 1, its size, EM_X86_64, pid, time */
-	put32(0x4A695444);
-	put32(1);
-	put32(40);
-	put32(62);
-	put32(0);
-	put32((uint32_t)getpid());
-	put64(mono_ns());
-	put64(0);
-	fflush(dump);
-	marker = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fileno(dump), 0);
-	if (marker == MAP_FAILED)
-		return 1;
-
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (code == MAP_FAILED)
-		return 1;
-	memset(code, 0xcc, 4096);
 	emit_code(code);
 	emit_table(code + EH_AT, code);
 
@@ -202,8 +162,6 @@ int main(int argc, char **argv)
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
 	run_jit((void (*)(void))(void *)code, secs);
-	prefix(3, 16);
-	fclose(dump);
-	munmap(marker, 4096);
+	jd_close();
 	return 0;
 }
