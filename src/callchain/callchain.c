@@ -529,11 +529,14 @@ static bool lbr_stitched(struct kf_lbr_ref *r, const struct kf_sample *smp, uint
 	if (!same)
 		return false;
 	add = r->nr - 1 - dist;
+	if (!add)
+		return true;   /* stitched: the callers stitched on stay */
 	if (r->n_tail + add > KF_LBR_MAX_TAIL)
 		return false;
 	if (!KF_GROW(r->tail, r->cap_tail, r->n_tail + add))
 		return false;
-	memmove(r->tail + add, r->tail, r->n_tail * sizeof(*r->tail));
+	if (r->n_tail)
+		memmove(r->tail + add, r->tail, r->n_tail * sizeof(*r->tail));
 	memcpy(r->tail, r->fr + dist + 1, add * sizeof(*r->tail));
 	r->n_tail += add;
 	return true;
