@@ -39,8 +39,8 @@
 #    in the capture), its `to` = the address of frame k (pc for k = 0, else
 #    ra(k) - 1: inside the called function, whose first byte is not in the
 #    capture either; perf names an entry's `to` by the function it is in).
-#    A trailing 0 of the chain (the end of the kernel's walk) is not a
-#    frame.  hw_idx: the register of the newest record, in an LBR of
+#    A 0 in the chain (the end of the kernel's walk) ends the frames.
+#    hw_idx: the register of the newest record, in an LBR of
 #    --depth registers that the calls fill in turn from the outermost
 #    ((calls - 1) mod depth; nr - 1 without --depth), so that perf's
 #    --stitch-lbr finds the records two samples share.
@@ -77,8 +77,10 @@ def branch_stack(chain, depth, flags):
     if u is None:
         return [], chain
     frames = [v for v in chain[u + 1:] if v < CTX_MAX]
-    while frames and frames[-1] == 0:
-        frames.pop()
+    # a 0 ends the kernel's walk (a frame pointer chain that ran into
+    # garbage may give one before its end): no call goes past it
+    if 0 in frames:
+        frames = frames[:frames.index(0)]
     entries = []
     for k in range(len(frames) - 1):
         to = frames[k] if k == 0 else frames[k] - 1
