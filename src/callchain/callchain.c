@@ -469,15 +469,6 @@ static uint64_t lbr_user_at(const struct kf_attr *a, const struct kf_sample *smp
 	return i;
 }
 
-/* The user part of an LBR call stack, after the kernel part (n frames).
- * The branch records are the calls not yet returned from, newest first:
- * each `from` is a call instruction, in the caller (an exact address,
- * not a return address).  The innermost frame: kfold's own mode takes
- * the sampled pc (the callchain's entry after PERF_CONTEXT_USER, as the
- * kernel recorded it); perf takes the newest call's target, the start of
- * the function the pc is in (lbr_callchain_add_lbr_ip), which names the
- * same function but not the line.  An LBR as deep as the hardware's
- * (CPU_PMU_CAPS "branches") lost the callers beyond it. */
 /* The most callers --stitch-lbr keeps stitched on for a thread: perf
  * keeps them all, and its guesses can join a recursion's stacks into ever
  * longer ones (the records of its calls look alike); past this many the

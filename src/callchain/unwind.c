@@ -801,7 +801,9 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 		/* JIT code its jitdump gives an unwinding table for (over
 		 * whatever mapping holds it, as perf inject --jit maps it) */
 		f = jit_frame(u, lookup, &mod);
-		if (!f && (md->kind == KF_MOD_JIT || md->kind == KF_MOD_SPECIAL)) {
+		if (f)
+			goto have_frame;
+		if (md->kind == KF_MOD_JIT || md->kind == KF_MOD_SPECIAL) {
 			/* no CFI for JIT code; runtimes that keep frame
 			 * pointers (V8, Java with PreserveFramePointer) can
 			 * be followed as code without CFI is.  perf stops. */
@@ -813,58 +815,57 @@ enum kf_unwind_end kf_unwind(struct kf_unwinder *u, const struct kf_maps *maps,
 			end = KF_UW_JIT;
 			break;
 		}
-		if (!f) {
-			/* the load step for a module the unwinder steps into: its
-			 * unwinding data (and symbols, for at_entry) */
-			(void)kf_dsos_load(u->dsos, mod, KF_DSO_LOAD_CFI);  /* ENOMEM: no CFI */
-			c = kf_dso_cfi(u->dsos, mod);
-			off = (m->flags & KF_MAP_IDENTITY) ? lookup : lookup - m->start + m->pgoff;
-			have_vaddr = c && off_to_vaddr(c, off, &vaddr);
-			if (have_vaddr && u->pol->cfi_lowest_load_address && c->eh &&
-			    !perf_cfi_addr(&w, m, c, lookup, &vaddr)) {
-				end = KF_UW_NO_CFI;
-				break;
-			}
-			f = have_vaddr ? frame_at(u, mod, c, vaddr) : NULL;
-			if (!f) {
-				/* no CFI here: the sampled frame's return address at
-				 * [sp], or one frame-pointer step, if the stack shows
-				 * it worked */
-				/* perf's libunwind falls back to frame pointers only
-				 * where a file's .eh_frame has no entry for the pc;
-				 * without .eh_frame (or file) it stops */
-				if ((first && !u->pol->no_leaf_ra_guess && leaf_step(&w, pc, &ra)) ||
-				    (u->pol->libunwind_plt_step && c && c->eh &&
-				     plt_step(&w, pc, &ra)) ||
-				    ((!u->pol->fp_step_needs_eh_frame || (c && c->eh)) &&
-				     fp_step(&w, &ra))) {
-					guessed = true;
-					goto step;
-				}
-				if (have_vaddr && c->entry && at_entry(u, mod, c, vaddr)) {
-					/* an entry point (ld.so's _start) has no CFI
-					 * in glibc: nothing called it */
-					end = KF_UW_OUTERMOST;
-					break;
-				}
-				if (!c) {
-					enum kf_dso_status st = kf_dso_status(u->dsos, mod);
-
-					end = st == KF_DSO_MISMATCH || st == KF_DSO_CHANGED ||
-					      st == KF_DSO_NOT_RECORDED ?
-					      KF_UW_MISMATCH :
-					      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE || st == KF_DSO_NO_HOST ?
-					      KF_UW_NO_FILE : KF_UW_NO_CFI;
-				} else {
-					/* kfold's frame-pointer step found its words
-					 * past the copy (perf's reads them as 0, as
-					 * fp_step does with libunwind_fp_step) */
-					end = !u->pol->libunwind_fp_step && w.past_stack ?
-					      KF_UW_STACK_END : KF_UW_NO_CFI;
-				}
-				break;
-			}
+		/* the load step for a module the unwinder steps into: its
+		 * unwinding data (and symbols, for at_entry) */
+		(void)kf_dsos_load(u->dsos, mod, KF_DSO_LOAD_CFI);  /* ENOMEM: no CFI */
+		c = kf_dso_cfi(u->dsos, mod);
+		off = (m->flags & KF_MAP_IDENTITY) ? lookup : lookup - m->start + m->pgoff;
+		have_vaddr = c && off_to_vaddr(c, off, &vaddr);
+		if (have_vaddr && u->pol->cfi_lowest_load_address && c->eh &&
+		    !perf_cfi_addr(&w, m, c, lookup, &vaddr)) {
+			end = KF_UW_NO_CFI;
+			break;
 		}
+		f = have_vaddr ? frame_at(u, mod, c, vaddr) : NULL;
+		if (!f) {
+			/* no CFI here: the sampled frame's return address at
+			 * [sp], or one frame-pointer step, if the stack shows
+			 * it worked */
+			/* perf's libunwind falls back to frame pointers only
+			 * where a file's .eh_frame has no entry for the pc;
+			 * without .eh_frame (or file) it stops */
+			if ((first && !u->pol->no_leaf_ra_guess && leaf_step(&w, pc, &ra)) ||
+			    (u->pol->libunwind_plt_step && c && c->eh &&
+			     plt_step(&w, pc, &ra)) ||
+			    ((!u->pol->fp_step_needs_eh_frame || (c && c->eh)) &&
+			     fp_step(&w, &ra))) {
+				guessed = true;
+				goto step;
+			}
+			if (have_vaddr && c->entry && at_entry(u, mod, c, vaddr)) {
+				/* an entry point (ld.so's _start) has no CFI
+				 * in glibc: nothing called it */
+				end = KF_UW_OUTERMOST;
+				break;
+			}
+			if (!c) {
+				enum kf_dso_status st = kf_dso_status(u->dsos, mod);
+
+				end = st == KF_DSO_MISMATCH || st == KF_DSO_CHANGED ||
+				      st == KF_DSO_NOT_RECORDED ?
+				      KF_UW_MISMATCH :
+				      st == KF_DSO_MISSING || st == KF_DSO_BAD_FILE || st == KF_DSO_NO_HOST ?
+				      KF_UW_NO_FILE : KF_UW_NO_CFI;
+			} else {
+				/* kfold's frame-pointer step found its words
+				 * past the copy (perf's reads them as 0, as
+				 * fp_step does with libunwind_fp_step) */
+				end = !u->pol->libunwind_fp_step && w.past_stack ?
+				      KF_UW_STACK_END : KF_UW_NO_CFI;
+			}
+			break;
+		}
+have_frame:
 		/* the canonical frame address */
 		if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops == 0 ||
 		    !eval(&w, ops, nops, 0, pc, &cfa, &is_value)) {
