@@ -8,7 +8,7 @@
 #
 # USAGE
 #   make-lbr-capture.py [--depth N] [--caps N] [--pc-only] [--flags]
-#                       [--drop-empty] IN OUT
+#                       [--drop-empty] [--blocks] IN OUT
 #     --depth N   keep at most the N newest calls of each stack (an LBR of
 #                 N entries: the outer callers are lost)
 #     --caps N    record the LBR's depth as perf does: the CPU_PMU_CAPS
@@ -22,6 +22,10 @@
 #     --drop-empty  leave out the samples whose user part made no call (an
 #                 empty branch stack: perf 6.1 then reads an entry past the
 #                 sample's record, whatever lies there)
+#     --blocks    write what perf record -g -b (any taken branch, with
+#                 cycles) would: the callchain stays the frame-pointer one,
+#                 and the branch records are basic blocks for kfold
+#                 annotate's cycles per block (see BLOCKS below)
 #   Prints "samples S empty E at_depth D" on stderr: the samples written,
 #   those with no branch record, those with as many as --depth.
 #   Exit status: 0 ok, 1 refused (message on stderr), 2 usage.
@@ -46,6 +50,19 @@
 #    --stitch-lbr finds the records two samples share.
 #  * The data section's size and the feature sections' offsets follow;
 #    --caps adds CPU_PMU_CAPS (feature 28).
+#
+# BLOCKS (--blocks)
+#  branch_sample_type is USER | ANY (no CALL_STACK, no HW_INDEX: no
+#  hw_idx in the sample), the BRANCH_STACK feature (15, empty, as perf
+#  writes it) is added, and entry k (newest first) is again the call of
+#  frame k from frame k + 1, now with `from` = ra(k+1) - 5 (the first
+#  byte of a 5-byte direct call) and `to` = D bytes before where frame k
+#  is (pc, or ra(k) - 5), D = (7 * sample + 13 * k) mod 64: the block
+#  [to(k+1), from(k)] then ends at a call and starts up to 63 bytes
+#  before it, in the same function or, near its start, in another
+#  (perf gives such a block no start).  cycles = 1 + (5 * sample + 11 * k)
+#  mod 40; mispred on odd k.  Made-up values on real addresses, for the
+#  reader and the per-block arithmetic, not measurements.
 import struct
 import sys
 
@@ -56,9 +73,9 @@ T_ID, T_CPU, T_PERIOD, T_STREAM, T_RAW, T_BRANCH = (
     1 << 6, 1 << 7, 1 << 8, 1 << 9, 1 << 10, 1 << 11)
 CTX_USER = 0xFFFFFFFFFFFFFE00
 CTX_MAX = 0xFFFFFFFFFFFFF001
-BR_USER, BR_CALL_STACK, BR_NO_FLAGS, BR_NO_CYCLES, BR_HW_INDEX = (
-    1 << 0, 1 << 11, 1 << 14, 1 << 15, 1 << 17)
-FEAT_CPU_PMU_CAPS = 28
+BR_USER, BR_ANY, BR_CALL_STACK, BR_NO_FLAGS, BR_NO_CYCLES, BR_HW_INDEX = (
+    1 << 0, 1 << 3, 1 << 11, 1 << 14, 1 << 15, 1 << 17)
+FEAT_BRANCH_STACK, FEAT_CPU_PMU_CAPS = 15, 28
 COUNTS = [0, 0, 0]
 
 
@@ -67,7 +84,7 @@ def refuse(msg):
     sys.exit(1)
 
 
-def branch_stack(chain, depth, flags):
+def branch_stack(chain, depth, flags, blocks=False, seq=0):
     """The LBR call stack of one sample from its callchain."""
     u = None
     for i, v in enumerate(chain):
@@ -83,6 +100,13 @@ def branch_stack(chain, depth, flags):
         frames = frames[:frames.index(0)]
     entries = []
     for k in range(len(frames) - 1):
+        if blocks:
+            d = (7 * seq + 13 * k) % 64
+            to = (frames[0] if k == 0 else frames[k] - 5) - d
+            cyc = 1 + (5 * seq + 11 * k) % 40
+            entries.append((frames[k + 1] - 5, to, (k & 1) | ((1 - (k & 1)) << 1) |
+                            (cyc << 4) | (1 << 20)))
+            continue
         to = frames[k] if k == 0 else frames[k] - 1
         fl = 0
         if flags:
@@ -94,7 +118,7 @@ def branch_stack(chain, depth, flags):
     return entries, calls
 
 
-def rewrite_sample(body, st, depth, pc_only, flags, drop_empty):
+def rewrite_sample(body, st, depth, pc_only, flags, drop_empty, blocks=False):
     """body: the SAMPLE record after its 8-byte header; None: left out."""
     off = 0
     for bit, size in ((T_IDENT, 8), (T_IP, 8), (T_TID, 8), (T_TIME, 8), (T_ADDR, 8),
@@ -103,7 +127,7 @@ def rewrite_sample(body, st, depth, pc_only, flags, drop_empty):
             off += size
     nr, = struct.unpack_from("<Q", body, off)
     chain = list(struct.unpack_from("<%dQ" % nr, body, off + 8))
-    entries, calls = branch_stack(chain, depth, flags)
+    entries, calls = branch_stack(chain, depth, flags, blocks, COUNTS[0])
     if drop_empty and not entries:
         return None
     COUNTS[0] += 1
@@ -120,7 +144,7 @@ def rewrite_sample(body, st, depth, pc_only, flags, drop_empty):
     # the outermost: the newest of `calls` calls is in register
     # (calls - 1) mod depth
     hw_idx = max(calls - 1, 0) % depth if depth else max(len(entries) - 1, 0)
-    br = struct.pack("<QQ", len(entries), hw_idx)
+    br = struct.pack("<Q", len(entries)) if blocks else struct.pack("<QQ", len(entries), hw_idx)
     for e in entries:
         br += struct.pack("<QQQ", *e)
     return head + br + rest
@@ -128,7 +152,7 @@ def rewrite_sample(body, st, depth, pc_only, flags, drop_empty):
 
 def main(argv):
     depth = caps = None
-    pc_only = flags = drop_empty = False
+    pc_only = flags = drop_empty = blocks = False
     args = []
     i = 0
     try:
@@ -146,6 +170,8 @@ def main(argv):
                 flags = True
             elif a == "--drop-empty":
                 drop_empty = True
+            elif a == "--blocks":
+                blocks = True
             else:
                 args.append(a)
             i += 1
@@ -153,7 +179,7 @@ def main(argv):
         args = []
     if len(args) != 2:
         sys.stderr.write("usage: make-lbr-capture.py [--depth N] [--caps N] [--pc-only] "
-                         "[--flags] [--drop-empty] IN OUT\n")
+                         "[--flags] [--drop-empty] [--blocks] IN OUT\n")
         return 2
     data = bytearray(open(args[0], "rb").read())
     if data[:8] != b"PERFILE2" or struct.unpack_from("<Q", data, 8)[0] != 104:
@@ -170,6 +196,8 @@ def main(argv):
                    "CALLCHAIN) is not handled" % (k, st))
         sts.add(st)
         bst = BR_USER | BR_CALL_STACK | BR_HW_INDEX | (0 if flags else BR_NO_FLAGS | BR_NO_CYCLES)
+        if blocks:
+            bst = BR_USER | BR_ANY
         struct.pack_into("<Q", data, at + 24, st | T_BRANCH)
         struct.pack_into("<Q", data, at + 72, bst)
     if len(sts) != 1:
@@ -184,7 +212,7 @@ def main(argv):
             refuse("record at %d: size %d" % (pos, size))
         rec = bytes(data[pos:pos + size])
         if typ == SAMPLE:
-            body = rewrite_sample(rec[8:], st, depth, pc_only, flags, drop_empty)
+            body = rewrite_sample(rec[8:], st, depth, pc_only, flags, drop_empty, blocks)
             if body is None:
                 pos += size
                 continue
@@ -209,6 +237,9 @@ def main(argv):
         feats[FEAT_CPU_PMU_CAPS] = (struct.pack("<I", 1) + string(b"branches") +
                                     string(b"%d" % caps))
         bitmap[FEAT_CPU_PMU_CAPS // 64] |= 1 << (FEAT_CPU_PMU_CAPS % 64)
+    if blocks:
+        feats[FEAT_BRANCH_STACK] = b""
+        bitmap[FEAT_BRANCH_STACK // 64] |= 1 << (FEAT_BRANCH_STACK % 64)
     head = bytearray(data[:d_off])
     struct.pack_into("<Q", head, 48, len(out))
     struct.pack_into("<4Q", head, 72, *bitmap)

@@ -804,6 +804,237 @@ static int annotate_one(struct kf_annot *an, struct kf_dsos *d, const struct kf_
 	return 0;
 }
 
+/* ---- cycles per basic block ------------------------------------------------------ */
+
+/* The block pairs sorted by their end's (module, address). */
+struct bbindex {
+	const struct kf_bbcycles *bb;
+	uint32_t *by;
+};
+
+static int bb_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct kf_bbcycles *bb = ctx;
+	const struct kf_frame *a = &bb->v[*(const uint32_t *)pa].end;
+	const struct kf_frame *b = &bb->v[*(const uint32_t *)pb].end;
+
+	if (a->module != b->module)
+		return a->module < b->module ? -1 : 1;
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+static int bb_sort(struct bbindex *x, const struct kf_bbcycles *bb)
+{
+	size_t i;
+
+	x->bb = bb;
+	x->by = calloc(bb->n ? bb->n : 1, sizeof(*x->by));
+	if (!x->by)
+		return KF_ENOMEM;
+	for (i = 0; i < bb->n; i++)
+		x->by[i] = (uint32_t)i;
+	qsort_r(x->by, bb->n, sizeof(*x->by), bb_cmp, (void *)bb);
+	return 0;
+}
+
+/* One pair as the function sees it: ELF addresses, the start 0 when it
+ * cannot start the block. */
+struct bbref {
+	uint64_t end, start;
+	const struct kf_bbpair *p;
+};
+
+static int bbref_cmp(const void *pa, const void *pb)
+{
+	const struct bbref *a = pa, *b = pb;
+
+	if (a->end != b->end)
+		return a->end < b->end ? -1 : 1;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+/* t: the sampled addresses of ips, then each block end of bb that is
+ * not among them, without samples (a function can have measured blocks
+ * and no samples). */
+static int with_block_ends(struct kf_ipcounts *t, const struct kf_ipcounts *ips,
+			   const struct kf_bbcycles *bb)
+{
+	size_t i;
+
+	for (i = 0; i < ips->n; i++) {
+		const struct kf_ipcount *c = &ips->v[i];
+
+		/* the stamp marks the sampled ones (the copy's own) */
+		if (kf_ipcounts_add_once(t, c->module, c->addr, c->kernel, 0, 1))
+			return KF_ENOMEM;
+	}
+	for (i = 0; i < bb->n; i++) {
+		const struct kf_frame *e = &bb->v[i].end;
+
+		KF_WORK(1);
+		if (kf_ipcounts_add_once(t, e->module, e->addr, (e->flags & KF_FRAME_KERNEL) != 0,
+					 0, 2))
+			return KF_ENOMEM;
+	}
+	/* the counts are the sampled ones', the rest zero */
+	for (i = 0; i < t->n; i++) {
+		if (i < ips->n) {
+			t->v[i] = ips->v[i];
+		} else {
+			t->v[i].samples = t->v[i].period = t->v[i].exact = 0;
+		}
+	}
+	t->samples = ips->samples;
+	t->period = ips->period;
+	return 0;
+}
+
+/* The instruction that starts at addr, or -1. */
+static long insn_starting(const struct kf_annot_func *f, uint64_t addr)
+{
+	long k = insn_at(f, addr);
+
+	return k >= 0 && f->insns[k].in.addr == addr && f->insns[k].in.size ? k : -1;
+}
+
+/* The cycles of the blocks that end in f, by perf annotate's rules
+ * (symbol__account_cycles, annotation__compute_ipc):
+ *  - every record that ends at an address counts for its Cycles column
+ *    (average, min, max), shown where an instruction starts there;
+ *  - a record's start counts only when it lies in the same function and
+ *    before the end (else the block has no start); of the records with a
+ *    start, perf keeps those of the earliest start (the longest block) and
+ *    forgets the others; without any, there is no IPC;
+ *  - the block's IPC is its instructions (those that start in [start,
+ *    end]) over its average cycles, given to each of its instructions
+ *    that a block ending later did not already cover; the function's
+ *    IPC is the instructions over the cycles of the blocks that covered
+ *    some.
+ * perf also hides a block whose longest form changed 32767 times; kfold
+ * counts in no order, so it shows it. */
+static int block_cycles(struct kf_dsos *d, const struct bbindex *x, struct kf_annot_func *f)
+{
+	const struct kf_bbcycles *bb = x->bb;
+	struct bbref *refs = NULL;
+	size_t lo = 0, hi = bb->n, n = 0, cap = 0, i, j, nb = 0;
+
+	/* the first pair of f's module */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bb->v[x->by[mid]].end.module < f->module)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < bb->n && bb->v[x->by[i]].end.module == f->module; i++) {
+		const struct kf_bbpair *p = &bb->v[x->by[i]];
+		uint64_t va = p->end.addr, sva = p->start.addr;
+
+		KF_WORK(1);
+		kf_dso_elf_addr(d, f->module, p->end.addr, &va);
+		if (va < f->start || va >= f->end)
+			continue;
+		if ((p->start.flags & KF_FRAME_NOMAP) || p->start.module != f->module)
+			sva = 0;
+		else
+			kf_dso_elf_addr(d, f->module, p->start.addr, &sva);
+		if (sva < f->start || sva >= f->end || sva >= va)
+			sva = 0;
+		if (!KF_GROW(refs, cap, n + 1)) {
+			free(refs);
+			return KF_ENOMEM;
+		}
+		refs[n++] = (struct bbref){ va, sva, p };
+	}
+	if (!n)
+		return 0;
+	qsort(refs, n, sizeof(*refs), bbref_cmp);
+	for (i = 0; i + 1 < n; i++)
+		nb += refs[i].end != refs[i + 1].end;
+	f->blocks = calloc(nb + 1, sizeof(*f->blocks));
+	if (!f->blocks) {
+		free(refs);
+		return KF_ENOMEM;
+	}
+	/* the ends from the last down, as perf fills the IPCs */
+	for (j = n; j > 0;) {
+		size_t g1 = j, g0 = j - 1;
+		uint64_t recs = 0, cyc = 0, mn = UINT64_MAX, mx = 0, start = 0;
+		uint64_t brecs = 0, bcyc = 0;
+		long k;
+
+		while (g0 > 0 && refs[g0 - 1].end == refs[g1 - 1].end)
+			g0--;
+		j = g0;
+		for (i = g0; i < g1; i++) {
+			const struct kf_bbpair *p = refs[i].p;
+
+			recs += p->records;
+			cyc += p->cycles;
+			mn = p->min < mn ? p->min : mn;
+			mx = p->max > mx ? p->max : mx;
+			if (refs[i].start && (!start || refs[i].start == start)) {
+				start = refs[i].start;   /* sorted: the earliest first */
+				brecs += p->records;
+				bcyc += p->cycles;
+			}
+		}
+		f->bb_records += recs;
+		k = insn_starting(f, refs[g0].end);
+		if (k >= 0) {
+			struct kf_annot_insn *in = &f->insns[k];
+
+			in->bb_records = recs;
+			in->bb_cycles = cyc;
+			in->bb_min = mn;
+			in->bb_max = mx;
+		}
+		if (start && bcyc) {
+			struct kf_annot_block *b = &f->blocks[f->n_blocks];
+			long a = insn_at(f, start);
+			size_t m;
+
+			memset(b, 0, sizeof(*b));
+			b->start = start;
+			b->end = refs[g0].end;
+			b->records = brecs;
+			b->cycles = bcyc;
+			/* the instructions that start in [start, end] */
+			for (m = a >= 0 ? (size_t)a : 0; m < f->n_insns; m++) {
+				const struct kf_annot_insn *in = &f->insns[m];
+
+				if (in->in.addr > b->end)
+					break;
+				if (in->in.addr >= start && in->in.size)
+					b->insns++;
+			}
+			if (!b->insns)
+				continue;
+			/* perf's arithmetic: a float of the double quotient */
+			b->ipc = (float)((double)b->insns / ((double)bcyc / (double)brecs));
+			for (m = a >= 0 ? (size_t)a : 0; m < f->n_insns; m++) {
+				struct kf_annot_insn *in = &f->insns[m];
+
+				if (in->in.addr > b->end)
+					break;
+				if (in->in.addr >= start && in->in.size && in->ipc == 0.0) {
+					in->ipc = b->ipc;
+					b->covered++;
+				}
+			}
+			if (b->covered) {
+				f->hit_cycles += bcyc;
+				f->hit_insns += (uint64_t)b->insns * brecs;
+				f->covered += b->covered;
+			}
+			f->n_blocks++;
+		}
+	}
+	free(refs);
+	return 0;
+}
+
 /* ---- call sites ------------------------------------------------------------------ */
 
 /* Return addresses sorted by (module, address), to find a function's. */
@@ -928,9 +1159,12 @@ static int sort_table(struct sites *ss, const struct kf_ipcounts *t)
 int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mods,
 		   const struct kf_ipcounts *ips, const struct kf_ipcounts *sites,
 		   const struct kf_ipcounts *const *events, size_t n_events,
+		   const struct kf_bbcycles *bb,
 		   const struct kf_annot_opts *o, char *err, size_t errlen)
 {
 	struct sites ss = { sites, NULL, 0 };
+	struct bbindex bx = { NULL, NULL };
+	struct kf_ipcounts all;
 	struct sites *ev = NULL;
 	struct hit *hits = NULL;
 	struct cand *cands = NULL;
@@ -939,6 +1173,7 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 	int r = 0;
 
 	memset(an, 0, sizeof(*an));
+	kf_ipcounts_init(&all);
 	kf_arena_init(&an->arena);
 	an->samples = ips->samples;
 	an->period = ips->period;
@@ -950,6 +1185,11 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 		an->call_sites = true;
 		if ((r = sort_table(&ss, sites)) != 0)
 			goto out_sites;
+	}
+	if (bb && bb->n) {
+		if ((r = bb_sort(&bx, bb)) != 0 || (r = with_block_ends(&all, ips, bb)) != 0)
+			goto out_sites;
+		ips = &all;
 	}
 	if (n_events > 1) {
 		ev = calloc(n_events, sizeof(*ev));
@@ -971,7 +1211,8 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 		r = KF_ENOMEM;
 		goto out;
 	}
-	/* each sampled address to its function */
+	/* each sampled address to its function; a block end without
+	 * samples only to a symbol */
 	for (i = 0; i < ips->n && !r; i++) {
 		const struct kf_ipcount *c = &ips->v[i];
 		const struct kf_module *mod = kf_modules_at(mods, c->module);
@@ -980,6 +1221,12 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 		uint64_t lo, hi;
 
 		KF_WORK(1);
+		if (!c->samples) {
+			if (c->module && !(r = kf_dsos_load(d, c->module, KF_DSO_LOAD_SYMS)) &&
+			    (t = kf_dso_symtab(d, c->module)) && (s = kf_symtab_find(t, c->addr)))
+				hits[nh++] = (struct hit){ c->module, false, s->start, s->end, s, t, i };
+			continue;
+		}
 		if (!c->module) {
 			r = add_skip(an, &skcap, "[unknown]", 0, c->addr, c,
 				     "no mapping covered the address",
@@ -1054,7 +1301,8 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 		cd->period += c->period;
 		cd->exact += c->exact;
 	}
-	an->n_candidates = nc;
+	for (i = 0; i < nc; i++)
+		an->n_candidates += cands[i].samples > 0;
 	if (nc)
 		qsort(cands, nc, sizeof(*cands), cand_cmp);
 	for (i = 0; i < nc && !r; i++) {
@@ -1092,6 +1340,10 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 			call_sites(d, &ss, &an->funcs[an->n_funcs]);
 		if (!r && ev)
 			r = event_counts(d, ev, n_events, &an->funcs[an->n_funcs]);
+		if (!r && bx.bb && !an->funcs[an->n_funcs].no_code && !an->funcs[an->n_funcs].fde) {
+			r = block_cycles(d, &bx, &an->funcs[an->n_funcs]);
+			an->cycles |= an->funcs[an->n_funcs].bb_records > 0;
+		}
 		/* on failure too: kf_annot_fini frees what it holds */
 		an->n_funcs++;
 	}
@@ -1099,6 +1351,8 @@ out:
 	matcher_fini(&m);
 out_sites:
 	free(ss.by);
+	free(bx.by);
+	kf_ipcounts_fini(&all);
 	for (i = 0; ev && i < n_events; i++)
 		free(ev[i].by);
 	free(ev);
@@ -1117,6 +1371,7 @@ void kf_annot_fini(struct kf_annot *an)
 		free(an->funcs[i].lines);
 		free(an->funcs[i].inlinees);
 		free(an->funcs[i].loops);
+		free(an->funcs[i].blocks);
 	}
 	free(an->funcs);
 	free(an->skipped);

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "branches.h"
 #include "disasm.h"
 #include "dso.h"
 #include "ipcount.h"
@@ -75,6 +76,24 @@ struct kf_annot_insn {
 	const struct kf_annot_link *chain; /* outermost first */
 	unsigned n_chain;
 	unsigned label;               /* 1 + its local label number, 0: none */
+	/* branch records with cycles (LBR): bb_records of them were taken
+	 * here, a block ending at this instruction, bb_cycles their sum
+	 * (perf's Cycles column is bb_cycles / bb_records); ipc is the
+	 * instructions per cycle of the block that covers it (0: none) */
+	uint64_t bb_records, bb_cycles, bb_min, bb_max;
+	double ipc;
+};
+
+/* A basic block the branch records measured: [start, end], end the
+ * branch; the records of its longest form (the earliest start seen in
+ * the function, as perf keeps it), their cycles, and the IPC that gives. */
+struct kf_annot_block {
+	uint64_t start, end;
+	unsigned insns;               /* instructions that start in it */
+	unsigned covered;             /* of them, the ones no later block
+					 covered (their ipc is this one's) */
+	uint64_t records, cycles;
+	double ipc;
 };
 
 /* A per-line or per-callee sum. */
@@ -115,6 +134,14 @@ struct kf_annot_func {
 					 and period in the function, as insns',
 					 then the block the insns' ev point
 					 into */
+	/* branch records with cycles that end in the function (LBR) */
+	uint64_t bb_records;
+	struct kf_annot_block *blocks; /* by end, the last first */
+	size_t n_blocks;
+	uint64_t hit_cycles, hit_insns; /* perf's average IPC: hit_insns /
+					   hit_cycles over the blocks with
+					   covered instructions */
+	size_t covered;               /* instructions with an ipc */
 };
 
 /* Samples that fall in no function. */
@@ -135,6 +162,7 @@ struct kf_annot {
 	size_t n_skipped;
 	uint64_t samples, period;     /* of the event */
 	bool call_sites;              /* call_samples were counted */
+	bool cycles;                  /* some function has bb_records */
 	size_t n_events;              /* > 1: every event's counts too (ev) */
 	struct kf_arena arena;
 	struct kf_disasm *dis[3];     /* one per architecture met */
@@ -147,10 +175,12 @@ struct kf_annot {
 /* sites: the samples per return address of the chains (counted once per
  * sample), or NULL; events[0..n_events): when more than one event has
  * samples, each event's samples per ip, ips among them (the functions
- * are still ranked by ips), else n_events 0. */
+ * are still ranked by ips), else n_events 0; bb: the cycles of the
+ * branch records per block, or NULL. */
 int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mods,
 		   const struct kf_ipcounts *ips, const struct kf_ipcounts *sites,
 		   const struct kf_ipcounts *const *events, size_t n_events,
+		   const struct kf_bbcycles *bb,
 		   const struct kf_annot_opts *o, char *err, size_t errlen);
 void kf_annot_fini(struct kf_annot *an);
 

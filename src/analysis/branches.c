@@ -89,3 +89,53 @@ bool kf_brsites_order(const struct kf_brsites *b, uint32_t **order)
 	qsort_r(*order, b->n, sizeof(**order), by_rank, (void *)b);
 	return true;
 }
+
+/* ---- cycles per basic block ----------------------------------------------------- */
+
+void kf_bbcycles_init(struct kf_bbcycles *b)
+{
+	memset(b, 0, sizeof(*b));
+	kf_map64_init(&b->index);
+}
+
+void kf_bbcycles_fini(struct kf_bbcycles *b)
+{
+	kf_map64_fini(&b->index);
+	free(b->v);
+	memset(b, 0, sizeof(*b));
+}
+
+bool kf_bbcycles_add(struct kf_bbcycles *b, const struct kf_frame *end,
+		     const struct kf_frame *start, uint64_t cycles)
+{
+	static const struct kf_frame none = { .flags = KF_FRAME_NOMAP };
+	uint64_t key;
+	struct kf_bbpair *p;
+	uint32_t idx;
+
+	if (!start)
+		start = &none;
+	key = kf_hash64(site_key(end) ^ (site_key(start) * 0x9e3779b97f4a7c15ull));
+	if (key == UINT64_MAX)
+		key = 0;
+	if (!kf_map64_get(&b->index, key, &idx) || !same(&b->v[idx].end, end) ||
+	    !same(&b->v[idx].start, start)) {
+		if (b->n >= UINT32_MAX || !KF_GROW(b->v, b->cap, b->n + 1) ||
+		    !kf_map64_put(&b->index, key, (uint32_t)b->n))
+			return false;
+		idx = (uint32_t)b->n++;
+		memset(&b->v[idx], 0, sizeof(b->v[idx]));
+		b->v[idx].end = *end;
+		b->v[idx].start = *start;
+		b->v[idx].min = UINT64_MAX;
+	}
+	p = &b->v[idx];
+	p->records++;
+	p->cycles += cycles;
+	if (cycles < p->min)
+		p->min = cycles;
+	if (cycles > p->max)
+		p->max = cycles;
+	b->records++;
+	return true;
+}

@@ -63,7 +63,7 @@ int kf_session_write_annotate(kf_session *s, FILE *out, const kf_annotate_option
 	}
 	r = kf_annot_build(&an, &s->dsos, &s->modules, &s->ips,
 			   s->o.call_sites && !s->o.ips_only ? &s->sites : NULL,
-			   evs, n_ev, &o, err, sizeof(err));
+			   evs, n_ev, s->bbcycles.n ? &s->bbcycles : NULL, &o, err, sizeof(err));
 	if (r)
 		goto done;
 	memset(&p, 0, sizeof(p));

@@ -288,6 +288,7 @@ int kf_session_new(kf_session **out, const kf_options *opts)
 	kf_offcpu_init(&s->offcpu);
 	kf_map64_init(&s->cgroups);
 	kf_brsites_init(&s->brsites);
+	kf_bbcycles_init(&s->bbcycles);
 	s->fs.no_files = s->o.no_files;
 	if (s->o.off_cpu_wakers)
 		s->o.off_cpu = true;
@@ -338,6 +339,7 @@ void kf_session_free(kf_session *s)
 		return;
 	kf_callchain_fini(&s->cc);
 	kf_brsites_fini(&s->brsites);
+	kf_bbcycles_fini(&s->bbcycles);
 	free(s->rules);
 	kf_diag_fp_fini(&s->fp);
 	kf_session_walk_fini(s);
@@ -454,11 +456,48 @@ static int count_ip_in(struct kf_session *s, struct kf_ipcounts *t, struct kf_th
 	return 0;
 }
 
+/* kfold annotate: the cycles of the blocks between a sample's branch
+ * records, as perf annotate counts them (hist__account_cycles): records
+ * oldest first, each one's block starting at the previous (older)
+ * record's target; nothing when the newest record gives no cycles, and a
+ * record without cycles counts for nothing. */
+static int count_block_cycles(struct kf_session *s, struct kf_thread *th,
+			      const struct kf_attr *a, const struct kf_sample *smp)
+{
+	struct kf_branch br;
+	struct kf_frame end, start;
+	bool have_start = false;
+	uint64_t i;
+
+	if (!smp->n_branches || !(a->sample_type & KF_SAMPLE_BRANCH_STACK) ||
+	    (a->branch_sample_type & KF_BRANCH_NO_CYCLES))
+		return 0;
+	kf_sample_branch(smp, 0, &br);
+	if (!br.cycles)
+		return 0;
+	s->bbcycles.samples++;
+	for (i = smp->n_branches; i-- > 0;) {
+		kf_sample_branch(smp, i, &br);
+		if (br.cycles) {
+			kf_callchain_resolve_branch(&s->cc, th, smp, br.from, &end);
+			if (!kf_bbcycles_add(&s->bbcycles, &end, have_start ? &start : NULL,
+					     br.cycles))
+				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+		}
+		kf_callchain_resolve_branch(&s->cc, th, smp, br.to, &start);
+		have_start = true;
+	}
+	return 0;
+}
+
 /* A sample of the annotated event. */
-static int count_ip(struct kf_session *s, struct kf_thread *th, const struct kf_sample *smp)
+static int count_ip(struct kf_session *s, struct kf_thread *th, const struct kf_attr *a,
+		    const struct kf_sample *smp)
 {
 	int r = count_ip_in(s, &s->ips, th, smp);
 
+	if (!r)
+		r = count_block_cycles(s, th, a, smp);
 	if (!r && s->o.ips_only)
 		s->stats.samples_folded++;
 	return r;
@@ -920,7 +959,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		}
 		comm_id = th->comm;
 		if (s->o.annotate && s->o.ips_only)
-			return count_ip(s, th, &smp);
+			return count_ip(s, th, a, &smp);
 		r = kf_callchain_build(&s->cc, th, a, &smp, &ch);
 		if (weight == 0)
 			weight = 1;
@@ -974,7 +1013,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	if (s->o.count_samples)
 		weight = 1;
 	s->stats.samples_folded++;
-	if (s->o.annotate && (r = count_ip(s, th, &smp)) != 0)
+	if (s->o.annotate && (r = count_ip(s, th, a, &smp)) != 0)
 		return r;
 	if (s->o.annotate && s->o.call_sites) {
 		/* every return address of the chain: the call it returns to */

@@ -87,6 +87,7 @@ struct kf_session {
 	bool namer_ready;
 	struct kf_callchain cc;        /* the samples' chains (scratch) */
 	struct kf_brsites brsites;     /* branch records with flags, by site */
+	struct kf_bbcycles bbcycles;   /* annotate: cycles per basic block */
 	struct kf_perf_header perfhdr; /* perf_script_header: the header
 					  line of each sample (scratch) */
 	struct kf_fold_style fold;    /* how folded text prints (folded.h) */

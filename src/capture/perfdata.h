@@ -83,6 +83,7 @@ enum {
  * --call-graph lbr), records without flags, and hw_idx in the sample */
 #define KF_BRANCH_CALL_STACK (1ull << 11)
 #define KF_BRANCH_NO_FLAGS (1ull << 14)      /* the records carry no flags */
+#define KF_BRANCH_NO_CYCLES (1ull << 15)     /* the records carry no cycles */
 #define KF_BRANCH_HW_INDEX (1ull << 17)
 
 /* misc bits */

@@ -216,6 +216,14 @@ static void header(FILE *out, const struct kf_annot_func *f, const struct kf_ann
 			fprintf(out, ", %zu more", f->n_inlinees - 8);
 		fputc('\n', out);
 	}
+	if (f->bb_records) {
+		fprintf(out, "  branch cycles: %" PRIu64 " records end here", f->bb_records);
+		if (f->hit_cycles)
+			fprintf(out, "; IPC %.2f over %.1f%% of the instructions (%zu blocks)",
+				(double)f->hit_insns / (double)f->hit_cycles,
+				pct(f->covered, f->n_insns), f->n_blocks);
+		fputc('\n', out);
+	}
 	if (f->n_lines) {
 		fputs("  hottest lines:", out);
 		for (i = 0; i < f->n_lines && i < 5; i++)
@@ -241,9 +249,9 @@ static void function(FILE *out, const struct kf_annot_func *f, const struct kf_a
 		for (e = 0; e < an->n_events; e++)
 			fprintf(out, "%s %s", e ? "," : "", p->event_names[e]);
 	}
-	fprintf(out, "\n  samples  percent %s%s address  %sinstruction\n",
+	fprintf(out, "\n  samples  percent %s%s%s address  %sinstruction\n",
 		p->shift_skid ? " shifted" : "", an->n_events > 1 ? " (events)" : "",
-		p->bytes ? "bytes                 " : "");
+		f->bb_records ? "   IPC  cycles" : "", p->bytes ? "bytes                 " : "");
 	for (i = 0; i < f->n_insns; i++) {
 		const struct kf_annot_insn *in = &f->insns[i];
 		double q = pct(in->period, whole);
@@ -284,6 +292,16 @@ static void function(FILE *out, const struct kf_annot_func *f, const struct kf_a
 
 			for (e = 0; e < an->n_events; e++)
 				fprintf(out, " %6" PRIu64, in->ev ? in->ev[2 * e] : 0);
+		}
+		if (f->bb_records) {
+			if (in->ipc > 0.0)
+				fprintf(out, " %6.2f", in->ipc);
+			else
+				fputs("       ", out);
+			if (in->bb_records)
+				fprintf(out, " %7" PRIu64, in->bb_cycles / in->bb_records);
+			else
+				fputs("        ", out);
 		}
 		fprintf(out, " %8" PRIx64 ":  ", in->in.addr);
 		if (p->bytes) {

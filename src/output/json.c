@@ -968,6 +968,12 @@ static json_t *apct(uint64_t part, uint64_t whole)
 	return json_real((double)(long long)(v * 100.0 + 0.5) / 100.0);
 }
 
+/* two decimals, as perf and the text print an IPC */
+static double round2(double v)
+{
+	return (double)(long long)(v * 100.0 + 0.5) / 100.0;
+}
+
 static json_t *insn_json(struct ajson *a, const struct kf_annot_insn *in, uint64_t whole,
 			 size_t n_events)
 {
@@ -999,6 +1005,13 @@ static json_t *insn_json(struct ajson *a, const struct kf_annot_insn *in, uint64
 	}
 	aput(a, o, "call_samples", jint(in->call_samples));
 	aput(a, o, "call_period", jint(in->call_period));
+	if (in->bb_records)
+		aput(a, o, "block_cycles", json_pack("{s:o,s:o,s:o,s:o,s:o}",
+			"records", jint(in->bb_records), "cycles", jint(in->bb_cycles),
+			"average", jint(in->bb_cycles / in->bb_records),
+			"min", jint(in->bb_min), "max", jint(in->bb_max)));
+	if (in->ipc > 0.0)
+		aput(a, o, "ipc", json_real(round2(in->ipc)));
 	aput(a, o, "kind", in->in.size ? json_string(kf_insn_kind_name(in->in.kind)) : json_null());
 	aput(a, o, "target", in->in.has_target ? ahex(in->in.target) : json_null());
 	aput(a, o, "target_name", astr(a, in->target_name));
@@ -1095,6 +1108,24 @@ static json_t *func_json(struct ajson *a, const struct kf_annot_func *f,
 			"period", jint(f->loops[i].period),
 			"percent", apct(f->loops[i].period, f->period)));
 	aput(a, o, "loops", loops);
+	if (f->bb_records) {
+		json_t *blocks = json_array();
+
+		for (i = 0; i < f->n_blocks; i++) {
+			const struct kf_annot_block *b = &f->blocks[i];
+
+			aappend(a, blocks, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+				"start", ahex(b->start), "end", ahex(b->end),
+				"instructions", jint(b->insns), "covered", jint(b->covered),
+				"records", jint(b->records), "cycles", jint(b->cycles),
+				"ipc", json_real(round2(b->ipc))));
+		}
+		aput(a, o, "block_cycles", json_pack("{s:o,s:o,s:o,s:o}",
+			"records", jint(f->bb_records),
+			"ipc", f->hit_cycles ? json_real(round2((double)f->hit_insns /
+						 (double)f->hit_cycles)) : json_null(),
+			"coverage", apct(f->covered, f->n_insns), "blocks", blocks));
+	}
 	return o;
 }
 
