@@ -340,6 +340,9 @@ typedef struct kf_stats {
 	uint64_t lbr_stitched_frames; /* the frames they took from it */
 	uint32_t lbr_depth;        /* the LBR's depth (CPU_PMU_CAPS
 				      "branches"), 0: not recorded */
+	uint64_t lbr_stopped;      /* the lbr_full ones --stitch-lbr did not
+				      complete: the unwind-stop reason
+				      "lbr_full" */
 } kf_stats;
 
 typedef struct kf_session kf_session;
@@ -572,6 +575,9 @@ KF_API int kf_session_fp_break(kf_session *s, size_t i, kf_fp_break *out);
 /* What would keep such chains whole, as `kfold --stats` says it (in
  * parentheses, before the list of breaks).  Static text. */
 KF_API const char *kf_fp_break_hint(void);
+/* What the unwind-stop reason "lbr_full" means and what would help
+ * (kf_stats.lbr_stopped).  Static text. */
+KF_API const char *kf_lbr_full_hint(void);
 
 /* Number of (module, reason) pairs seen; after a load. */
 KF_API size_t kf_session_n_unwind_stops(const kf_session *s);

@@ -157,6 +157,12 @@ void kf_diag_stop_text(enum kf_unwind_end end, const char **reason, const char *
 
 /* ---- frame-pointer chains that broke ------------------------------------------- */
 
+const char kf_diag_lbr_full_hint[] =
+	"the LBR holds only the newest calls, so the callers beyond its depth "
+	"are lost: --stitch-lbr completes such stacks from the thread's "
+	"previous LBR sample (a guess), --call-graph fp or dwarf records "
+	"whole stacks";
+
 const char kf_diag_fp_hint[] =
 	"a chain that stops before the program's entry went through "
 	"code built without frame pointers: rebuild it with "

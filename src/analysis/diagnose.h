@@ -93,6 +93,7 @@ void kf_diag_fp_fini(struct kf_fp_diag *fp);
 
 /* What would keep them whole: in the JSON report, in --explain (after
  * "; "), and in `kfold --stats` (in parentheses). */
+extern const char kf_diag_lbr_full_hint[];
 extern const char kf_diag_fp_hint[];
 extern const char kf_diag_fp_hint_explain[];
 extern const char kf_diag_fp_hint_stats[];

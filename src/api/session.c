@@ -1509,6 +1509,7 @@ static void chain_counts(struct kf_session *s)
 	s->stats.stitch_still_cut = s->cc.counts.samples_still_cut;
 	s->stats.lbr_samples = s->cc.counts.samples_lbr;
 	s->stats.lbr_full = s->cc.counts.samples_lbr_full;
+	s->stats.lbr_stopped = s->cc.counts.samples_lbr_stopped;
 	s->stats.lbr_empty = s->cc.counts.samples_lbr_empty;
 	s->stats.lbr_stitched = s->cc.counts.samples_lbr_stitched;
 	s->stats.lbr_stitched_frames = s->cc.counts.frames_lbr_stitched;
@@ -2227,6 +2228,11 @@ const char *kf_session_debuginfo_advice(kf_session *s, size_t i)
 const char *kf_fp_break_hint(void)
 {
 	return kf_diag_fp_hint_stats;
+}
+
+const char *kf_lbr_full_hint(void)
+{
+	return kf_diag_lbr_full_hint;
 }
 
 /* ---- the capture's header ------------------------------------------------------ */

@@ -601,6 +601,8 @@ static long lbr_user(struct kf_callchain *cc, struct kf_thread *th,
 		if (!push_frame(cc, &n, &f))
 			return -1;
 	}
+	if (max && smp->n_branches >= max && !(stitched && r->n_tail))
+		cc->counts.samples_lbr_stopped++;
 	if (stitched && r->n_tail) {
 		cc->counts.samples_lbr_stitched++;
 		cc->counts.frames_lbr_stitched += r->n_tail;

@@ -86,6 +86,8 @@ struct kf_chain_counts {
 	uint64_t samples_lbr_stitched; /* --stitch-lbr: ... completed from the
 				      previous sample */
 	uint64_t frames_lbr_stitched;  /* frames they took from it */
+	uint64_t samples_lbr_stopped;  /* full ones not stitched: their
+					  outer callers are lost */
 };
 
 /* One sample's chain, borrowed from the kf_callchain until its next

@@ -110,6 +110,9 @@ void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 				st->lbr_stitched, st->lbr_stitched_frames,
 				st->lbr_depth ? "" : "; nothing can be: the LBR's depth is "
 				"not recorded");
+		if (st->lbr_stopped)
+			fprintf(stderr, "kfold: LBR stacks that stopped:\nkfold: %10" PRIu64
+				"  lbr_full: %s\n", st->lbr_stopped, kf_lbr_full_hint());
 	}
 	n = kf_session_n_unwind_stops(s);
 	if (n)

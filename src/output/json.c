@@ -734,14 +734,24 @@ static json_t *diagnostics_json(struct kf_report *rp)
 				"still_cut", jint(in->stats->stitch_still_cut)));
 		put(rp, uw, "dwarf", dw);
 	}
-	if (in->stats->lbr_samples)
-		put(rp, uw, "lbr", json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}",
+	if (in->stats->lbr_samples) {
+		/* the unwind-stop reason of an LBR stack: it was full */
+		json_t *st = json_array();
+
+		if (in->stats->lbr_stopped)
+			append(rp, st, json_pack("{s:s,s:s,s:o,s:s}", "reason", "lbr_full",
+						 "module", "", "samples",
+						 jint(in->stats->lbr_stopped),
+						 "hint", kf_diag_lbr_full_hint));
+		put(rp, uw, "lbr", json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
 			"samples", jint(in->stats->lbr_samples),
 			"full", jint(in->stats->lbr_full),
 			"empty", jint(in->stats->lbr_empty),
 			"depth", jint(in->stats->lbr_depth),
 			"stitched", jint(in->stats->lbr_stitched),
-			"stitched_frames", jint(in->stats->lbr_stitched_frames)));
+			"stitched_frames", jint(in->stats->lbr_stitched_frames),
+			"stopped", st));
+	}
 	put(rp, uw, "kernel", json_pack("{s:o,s:o,s:s}",
 		"truncated", jbucket(&rp->g.kernel_cut),
 		"unwinder_stopped", jbucket(&rp->g.kernel_stopped),

@@ -47,6 +47,23 @@ else
 	echo "FAIL 1. --stitch-lbr differs from perf's (or stitched nothing: $ns, $nf)"
 	diff "$tmp/want" "$tmp/got" | head -5; fail=1
 fi
+# the unwind-stop reason lbr_full: every full stack without --stitch-lbr,
+# fewer with it (those it completed no longer stop there)
+"$kfold" report "$tmp/lbr" > "$tmp/r0.json" 2> /dev/null
+"$kfold" report --stitch-lbr "$tmp/lbr" > "$tmp/r1.json" 2> /dev/null
+python3 - "$tmp/r0.json" "$tmp/r1.json" <<'PY' || fail=1
+import json, sys
+def lbr(p):
+    l = json.load(open(p))['diagnostics']['unwinding']['lbr']
+    st = {s['reason']: s['samples'] for s in l['stopped']}
+    return l, st.get('lbr_full', 0)
+(l0, s0), (l1, s1) = lbr(sys.argv[1]), lbr(sys.argv[2])
+ok = (l0['full'] > 0 and s0 == l0['full'] and l1['full'] == l0['full'] and
+      l1['stitched'] > 0 and l0['full'] - l1['stitched'] <= s1 < s0)
+print('%s 1. lbr_full: %d of %d full stacks stopped there, %d with --stitch-lbr (%d '
+      'stitched)' % ('ok  ' if ok else 'FAIL', s0, l0['full'], s1, l1['stitched']))
+sys.exit(0 if ok else 1)
+PY
 
 perf script -i "$tmp/fp" -F tid,time,ip,sym --no-inline 2> /dev/null > "$tmp/fp.txt"
 perf script -i "$tmp/lbr" -F tid,time,ip,sym --no-inline --stitch-lbr 2> /dev/null > "$tmp/lbr.txt"

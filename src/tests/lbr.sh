@@ -74,23 +74,31 @@ d=$src/testdata/cases/threads
 kf_case "$d"
 python3 "$mk" --depth 3 --caps 3 "$d/perf.data" "$tmp/c.data" 2> "$tmp/mk.err"
 read -r _ samples _ empty _ deep < "$tmp/mk.err"
-"$kfold" --stats "${KF_CASE[@]}" "$tmp/c.data" 2>&1 > /dev/null | grep 'LBR call stacks' > "$tmp/stats" || true
+"$kfold" --stats "${KF_CASE[@]}" "$tmp/c.data" 2>&1 > /dev/null | tee "$tmp/stats.all" |
+	grep 'LBR call stacks' > "$tmp/stats" || true
 want="kfold: LBR call stacks: $samples samples, $deep as deep as the LBR (3 entries: their outer callers are lost), $empty without branch records (the sampled pc alone)"
 if [ "$deep" -gt 0 ] && [ "$(cat "$tmp/stats")" = "$want" ]; then
 	echo "ok   3. --stats: $samples samples, $deep as deep as the LBR, $empty empty"
 else
 	echo "FAIL 3. --stats: $(cat "$tmp/stats"), want: $want"; fail=1
 fi
+if grep -Eq "^kfold: +$deep  lbr_full: the LBR holds only the newest calls" "$tmp/stats.all"; then
+	echo "ok   3. --stats: the unwind-stop reason lbr_full, $deep samples"
+else
+	echo "FAIL 3. --stats: no lbr_full line for $deep samples"; fail=1
+fi
 "$kfold" report "${KF_CASE[@]}" "$tmp/c.data" 2> /dev/null > "$tmp/c.json"
 if python3 - "$tmp/c.json" "$samples" "$deep" "$empty" <<'PY'
 import json, sys
 l = json.load(open(sys.argv[1]))['diagnostics']['unwinding']['lbr']
+stopped = [(s['reason'], s['module'], s['samples']) for s in l.pop('stopped')]
 want = {'samples': int(sys.argv[2]), 'full': int(sys.argv[3]), 'empty': int(sys.argv[4]),
         'depth': 3, 'stitched': 0, 'stitched_frames': 0}
-sys.exit(0 if l == want else 1)
+# without --stitch-lbr every full stack stopped there
+sys.exit(0 if l == want and stopped == [('lbr_full', '', int(sys.argv[3]))] else 1)
 PY
 then
-	echo "ok   3. the report's diagnostics.unwinding.lbr"
+	echo "ok   3. the report's diagnostics.unwinding.lbr, with the stop reason lbr_full"
 else
 	echo "FAIL 3. the report's diagnostics.unwinding.lbr"; fail=1
 fi
