@@ -823,18 +823,27 @@ static int bb_cmp(const void *pa, const void *pb, void *ctx)
 	return (a->addr > b->addr) - (a->addr < b->addr);
 }
 
-static int bb_sort(struct bbindex *x, const struct kf_bbcycles *bb)
+/* The indexes 0 .. n-1 in the order cmp gives their entries of ctx, or
+ * NULL on ENOMEM. */
+static uint32_t *sorted_index(size_t n, int (*cmp)(const void *, const void *, void *),
+			      const void *ctx)
 {
+	uint32_t *by = malloc((n ? n : 1) * sizeof(*by));
 	size_t i;
 
+	if (!by)
+		return NULL;
+	for (i = 0; i < n; i++)
+		by[i] = (uint32_t)i;
+	qsort_r(by, n, sizeof(*by), cmp, (void *)ctx);
+	return by;
+}
+
+static int bb_sort(struct bbindex *x, const struct kf_bbcycles *bb)
+{
 	x->bb = bb;
-	x->by = calloc(bb->n ? bb->n : 1, sizeof(*x->by));
-	if (!x->by)
-		return KF_ENOMEM;
-	for (i = 0; i < bb->n; i++)
-		x->by[i] = (uint32_t)i;
-	qsort_r(x->by, bb->n, sizeof(*x->by), bb_cmp, (void *)bb);
-	return 0;
+	x->by = sorted_index(bb->n, bb_cmp, bb);
+	return x->by ? 0 : KF_ENOMEM;
 }
 
 /* One pair as the function sees it: ELF addresses, the start 0 when it
@@ -1141,17 +1150,10 @@ static int event_counts(struct kf_dsos *d, const struct sites *ev, size_t n_even
 /* An index of a table's entries sorted by (module, address). */
 static int sort_table(struct sites *ss, const struct kf_ipcounts *t)
 {
-	size_t i;
-
 	ss->t = t;
 	ss->n = t->n;
-	ss->by = malloc((t->n ? t->n : 1) * sizeof(*ss->by));
-	if (!ss->by)
-		return KF_ENOMEM;
-	for (i = 0; i < t->n; i++)
-		ss->by[i] = (uint32_t)i;
-	qsort_r(ss->by, ss->n, sizeof(*ss->by), site_cmp, (void *)t);
-	return 0;
+	ss->by = sorted_index(t->n, site_cmp, t);
+	return ss->by ? 0 : KF_ENOMEM;
 }
 
 /* ---- the whole capture -------------------------------------------------------- */
