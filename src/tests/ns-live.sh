@@ -113,6 +113,15 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# same_own A B: the two foldings agree on this test's own programs (the
+# capture is system-wide: another test running beside this one, a JIT
+# writer say, may have deleted its files before the bundle was written)
+same_own() {
+	local own="^prog-($pa|$pb);"
+	[ "$(grep -cE "$own" "$1")" -gt 0 ] &&
+		cmp -s <(grep -E "$own" "$1") <(grep -E "$own" "$2")
+}
+
 # 0. while the programs still exist (stopped; killed after this step: a
 # sanitizer build takes seconds per run): each named through its own
 # /proc/PID/root, and a bundle written now keeps those files
@@ -135,7 +144,7 @@ else
 fi
 if [ $arc = 0 ] || [ $arc = 3 ]; then
 	"$kfold" --pid --samples -o "$tmp/alive-bundle.folded" "$tmp/alive.tar.zst" 2> /dev/null
-	if cmp -s "$tmp/alive.folded" "$tmp/alive-bundle.folded"; then
+	if same_own "$tmp/alive.folded" "$tmp/alive-bundle.folded"; then
 		echo "ok   0. the bundle written then folds the same after they ended"
 	else
 		echo "FAIL 0. the bundle written while they ran folds otherwise"
@@ -180,7 +189,7 @@ fi
 if "$kfold" archive "${roots[@]}" -o "$tmp/b.tar.zst" "$tmp/cap" 2> "$tmp/archive.err" ||
 	[ $? = 3 ]; then
 	"$kfold" --pid --samples -o "$tmp/bundle.folded" "$tmp/b.tar.zst" 2> /dev/null
-	if cmp -s "$tmp/root.folded" "$tmp/bundle.folded"; then
+	if same_own "$tmp/root.folded" "$tmp/bundle.folded"; then
 		echo "ok   3. the bundle written with --root folds the same"
 	else
 		echo "FAIL 3. the bundle folds otherwise"; diff "$tmp/root.folded" "$tmp/bundle.folded" | head
