@@ -870,11 +870,14 @@ static int with_block_ends(struct kf_ipcounts *t, const struct kf_ipcounts *ips,
 {
 	size_t i;
 
+	/* kf_ipcounts_add_once with the stamp entries start with (0) finds
+	 * or adds an entry and counts nothing: ips' addresses take its
+	 * first ips->n entries, in its order (the same key), and get its
+	 * counts; the block ends not among them stay at zero */
 	for (i = 0; i < ips->n; i++) {
 		const struct kf_ipcount *c = &ips->v[i];
 
-		/* the stamp marks the sampled ones (the copy's own) */
-		if (kf_ipcounts_add_once(t, c->module, c->addr, c->kernel, 0, 1))
+		if (kf_ipcounts_add_once(t, c->module, c->addr, c->kernel, 0, 0))
 			return KF_ENOMEM;
 	}
 	for (i = 0; i < bb->n; i++) {
@@ -882,17 +885,11 @@ static int with_block_ends(struct kf_ipcounts *t, const struct kf_ipcounts *ips,
 
 		KF_WORK(1);
 		if (kf_ipcounts_add_once(t, e->module, e->addr, (e->flags & KF_FRAME_KERNEL) != 0,
-					 0, 2))
+					 0, 0))
 			return KF_ENOMEM;
 	}
-	/* the counts are the sampled ones', the rest zero */
-	for (i = 0; i < t->n; i++) {
-		if (i < ips->n) {
-			t->v[i] = ips->v[i];
-		} else {
-			t->v[i].samples = t->v[i].period = t->v[i].exact = 0;
-		}
-	}
+	if (ips->n)
+		memcpy(t->v, ips->v, ips->n * sizeof(*t->v));
 	t->samples = ips->samples;
 	t->period = ips->period;
 	return 0;
@@ -1342,10 +1339,8 @@ int kf_annot_build(struct kf_annot *an, struct kf_dsos *d, struct kf_modules *mo
 			call_sites(d, &ss, &an->funcs[an->n_funcs]);
 		if (!r && ev)
 			r = event_counts(d, ev, n_events, &an->funcs[an->n_funcs]);
-		if (!r && bx.bb && !an->funcs[an->n_funcs].no_code && !an->funcs[an->n_funcs].fde) {
+		if (!r && bx.bb && !an->funcs[an->n_funcs].no_code && !an->funcs[an->n_funcs].fde)
 			r = block_cycles(d, &bx, &an->funcs[an->n_funcs]);
-			an->cycles |= an->funcs[an->n_funcs].bb_records > 0;
-		}
 		/* on failure too: kf_annot_fini frees what it holds */
 		an->n_funcs++;
 	}

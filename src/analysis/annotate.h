@@ -162,7 +162,6 @@ struct kf_annot {
 	size_t n_skipped;
 	uint64_t samples, period;     /* of the event */
 	bool call_sites;              /* call_samples were counted */
-	bool cycles;                  /* some function has bb_records */
 	size_t n_events;              /* > 1: every event's counts too (ev) */
 	struct kf_arena arena;
 	struct kf_disasm *dis[3];     /* one per architecture met */

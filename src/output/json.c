@@ -970,18 +970,15 @@ static json_t *ahex(uint64_t v)
 	return json_string(buf);
 }
 
-static json_t *apct(uint64_t part, uint64_t whole)
-{
-	/* two decimals, as the text prints them */
-	double v = whole ? 100.0 * (double)part / (double)whole : 0.0;
-
-	return json_real((double)(long long)(v * 100.0 + 0.5) / 100.0);
-}
-
-/* two decimals, as perf and the text print an IPC */
+/* two decimals, as the text (and perf, for an IPC) prints them */
 static double round2(double v)
 {
 	return (double)(long long)(v * 100.0 + 0.5) / 100.0;
+}
+
+static json_t *apct(uint64_t part, uint64_t whole)
+{
+	return json_real(round2(whole ? 100.0 * (double)part / (double)whole : 0.0));
 }
 
 static json_t *insn_json(struct ajson *a, const struct kf_annot_insn *in, uint64_t whole,
