@@ -258,6 +258,10 @@ const char *kf_pd_take_warning(struct kf_pd *pd)
 	return pd->warn_buf;
 }
 
+/* what the reader lets stay mapped behind it at most, beyond the
+ * ordering queue's records */
+#define RELEASE_STEP ((size_t)2 << 20)
+
 void kf_pd_release(struct kf_pd *pd, const uint8_t *keep)
 {
 	const struct part *pt;
@@ -277,7 +281,10 @@ void kf_pd_release(struct kf_pd *pd, const uint8_t *keep)
 	keep = base + ((size_t)(keep - base) & ~(page - 1));
 	if (pd->released < base || pd->released > keep)
 		pd->released = base;
-	if (keep > pd->released) {
+	/* in steps of RELEASE_STEP: with a second thread running, each
+	 * madvise is a TLB shootdown on its CPU too, and a round is often
+	 * a few hundred KiB (869 calls for the 202 MiB bench capture) */
+	if ((size_t)(keep - pd->released) >= RELEASE_STEP) {
 		/* read-only private file mapping: dropped pages are read back
 		 * from the file if ever touched again */
 		madvise((void *)pd->released, (size_t)(keep - pd->released),

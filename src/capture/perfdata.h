@@ -265,7 +265,8 @@ const char *kf_pd_take_warning(struct kf_pd *pd);
 /* Tells the reader that no stable record below `keep` (or, with NULL,
  * below the current read position) will be used again: a mapped file's
  * pages there are given back to the kernel, so resident memory does not
- * grow with the file.  A no-op for other inputs. */
+ * grow with the file (they are given back 2 MiB at a time at least).
+ * A no-op for other inputs. */
 void kf_pd_release(struct kf_pd *pd, const uint8_t *keep);
 
 bool kf_pd_swapped(const struct kf_pd *pd);
