@@ -113,8 +113,28 @@ static void kernel_loaded(struct kf_callchain *cc, uint32_t kmod)
 	}
 }
 
-static void resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpumode,
-		    uint64_t ip, struct kf_frame *f)
+/* The kernel's first frame: its symbols loaded (which can widen its
+ * map), then ip's map again.  Out of resolve's way: once a run. */
+static __attribute__((noinline, cold)) const struct kf_map *
+kernel_first(struct kf_callchain *cc, uint32_t kmod, uint64_t ip)
+{
+	kf_dsos_load(cc->dsos, kmod, KF_DSO_LOAD_SYMS);   /* kallsyms */
+	kernel_loaded(cc, kmod);
+	return kf_maps_find_hint(&cc->tasks->kernel, ip, &cc->khint);
+}
+
+/* The JIT load of a jitdump at ip, or 0; out of line for the same
+ * reason (most captures have no jitdump). */
+static __attribute__((noinline)) uint32_t jit_code_at(struct kf_callchain *cc,
+						      uint32_t dump, uint64_t ip)
+{
+	return kf_dsos_jit_code(cc->dsos, dump, ip, cc->now, cc->has_now);
+}
+
+/* (inlined: it runs once a frame, and its own call cost a third of it) */
+static inline __attribute__((always_inline)) void
+resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpumode, uint64_t ip,
+	struct kf_frame *f)
 {
 	const struct kf_map *m = NULL;
 
@@ -122,16 +142,11 @@ static void resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpum
 	f->addr = ip;
 	if (cpumode == KF_MISC_KERNEL) {
 		f->flags |= KF_FRAME_KERNEL;
-		m = kf_maps_find(&cc->tasks->kernel, ip);
-		if (m && m->module == cc->tasks->kernel_module && !cc->dsos->kernel_loaded) {
-			uint32_t kmod = m->module;
-
-			kf_dsos_load(cc->dsos, kmod, KF_DSO_LOAD_SYMS);   /* kallsyms */
-			kernel_loaded(cc, kmod);
-			m = kf_maps_find(&cc->tasks->kernel, ip);
-		}
+		m = kf_maps_find_hint(&cc->tasks->kernel, ip, &cc->khint);
+		if (m && m->module == cc->tasks->kernel_module && !cc->dsos->kernel_loaded)
+			m = kernel_first(cc, m->module, ip);
 	} else if (cpumode == KF_MISC_USER && th->maps) {
-		m = kf_maps_find(th->maps, ip);
+		m = kf_maps_find_hint(th->maps, ip, &cc->uhint);
 	}
 	if (!m) {
 		f->flags |= KF_FRAME_NOMAP;
@@ -145,10 +160,14 @@ static void resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpum
 	 * binary): perf inject --jit maps each load over what was there;
 	 * perf script reads only the perf map */
 	if (!(f->flags & KF_FRAME_KERNEL) && !cc->pol->perf_names) {
-		uint32_t dump = kf_tasks_jitdump(cc->tasks, th->pid), code;
+		uint32_t dump, code;
 
-		if (dump && (code = kf_dsos_jit_code(cc->dsos, dump, ip, cc->now,
-						     cc->has_now)) != 0) {
+		if (!cc->jit_known) {
+			cc->jit_dump = kf_tasks_jitdump(cc->tasks, th->pid);
+			cc->jit_known = true;
+		}
+		dump = cc->jit_dump;
+		if (dump && (code = jit_code_at(cc, dump, ip)) != 0) {
 			f->module = code;
 			f->addr = ip;
 		}
@@ -166,6 +185,7 @@ void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,
 	}
 	cc->now = smp->time;
 	cc->has_now = smp->has_time;
+	cc->jit_known = false;
 	resolve(cc, th, smp->misc & KF_MISC_CPUMODE_MASK, smp->ip, f);
 }
 
@@ -175,6 +195,7 @@ void kf_callchain_resolve_branch(struct kf_callchain *cc, struct kf_thread *th,
 {
 	cc->now = smp->time;
 	cc->has_now = smp->has_time;
+	cc->jit_known = false;
 	resolve(cc, th, addr >> 63 ? KF_MISC_KERNEL : KF_MISC_USER, addr, f);
 }
 
@@ -188,9 +209,13 @@ static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,
 	uint64_t i;
 	bool first = true;
 
+	/* at most one frame an entry: room for all at once */
+	if (!KF_GROW(cc->frames, cc->cap_frames,
+		     n_chain < KF_CHAIN_MAX_STACK ? (size_t)n_chain + 1 : KF_CHAIN_MAX_STACK))
+		return -1;
 	for (i = 0; i < n_chain && entries < KF_CHAIN_MAX_STACK; i++) {
 		uint64_t ip = kf_sample_chain(smp, i);
-		struct kf_frame f;
+		struct kf_frame *f;
 
 		if (ip >= KF_CHAIN_CTX_MAX) {
 			if (ip == KF_CHAIN_CTX_KERNEL)
@@ -214,14 +239,13 @@ static long walk_chain(struct kf_callchain *cc, struct kf_thread *th,
 			ch->n_kernel++;
 		else if (cpumode == KF_MISC_USER)
 			ch->n_user++;
-		resolve(cc, th, cpumode, ip, &f);
+		f = &cc->frames[n++];
+		resolve(cc, th, cpumode, ip, f);
 		/* the first entry of a context is an interrupted pc; the
 		 * others are return addresses */
 		if (!first)
-			f.flags |= KF_FRAME_RA;
+			f->flags |= KF_FRAME_RA;
 		first = false;
-		if (!push_frame(cc, &n, &f))
-			return -1;
 	}
 	if (!cc->pol->keep_trailing_zero_frame) {
 		/* a trailing 0 is the end marker of a user walk, not a frame */
@@ -628,6 +652,7 @@ int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
 	memset(out, 0, sizeof(*out));
 	cc->now = smp->time;
 	cc->has_now = smp->has_time;
+	cc->jit_known = false;
 	if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
 		uint64_t user = lbr_user_at(a, smp);
 

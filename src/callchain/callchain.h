@@ -192,6 +192,13 @@ struct kf_callchain {
 	} *lbr_refs;
 	size_t n_lbr_refs, cap_lbr_refs;
 
+	/* the last mapping found in the kernel's and in a task's tree */
+	struct kf_maps_hint khint, uhint;
+	/* the sample's process's jitdump (kf_tasks_jitdump), once
+	 * jit_known: asked once a sample, not once a frame */
+	uint32_t jit_dump;
+	bool jit_known;
+
 	/* per-sample scratch */
 	struct kf_frame *frames;
 	size_t cap_frames;

@@ -16,6 +16,7 @@
  */
 #include "maps.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,9 +198,19 @@ static struct kf_mnode *leaf(const struct kf_map *m, uint64_t prio, struct pool 
 	return t;
 }
 
+/* Generations for kf_maps_hint: one counter for every tree, so that a
+ * tree made where another was freed has none of the old one's. */
+static _Atomic uint64_t generations;
+
+static void changed(struct kf_maps *m)
+{
+	m->gen = atomic_fetch_add_explicit(&generations, 1, memory_order_relaxed) + 1;
+}
+
 void kf_maps_init(struct kf_maps *m)
 {
 	memset(m, 0, sizeof(*m));
+	changed(m);
 }
 
 void kf_maps_fini(struct kf_maps *m)
@@ -218,6 +229,7 @@ void kf_maps_clear(struct kf_maps *m)
 	unref(m->root);
 	m->root = NULL;
 	m->shared = false;
+	changed(m);
 }
 
 static uint64_t next_prio(struct kf_maps *m)
@@ -254,6 +266,7 @@ bool kf_maps_insert(struct kf_maps *m, const struct kf_map *nm)
 
 	if (nm->end <= nm->start)
 		return true;
+	changed(m);
 	/* the common case, mappings made in address order: past the last
 	 * one, nothing to cut, one spine to walk */
 	if (!m->shared) {
@@ -331,6 +344,7 @@ bool kf_maps_remove_at(struct kf_maps *m, uint64_t start)
 
 	if (!kf_maps_find(m, start) || kf_maps_find(m, start)->start != start)
 		return true;
+	changed(m);
 	if (!pool_fill(&pool, !m->shared ? 0 : shared_on_path(m->root, start) +
 					       shared_on_path(m->root, start + 1))) {
 		pool_drain(&pool);
@@ -362,10 +376,24 @@ const struct kf_map *kf_maps_find(const struct kf_maps *m, uint64_t addr)
 	return NULL;
 }
 
+const struct kf_map *kf_maps_find_fill(const struct kf_maps *m, uint64_t addr,
+				       struct kf_maps_hint *h)
+{
+	const struct kf_map *f = kf_maps_find(m, addr);
+
+	if (f) {
+		h->maps = m;
+		h->gen = m->gen;
+		h->m = *f;
+	}
+	return f;
+}
+
 bool kf_maps_copy(struct kf_maps *dst, struct kf_maps *src)
 {
 	if (dst == src)
 		return true;
+	changed(dst);
 	unref(dst->root);
 	dst->root = ref(src->root);
 	dst->counter = src->counter;

@@ -36,6 +36,18 @@ struct kf_maps {
 	uint64_t counter;        /* for the nodes' priorities */
 	bool shared;             /* some nodes may be another tree's too
 				    (since a copy): count what to copy */
+	uint64_t gen;            /* new with every change of the set, and
+				    unique among all trees: what a
+				    kf_maps_hint checks */
+};
+
+/* The mapping a lookup found last, to answer the next one without a
+ * descent while the tree has not changed: a callchain's neighbouring
+ * frames are mostly in one mapping (the kernel's text, one library). */
+struct kf_maps_hint {
+	const struct kf_maps *maps;
+	uint64_t gen;
+	struct kf_map m;         /* a copy: the node may change in place */
 };
 
 void kf_maps_init(struct kf_maps *m);
@@ -54,6 +66,22 @@ bool kf_maps_remove_at(struct kf_maps *m, uint64_t start);
 
 /* The mapping containing addr, or NULL.  Borrowed until the next insert. */
 const struct kf_map *kf_maps_find(const struct kf_maps *m, uint64_t addr);
+
+/* kf_maps_find_hint's lookup in the tree, which fills h. */
+const struct kf_map *kf_maps_find_fill(const struct kf_maps *m, uint64_t addr,
+				       struct kf_maps_hint *h);
+
+/* kf_maps_find through the hint h (zeroed before its first use): the
+ * same mapping's contents, from h when addr is in the mapping it holds
+ * and m is the tree, unchanged, that gave it.  Valid until the next
+ * call with h. */
+static inline const struct kf_map *kf_maps_find_hint(const struct kf_maps *m, uint64_t addr,
+						     struct kf_maps_hint *h)
+{
+	if (h->maps == m && h->gen == m->gen && addr - h->m.start < h->m.end - h->m.start)
+		return &h->m;
+	return kf_maps_find_fill(m, addr, h);
+}
 
 /* Replaces dst's contents with a copy of src, in O(1): the two share
  * every node until one of them changes.  False on ENOMEM. */

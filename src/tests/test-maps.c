@@ -1,6 +1,8 @@
 /* test-maps.c - a task's address space (maps.h): inserts that split
  * mappings, and the persistent treap against a page model through
- * random inserts, copies (FORK), removals and clears. */
+ * random inserts, copies (FORK), removals and clears, looked up directly
+ * and through one kf_maps_hint shared by every tree (as the callchain
+ * builder shares one between the tasks it resolves). */
 #include <stdint.h>
 #include <string.h>
 
@@ -50,13 +52,33 @@ static uint64_t model_rand(uint64_t n)
 	return model_rng % n;
 }
 
+static struct kf_maps_hint model_hint;
+static unsigned long model_hint_hits;
+
 static void model_check(const struct kf_maps *m, const struct model *md)
 {
 	size_t pg, runs = 0;
 
 	for (pg = 0; pg < MODEL_PAGES; pg++) {
 		const struct kf_map *f = kf_maps_find(m, pg * 0x1000 + 0x10);
+		/* the page's last byte through the hint: mostly the mapping
+		 * the page's first lookup below left in it, else a stale
+		 * one (another tree's, or this tree's before a change) */
+		const struct kf_map *h = kf_maps_find_hint(m, pg * 0x1000 + 0xfff, &model_hint);
 
+		if (h == &model_hint.m)
+			model_hint_hits++;
+		CHECK((h == NULL) == (f == NULL));
+		if (h && f) {
+			CHECK_EQ(h->start, f->start);
+			CHECK_EQ(h->end, f->end);
+			CHECK_EQ(h->pgoff, f->pgoff);
+			CHECK_EQ(h->module, f->module);
+		}
+		h = kf_maps_find_hint(m, pg * 0x1000 + 0x10, &model_hint);
+		CHECK((h == NULL) == (f == NULL));
+		if (h && f)
+			CHECK(h->start == f->start && h->end == f->end && h->module == f->module);
 		if (!md->module[pg]) {
 			CHECK(f == NULL);
 			continue;
@@ -83,6 +105,11 @@ static void test_maps_model(void)
 		kf_maps_init(&m[k]);
 	for (op = 0; op < 4000; op++) {
 		unsigned w = (unsigned)model_rand(4), r = (unsigned)model_rand(20);
+		/* the hint left on tree w just before w changes */
+		uint64_t probe = model_rand(MODEL_PAGES) * 0x1000 + model_rand(0x1000);
+		const struct kf_map *f, *h;
+
+		(void)kf_maps_find_hint(&m[w], probe, &model_hint);
 
 		if (r < 14) {
 			uint64_t s = model_rand(MODEL_PAGES), e = s + 1 + model_rand(12);
@@ -107,10 +134,10 @@ static void test_maps_model(void)
 			md[w] = md[from];
 		} else if (r < 19) {
 			uint64_t pg = model_rand(MODEL_PAGES);
-			const struct kf_map *f = kf_maps_find(&m[w], pg * 0x1000);
+			const struct kf_map *at = kf_maps_find(&m[w], pg * 0x1000);
 
-			if (f && f->start == pg * 0x1000) {
-				uint64_t start = f->start, end = f->end, p;
+			if (at && at->start == pg * 0x1000) {
+				uint64_t start = at->start, end = at->end, p;
 
 				CHECK(kf_maps_remove_at(&m[w], start));
 				for (p = start / 0x1000; p < end / 0x1000; p++)
@@ -120,11 +147,37 @@ static void test_maps_model(void)
 			kf_maps_clear(&m[w]);
 			memset(&md[w], 0, sizeof(md[w]));
 		}
+		/* that hint answers for the tree as it is now */
+		f = kf_maps_find(&m[w], probe);
+		h = kf_maps_find_hint(&m[w], probe, &model_hint);
+		CHECK((h == NULL) == (f == NULL));
+		if (h && f)
+			CHECK(h->start == f->start && h->end == f->end && h->pgoff == f->pgoff &&
+			      h->module == f->module);
 		for (k = 0; k < 4; k++)
 			model_check(&m[k], &md[k]);
 	}
 	for (k = 0; k < 4; k++)
 		kf_maps_fini(&m[k]);
+	/* a tree made where a changed one was (its generation is new) */
+	kf_maps_init(&m[0]);
+	{
+		struct kf_map a = { 0x1000, 0x9000, 0, 7, 5, 0 }, b = { 0x1000, 0x9000, 0, 8, 5, 0 };
+		const struct kf_map *f;
+
+		CHECK(kf_maps_insert(&m[0], &a));
+		f = kf_maps_find_hint(&m[0], 0x2000, &model_hint);
+		CHECK(f && f->module == 7);
+		kf_maps_fini(&m[0]);
+		kf_maps_init(&m[0]);
+		CHECK(kf_maps_insert(&m[0], &b));
+		f = kf_maps_find_hint(&m[0], 0x2000, &model_hint);
+		CHECK(f && f->module == 8);
+		kf_maps_fini(&m[0]);
+	}
+	/* both paths were taken */
+	CHECK(model_hint_hits > 0);
+	CHECK(model_hint_hits < 4000ul * 4 * MODEL_PAGES);
 }
 
 int main(void)

@@ -98,8 +98,15 @@ void kf_prefault_ahead(void *p, size_t used, size_t cap, size_t *mapped);
  * (POSIX guarantees they are alike).  False when not found. */
 bool kf_dlsym(void *h, const char *name, void *slot, size_t size);
 
+/* kf_grow, with the common case (room enough) decided inline: hot
+ * loops ask once per element */
+static inline bool kf_grow_to(void **p, size_t *cap, size_t need, size_t elem)
+{
+	return need <= *cap || kf_grow(p, cap, need, elem);
+}
+
 #define KF_GROW(ptr, cap, need) \
-	kf_grow((void **)&(ptr), &(cap), (need), sizeof(*(ptr)))
+	kf_grow_to((void **)&(ptr), &(cap), (need), sizeof(*(ptr)))
 
 /* ---- work counter ------------------------------------------------------- */
 
