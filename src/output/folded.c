@@ -44,6 +44,7 @@ struct em {
 	struct kf_buf line;
 	uint64_t lines;
 	int err;
+	struct lvlbufs *bufs;    /* the levels' arrays, by depth */
 };
 
 static const char *text_of(const struct em *e, uint32_t node)
@@ -59,8 +60,8 @@ struct group {
 	uint32_t text_node;      /* a node whose text the group has */
 	kf_u128 weight;          /* of the lines ending at this group */
 	uint64_t samples;
-	uint32_t *kids;          /* children of the group's nodes, flattened */
-	size_t n_kids, cap_kids;
+	size_t kid0, n_kids;     /* children of the group's nodes, flattened:
+				    the level's kids[kid0 .. kid0 + n_kids) */
 };
 
 struct item {
@@ -70,17 +71,79 @@ struct item {
 	uint64_t key;            /* with ranks: the order of text + terminator */
 };
 
-static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+/* The arrays of the levels at one depth of the walk.  The walk is depth
+ * first, so a level is done with them before the next level at its depth
+ * begins: each depth's arrays are made once and reused (a level per
+ * group with children: half a million of them on the bench capture,
+ * whose allocations and frees were a tenth of the run). */
+struct lvlbuf {
+	struct group *groups;
+	struct item *items;
+	uint32_t *kids;
+	uint64_t *keys;
+	size_t cap_groups, cap_items, cap_kids, cap_keys;
+};
+
+struct lvlbufs {
+	struct lvlbuf *v;
+	size_t n;
+};
+
+static void lvlbufs_fini(struct lvlbufs *b)
 {
-	if (!kf_grow((void **)v, cap, *n + 1, sizeof(**v)))
-		return KF_ENOMEM;
-	(*v)[(*n)++] = x;
-	return 0;
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		free(b->v[i].groups);
+		free(b->v[i].items);
+		free(b->v[i].kids);
+		free(b->v[i].keys);
+	}
+	free(b->v);
+	memset(b, 0, sizeof(*b));
 }
 
-/* Adds node's weight to g, and its children to g->kids; a child whose text
- * is empty (stackcollapse drops that frame) is looked through. */
-static int absorb(struct em *e, struct group *g, uint32_t node)
+/* A depth's arrays are kept for the next level there while they are
+ * small; past this many groups (a level of a few roots or of the first
+ * frames under them), given back, so that what stays is at most this
+ * much a depth. */
+#define LVL_KEEP 1024
+
+static void lvlbuf_release(struct lvlbufs *b, size_t depth)
+{
+	struct lvlbuf *lb = &b->v[depth];
+
+	if (lb->cap_groups <= LVL_KEEP && lb->cap_kids <= 2 * LVL_KEEP)
+		return;
+	free(lb->groups);
+	free(lb->items);
+	free(lb->kids);
+	free(lb->keys);
+	memset(lb, 0, sizeof(*lb));
+}
+
+/* depth's arrays; NULL on ENOMEM.  (A pointer into b->v: good until
+ * a deeper level is made.) */
+static struct lvlbuf *lvlbuf_at(struct lvlbufs *b, size_t depth)
+{
+	if (depth >= b->n) {
+		size_t n = depth + 1 > 2 * b->n ? depth + 1 : 2 * b->n;
+		struct lvlbuf *v = kf_reallocarray(b->v, n, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + b->n, 0, (n - b->n) * sizeof(*v));
+		b->v = v;
+		b->n = n;
+	}
+	return &b->v[depth];
+}
+
+/* Adds node's weight to g, and its children to the level's kids (*nk of
+ * them so far); a child whose text is empty (stackcollapse drops that
+ * frame) is looked through. */
+static int absorb(struct em *e, struct lvlbuf *lb, size_t *nk, struct group *g,
+		  uint32_t node)
 {
 	uint32_t c;
 	int r;
@@ -89,12 +152,15 @@ static int absorb(struct em *e, struct group *g, uint32_t node)
 	g->samples += e->st->nodes[node].samples;
 	for (c = e->first[node]; c; c = e->next[c]) {
 		if (e->text[c] == 0) {
-			r = absorb(e, g, c);
+			r = absorb(e, lb, nk, g, c);
+			if (r)
+				return r;
 		} else {
-			r = push(&g->kids, &g->n_kids, &g->cap_kids, c);
+			if (!KF_GROW(lb->kids, lb->cap_kids, *nk + 1))
+				return KF_ENOMEM;
+			lb->kids[(*nk)++] = c;
+			g->n_kids++;
 		}
-		if (r)
-			return r;
 	}
 	return 0;
 }
@@ -202,7 +268,7 @@ static uint64_t rank_of(const struct em *e, uint32_t node, int sub)
 	return e->rank[rank_slot(e->text[node], sub)];
 }
 
-static int level(struct em *e, uint32_t *nodes, size_t n, bool root);
+static int level(struct em *e, uint32_t *nodes, size_t n, bool root, size_t depth);
 
 /* A weight past 2^64 - 1 is printed as stackcollapse-perf.pl prints it:
  * Perl adds in floating point once a sum leaves its unsigned integers,
@@ -227,69 +293,104 @@ static int emit_line(struct em *e, kf_u128 weight)
 }
 
 /* One level: nodes sorted and grouped by text, and the items to print
- * in order (a group's own line, then the lines below it). */
+ * in order (a group's own line, then the lines below it); the arrays are
+ * its depth's (struct lvlbuf). */
 struct lvl {
 	struct group *groups;
 	struct item *items;
-	size_t ng, ni;
+	uint32_t *kids;
+	size_t ng, ni, depth;
 };
 
-static void lvl_free(struct lvl *l)
+/* The keys sorted: by insertion when there are few (most levels hold a
+ * node or two), else by qsort; keys are distinct, so any sort gives the
+ * one order. */
+static void sort_keys(uint64_t *k, size_t n)
 {
-	size_t i;
+	size_t i, j;
 
-	for (i = 0; i < l->ng; i++)
-		free(l->groups[i].kids);
-	free(l->groups);
-	free(l->items);
+	if (n > 16) {
+		qsort(k, n, sizeof(*k), cmp_u64);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		uint64_t x = k[i];
+
+		for (j = i; j > 0 && k[j - 1] > x; j--)
+			k[j] = k[j - 1];
+		k[j] = x;
+	}
+}
+
+/* Items by key, the same way (their keys are distinct too). */
+static void sort_items_by_key(struct item *v, size_t n)
+{
+	size_t i, j;
+
+	if (n > 16) {
+		qsort(v, n, sizeof(*v), cmp_item_keys);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		struct item x = v[i];
+
+		for (j = i; j > 0 && v[j - 1].key > x.key; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
 }
 
 /* nodes in order of their texts: by rank below the roots (whose texts
  * are not frame texts), by strcmp among the roots */
-static int sort_nodes(struct em *e, uint32_t *nodes, size_t n, bool root)
+static int sort_nodes(struct em *e, struct lvlbuf *lb, uint32_t *nodes, size_t n, bool root)
 {
-	uint64_t *k;
 	size_t i;
 
 	if (root) {
 		qsort_r(nodes, n, sizeof(*nodes), cmp_nodes, e);
 		return 0;
 	}
-	k = kf_calloc(n ? n : 1, sizeof(*k));
-	if (!k)
+	if (!KF_GROW(lb->keys, lb->cap_keys, n ? n : 1))
 		return KF_ENOMEM;
 	for (i = 0; i < n; i++)
-		k[i] = rank_of(e, nodes[i], 0) << 32 | nodes[i];
-	qsort(k, n, sizeof(*k), cmp_u64);
+		lb->keys[i] = rank_of(e, nodes[i], 0) << 32 | nodes[i];
+	sort_keys(lb->keys, n);
 	for (i = 0; i < n; i++)
-		nodes[i] = (uint32_t)k[i];
-	free(k);
+		nodes[i] = (uint32_t)lb->keys[i];
 	return 0;
 }
 
-static int lvl_make(struct em *e, uint32_t *nodes, size_t n, bool root, struct lvl *l)
+static int lvl_make(struct em *e, uint32_t *nodes, size_t n, bool root, size_t depth,
+		    struct lvl *l)
 {
+	struct lvlbuf *lb = lvlbuf_at(e->bufs, depth);
 	bool ranked = !root;
-	size_t i, j;
+	size_t i, j, nk = 0;
 	int r;
 
 	memset(l, 0, sizeof(*l));
-	if ((r = sort_nodes(e, nodes, n, root)) != 0)
-		return r;
-	l->groups = kf_calloc(n ? n : 1, sizeof(*l->groups));
-	l->items = kf_calloc(n ? 2 * n : 1, sizeof(*l->items));
-	if (!l->groups || !l->items)
+	l->depth = depth;
+	if (!lb)
 		return KF_ENOMEM;
+	if ((r = sort_nodes(e, lb, nodes, n, root)) != 0)
+		return r;
+	if (!KF_GROW(lb->groups, lb->cap_groups, n ? n : 1) ||
+	    !KF_GROW(lb->items, lb->cap_items, n ? 2 * n : 1))
+		return KF_ENOMEM;
+	l->groups = lb->groups;
+	l->items = lb->items;
 	/* equal texts have one id: they are interned */
 	for (i = 0; i < n; i = j) {
 		struct group *g = &l->groups[l->ng];
 		uint32_t t = nodes[i];
 		const char *txt = text_of(e, t);
 
+		memset(g, 0, sizeof(*g));
 		g->text_node = t;
+		g->kid0 = nk;
 		l->ng++;
 		for (j = i; j < n && e->text[nodes[j]] == e->text[t]; j++) {
-			r = absorb(e, g, nodes[j]);
+			r = absorb(e, lb, &nk, g, nodes[j]);
 			if (r)
 				return r;
 		}
@@ -300,7 +401,11 @@ static int lvl_make(struct em *e, uint32_t *nodes, size_t n, bool root, struct l
 			l->items[l->ni++] = (struct item){ txt, (uint32_t)(l->ng - 1), 1,
 							   ranked ? rank_of(e, t, 1) : 0 };
 	}
-	qsort(l->items, l->ni, sizeof(*l->items), ranked ? cmp_item_keys : cmp_items);
+	l->kids = lb->kids;       /* where absorb left them */
+	if (ranked)
+		sort_items_by_key(l->items, l->ni);
+	else
+		qsort(l->items, l->ni, sizeof(*l->items), cmp_items);
 	return 0;
 }
 
@@ -312,7 +417,7 @@ static int lvl_emit(struct em *e, const struct lvl *l, size_t from, size_t to, b
 
 	for (i = from; i < to && !r; i++) {
 		const struct item *it = &l->items[i];
-		struct group *g = &l->groups[it->group];
+		const struct group *g = &l->groups[it->group];
 		size_t keep = e->line.len;
 
 		if (!root)
@@ -323,26 +428,27 @@ static int lvl_emit(struct em *e, const struct lvl *l, size_t from, size_t to, b
 		if (!it->sub)
 			r = emit_line(e, g->weight);
 		else
-			r = level(e, g->kids, g->n_kids, false);
+			r = level(e, l->kids + g->kid0, g->n_kids, false, l->depth + 1);
 		e->line.len = keep;
 		e->line.p[keep] = '\0';
 	}
 	return r;
 }
 
-/* Emits, in order, every line below the frames in nodes (one level: all
- * children of the previous group, or all roots). */
-static int level(struct em *e, uint32_t *nodes, size_t n, bool root)
+/* Emits, in order, every line below the frames in nodes (one level at
+ * `depth`: all children of the previous group, or all roots). */
+static int level(struct em *e, uint32_t *nodes, size_t n, bool root, size_t depth)
 {
 	struct lvl l;
 	int r;
 
 	if (!n)
 		return 0;
-	r = lvl_make(e, nodes, n, root, &l);
+	r = lvl_make(e, nodes, n, root, depth, &l);
 	if (!r)
 		r = lvl_emit(e, &l, 0, l.ni, root);
-	lvl_free(&l);
+	if (depth < e->bufs->n)
+		lvlbuf_release(e->bufs, depth);
 	return r;
 }
 
@@ -398,7 +504,7 @@ static uint64_t item_cost(const struct lvl *l, const struct item *it, const uint
 
 	if (it->sub)
 		for (k = 0; k < g->n_kids; k++)
-			c += sz[g->kids[k]];
+			c += sz[l->kids[g->kid0 + k]];
 	return c;
 }
 
@@ -430,10 +536,11 @@ static int copy_file(FILE *from, FILE *to)
 }
 
 static int level_par(struct em *e, uint32_t *nodes, size_t n, bool root,
-		     const uint32_t *sz)
+		     const uint32_t *sz, size_t depth)
 {
 	struct lvl l;
 	struct half h;
+	struct lvlbufs hbufs;     /* the worker's levels */
 	pthread_t th;
 	uint64_t total = 0, acc = 0;
 	size_t i, cut;
@@ -441,31 +548,34 @@ static int level_par(struct em *e, uint32_t *nodes, size_t n, bool root,
 
 	if (!n)
 		return 0;
-	r = lvl_make(e, nodes, n, root, &l);
+	r = lvl_make(e, nodes, n, root, depth, &l);
 	if (r)
-		goto out;
+		return r;
 	if (l.ni == 1 && l.items[0].sub) {
 		/* a lone item: cut the level below it */
 		const struct item *it = &l.items[0];
-		struct group *g = &l.groups[it->group];
+		const struct group *g = &l.groups[it->group];
 		size_t keep = e->line.len;
 
 		if (!root)
 			kf_buf_put(&e->line, ";", 1);
 		kf_buf_puts(&e->line, it->text);
-		r = e->line.oom ? KF_ENOMEM : level_par(e, g->kids, g->n_kids, false, sz);
+		r = e->line.oom ? KF_ENOMEM :
+		    level_par(e, l.kids + g->kid0, g->n_kids, false, sz, depth + 1);
 		e->line.len = keep;
 		e->line.p[keep] = '\0';
-		goto out;
+		return r;
 	}
 	for (i = 0; i < l.ni; i++)
 		total += item_cost(&l, &l.items[i], sz);
 	for (cut = 0; cut < l.ni && acc * 2 < total; cut++)
 		acc += item_cost(&l, &l.items[cut], sz);
 	memset(&h, 0, sizeof(h));
+	memset(&hbufs, 0, sizeof(hbufs));
 	h.e = *e;
 	h.e.lines = 0;
 	h.e.err = 0;
+	h.e.bufs = &hbufs;
 	kf_buf_init(&h.e.line);
 	kf_buf_put(&h.e.line, e->line.p ? e->line.p : "", e->line.len);
 	h.e.out = cut < l.ni && cut > 0 && !h.e.line.oom ? scratch_file() : NULL;
@@ -495,7 +605,7 @@ static int level_par(struct em *e, uint32_t *nodes, size_t n, bool root,
 	fclose(h.e.out);
 	kf_buf_fini(&h.e.line);
 out:
-	lvl_free(&l);
+	lvlbufs_fini(&hbufs);
 	return r;
 }
 
@@ -509,9 +619,9 @@ static int level_top(struct em *e, uint32_t *rootv, size_t n_roots, unsigned job
 		return KF_ENOMEM;
 	e->rank = rank;
 	if (jobs < 2 || !(sz = subtree_sizes(e->st))) {
-		r = level(e, rootv, n_roots, true);
+		r = level(e, rootv, n_roots, true, 0);
 	} else {
-		r = level_par(e, rootv, n_roots, true, sz);
+		r = level_par(e, rootv, n_roots, true, sz, 0);
 		free(sz);
 	}
 	e->rank = NULL;
@@ -529,6 +639,14 @@ struct wline {
 static int cmp_wlines(const void *a, const void *b)
 {
 	return strcmp(((const struct wline *)a)->text, ((const struct wline *)b)->text);
+}
+
+static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+	if (!kf_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return KF_ENOMEM;
+	(*v)[(*n)++] = x;
+	return 0;
 }
 
 static int sorted_lines(struct em *e)
@@ -1825,6 +1943,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 	struct pieces pc;
 	bool have_pt = false, side = false;
 	struct em e;
+	struct lvlbufs bufs;
 	uint32_t *rootv = NULL;
 	struct node_namer nn;
 	size_t n_roots = 0, cap_roots = 0, i;
@@ -1833,6 +1952,8 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 
 	memset(&e, 0, sizeof(e));
 	memset(&nn, 0, sizeof(nn));
+	memset(&bufs, 0, sizeof(bufs));
+	e.bufs = &bufs;
 	e.st = st;
 	e.ft = ft;
 	e.out = out;
@@ -1942,6 +2063,7 @@ out:
 	free(e.first);
 	free(e.next);
 	free(rootv);
+	lvlbufs_fini(&bufs);
 	kf_buf_fini(&e.line);
 	kf_strtab_fini(&e.rtexts);
 	return r ? r : e.err;
