@@ -848,9 +848,8 @@ static int stitch_reference(struct kf_session *s, const struct kf_attr *a,
  * `evidx` the event it is delivered as (a member's for a group value, see
  * deliver_read) and smp->period its weight. */
 static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
-		       const struct kf_sample *psmp)
+		       const struct kf_sample *smp)
 {
-	const struct kf_sample smp = *psmp;
 	struct kf_thread *th;
 	const char *evname, *comm;
 	uint64_t weight;
@@ -866,11 +865,11 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	if (s->filters.on) {
 		bool out;
 
-		if ((r = filtered(s, a, evidx, &smp, &out)) != 0)
+		if ((r = filtered(s, a, evidx, smp, &out)) != 0)
 			return r;
 		if (out) {
 			s->stats.samples_filtered++;
-			return stitch_reference(s, a, &smp);
+			return stitch_reference(s, a, smp);
 		}
 	}
 	if (evidx >= 0 && (size_t)evidx >= s->n_attr_samples) {
@@ -888,8 +887,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	evname = kf_pd_event_name(s->pd, (size_t)evidx);
 	/* annotate: the other events' samples, for their columns */
 	if (s->event && !event_matches(evname, s->event))
-		return s->o.annotate && evidx >= 0 ? count_event_ip(s, (size_t)evidx, &smp) :
-		       stitch_reference(s, a, &smp);
+		return s->o.annotate && evidx >= 0 ? count_event_ip(s, (size_t)evidx, smp) :
+		       stitch_reference(s, a, smp);
 	/* with --event, the first matching event's full name is the one
 	 * folded (kf_session_folded_attr, the reports' notes) */
 	if (s->event && !s->filter_set) {
@@ -897,14 +896,14 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		s->filter_set = true;
 	}
 
-	th = kf_tasks_findnew(&s->tasks, smp.has_tid ? (int32_t)smp.pid : -1,
-			      smp.has_tid ? (int32_t)smp.tid : -1);
+	th = kf_tasks_findnew(&s->tasks, smp->has_tid ? (int32_t)smp->pid : -1,
+			      smp->has_tid ? (int32_t)smp->tid : -1);
 	if (!th)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
-	if (smp.cgroup)
-		th->cgroup = smp.cgroup;   /* --root CGROUP=DIR */
+	if (smp->cgroup)
+		th->cgroup = smp->cgroup;   /* --root CGROUP=DIR */
 	comm = kf_thread_comm(&s->tasks, th);
-	weight = smp.period;
+	weight = smp->period;
 
 	/* without a callchain perf script prints one line per sample,
 	 * which stackcollapse-perf.pl does not fold */
@@ -915,7 +914,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 
 		/* the comm and the period and event stackcollapse reads from
 		 * the line */
-		if (kf_perf_header_read(&s->perfhdr, s->pd, evidx, &smp, evname, comm, &hr))
+		if (kf_perf_header_read(&s->perfhdr, s->pd, evidx, smp, evname, comm, &hr))
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		if (!hr.matched)
 			return 0;   /* the header regex did not match */
@@ -945,7 +944,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		if (s->pol->tracepoint_comm_only && a->type == 2 && kf_pd_is_pipe(s->pd))
 			memset(&ch, 0, sizeof(ch));
 		else
-			r = kf_callchain_build(&s->cc, th, a, &smp, &ch);
+			r = kf_callchain_build(&s->cc, th, a, smp, &ch);
 	} else {
 		if (!s->event) {
 			if (!s->filter_set) {
@@ -953,29 +952,29 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 				s->filter_set = true;
 			} else if (!s->filter || strcmp(s->filter, evname) != 0) {
 				return s->o.annotate && evidx >= 0 ?
-				       count_event_ip(s, (size_t)evidx, &smp) :
-				       stitch_reference(s, a, &smp);
+				       count_event_ip(s, (size_t)evidx, smp) :
+				       stitch_reference(s, a, smp);
 			}
 		}
 		comm_id = th->comm;
 		if (s->o.annotate && s->o.ips_only)
-			return count_ip(s, th, a, &smp);
-		r = kf_callchain_build(&s->cc, th, a, &smp, &ch);
+			return count_ip(s, th, a, smp);
+		r = kf_callchain_build(&s->cc, th, a, smp, &ch);
 		if (weight == 0)
 			weight = 1;
 	}
 	if (r)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	/* branch records with flags: counted by branch site */
-	if (smp.n_branches && (a->sample_type & KF_SAMPLE_BRANCH_STACK) &&
+	if (smp->n_branches && (a->sample_type & KF_SAMPLE_BRANCH_STACK) &&
 	    !(a->branch_sample_type & KF_BRANCH_NO_FLAGS) && !s->o.annotate) {
 		s->brsites.samples++;
-		for (i = 0; i < smp.n_branches; i++) {
+		for (i = 0; i < smp->n_branches; i++) {
 			struct kf_branch br;
 			struct kf_frame bf;
 
-			kf_sample_branch(&smp, i, &br);
-			kf_callchain_resolve_branch(&s->cc, th, &smp, br.from, &bf);
+			kf_sample_branch(smp, i, &br);
+			kf_callchain_resolve_branch(&s->cc, th, smp, br.from, &bf);
 			if (!kf_brsites_add(&s->brsites, &bf, &br))
 				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		}
@@ -987,16 +986,16 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		/* the thread is the tracepoint's prev_pid, the kernel's
 		 * number as next_pid is (a sample's tid is the one in
 		 * perf's pid namespace, and -1 for an exiting thread) */
-		if (!oa || oa->kind != 1 || !smp.has_time)
+		if (!oa || oa->kind != 1 || !smp->has_time)
 			return 0;
-		if (!raw_field(&smp, &oa->prev_pid, &v) ||
-		    !raw_field(&smp, &oa->prev_state, &w)) {
+		if (!raw_field(smp, &oa->prev_pid, &v) ||
+		    !raw_field(smp, &oa->prev_state, &w)) {
 			if (s->stats.offcpu_unreadable++ == 0)
 				logf_(s, KF_LOG_WARN, "--off-cpu: a %s sample's raw data "
 				      "(%" PRIu32 " bytes) does not hold the fields its "
 				      "format places (prev_pid at %" PRIu32 ", prev_state at "
 				      "%" PRIu32 "): not weighed", KF_OFFCPU_EVENT,
-				      smp.raw_size, oa->prev_pid.offset, oa->prev_state.offset);
+				      smp->raw_size, oa->prev_pid.offset, oa->prev_state.offset);
 			return 0;
 		}
 		oc_tid = (int32_t)v;
@@ -1013,7 +1012,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	if (s->o.count_samples)
 		weight = 1;
 	s->stats.samples_folded++;
-	if (s->o.annotate && (r = count_ip(s, th, a, &smp)) != 0)
+	if (s->o.annotate && (r = count_ip(s, th, a, smp)) != 0)
 		return r;
 	if (s->o.annotate && s->o.call_sites) {
 		/* every return address of the chain: the call it returns to */
@@ -1024,7 +1023,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 			if (!(f->flags & KF_FRAME_RA) || !f->module)
 				continue;
 			if (kf_ipcounts_add_once(&s->sites, f->module, f->addr,
-						 (f->flags & KF_FRAME_KERNEL) != 0, smp.period,
+						 (f->flags & KF_FRAME_KERNEL) != 0, smp->period,
 						 s->site_stamp))
 				return kf_fail(&s->err, KF_ENOMEM, "out of memory");
 		}
@@ -1037,13 +1036,13 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	rd.pid = s->o.root == KF_ROOT_PID || s->o.root == KF_ROOT_TID ? th->pid : -1;
 	rd.tid = s->o.root == KF_ROOT_TID ? th->tid : -1;
 	if (s->o.classify)
-		ctx_root(s, th, a, &smp, &ch, &rd);
+		ctx_root(s, th, a, smp, &ch, &rd);
 	if (s->o.off_cpu)
 		rd.offcpu = (uint8_t)(oc_state + 1);
 	if (s->o.cgroup_root) {
 		uint32_t sid;
 
-		if ((r = sample_cgroup(s, a, &smp, &sid)) == KF_EINVAL)
+		if ((r = sample_cgroup(s, a, smp, &sid)) == KF_EINVAL)
 			return kf_fail(&s->err, r, "--cgroup: the samples of event %s "
 				       "record no cgroup (perf record without "
 				       "--all-cgroups)", evname);
@@ -1069,7 +1068,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 
 		/* with =wakers the waker's stack stands for the wait: the
 		 * thread's own frames are not kept */
-		if (!kf_offcpu_hold(&s->offcpu, oc_tid, smp.time, &root, ch.frames,
+		if (!kf_offcpu_hold(&s->offcpu, oc_tid, smp->time, &root, ch.frames,
 				    s->o.off_cpu_wakers ? 0 : ch.n, thread, th->pid, th->tid,
 				    &replaced))
 			return kf_fail(&s->err, KF_ENOMEM, "out of memory");
