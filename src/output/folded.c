@@ -89,16 +89,21 @@ struct lvlbufs {
 	size_t n;
 };
 
+static void lvlbuf_free(struct lvlbuf *lb)
+{
+	free(lb->groups);
+	free(lb->items);
+	free(lb->kids);
+	free(lb->keys);
+	memset(lb, 0, sizeof(*lb));
+}
+
 static void lvlbufs_fini(struct lvlbufs *b)
 {
 	size_t i;
 
-	for (i = 0; i < b->n; i++) {
-		free(b->v[i].groups);
-		free(b->v[i].items);
-		free(b->v[i].kids);
-		free(b->v[i].keys);
-	}
+	for (i = 0; i < b->n; i++)
+		lvlbuf_free(&b->v[i]);
 	free(b->v);
 	memset(b, 0, sizeof(*b));
 }
@@ -113,13 +118,8 @@ static void lvlbuf_release(struct lvlbufs *b, size_t depth)
 {
 	struct lvlbuf *lb = &b->v[depth];
 
-	if (lb->cap_groups <= LVL_KEEP && lb->cap_kids <= 2 * LVL_KEEP)
-		return;
-	free(lb->groups);
-	free(lb->items);
-	free(lb->kids);
-	free(lb->keys);
-	memset(lb, 0, sizeof(*lb));
+	if (lb->cap_groups > LVL_KEEP || lb->cap_kids > 2 * LVL_KEEP)
+		lvlbuf_free(lb);
 }
 
 /* depth's arrays; NULL on ENOMEM.  (A pointer into b->v: good until
