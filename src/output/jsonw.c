@@ -1,6 +1,7 @@
 /* jsonw.c - JSON strings and integers written into a buffer (jsonw.h). */
 #include "jsonw.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static void put_u16(struct kf_buf *out, unsigned v)
@@ -41,10 +42,30 @@ void kf_jsonw_str(struct kf_buf *out, const char *p, size_t n)
 
 	kf_buf_put(out, "\"", 1);
 	while (i < n) {
-		unsigned c = u[i], cp;
+		unsigned c, cp;
 		size_t len;
 		const char *esc;
 
+		/* eight plain bytes at a time (no byte below 0x20, none with
+		 * the high bit, no '"', no '\\'): these tests of a whole
+		 * word are exact for "any byte", and a word that fails is
+		 * gone through byte by byte below */
+		if (n - i >= 8) {
+			uint64_t x, q, bs, hit;
+
+			memcpy(&x, u + i, 8);
+			q = x ^ 0x2222222222222222ull;
+			bs = x ^ 0x5c5c5c5c5c5c5c5cull;
+			hit = ((x - 0x2020202020202020ull) & ~x) |
+			      ((q - 0x0101010101010101ull) & ~q) |
+			      ((bs - 0x0101010101010101ull) & ~bs) | x;
+			if (!(hit & 0x8080808080808080ull)) {
+				i += 8;
+				run += 8;
+				continue;
+			}
+		}
+		c = u[i];
 		/* the plain ASCII run goes out in one piece */
 		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
 			i++;

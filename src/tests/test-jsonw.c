@@ -6,6 +6,7 @@
  * json.c would have made (jansson's own UTF-8 check decides which bytes
  * become U+FFFD). */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,12 +88,15 @@ static void put_cp(char *s, size_t *n, uint32_t cp, int len)
 		s[(*n)++] = (char)(0x80 | (cp >> (6 * k) & 0x3f));
 }
 
-static size_t random_string(char *s, size_t cap)
+/* A random string of up to 24 pieces; with `plain`, of up to 120, most
+ * of them printable ASCII, so that the special ones fall at every place
+ * of kf_jsonw_str's 8-byte words */
+static size_t random_string(char *s, size_t cap, bool plain)
 {
-	size_t n = 0, want = next() % 24;
+	size_t n = 0, want = next() % (plain ? 120 : 24);
 
 	while (n < want && n + 4 < cap) {
-		uint32_t r = next() % 16;
+		uint32_t r = plain && next() % 12 ? 15 : next() % 16;
 
 		switch (r) {
 		case 0: s[n++] = (char)(1 + next() % 0x1f); break;          /* controls */
@@ -160,14 +164,16 @@ int main(void)
 		"\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
 		"\xe2\x82", "\x80", "\xff", "std::vector<int>::~vector()", "a;b",
 	};
-	char s[128];
+	char s[160];
 	size_t i;
 	int k;
 
 	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		check_one(fixed[i], strlen(fixed[i]));
 	for (i = 0; i < 200000 && check_failures < 10; i++)
-		check_one(s, random_string(s, sizeof(s)));
+		check_one(s, random_string(s, sizeof(s), false));
+	for (i = 0; i < 100000 && check_failures < 10; i++)
+		check_one(s, random_string(s, sizeof(s), true));
 	for (k = 0; k < 64; k++) {
 		check_uint((uint64_t)1 << k);
 		check_uint(((uint64_t)1 << k) - 1);

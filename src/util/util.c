@@ -511,7 +511,7 @@ void kf_buf_fini(struct kf_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-void kf_buf_put(struct kf_buf *b, const char *s, size_t n)
+void kf_buf_put_grow(struct kf_buf *b, const char *s, size_t n)
 {
 	size_t need;
 

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- caps (one place for every input-controlled size) ------------------ */
 
@@ -203,7 +204,22 @@ struct kf_buf {
 
 void kf_buf_init(struct kf_buf *b);
 void kf_buf_fini(struct kf_buf *b);
-void kf_buf_put(struct kf_buf *b, const char *s, size_t n);
+/* kf_buf_put when b must grow first (or has failed). */
+void kf_buf_put_grow(struct kf_buf *b, const char *s, size_t n);
+
+/* Appends s[0..n) and keeps b->p NUL-terminated; on ENOMEM sets b->oom
+ * and appends nothing more.  (Inline: writers call it for every quote
+ * and comma; the call cost more than the copy.) */
+static inline void kf_buf_put(struct kf_buf *b, const char *s, size_t n)
+{
+	if (!b->oom && n < b->cap - b->len) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+		b->p[b->len] = '\0';
+		return;
+	}
+	kf_buf_put_grow(b, s, n);
+}
 void kf_buf_puts(struct kf_buf *b, const char *s);
 void kf_buf_printf(struct kf_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
