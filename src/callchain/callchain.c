@@ -123,12 +123,12 @@ kernel_first(struct kf_callchain *cc, uint32_t kmod, uint64_t ip)
 	return kf_maps_find_hint(&cc->tasks->kernel, ip, &cc->khint);
 }
 
-/* The JIT load of a jitdump at ip, or 0; out of line for the same
- * reason (most captures have no jitdump). */
-static __attribute__((noinline)) uint32_t jit_code_at(struct kf_callchain *cc,
-						      uint32_t dump, uint64_t ip)
+/* What resolve reads of the sample being built. */
+static void sample_begins(struct kf_callchain *cc, const struct kf_sample *smp)
 {
-	return kf_dsos_jit_code(cc->dsos, dump, ip, cc->now, cc->has_now);
+	cc->now = smp->time;
+	cc->has_now = smp->has_time;
+	cc->jit_known = false;
 }
 
 /* (inlined: it runs once a frame, and its own call cost a third of it) */
@@ -167,7 +167,8 @@ resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpumode, uint64_
 			cc->jit_known = true;
 		}
 		dump = cc->jit_dump;
-		if (dump && (code = jit_code_at(cc, dump, ip)) != 0) {
+		if (dump && (code = kf_dsos_jit_code(cc->dsos, dump, ip, cc->now,
+						     cc->has_now)) != 0) {
 			f->module = code;
 			f->addr = ip;
 		}
@@ -183,9 +184,7 @@ void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,
 		f->flags = KF_FRAME_NOMAP;
 		return;
 	}
-	cc->now = smp->time;
-	cc->has_now = smp->has_time;
-	cc->jit_known = false;
+	sample_begins(cc, smp);
 	resolve(cc, th, smp->misc & KF_MISC_CPUMODE_MASK, smp->ip, f);
 }
 
@@ -193,9 +192,7 @@ void kf_callchain_resolve_branch(struct kf_callchain *cc, struct kf_thread *th,
 				 const struct kf_sample *smp, uint64_t addr,
 				 struct kf_frame *f)
 {
-	cc->now = smp->time;
-	cc->has_now = smp->has_time;
-	cc->jit_known = false;
+	sample_begins(cc, smp);
 	resolve(cc, th, addr >> 63 ? KF_MISC_KERNEL : KF_MISC_USER, addr, f);
 }
 
@@ -650,9 +647,7 @@ int kf_callchain_build(struct kf_callchain *cc, struct kf_thread *th,
 	long n = 0;
 
 	memset(out, 0, sizeof(*out));
-	cc->now = smp->time;
-	cc->has_now = smp->has_time;
-	cc->jit_known = false;
+	sample_begins(cc, smp);
 	if (a->sample_type & KF_SAMPLE_CALLCHAIN) {
 		uint64_t user = lbr_user_at(a, smp);
 

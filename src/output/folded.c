@@ -302,41 +302,25 @@ struct lvl {
 	size_t ng, ni, depth;
 };
 
-/* The keys sorted: by insertion when there are few (most levels hold a
- * node or two), else by qsort; keys are distinct, so any sort gives the
- * one order. */
-static void sort_keys(uint64_t *k, size_t n)
+/* qsort, but by insertion when there are few (most levels hold a node
+ * or two, and qsort's setup cost more than their sort); the keys sorted
+ * here are distinct, so any sort gives the one order.  Elements of at
+ * most sizeof(struct item) bytes. */
+static void sort_few(void *base, size_t n, size_t size,
+		     int (*cmp)(const void *, const void *))
 {
+	unsigned char *v = base, x[sizeof(struct item)];
 	size_t i, j;
 
-	if (n > 16) {
-		qsort(k, n, sizeof(*k), cmp_u64);
+	if (n > 16 || size > sizeof(x)) {
+		qsort(base, n, size, cmp);
 		return;
 	}
 	for (i = 1; i < n; i++) {
-		uint64_t x = k[i];
-
-		for (j = i; j > 0 && k[j - 1] > x; j--)
-			k[j] = k[j - 1];
-		k[j] = x;
-	}
-}
-
-/* Items by key, the same way (their keys are distinct too). */
-static void sort_items_by_key(struct item *v, size_t n)
-{
-	size_t i, j;
-
-	if (n > 16) {
-		qsort(v, n, sizeof(*v), cmp_item_keys);
-		return;
-	}
-	for (i = 1; i < n; i++) {
-		struct item x = v[i];
-
-		for (j = i; j > 0 && v[j - 1].key > x.key; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
+		memcpy(x, v + i * size, size);
+		for (j = i; j > 0 && cmp(v + (j - 1) * size, x) > 0; j--)
+			memcpy(v + j * size, v + (j - 1) * size, size);
+		memcpy(v + j * size, x, size);
 	}
 }
 
@@ -354,7 +338,7 @@ static int sort_nodes(struct em *e, struct lvlbuf *lb, uint32_t *nodes, size_t n
 		return KF_ENOMEM;
 	for (i = 0; i < n; i++)
 		lb->keys[i] = rank_of(e, nodes[i], 0) << 32 | nodes[i];
-	sort_keys(lb->keys, n);
+	sort_few(lb->keys, n, sizeof(*lb->keys), cmp_u64);
 	for (i = 0; i < n; i++)
 		nodes[i] = (uint32_t)lb->keys[i];
 	return 0;
@@ -402,10 +386,7 @@ static int lvl_make(struct em *e, uint32_t *nodes, size_t n, bool root, size_t d
 							   ranked ? rank_of(e, t, 1) : 0 };
 	}
 	l->kids = lb->kids;       /* where absorb left them */
-	if (ranked)
-		sort_items_by_key(l->items, l->ni);
-	else
-		qsort(l->items, l->ni, sizeof(*l->items), cmp_items);
+	sort_few(l->items, l->ni, sizeof(*l->items), ranked ? cmp_item_keys : cmp_items);
 	return 0;
 }
 

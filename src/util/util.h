@@ -220,6 +220,7 @@ static inline void kf_buf_put(struct kf_buf *b, const char *s, size_t n)
 	}
 	kf_buf_put_grow(b, s, n);
 }
+
 void kf_buf_puts(struct kf_buf *b, const char *s);
 void kf_buf_printf(struct kf_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
