@@ -19,11 +19,14 @@ int kf_stacks_init(struct kf_stacks *s)
 	return 0;
 }
 
+static void recent_free(struct kf_pathcache *c);
+
 void kf_stacks_fini(struct kf_stacks *s)
 {
 	free(s->nodes);
 	free(s->hashes);
 	free(s->slots);
+	recent_free(s->recent);
 	kf_map64_fini(&s->carry);
 	memset(s, 0, sizeof(*s));
 }
@@ -232,6 +235,8 @@ void kf_stacks_drop_index(struct kf_stacks *s)
 {
 	free(s->slots);
 	free(s->hashes);
+	recent_free(s->recent);
+	s->recent = NULL;
 	s->slots = NULL;
 	s->hashes = NULL;
 	s->nslots = 0;
@@ -400,15 +405,165 @@ walk_batched(struct kf_stacks *s, uint32_t from, size_t m,
 	return node;
 }
 
+/* ---- stacks met lately ------------------------------------------------------
+ *
+ * Samples repeat their stacks: on a system-wide capture three in four
+ * come again, many within a few thousand samples (the idle loop, a hot
+ * function's callers).  kf_stacks_path first looks a whole stack up
+ * here: a table of recent stacks, by a hash of all their frames, one
+ * entry per slot (a newer stack of the same slot takes it), each with
+ * its frames kept in a ring.  A hit compares every frame, so the node
+ * it gives is the one the walk would: one hash and one compare instead
+ * of a probe and a node per frame.  Stacks whose frames the ring has
+ * overwritten since no longer hit.  The nodes it names are only ever
+ * added to while the index lives, and it goes with the index
+ * (kf_stacks_drop_index), so an entry never names another stack's
+ * node. */
+
+enum {
+	RECENT_BITS = 15,         /* table slots: 2^15 (768 KiB) */
+	RECENT_RING = 1u << 18,   /* frames kept: 2^18 (4 MiB) */
+	RECENT_MAX = 256,         /* frames of the longest stack kept */
+};
+
+struct kf_pathcache {
+	struct recent {
+		uint64_t hash;
+		uint64_t pos;     /* where its frames start, counted from the
+				     ring's first write */
+		uint32_t node;
+		uint32_t n;       /* frames after the root */
+	} *slot;
+	struct kf_frame *ring;    /* the root, then frames[0 .. n) */
+	size_t ring_len;          /* frames: RECENT_RING, but in tests */
+	uint64_t head;            /* frames written (and skipped) so far */
+	uint64_t mask;            /* of the hash: all of it, but in tests */
+	uint64_t hits;
+};
+
+static void recent_free(struct kf_pathcache *c)
+{
+	if (c) {
+		free(c->slot);
+		free(c->ring);
+		free(c);
+	}
+}
+
+static struct kf_pathcache *recent_new(size_t ring_len)
+{
+	struct kf_pathcache *c = kf_calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	/* calloc: node 0, an empty slot */
+	c->slot = kf_calloc((size_t)1 << RECENT_BITS, sizeof(*c->slot));
+	c->ring = kf_reallocarray(NULL, ring_len, sizeof(*c->ring));
+	if (!c->slot || !c->ring) {
+		recent_free(c);
+		return NULL;
+	}
+	c->ring_len = ring_len;
+	c->mask = UINT64_MAX;
+	return c;
+}
+
+bool kf_stacks_recent_test(struct kf_stacks *s, uint64_t mask, size_t ring_len)
+{
+	if (ring_len < RECENT_MAX || (ring_len & (ring_len - 1)))
+		return false;
+	recent_free(s->recent);
+	if (!(s->recent = recent_new(ring_len)))
+		return false;
+	s->recent->mask = mask;
+	return true;
+}
+
+uint64_t kf_stacks_recent_hits(const struct kf_stacks *s)
+{
+	return s->recent ? s->recent->hits : 0;
+}
+
+static inline uint64_t frame_word(const struct kf_frame *f)
+{
+	return f->addr * 0x9e3779b97f4a7c15ull ^ ((uint64_t)f->module << 32 | f->flags);
+}
+
+static uint64_t stack_hash(const struct kf_pathcache *c, const struct kf_frame *root,
+			   const struct kf_frame *frames, size_t n)
+{
+	uint64_t h = frame_word(root) ^ n;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ frame_word(&frames[i])) * 0xff51afd7ed558ccdull + (h >> 29);
+	return kf_hash64(h) & c->mask;
+}
+
+/* The node of the stack, when it came lately; 0 if not. */
+static uint32_t recent_find(struct kf_pathcache *c, uint64_t h,
+			    const struct kf_frame *root, const struct kf_frame *frames,
+			    size_t n)
+{
+	const struct recent *e = &c->slot[h & (((size_t)1 << RECENT_BITS) - 1)];
+	const struct kf_frame *at;
+
+	/* the ring still holds its frames: it wrapped past them less than
+	 * once */
+	if (!e->node || e->hash != h || e->n != n || c->head - e->pos > c->ring_len)
+		return 0;
+	at = &c->ring[e->pos & (c->ring_len - 1)];
+	if (memcmp(at, root, sizeof(*root)) != 0 ||
+	    memcmp(at + 1, frames, n * sizeof(*frames)) != 0)
+		return 0;
+	c->hits++;
+	return e->node;
+}
+
+static void recent_add(struct kf_pathcache *c, uint64_t h, const struct kf_frame *root,
+		       const struct kf_frame *frames, size_t n, uint32_t node)
+{
+	struct recent *e = &c->slot[h & (((size_t)1 << RECENT_BITS) - 1)];
+	size_t room = c->ring_len - (c->head & (c->ring_len - 1));
+	struct kf_frame *at;
+
+	if (n + 1 > room)         /* kept whole: the ring's tail is skipped */
+		c->head += room;
+	at = &c->ring[c->head & (c->ring_len - 1)];
+	at[0] = *root;
+	memcpy(at + 1, frames, n * sizeof(*frames));
+	e->hash = h;
+	e->pos = c->head;
+	e->node = node;
+	e->n = (uint32_t)n;
+	c->head += n + 1;
+}
+
 uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 			const struct kf_frame *frames, size_t n)
 {
 	struct rootpath p = { root, frames, n };
+	uint64_t h = 0;
+	uint32_t node;
 	size_t m;
 
+	if (n < RECENT_MAX && s->recent) {
+		h = stack_hash(s->recent, root, frames, n);
+		if ((node = recent_find(s->recent, h, root, frames, n)) != 0) {
+			KF_WORK(1);
+			return node;
+		}
+	}
 	if (!kf_add_ok(n, 1, &m) || !reserve(s, m))
 		return 0;
-	return walk_batched(s, 0, m, rootpath_frame, &p, NULL);
+	node = walk_batched(s, 0, m, rootpath_frame, &p, NULL);
+	/* made with the index, which it is part of; without it the walk
+	 * still works */
+	if (!s->recent)
+		s->recent = recent_new(RECENT_RING);
+	else if (n < RECENT_MAX)
+		recent_add(s->recent, h, root, frames, n, node);
+	return node;
 }
 
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,

@@ -134,6 +134,8 @@ struct kf_stacks {
 	uint64_t *slots;         /* path hash -> node id (the hash above
 				    the id) */
 	size_t nslots;
+	struct kf_pathcache *recent;  /* whole stacks met lately (stacks.c);
+				    part of the index */
 	/* node -> how many times its weight went past 2^64 - 1 (only a
 	 * PERF_SAMPLE_READ counter that went back weighs that much) */
 	struct kf_map64 carry;
@@ -148,8 +150,9 @@ uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,
 
 /* The node of a whole stack: the root frame, then frames[n - 1] (the
  * outermost) down to frames[0] (the leaf), each added if new; what n + 1
- * calls of kf_stacks_child would give, fetched in parallel.  0 on
- * ENOMEM (nodes added before it stay). */
+ * calls of kf_stacks_child would give, fetched in parallel, or found at
+ * once when the same stack came lately.  0 on ENOMEM (nodes added
+ * before it stay). */
 uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 			const struct kf_frame *frames, size_t n);
 
@@ -160,9 +163,19 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,
 		    size_t n, uint32_t *nodes);
 
-/* Frees the index that finds a node by (parent, frame): the nodes stay
- * and read as before; the next kf_stacks_child or kf_stacks_path
- * rebuilds it (O(nodes)).  For a trie that is complete. */
+/* For tests of kf_stacks_path's recent stacks (made afresh here): keep
+ * only `mask`'s bits of the hash they are found by, so that different
+ * stacks share a hash and only their frames tell them apart, and only
+ * ring_len of their frames (a power of two, at least 256), so that the
+ * ring wraps often; false on ENOMEM or a bad ring_len.  And how many
+ * stacks were found there. */
+bool kf_stacks_recent_test(struct kf_stacks *s, uint64_t mask, size_t ring_len);
+uint64_t kf_stacks_recent_hits(const struct kf_stacks *s);
+
+/* Frees the index that finds a node by (parent, frame), and the stacks
+ * kf_stacks_path keeps at hand: the nodes stay and read as before; the
+ * next kf_stacks_child or kf_stacks_path rebuilds it (O(nodes)).  For a
+ * trie that is complete. */
 void kf_stacks_drop_index(struct kf_stacks *s);
 
 /* Makes *dst (initialised here) a copy of src's nodes and weights,

@@ -2,8 +2,9 @@
  * once (kf_stacks_path) gives the nodes a frame-by-frame walk
  * (kf_stacks_child) gives, through random stacks that share prefixes,
  * repeat, run longer than one fetch batch and make the index grow, and
- * after the index was dropped and rebuilt; a copy changed in place and
- * pruned (the --context rewrite's steps). */
+ * after the index was dropped and rebuilt; the same when the recent
+ * stacks kf_stacks_path finds at once share their hashes; a copy changed
+ * in place and pruned (the --context rewrite's steps). */
 #include <stdint.h>
 #include <string.h>
 
@@ -75,6 +76,176 @@ static void test_path_equals_child(void)
 		CHECK_EQ(a.nodes[i].frame.addr, b.nodes[i].frame.addr);
 		CHECK_EQ(a.nodes[i].frame.module, b.nodes[i].frame.module);
 	}
+	kf_stacks_fini(&a);
+	kf_stacks_fini(&b);
+}
+
+/* One stack of test_recent's, made from its seed: a few roots, a small
+ * alphabet of frames (so that stacks share prefixes and differ in one
+ * frame, one module or one flag), mostly short, now and then past the
+ * longest stack the recent ones keep (256 frames). */
+static size_t recent_stack(uint64_t seed, struct kf_frame *root, struct kf_frame *frames)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t n = rnd(&x) % 16 == 0 ? (size_t)(rnd(&x) % 300) : (size_t)(rnd(&x) % 20), i;
+
+	memset(root, 0, sizeof(*root));
+	root->flags = KF_FRAME_ROOT;
+	root->root = (uint32_t)(rnd(&x) % 3) + 1;
+	for (i = 0; i < n; i++) {
+		memset(&frames[i], 0, sizeof(frames[i]));
+		frames[i].addr = rnd(&x) % 6;
+		frames[i].module = (uint32_t)(rnd(&x) % 2);
+		frames[i].flags = rnd(&x) % 4 == 0 ? KF_FRAME_RA : 0;
+	}
+	return n;
+}
+
+/* kf_stacks_path's recent stacks.  With the whole hash and 4 bits of it
+ * (16 hashes: stacks share them all the time), with none (every stack in
+ * one slot), with the usual ring of 2^18 frames and with rings so short
+ * that a stack's slot often outlives its frames: stacks come new or
+ * again (the one before, or one of the last 64); each answer is the
+ * frame-by-frame walk's, the ring wraps, and repeats are found there. */
+static void test_recent(void)
+{
+	static const struct {
+		uint64_t mask;
+		size_t ring;
+	} cfg[] = {
+		{ UINT64_MAX, 1u << 18 }, { 0xf, 1u << 18 }, { 0xf, 256 }, { 0xf, 1024 },
+		{ 0, 1024 },
+	};
+	static struct kf_frame frames[300];
+	struct kf_frame root;
+	size_t k;
+
+	for (k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
+		struct kf_stacks a, b;
+		uint64_t seeds[64] = { 0 }, x = 0xfeed + k, next = 1, frames_in = 0;
+		int round;
+
+		CHECK_EQ(kf_stacks_init(&a), 0);
+		CHECK_EQ(kf_stacks_init(&b), 0);
+		CHECK(kf_stacks_recent_test(&a, cfg[k].mask, cfg[k].ring));
+		for (round = 0; round < 20000; round++) {
+			uint64_t r = rnd(&x) % 8, seed;
+			uint32_t pa, pb;
+			size_t n;
+
+			/* new, the one before, or one of the last 64 */
+			seed = r < 3 ? next++ : r < 5 ? seeds[(round + 63) % 64] :
+			       seeds[rnd(&x) % 64];
+			if (!seed)
+				seed = next++;
+			seeds[round % 64] = seed;
+			n = recent_stack(seed, &root, frames);
+			frames_in += n + 1;
+			pa = kf_stacks_path(&a, &root, frames, n);
+			pb = by_child(&b, &root, frames, n);
+			CHECK(pa != 0);
+			CHECK_EQ(pa, pb);
+			CHECK_EQ(a.n, b.n);
+		}
+		CHECK(frames_in > cfg[k].ring);
+		CHECK(kf_stacks_recent_hits(&a) > 1000);
+		kf_stacks_fini(&a);
+		kf_stacks_fini(&b);
+	}
+	/* a ring too short for the longest stack kept, or not a power of
+	 * two, is refused */
+	{
+		struct kf_stacks a;
+
+		CHECK_EQ(kf_stacks_init(&a), 0);
+		CHECK(!kf_stacks_recent_test(&a, 0, 128));
+		CHECK(!kf_stacks_recent_test(&a, 0, 1000));
+		kf_stacks_fini(&a);
+	}
+}
+
+/* A one-frame stack of root 1 (its frame at addr). */
+static void one_frame(struct kf_frame *root, struct kf_frame *f, uint64_t addr)
+{
+	memset(root, 0, sizeof(*root));
+	memset(f, 0, sizeof(*f));
+	root->flags = KF_FRAME_ROOT;
+	root->root = 1;
+	f->addr = addr;
+}
+
+/* Whether stack (root, f, n) takes another slot than (ra, fa, 1) in the
+ * probe trie p: after it, (ra, fa) is found again there. */
+static bool other_slot(struct kf_stacks *p, const struct kf_frame *ra,
+		       const struct kf_frame *fa, const struct kf_frame *root,
+		       const struct kf_frame *f, size_t n)
+{
+	uint64_t h0;
+
+	CHECK(kf_stacks_path(p, ra, fa, 1) != 0);
+	h0 = kf_stacks_recent_hits(p);
+	CHECK(kf_stacks_path(p, root, f, n) != 0);
+	CHECK(kf_stacks_path(p, ra, fa, 1) != 0);
+	/* (root, f) is new each time: not found itself */
+	return kf_stacks_recent_hits(p) > h0;
+}
+
+/* A recent stack whose slot outlives its frames: stack A is kept at the
+ * ring's start, other slots' stacks fill the ring (256 frames) and wrap
+ * onto it with the frames of stack Q, which shares A's hash (4 bits of
+ * it) and length.  Q is then not taken for A: the ring wrapped past A's
+ * frames.  The stacks of each part are found by probing a trie of the
+ * same hash (a stack in another slot leaves A to be found again). */
+static void test_recent_stale(void)
+{
+	struct kf_stacks p, a, b;
+	struct kf_frame ra, fa, rq, fq, rx, fx[2];
+	uint64_t fill[127], addr = 1000;
+	size_t nf = 0, i;
+	bool found = false;
+
+	CHECK_EQ(kf_stacks_init(&p), 0);
+	CHECK(kf_stacks_recent_test(&p, 0xf, 1u << 18));
+	one_frame(&ra, &fa, 1);
+	/* Q: one frame, the same slot as A */
+	for (addr = 2; addr < 2000 && !found; addr++) {
+		one_frame(&rq, &fq, addr);
+		found = !other_slot(&p, &ra, &fa, &rq, &fq, 1);
+	}
+	CHECK(found);
+	/* the fillers: one frame each, other slots */
+	for (addr = 100000; nf < 127 && addr < 110000; addr++) {
+		one_frame(&rx, &fx[0], addr);
+		if (other_slot(&p, &ra, &fa, &rx, &fx[0], 1))
+			fill[nf++] = addr;
+	}
+	CHECK_EQ(nf, 127u);
+	/* D: Q's root and frame, then one more; another slot */
+	found = false;
+	for (addr = 200000; addr < 210000 && !found; addr++) {
+		one_frame(&rx, &fx[0], fq.addr);
+		fx[1] = fx[0];
+		fx[1].addr = addr;
+		found = other_slot(&p, &ra, &fa, &rx, fx, 2);
+	}
+	CHECK(found);
+	kf_stacks_fini(&p);
+
+	CHECK_EQ(kf_stacks_init(&a), 0);
+	CHECK_EQ(kf_stacks_init(&b), 0);
+	CHECK(kf_stacks_recent_test(&a, 0xf, 256));
+	/* A at ring position 0, 127 * 2 frames of fillers, D from 256 */
+	CHECK_EQ(kf_stacks_path(&a, &ra, &fa, 1), by_child(&b, &ra, &fa, 1));
+	for (i = 0; i < nf; i++) {
+		struct kf_frame r1, f1;
+
+		one_frame(&r1, &f1, fill[i]);
+		CHECK_EQ(kf_stacks_path(&a, &r1, &f1, 1), by_child(&b, &r1, &f1, 1));
+	}
+	CHECK_EQ(kf_stacks_path(&a, &rx, fx, 2), by_child(&b, &rx, fx, 2));
+	/* A's slot names A's node, and the ring there holds Q's frames */
+	CHECK_EQ(kf_stacks_path(&a, &rq, &fq, 1), by_child(&b, &rq, &fq, 1));
+	CHECK_EQ(a.n, b.n);
 	kf_stacks_fini(&a);
 	kf_stacks_fini(&b);
 }
@@ -222,6 +393,8 @@ static void test_copy_move_prune(void)
 int main(void)
 {
 	RUN(test_path_equals_child);
+	RUN(test_recent);
+	RUN(test_recent_stale);
 	RUN(test_short_paths);
 	RUN(test_copy_move_prune);
 	return CHECK_DONE();
