@@ -4,6 +4,7 @@
  */
 #include "feed.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 
 struct ent {
 	uint64_t weight;
+	uint64_t hash;                /* kf_stacks_hash, made by the pusher */
 	uint32_t n;                   /* frames after the root */
 	uint32_t thread;              /* index in the tsums, or
 					 KF_FEED_NO_THREAD */
@@ -29,7 +31,9 @@ static size_t ent_size(size_t n)
 /* With thread sums, a stack's thread entry is added after the next
  * stack's walk: its slot, asked for before that walk, is then in the
  * cache (a miss of its own each time otherwise).  The last one of a chunk
- * is added at its end: the order of the additions stays the pushes'. */
+ * is added at its end: the order of the additions stays the pushes'.
+ * Likewise the trie's entry for the next stack's hash (kf_stacks_path's
+ * recent stacks) is asked for before this stack's walk. */
 static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 {
 	struct kf_feed *f = ctx;
@@ -51,7 +55,13 @@ static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 		p += ent_size(e.n);
 		if (failed || atomic_load_explicit(&f->failed, memory_order_relaxed))
 			continue;
-		node = kf_stacks_path(f->stacks, &frames[0], frames + 1, e.n);
+		if (p < end) {
+			uint64_t next;
+
+			memcpy(&next, p + offsetof(struct ent, hash), sizeof(next));
+			kf_stacks_prefetch(f->stacks, next);
+		}
+		node = kf_stacks_path_hashed(f->stacks, e.hash, &frames[0], frames + 1, e.n);
 		if (!node || !kf_stacks_add(f->stacks, node, e.weight) ||
 		    (pend_node && !kf_tsums_add(f->tsums, pend_node, pend_thread, pend_weight))) {
 			failed = true;
@@ -98,6 +108,7 @@ bool kf_feed_push(struct kf_feed *f, const struct kf_frame *root,
 	p = kf_chunkq_space(&f->q, need);
 	memset(&e, 0, sizeof(e));
 	e.weight = weight;
+	e.hash = kf_stacks_hash(root, frames, n);
 	e.n = (uint32_t)n;
 	e.thread = thread;
 	memcpy(p, &e, sizeof(e));

@@ -489,15 +489,26 @@ static inline uint64_t frame_word(const struct kf_frame *f)
 	return f->addr * 0x9e3779b97f4a7c15ull ^ ((uint64_t)f->module << 32 | f->flags);
 }
 
-static uint64_t stack_hash(const struct kf_pathcache *c, const struct kf_frame *root,
-			   const struct kf_frame *frames, size_t n)
+uint64_t kf_stacks_hash(const struct kf_frame *root, const struct kf_frame *frames,
+			size_t n)
 {
 	uint64_t h = frame_word(root) ^ n;
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		h = (h ^ frame_word(&frames[i])) * 0xff51afd7ed558ccdull + (h >> 29);
-	return kf_hash64(h) & c->mask;
+	return kf_hash64(h);
+}
+
+static inline const struct recent *recent_slot(const struct kf_pathcache *c, uint64_t h)
+{
+	return &c->slot[h & (((size_t)1 << RECENT_BITS) - 1)];
+}
+
+void kf_stacks_prefetch(const struct kf_stacks *s, uint64_t hash)
+{
+	if (s->recent)
+		__builtin_prefetch(recent_slot(s->recent, hash & s->recent->mask));
 }
 
 /* The node of the stack, when it came lately; 0 if not. */
@@ -505,7 +516,7 @@ static uint32_t recent_find(struct kf_pathcache *c, uint64_t h,
 			    const struct kf_frame *root, const struct kf_frame *frames,
 			    size_t n)
 {
-	const struct recent *e = &c->slot[h & (((size_t)1 << RECENT_BITS) - 1)];
+	const struct recent *e = recent_slot(c, h);
 	const struct kf_frame *at;
 
 	/* the ring still holds its frames: it wrapped past them less than
@@ -539,8 +550,9 @@ static void recent_add(struct kf_pathcache *c, uint64_t h, const struct kf_frame
 	c->head += n + 1;
 }
 
-uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
-			const struct kf_frame *frames, size_t n)
+uint32_t kf_stacks_path_hashed(struct kf_stacks *s, uint64_t hash,
+			       const struct kf_frame *root, const struct kf_frame *frames,
+			       size_t n)
 {
 	struct rootpath p = { root, frames, n };
 	uint64_t h = 0;
@@ -548,7 +560,7 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 	size_t m;
 
 	if (n < RECENT_MAX && s->recent) {
-		h = stack_hash(s->recent, root, frames, n);
+		h = hash & s->recent->mask;
 		if ((node = recent_find(s->recent, h, root, frames, n)) != 0) {
 			KF_WORK(1);
 			return node;
@@ -564,6 +576,13 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 	else if (n < RECENT_MAX)
 		recent_add(s->recent, h, root, frames, n, node);
 	return node;
+}
+
+uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
+			const struct kf_frame *frames, size_t n)
+{
+	return kf_stacks_path_hashed(s, n < RECENT_MAX && s->recent ?
+				     kf_stacks_hash(root, frames, n) : 0, root, frames, n);
 }
 
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,

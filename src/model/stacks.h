@@ -163,6 +163,17 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,
 		    size_t n, uint32_t *nodes);
 
+/* kf_stacks_path in two steps, for a stack made on another thread: the
+ * hash it finds recent stacks by, made there (where the frames are at
+ * hand; it reads no trie), then the path with it.  kf_stacks_prefetch
+ * asks the cache for the hash's entry ahead of the path that reads it. */
+uint64_t kf_stacks_hash(const struct kf_frame *root, const struct kf_frame *frames,
+			size_t n);
+uint32_t kf_stacks_path_hashed(struct kf_stacks *s, uint64_t hash,
+			       const struct kf_frame *root, const struct kf_frame *frames,
+			       size_t n);
+void kf_stacks_prefetch(const struct kf_stacks *s, uint64_t hash);
+
 /* For tests of kf_stacks_path's recent stacks (made afresh here): keep
  * only `mask`'s bits of the hash they are found by, so that different
  * stacks share a hash and only their frames tell them apart, and only
