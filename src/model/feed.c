@@ -4,7 +4,6 @@
  */
 #include "feed.h"
 
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +11,6 @@
 
 struct ent {
 	uint64_t weight;
-	uint64_t hash;                /* kf_stacks_hash, made by the pusher */
 	uint32_t n;                   /* frames after the root */
 	uint32_t thread;              /* index in the tsums, or
 					 KF_FEED_NO_THREAD */
@@ -32,15 +30,17 @@ static size_t ent_size(size_t n)
  * stack's walk: its slot, asked for before that walk, is then in the
  * cache (a miss of its own each time otherwise).  The last one of a chunk
  * is added at its end: the order of the additions stays the pushes'.
- * Likewise the trie's entry for the next stack's hash (kf_stacks_path's
- * recent stacks) is asked for before this stack's walk. */
+ * Likewise the next stack is hashed, and the trie's entry for that hash
+ * (kf_stacks_path's recent stacks) asked for, before this stack's walk.
+ * (The pusher, with the frames at hand, could hash them, but it is the
+ * busier thread of the two.) */
 static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 {
 	struct kf_feed *f = ctx;
 	const unsigned char *end = p + len;
 	uint32_t pend_node = 0, pend_thread = 0;
-	uint64_t pend_weight = 0;
-	bool failed = false;
+	uint64_t pend_weight = 0, hash, next = 0;
+	bool failed = false, have_next = false;
 
 	while (p < end) {
 		struct ent e;
@@ -53,15 +53,21 @@ static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 		memcpy(&e, p, sizeof(e));
 		frames = (const struct kf_frame *)(const void *)(p + sizeof(e));
 		p += ent_size(e.n);
+		hash = have_next ? next : kf_stacks_hash(&frames[0], frames + 1, e.n);
+		have_next = false;
 		if (failed || atomic_load_explicit(&f->failed, memory_order_relaxed))
 			continue;
 		if (p < end) {
-			uint64_t next;
+			struct ent ne;
+			const struct kf_frame *nf = (const struct kf_frame *)(const void *)
+						    (p + sizeof(ne));
 
-			memcpy(&next, p + offsetof(struct ent, hash), sizeof(next));
+			memcpy(&ne, p, sizeof(ne));
+			next = kf_stacks_hash(&nf[0], nf + 1, ne.n);
+			have_next = true;
 			kf_stacks_prefetch(f->stacks, next);
 		}
-		node = kf_stacks_path_hashed(f->stacks, e.hash, &frames[0], frames + 1, e.n);
+		node = kf_stacks_path_hashed(f->stacks, hash, &frames[0], frames + 1, e.n);
 		if (!node || !kf_stacks_add(f->stacks, node, e.weight) ||
 		    (pend_node && !kf_tsums_add(f->tsums, pend_node, pend_thread, pend_weight))) {
 			failed = true;
@@ -108,7 +114,6 @@ bool kf_feed_push(struct kf_feed *f, const struct kf_frame *root,
 	p = kf_chunkq_space(&f->q, need);
 	memset(&e, 0, sizeof(e));
 	e.weight = weight;
-	e.hash = kf_stacks_hash(root, frames, n);
 	e.n = (uint32_t)n;
 	e.thread = thread;
 	memcpy(p, &e, sizeof(e));

@@ -163,10 +163,10 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,
 		    size_t n, uint32_t *nodes);
 
-/* kf_stacks_path in two steps, for a stack made on another thread: the
- * hash it finds recent stacks by, made there (where the frames are at
- * hand; it reads no trie), then the path with it.  kf_stacks_prefetch
- * asks the cache for the hash's entry ahead of the path that reads it. */
+/* kf_stacks_path in two steps, for a caller with a queue of stacks: the
+ * hash it finds recent stacks by (reading no trie), then the path with
+ * it.  Hashing the next stack and asking for its entry with
+ * kf_stacks_prefetch before walking this one hides the entry's miss. */
 uint64_t kf_stacks_hash(const struct kf_frame *root, const struct kf_frame *frames,
 			size_t n);
 uint32_t kf_stacks_path_hashed(struct kf_stacks *s, uint64_t hash,
