@@ -40,7 +40,11 @@ static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 	const unsigned char *end = p + len;
 	uint32_t pend_node = 0, pend_thread = 0;
 	uint64_t pend_weight = 0, hash, next = 0;
-	bool failed = false, have_next = false;
+	bool have_next = false;
+	/* read once a chunk, not once a stack: the flag shares its cache
+	 * line with what the pushing thread writes for every stack, and
+	 * reading it here each time made each of those writes a miss */
+	bool failed = atomic_load_explicit(&f->failed, memory_order_relaxed);
 
 	while (p < end) {
 		struct ent e;
@@ -55,7 +59,7 @@ static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 		p += ent_size(e.n);
 		hash = have_next ? next : kf_stacks_hash(&frames[0], frames + 1, e.n);
 		have_next = false;
-		if (failed || atomic_load_explicit(&f->failed, memory_order_relaxed))
+		if (failed)
 			continue;
 		if (p < end) {
 			struct ent ne;
