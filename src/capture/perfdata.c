@@ -265,10 +265,14 @@ const char *kf_pd_take_warning(struct kf_pd *pd)
 #define RELEASE_STEP ((size_t)2 << 20)
 
 /* Maps the pages the reader comes to next, up to RELEASE_STEP ahead of
- * cur, a step at a time, in one call instead of a page fault each 64 KiB
- * (the kernel's fault-around step).  Nothing is read that the reader
- * would not read anyway; a kernel without MADV_POPULATE_READ (before
- * 5.14) leaves it to the faults. */
+ * cur, a step at a time, in one call: the page tables are then filled
+ * before the reader touches the pages.  On the VM kfold is measured on,
+ * the first touch of a mapped page is what reading a mapped capture
+ * costs (a test program walked the record headers of a 202 MiB capture
+ * in 0.21 s, 0.14 s with the pages populated first, 0.02 s the second
+ * time).  Nothing is read that the reader would not read anyway; a
+ * kernel without MADV_POPULATE_READ (before 5.14) leaves it to the
+ * faults. */
 static void pd_populate(struct kf_pd *pd, const uint8_t *base, size_t len,
 			const uint8_t *cur)
 {

@@ -500,15 +500,15 @@ uint64_t kf_stacks_hash(const struct kf_frame *root, const struct kf_frame *fram
 	return kf_hash64(h);
 }
 
-static inline const struct recent *recent_slot(const struct kf_pathcache *c, uint64_t h)
+static inline size_t recent_index(uint64_t h)
 {
-	return &c->slot[h & (((size_t)1 << RECENT_BITS) - 1)];
+	return (size_t)h & (((size_t)1 << RECENT_BITS) - 1);
 }
 
 void kf_stacks_prefetch(const struct kf_stacks *s, uint64_t hash)
 {
 	if (s->recent)
-		__builtin_prefetch(recent_slot(s->recent, hash & s->recent->mask));
+		__builtin_prefetch(&s->recent->slot[recent_index(hash & s->recent->mask)]);
 }
 
 /* The node of the stack, when it came lately; 0 if not. */
@@ -516,7 +516,7 @@ static uint32_t recent_find(struct kf_pathcache *c, uint64_t h,
 			    const struct kf_frame *root, const struct kf_frame *frames,
 			    size_t n)
 {
-	const struct recent *e = recent_slot(c, h);
+	const struct recent *e = &c->slot[recent_index(h)];
 	const struct kf_frame *at;
 
 	/* the ring still holds its frames: it wrapped past them less than
@@ -534,7 +534,7 @@ static uint32_t recent_find(struct kf_pathcache *c, uint64_t h,
 static void recent_add(struct kf_pathcache *c, uint64_t h, const struct kf_frame *root,
 		       const struct kf_frame *frames, size_t n, uint32_t node)
 {
-	struct recent *e = &c->slot[h & (((size_t)1 << RECENT_BITS) - 1)];
+	struct recent *e = &c->slot[recent_index(h)];
 	size_t room = c->ring_len - (c->head & (c->ring_len - 1));
 	struct kf_frame *at;
 
