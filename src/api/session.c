@@ -1831,7 +1831,12 @@ int kf_session_run(kf_session *s)
 	if (s->o.jobs > 1 &&
 	    kf_feed_start(&s->feed, &s->stacks, s->use_tsums ? &s->tsums : NULL, &s->work) == 0)
 		s->feeding = true;
+	/* and a thread that touches the mapped capture's pages ahead of
+	 * the reader (perfdata.h) */
+	if (s->o.jobs > 1)
+		kf_pd_touch_ahead(s->pd, true);
 	r = run(s);
+	kf_pd_touch_ahead(s->pd, false);
 	if (s->feeding) {
 		int fr = kf_feed_finish(&s->feed);
 

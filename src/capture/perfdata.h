@@ -269,6 +269,14 @@ const char *kf_pd_take_warning(struct kf_pd *pd);
  * A no-op for other inputs. */
 void kf_pd_release(struct kf_pd *pd, const uint8_t *keep);
 
+/* With on: a thread of the reader's own reads a byte of each page of a
+ * mapped capture a few MiB ahead of the read position kf_pd_release is
+ * told, so that the first access to each page (microseconds on some
+ * virtual machines) is not made on the reading thread; nothing for other
+ * inputs, or when the thread cannot be had.  With off (and in
+ * kf_pd_free): it ends.  Records and output are the same either way. */
+void kf_pd_touch_ahead(struct kf_pd *pd, bool on);
+
 bool kf_pd_swapped(const struct kf_pd *pd);
 bool kf_pd_is_pipe(const struct kf_pd *pd);
 size_t kf_pd_n_attrs(const struct kf_pd *pd);
