@@ -524,8 +524,9 @@ static uint32_t recent_find(struct kf_pathcache *c, uint64_t h,
 	if (!e->node || e->hash != h || e->n != n || c->head - e->pos > c->ring_len)
 		return 0;
 	at = &c->ring[e->pos & (c->ring_len - 1)];
+	/* (frames may be NULL when n is 0: no memcmp of it then) */
 	if (memcmp(at, root, sizeof(*root)) != 0 ||
-	    memcmp(at + 1, frames, n * sizeof(*frames)) != 0)
+	    (n && memcmp(at + 1, frames, n * sizeof(*frames)) != 0))
 		return 0;
 	c->hits++;
 	return e->node;
@@ -542,7 +543,8 @@ static void recent_add(struct kf_pathcache *c, uint64_t h, const struct kf_frame
 		c->head += room;
 	at = &c->ring[c->head & (c->ring_len - 1)];
 	at[0] = *root;
-	memcpy(at + 1, frames, n * sizeof(*frames));
+	if (n)
+		memcpy(at + 1, frames, n * sizeof(*frames));
 	e->hash = h;
 	e->pos = c->head;
 	e->node = node;

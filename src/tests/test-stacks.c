@@ -275,6 +275,12 @@ static void test_short_paths(void)
 	kf_stacks_drop_index(&s);
 	CHECK_EQ(kf_stacks_path(&s, &root, &f, 1), leaf);
 	CHECK_EQ(s.n, 3);
+	/* the root alone (no frames array) once the recent stacks are
+	 * kept: kept, then found there */
+	CHECK_EQ(kf_stacks_path(&s, &root, NULL, 0), r);
+	CHECK_EQ(kf_stacks_path(&s, &root, NULL, 0), r);
+	CHECK(kf_stacks_recent_hits(&s) >= 1);
+	CHECK_EQ(s.n, 3);
 	kf_stacks_fini(&s);
 }
 
