@@ -383,10 +383,11 @@ static int cmp_lines(const void *pa, const void *pb, void *ctx)
 {
 	const struct kf_gather_line *a = pa, *b = pb;
 	const struct kf_report *rp = ctx;
-	int c = strcmp(kf_strtab_get(&rp->lines, a->text), kf_strtab_get(&rp->lines, b->text));
+	uint32_t ra = rp->lines.nodes[a->text].rank, rb = rp->lines.nodes[b->text].rank;
+	int c;
 
-	if (c)
-		return c;
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
 	if (a->verdict != b->verdict)
 		return a->verdict < b->verdict ? -1 : 1;
 	c = strcmp(kf_strtab_get(&rp->g.labels, a->leaf), kf_strtab_get(&rp->g.labels, b->leaf));
@@ -547,54 +548,130 @@ static int node_info(struct kf_report *rp, uint32_t x, bool java, size_t *at)
 	return 0;
 }
 
+/* Cuts p back to where the path to `leaf` leaves it (up: a node's parent,
+ * 0 at the root) and sets p->fresh[0..*n) to the nodes below, leaf first;
+ * *keep: how many steps are kept.  p->pos is made for `nodes` nodes. */
+static int path_cut(struct kf_report_path *p, const struct kf_report *rp, uint32_t leaf,
+		    size_t nodes, uint32_t (*up)(const struct kf_report *, uint32_t),
+		    size_t *keep, size_t *n)
+{
+	uint32_t x;
+	size_t i;
+
+	if (!p->pos && !(p->pos = kf_calloc(nodes ? nodes : 1, sizeof(*p->pos))))
+		return KF_ENOMEM;
+	*n = 0;
+	for (x = leaf; x && !p->pos[x]; x = up(rp, x)) {
+		if (!KF_GROW(p->fresh, p->cap_fresh, *n + 1))
+			return KF_ENOMEM;
+		p->fresh[(*n)++] = x;
+	}
+	*keep = x ? p->pos[x] : 0;
+	for (i = *keep; i < p->n; i++)
+		p->pos[p->steps[i].node] = 0;
+	p->n = *keep;
+	p->text.len = *keep ? p->steps[*keep - 1].end : 0;
+	return KF_GROW(p->steps, p->cap, *keep + *n) ? 0 : KF_ENOMEM;
+}
+
+/* Node x, whose text was just written, as the path's next step. */
+static void path_push(struct kf_report_path *p, uint32_t x, uint32_t count)
+{
+	p->pos[x] = (uint32_t)p->n + 1;
+	p->steps[p->n++] = (struct kf_report_step){ x, count, p->text.len };
+}
+
+static uint32_t node_up(const struct kf_report *rp, uint32_t x)
+{
+	return rp->in->stacks->nodes[x].parent;
+}
+
+static uint32_t lnode_up(const struct kf_report *rp, uint32_t x)
+{
+	return rp->lines.nodes[x].parent;
+}
+
+/* frames: the line's pieces (line node `at`), but an empty last one.
+ * *dropped: one was. */
+static int put_frames(struct kf_report *rp, uint32_t at, struct kf_buf *b, bool *dropped)
+{
+	struct kf_report_path *p = &rp->fr;
+	size_t keep, n, end;
+	int r;
+
+	if (!at || at >= rp->lines.n)
+		return KF_EINVAL;
+	if ((r = path_cut(p, rp, at, rp->lines.n, lnode_up, &keep, &n)))
+		return r;
+	while (n--) {
+		uint32_t x = p->fresh[n];
+		const char *s = kf_lines_piece_text(&rp->lines, rp->lines.nodes[x].piece);
+
+		if (p->n)
+			kf_buf_put(&p->text, ",", 1);
+		kf_jsonw_str(&p->text, s, strlen(s));
+		path_push(p, x, 0);
+	}
+	if (p->text.oom)
+		return KF_ENOMEM;
+	/* an empty last piece: the line is "" or ends in ';' */
+	*dropped = !*kf_lines_piece_text(&rp->lines, rp->lines.nodes[at].piece);
+	end = !*dropped ? p->text.len : p->n > 1 ? p->steps[p->n - 2].end : 0;
+	kf_buf_put(b, p->text.p ? p->text.p : "", end);
+	return 0;
+}
+
 /* frame_info: for each entry of frames, the index of its facts in
  * frame_table, from the folded frames of the line's heaviest stack.
  * frames splits the line at ';' (an empty last piece dropped); the line
  * is the root's text, then ";" and the text of each raw frame whose text
  * is not empty, a raw frame's text being its symbol frames' texts joined
  * by ';'.  So the entries are those of the stack's nodes (node_info) one
- * after the other, less the last when the line ends in an empty piece. */
-static int put_frame_info(struct kf_report *rp, const struct kf_gather_line *ln,
-			  const char *line, size_t len, struct kf_buf *b)
+ * after the other, less the last when frames dropped the last piece.
+ * Only the nodes below where the path leaves the last stack's are walked
+ * and named: a node whose info was made has its ancestors' made (a path
+ * is made root first), so frame_table's order is that of walking every
+ * path whole. */
+static int put_frame_info(struct kf_report *rp, const struct kf_gather_line *ln, bool drop,
+			  struct kf_buf *b)
 {
 	const struct kf_report_in *in = rp->in;
 	const struct kf_stacks *st = in->stacks;
-	size_t d = 0, i, k, total = 0, put = 0;
-	uint32_t x;
-	bool java;
+	struct kf_report_path *p = &rp->fi;
+	size_t keep, n, end;
 	int r;
 
-	if (!rp->fi_at && !(rp->fi_at = kf_calloc(st->n ? st->n : 1, sizeof(*rp->fi_at))))
-		return KF_ENOMEM;
-	for (x = ln->node; x; x = st->nodes[x].parent)
-		d++;
-	if (!d)
+	if (!ln->node || ln->node >= st->n)
 		return KF_EINVAL;
-	if (!KF_GROW(rp->fi_path, rp->cap_fi_path, d))
+	if (!rp->fi_at && !(rp->fi_at = kf_calloc(st->n, sizeof(*rp->fi_at))))
 		return KF_ENOMEM;
-	for (i = d, x = ln->node; x; x = st->nodes[x].parent)
-		rp->fi_path[--i] = x;
-	java = kf_fold_root_java(in->comms, kf_roots_get(in->roots,
-						       st->nodes[rp->fi_path[0]].frame.root));
-	for (i = 0; i < d; i++) {
-		size_t at;
+	if ((r = path_cut(p, rp, ln->node, st->n, node_up, &keep, &n)))
+		return r;
+	if (!keep)
+		rp->fi_java = kf_fold_root_java(in->comms, kf_roots_get(in->roots,
+			st->nodes[p->fresh[n - 1]].frame.root));
+	while (n--) {
+		uint32_t x = p->fresh[n], c = p->n ? p->steps[p->n - 1].count : 0;
+		size_t at, k;
 
-		if ((r = node_info(rp, rp->fi_path[i], java, &at)))
+		if ((r = node_info(rp, x, rp->fi_java, &at)))
 			return r;
-		total += rp->fi_pool[at];
-	}
-	if ((!len || line[len - 1] == ';') && total)
-		total--;
-	kf_buf_put(b, "[", 1);
-	for (i = 0; i < d && put < total; i++) {
-		size_t at = rp->fi_at[rp->fi_path[i]] - 1, n = rp->fi_pool[at];
-
-		for (k = 0; k < n && put < total; k++, put++) {
-			if (put)
-				kf_buf_put(b, ",", 1);
-			kf_jsonw_uint(b, rp->fi_pool[at + 1 + k]);
+		for (k = 0; k < rp->fi_pool[at]; k++, c++) {
+			if (c)
+				kf_buf_put(&p->text, ",", 1);
+			kf_jsonw_uint(&p->text, rp->fi_pool[at + 1 + k]);
 		}
+		path_push(p, x, c);
 	}
+	if (p->text.oom)
+		return KF_ENOMEM;
+	/* the last entry left out: up to its comma */
+	end = p->text.len;
+	if (drop && p->steps[p->n - 1].count)
+		while (end && p->text.p[--end] != ',')
+			;
+	kf_buf_put(b, "[", 1);
+	kf_buf_put(b, p->text.p ? p->text.p : "", end);
 	kf_buf_put(b, "]", 1);
 	return 0;
 }
@@ -649,27 +726,16 @@ static int write_stacks(struct kf_report *rp, FILE *out)
 	 * report's time */
 	for (i = 0; i < rp->g.n_lines; i++) {
 		const struct kf_gather_line *ln = &rp->g.lines[i];
-		const char *line = kf_strtab_get(&rp->lines, ln->text), *t = line;
 		const char *via = kf_strtab_get(&rp->g.labels, ln->via);
-		size_t len = strlen(line);
+		bool drop = false;
 		int r;
 
 		b->len = 0;
 		kf_buf_puts(b, i ? ",\n  {\"frames\":[" : "\n  {\"frames\":[");
-		/* a frame's text never holds ';' (names have it replaced):
-		 * ';' only separates frames and inlined pieces */
-		while (*t) {
-			size_t n = strcspn(t, ";");
-
-			if (t != line)
-				kf_buf_put(b, ",", 1);
-			kf_jsonw_str(b, t, n);
-			t += n;
-			if (*t)
-				t++;
-		}
+		if ((r = put_frames(rp, ln->text, b, &drop)))
+			return r;
 		kf_buf_puts(b, "],\"frame_info\":");
-		if ((r = put_frame_info(rp, ln, line, len, b)))
+		if ((r = put_frame_info(rp, ln, drop, b)))
 			return r;
 		kf_buf_puts(b, ",\"samples\":");
 		kf_jsonw_uint(b, ln->b.samples);

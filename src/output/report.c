@@ -11,31 +11,10 @@
 
 /* The folded line of a stack is its root's text, then ";" and the text
  * of each node below the root whose text is not "" (folded.c).  Split at
- * every ';' (empty pieces too), equal lines are equal sequences of
- * pieces, so the lines form a trie of pieces, built once per node in
- * node order (parents first) before the walk; a stack's line is then one
- * lookup, and its string is made once per distinct line. */
-
-/* The line node that `piece` extends line node `from` to. */
-static int extend(struct kf_report *rp, uint32_t from, uint32_t piece, uint32_t *to)
-{
-	uint64_t key = (uint64_t)from << 32 | piece;
-	uint32_t id;
-
-	if (kf_map64_get(&rp->line_ix, key, &id)) {
-		*to = id;
-		return 0;
-	}
-	if (rp->n_lnodes >= UINT32_MAX - 1 ||
-	    !KF_GROW(rp->lnodes, rp->cap_lnodes, rp->n_lnodes + 1))
-		return KF_ENOMEM;
-	id = (uint32_t)rp->n_lnodes++;
-	rp->lnodes[id] = (struct kf_report_lnode){ from, piece, 0 };
-	if (!kf_map64_put(&rp->line_ix, key, id))
-		return KF_ENOMEM;
-	*to = id;
-	return 0;
-}
+ * every ';' (empty pieces too), the lines form a trie of pieces
+ * (lines.h), built once per node in node order (parents first) before
+ * the walk; a stack's line is then one lookup, and no line's string is
+ * made. */
 
 /* Appends to piece_ids the count, then the ids, of the ';'-separated
  * pieces of s[0..n) (an empty string is one empty piece): *k, where. */
@@ -53,7 +32,7 @@ static int split(struct kf_report *rp, const char *s, size_t n, uint32_t *k)
 	for (;;) {
 		for (b = a; b < n && s[b] != ';'; b++)
 			;
-		if (!kf_strtab_intern(&rp->pieces, s + a, b - a, &id) ||
+		if (kf_lines_piece(&rp->lines, s + a, b - a, &id) ||
 		    !KF_GROW(rp->piece_ids, rp->cap_piece_ids, rp->n_piece_ids + 1))
 			return KF_ENOMEM;
 		rp->piece_ids[rp->n_piece_ids++] = id;
@@ -71,7 +50,7 @@ static int extend_by(struct kf_report *rp, uint32_t k, uint32_t *at)
 	int r;
 
 	for (i = 0; i < rp->piece_ids[k]; i++)
-		if ((r = extend(rp, *at, rp->piece_ids[k + 1 + i], at)))
+		if ((r = kf_lines_extend(&rp->lines, *at, rp->piece_ids[k + 1 + i], at)))
 			return r;
 	return 0;
 }
@@ -107,33 +86,6 @@ static int extend_frame(struct kf_report *rp, uint32_t t, uint32_t *at)
 	return extend_by(rp, k, at);
 }
 
-/* Line node at's string into rp->lines, once. */
-static int make_line(struct kf_report *rp, uint32_t at)
-{
-	size_t n = 0, i;
-	uint32_t x, id;
-
-	if (rp->lnodes[at].line)
-		return 0;
-	for (x = at; x; x = rp->lnodes[x].parent) {
-		if (!KF_GROW(rp->lt_chain, rp->cap_lt_chain, n + 1))
-			return KF_ENOMEM;
-		rp->lt_chain[n++] = rp->lnodes[x].piece;
-	}
-	rp->lt_text.len = 0;
-	for (i = n; i-- > 0;) {
-		kf_buf_puts(&rp->lt_text, kf_strtab_get(&rp->pieces, rp->lt_chain[i]));
-		if (i)
-			kf_buf_put(&rp->lt_text, ";", 1);
-	}
-	if (rp->lt_text.oom ||
-	    !kf_strtab_intern(&rp->lines, rp->lt_text.p ? rp->lt_text.p : "", rp->lt_text.len,
-			      &id) || id == UINT32_MAX)
-		return KF_ENOMEM;
-	rp->lnodes[at].line = id + 1;
-	return 0;
-}
-
 /* Every node's text (naming every frame before the walk, so that what
  * the walk reads of the naming, such as which modules' debug info was
  * asked for, is the same for every stack) and line node. */
@@ -146,11 +98,8 @@ static int build_lines(struct kf_report *rp)
 	int r = KF_ENOMEM;
 
 	rp->node_line = kf_calloc(n, sizeof(*rp->node_line));
-	if (!text || !rp->node_line || !kf_strtab_init(&rp->pieces) ||
-	    !KF_GROW(rp->lnodes, rp->cap_lnodes, 1))
+	if (!text || !rp->node_line || (r = kf_lines_init(&rp->lines)))
 		goto out;
-	rp->lnodes[0] = (struct kf_report_lnode){ 0, 0, 0 };
-	rp->n_lnodes = 1;
 	if ((r = kf_fold_name_nodes(in->texts, st, in->roots, in->comms, in->jobs, in->work,
 				      text)))
 		goto out;
@@ -170,25 +119,26 @@ static int build_lines(struct kf_report *rp)
 			r = text[i] ? extend_frame(rp, text[i], &at) : 0;
 		}
 		rp->node_line[i] = at;
-		/* the line's string now, in node order: the gather's
-		 * last step only reads */
-		if (!r && (nd->samples || nd->weight))
-			r = make_line(rp, at);
+		if (nd->samples || nd->weight)
+			kf_lines_mark(&rp->lines, at);
 	}
+	/* now: the gather's last step only reads */
+	if (!r)
+		r = kf_lines_rank(&rp->lines);
 out:
 	free(text);
 	return r;
 }
 
-/* The folded line of a stack: its id in rp->lines (made by build_lines). */
+/* The folded line of a stack: its line node (ranked by build_lines). */
 static int line_text(void *arg, uint32_t node, uint32_t *id)
 {
 	const struct kf_report *rp = arg;
 	uint32_t at = rp->node_line[node];
 
-	if (!rp->lnodes[at].line)
-		return KF_EINVAL;   /* never: every stack's line was made */
-	*id = rp->lnodes[at].line - 1;
+	if (!rp->lines.nodes[at].rank)
+		return KF_EINVAL;   /* never: every stack's line was ranked */
+	*id = at;
 	return 0;
 }
 
@@ -205,12 +155,13 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	kf_buf_init(&rp->tmp);
 	kf_buf_init(&rp->text);
 	kf_buf_init(&rp->lt_text);
+	kf_buf_init(&rp->fi.text);
+	kf_buf_init(&rp->fr.text);
 	kf_buf_init(&rp->comm);
 	kf_map64_init(&rp->fidx);
 	kf_map64_init(&rp->piece_at);
-	kf_map64_init(&rp->line_ix);
 	kf_map64_init(&rp->fi_entry);
-	if (!kf_strtab_init(&rp->lines) || !kf_strtab_init(&rp->fkeys)) {
+	if (!kf_strtab_init(&rp->fkeys)) {
 		/* g must be finishable */
 		kf_gather_prepare(&rp->g, in->stacks, in->roots, NULL, NULL, NULL, in->dsos, 0);
 		return KF_ENOMEM;
@@ -230,11 +181,18 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	return r ? r : kf_gather_finish(&rp->g, line_text, rp);
 }
 
+static void path_fini(struct kf_report_path *p)
+{
+	free(p->steps);
+	free(p->pos);
+	free(p->fresh);
+	kf_buf_fini(&p->text);
+}
+
 void kf_report_fini(struct kf_report *rp)
 {
 	kf_report_procs_free(rp->procs);   /* first: its thread may still read */
 	kf_gather_fini(&rp->g);
-	kf_strtab_fini(&rp->lines);
 	kf_buf_fini(&rp->tmp);
 	kf_buf_fini(&rp->text);
 	kf_buf_fini(&rp->lt_text);
@@ -245,16 +203,14 @@ void kf_report_fini(struct kf_report *rp)
 	kf_map64_fini(&rp->fidx);
 	free(rp->ftab);
 	free(rp->node_line);
-	kf_strtab_fini(&rp->pieces);
+	kf_lines_fini(&rp->lines);
 	kf_map64_fini(&rp->piece_at);
-	kf_map64_fini(&rp->line_ix);
 	free(rp->piece_ids);
-	free(rp->lnodes);
-	free(rp->lt_chain);
 	free(rp->fi_at);
 	kf_map64_fini(&rp->fi_entry);
 	free(rp->fi_pool);
-	free(rp->fi_path);
+	path_fini(&rp->fi);
+	path_fini(&rp->fr);
 }
 
 const char *kf_report_module_name(const struct kf_report *rp, uint32_t module)

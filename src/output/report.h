@@ -36,6 +36,7 @@
 #include "filter.h"
 #include "folded.h"
 #include "gather.h"
+#include "lines.h"
 #include "module.h"
 #include "perfdata.h"
 #include "stacks.h"
@@ -96,17 +97,26 @@ struct kf_report_in {
 					      unverified; NULL: none */
 };
 
-struct kf_report_lnode {
-	uint32_t parent, piece;            /* the line node before, its
-					      last piece */
-	uint32_t line;                     /* its id in lines + 1; 0: not
-					      made yet */
+/* A path down a trie (stacks nodes or line nodes) kept from one stack to
+ * the next with the text written for it: the stacks are written sorted by
+ * line, and one mostly repeats the path of the one before. */
+struct kf_report_path {
+	struct kf_report_step {
+		uint32_t node;             /* root first */
+		uint32_t count;            /* entries through it */
+		size_t end;                /* where its text ends */
+	} *steps;
+	size_t n, cap;
+	uint32_t *pos;                     /* per node: its place in steps + 1;
+					      0: not there */
+	struct kf_buf text;
+	uint32_t *fresh;                   /* scratch: nodes not there */
+	size_t cap_fresh;
 };
 
 struct kf_report {
 	const struct kf_report_in *in;
 	struct kf_gather g;
-	struct kf_strtab lines;            /* the folded lines (JSON) */
 	struct kf_buf tmp, text, comm;     /* scratch */
 	struct kf_fold_frame *ff;          /* scratch: one node's frames */
 	size_t cap_ff;
@@ -118,8 +128,10 @@ struct kf_report {
 					      fi_at of its first node */
 	uint32_t *fi_pool;
 	size_t n_fi_pool, cap_fi_pool;
-	uint32_t *fi_path;                 /* scratch: one stack's nodes */
-	size_t cap_fi_path;
+	struct kf_report_path fi;          /* over stacks nodes: frame_info
+					      entries, comma separated */
+	bool fi_java;                      /* its root is a Java one */
+	struct kf_report_path fr;          /* over line nodes: frames */
 	char (*bid)[41];                   /* per module id: its build-id as
 					      modules shows it, "" for none */
 	struct kf_strtab fkeys;            /* JSON frame_table: the facts of */
@@ -130,22 +142,15 @@ struct kf_report {
 	struct kf_report_procs *procs;     /* json.c's: the processes
 					      member, made ahead */
 	/* the folded lines (line_text) as a trie of their ';'-separated
-	 * pieces: two stacks whose lines are equal strings end at the same
-	 * line node.  node_line: per stacks node its line node; pieces:
-	 * the pieces' strings; piece_at: text id -> index in piece_ids of
-	 * its count, then that many piece ids; line_ix: (line node << 32 |
-	 * piece) -> the line node that piece extends it to; lnodes[0] is
-	 * the empty start */
+	 * pieces (lines.h): a stack's line's id is its node there.
+	 * node_line: per stacks node its line node; piece_at: text id ->
+	 * index in piece_ids of its count, then that many piece ids */
+	struct kf_lines lines;
 	uint32_t *node_line;
-	struct kf_strtab pieces;
-	struct kf_map64 piece_at, line_ix;
+	struct kf_map64 piece_at;
 	uint32_t *piece_ids;
 	size_t n_piece_ids, cap_piece_ids;
-	struct kf_report_lnode *lnodes;
-	size_t n_lnodes, cap_lnodes;
-	uint32_t *lt_chain;                /* scratch: one line's pieces */
-	size_t cap_lt_chain;
-	struct kf_buf lt_text;
+	struct kf_buf lt_text;             /* scratch: a root's text */
 };
 
 /* Gathers the stacks (with the folded lines when `lines`: the JSON

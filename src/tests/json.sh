@@ -3,6 +3,7 @@
 # committed capture.
 #  - the report validates against docs/kfold-report.schema.json
 #    (python3-jsonschema) and its totals equal the folded output's total;
+#    its stacks are the folded lines, in the folded output's order;
 #    processes, threads, stacks and verdicts each add up to the totals;
 #    source_lines charges each module without debug info every stack
 #    through it;
@@ -143,6 +144,14 @@ for s in rep["stacks"]:
     js[";".join(s["frames"])] += s[unit]
 if js != default:
     bad.append("the report's stacks are not the folded lines")
+# and in the folded output's order: the lines' byte order (json.c ranks
+# the lines without making them; folded.c sorts them its own way)
+order = list(dict.fromkeys(";".join(s["frames"]) for s in rep["stacks"]))
+want = list(dict.fromkeys(l.rstrip("\n").rsplit(" ", 1)[0]
+                          for l in open(f"{tmp}/{case}.folded")))
+if order != want:
+    at = next((i for i, (a, b) in enumerate(zip(order, want)) if a != b), min(len(order), len(want)))
+    bad.append(f"the report's stacks are not in the folded output's order (first at {at})")
 
 # frame_info: one object per frame, the root first
 import os
