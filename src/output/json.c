@@ -704,6 +704,48 @@ static void put_key_str(struct kf_buf *b, const char *key, const char *v)
 	kf_jsonw_str(b, v, strlen(v));
 }
 
+/* The lines in cmp_lines order: placed by their line's rank (the ranks
+ * are 1 .. the lines' count), then each run of one line sorted by the
+ * rest. */
+static int sort_lines(struct kf_report *rp)
+{
+	struct kf_gather_line *v = rp->g.lines, *out;
+	size_t n = rp->g.n_lines, nr = rp->lines.n + 1, i, at = 0;
+	uint32_t *start;
+
+	if (n < 2)
+		return 0;
+	start = kf_calloc(nr + 1, sizeof(*start));
+	out = kf_calloc(n, sizeof(*out));
+	if (!start || !out) {
+		free(start);
+		free(out);
+		return KF_ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		start[rp->lines.nodes[v[i].text].rank]++;
+	for (i = 0; i <= nr; i++) {
+		uint32_t c = start[i];
+
+		start[i] = (uint32_t)at;
+		at += c;
+	}
+	for (i = 0; i < n; i++)
+		out[start[rp->lines.nodes[v[i].text].rank]++] = v[i];
+	for (i = 0; i < n; i = at) {
+		KF_WORK(1);
+		for (at = i + 1; at < n && out[at].text == out[i].text; at++)
+			;
+		if (at - i > 1)
+			qsort_r(out + i, at - i, sizeof(*out), cmp_lines, rp);
+	}
+	free(start);
+	free(rp->g.lines);
+	rp->g.lines = out;
+	rp->g.cap_lines = n;
+	return 0;
+}
+
 /* The stacks, written one compact object per line as they are made: a
  * capture's stack list can be large, and a tree of JSON values for all of
  * it would take several times the memory of the text. */
@@ -711,9 +753,10 @@ static int write_stacks(struct kf_report *rp, FILE *out)
 {
 	struct kf_buf *b = &rp->text;
 	size_t i;
+	int r;
 
-	if (rp->g.n_lines > 1)
-		qsort_r(rp->g.lines, rp->g.n_lines, sizeof(*rp->g.lines), cmp_lines, rp);
+	if ((r = sort_lines(rp)))
+		return r;
 	if (!(rp->bid = kf_calloc(rp->in->modules->n + 1, sizeof(*rp->bid))))
 		return KF_ENOMEM;
 	for (i = 0; i < rp->in->n_mods; i++)
@@ -728,7 +771,6 @@ static int write_stacks(struct kf_report *rp, FILE *out)
 		const struct kf_gather_line *ln = &rp->g.lines[i];
 		const char *via = kf_strtab_get(&rp->g.labels, ln->via);
 		bool drop = false;
-		int r;
 
 		b->len = 0;
 		kf_buf_puts(b, i ? ",\n  {\"frames\":[" : "\n  {\"frames\":[");
