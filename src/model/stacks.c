@@ -211,6 +211,19 @@ static bool same(const struct kf_node *n, uint32_t parent,
 	       n->frame.module == f->module && n->frame.flags == f->flags;
 }
 
+static void rehash_put(uint64_t *slots, size_t nslots, uint64_t v)
+{
+	size_t j = (size_t)(v >> 32) & (nslots - 1);
+
+	while (slots[j])
+		j = (j + 1) & (nslots - 1);
+	slots[j] = v;
+}
+
+/* Into a table of nslots (a power of two, larger): from the old table in
+ * slot order when there is one, so that the writes go forward in the
+ * new table's two halves instead of one miss per node; linear probing
+ * finds each entry whatever the order it was put in. */
 static bool rehash(struct kf_stacks *s, size_t nslots)
 {
 	uint64_t *slots = kf_calloc(nslots, sizeof(*slots));
@@ -218,12 +231,13 @@ static bool rehash(struct kf_stacks *s, size_t nslots)
 
 	if (!slots)
 		return false;
-	for (i = 1; i < s->n; i++) {
-		size_t j = s->hashes[i] & (nslots - 1);
-
-		while (slots[j])
-			j = (j + 1) & (nslots - 1);
-		slots[j] = slot_of(s->hashes[i], (uint32_t)i);
+	if (s->slots) {
+		for (i = 0; i < s->nslots; i++)
+			if (s->slots[i])
+				rehash_put(slots, nslots, s->slots[i]);
+	} else {
+		for (i = 1; i < s->n; i++)
+			rehash_put(slots, nslots, slot_of(s->hashes[i], (uint32_t)i));
 	}
 	free(s->slots);
 	s->slots = slots;
