@@ -30,17 +30,32 @@ static size_t ent_size(size_t n)
  * stack's walk: its slot, asked for before that walk, is then in the
  * cache (a miss of its own each time otherwise).  The last one of a chunk
  * is added at its end: the order of the additions stays the pushes'.
- * Likewise the next stack is hashed, and the trie's entry for that hash
- * (kf_stacks_path's recent stacks) asked for, before this stack's walk.
- * (The pusher, with the frames at hand, could hash them, but it is the
- * busier thread of the two.) */
+ * Likewise, before this stack's walk, the stack two further on is hashed
+ * and the trie's entry for that hash (kf_stacks_path's recent stacks)
+ * asked for, and the next stack, whose entry came in meanwhile, has its
+ * path's slots asked for when the entry does not hold it.  (The pusher,
+ * with the frames at hand, could hash them, but it is the busier thread
+ * of the two.) */
+
+/* The stack at p (before end): its frames (the root first) and count;
+ * returns the one after it. */
+static const unsigned char *stack_at(const unsigned char *p, const struct kf_frame **frames,
+				     struct ent *e)
+{
+	memcpy(e, p, sizeof(*e));
+	/* every size in a chunk is a multiple of 8 and the chunk is
+	 * malloc's: the frames are aligned; memcpy gave them their type */
+	*frames = (const struct kf_frame *)(const void *)(p + sizeof(*e));
+	return p + ent_size(e->n);
+}
+
 static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 {
 	struct kf_feed *f = ctx;
 	const unsigned char *end = p + len;
 	uint32_t pend_node = 0, pend_thread = 0;
-	uint64_t pend_weight = 0, hash, next = 0;
-	bool have_next = false;
+	uint64_t pend_weight = 0, hash, next = 0, after = 0;
+	bool have_next = false, have_after = false;
 	/* read once a chunk, not once a stack: the flag shares its cache
 	 * line with what the pushing thread writes for every stack, and
 	 * reading it here each time made each of those writes a miss */
@@ -51,25 +66,26 @@ static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 		const struct kf_frame *frames;
 		uint32_t node;
 
-		/* every size in a chunk is a multiple of 8 and the chunk is
-		 * malloc's: the frames are aligned; memcpy gave them their
-		 * type */
-		memcpy(&e, p, sizeof(e));
-		frames = (const struct kf_frame *)(const void *)(p + sizeof(e));
-		p += ent_size(e.n);
+		p = stack_at(p, &frames, &e);
 		hash = have_next ? next : kf_stacks_hash(&frames[0], frames + 1, e.n);
 		have_next = false;
 		if (failed)
 			continue;
 		if (p < end) {
-			struct ent ne;
-			const struct kf_frame *nf = (const struct kf_frame *)(const void *)
-						    (p + sizeof(ne));
+			struct ent ne, ae;
+			const struct kf_frame *nf, *af;
+			const unsigned char *q = stack_at(p, &nf, &ne);
 
-			memcpy(&ne, p, sizeof(ne));
-			next = kf_stacks_hash(&nf[0], nf + 1, ne.n);
+			next = have_after ? after : kf_stacks_hash(&nf[0], nf + 1, ne.n);
 			have_next = true;
-			kf_stacks_prefetch(f->stacks, next);
+			have_after = false;
+			if (q < end) {
+				stack_at(q, &af, &ae);
+				after = kf_stacks_hash(&af[0], af + 1, ae.n);
+				have_after = true;
+				kf_stacks_prefetch(f->stacks, after);
+			}
+			kf_stacks_prefetch_path(f->stacks, next, &nf[0], nf + 1, ne.n);
 		}
 		node = kf_stacks_path_hashed(f->stacks, hash, &frames[0], frames + 1, e.n);
 		if (!node || !kf_stacks_add(f->stacks, node, e.weight) ||

@@ -525,6 +525,31 @@ void kf_stacks_prefetch(const struct kf_stacks *s, uint64_t hash)
 		__builtin_prefetch(&s->recent->slot[recent_index(hash & s->recent->mask)]);
 }
 
+void kf_stacks_prefetch_path(const struct kf_stacks *s, uint64_t hash,
+			     const struct kf_frame *root, const struct kf_frame *frames,
+			     size_t n)
+{
+	const struct kf_pathcache *c = s->recent;
+	size_t mask = s->nslots - 1, k;
+	uint32_t hp;
+
+	if (!s->slots)
+		return;
+	if (c && n < RECENT_MAX) {
+		const struct recent *e = &c->slot[recent_index(hash & c->mask)];
+
+		if (e->node && e->hash == (hash & c->mask) && e->n == n)
+			return;   /* most likely found whole: no walk */
+	}
+	/* as walk_batched hashes the path, at most a batch of it */
+	hp = path_hash(ROOT_HASH, root);
+	__builtin_prefetch(&s->slots[hp & mask]);
+	for (k = 0; k < n && k < 31; k++) {
+		hp = path_hash(hp, &frames[n - 1 - k]);
+		__builtin_prefetch(&s->slots[hp & mask]);
+	}
+}
+
 /* The node of the stack, when it came lately; 0 if not. */
 static uint32_t recent_find(struct kf_pathcache *c, uint64_t h,
 			    const struct kf_frame *root, const struct kf_frame *frames,

@@ -173,6 +173,13 @@ uint32_t kf_stacks_path_hashed(struct kf_stacks *s, uint64_t hash,
 			       const struct kf_frame *root, const struct kf_frame *frames,
 			       size_t n);
 void kf_stacks_prefetch(const struct kf_stacks *s, uint64_t hash);
+/* One stack further on: once its recent entry came in, a stack that is
+ * not one of them (its entry holds another hash) has the trie's slots
+ * of its path asked for, so that its walk starts with them in the
+ * cache.  Only reads; the trie must not move meanwhile (same thread). */
+void kf_stacks_prefetch_path(const struct kf_stacks *s, uint64_t hash,
+			     const struct kf_frame *root, const struct kf_frame *frames,
+			     size_t n);
 
 /* For tests of kf_stacks_path's recent stacks (made afresh here): keep
  * only `mask`'s bits of the hash they are found by, so that different
