@@ -802,9 +802,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && b != "nan" && b > 0
 	echo "  - perf script > /dev/null is the perf side alone (no collapse)."
 	echo "  - kfold maps the whole capture (mmap): up to its size ($(awk -v b="$file_bytes" 'BEGIN { printf "%.0f", b / 1048576 }') MiB) of kfold's RSS is the file's page-cache pages,"
 	echo "    shared and reclaimable; perf reads the file through smaller windows."
-	if [ "$file_bytes" -ge $((64 << 20)) ] && [ "${KFOLD_HUGEPAGES:-}" != never ]; then
+	if grep -q "^kfold: memory: started again" "$work/logs/stats.err"; then
 		echo "  - kfold starts itself again with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for a capture of 64 MiB or more"
 		echo "    (README \"Speed and memory\"; KFOLD_HUGEPAGES=never to time it without); perf runs with glibc's defaults."
+	elif grep -q "^kfold: memory: not started again" "$work/logs/stats.err"; then
+		echo "  - kfold did not start itself again with huge pages for malloc: this machine reports its free memory"
+		echo "    to its hypervisor (README \"Speed and memory\"; KFOLD_HUGEPAGES=always to time it with them)."
 	fi
 	echo "  - the capture is system-wide: processes other than the workload are in it and folded too; if their"
 	echo "    binaries change on disk between runs, the tools can name their frames differently from run to run."

@@ -203,5 +203,8 @@ int kf_cli_flamegraph_check(struct kf_cli *c);
 
 /* stats.c: the --stats text on stderr */
 void kf_cli_print_stats(const struct kf_cli *c, kf_session *s);
+/* Why a large capture was read without the restart for huge pages
+ * (main.c); NULL: it was restarted, or is small. */
+const char *kf_cli_huge_pages_note(void);
 
 #endif

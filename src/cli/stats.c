@@ -50,6 +50,8 @@ void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 		fprintf(stderr, "kfold: memory: started again with GLIBC_TUNABLES=%s "
 			"(huge pages for malloc; KFOLD_HUGEPAGES=never: not)\n",
 			getenv("GLIBC_TUNABLES"));
+	else if (kf_cli_huge_pages_note())
+		fprintf(stderr, "kfold: memory: %s\n", kf_cli_huge_pages_note());
 	for (i = 0; i < n; i++) {
 		kf_module_info mi;
 		const char *adv;
