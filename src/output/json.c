@@ -593,9 +593,10 @@ static uint32_t lnode_up(const struct kf_report *rp, uint32_t x)
 
 /* frames: the line's pieces (line node `at`), but an empty last one.
  * *dropped: one was. */
-static int put_frames(struct kf_report *rp, uint32_t at, struct kf_buf *b, bool *dropped)
+static int put_frames(const struct kf_report *rp, struct kf_report_writer *w, uint32_t at,
+		      struct kf_buf *b, bool *dropped)
 {
-	struct kf_report_path *p = &rp->fr;
+	struct kf_report_path *p = &w->fr;
 	size_t keep, n, end;
 	int r;
 
@@ -628,41 +629,42 @@ static int put_frames(struct kf_report *rp, uint32_t at, struct kf_buf *b, bool 
  * is not empty, a raw frame's text being its symbol frames' texts joined
  * by ';'.  So the entries are those of the stack's nodes (node_info) one
  * after the other, less the last when frames dropped the last piece.
- * Only the nodes below where the path leaves the last stack's are walked
- * and named: a node whose info was made has its ancestors' made (a path
- * is made root first), so frame_table's order is that of walking every
- * path whole. */
-static int put_frame_info(struct kf_report *rp, const struct kf_gather_line *ln, bool drop,
-			  struct kf_buf *b)
+ * Only the nodes below where the path leaves the last stack's are walked:
+ * a node whose info was made has its ancestors' made (a path is made
+ * root first), so frame_table's order is that of walking every path
+ * whole.  Without b, only the infos are made (make_infos); with b, they
+ * were, and the entries are written (node_info then only reads). */
+static int put_frame_info(struct kf_report *rp, struct kf_report_writer *w,
+			  const struct kf_gather_line *ln, bool drop, struct kf_buf *b)
 {
 	const struct kf_report_in *in = rp->in;
 	const struct kf_stacks *st = in->stacks;
-	struct kf_report_path *p = &rp->fi;
+	struct kf_report_path *p = &w->fi;
 	size_t keep, n, end;
 	int r;
 
 	if (!ln->node || ln->node >= st->n)
 		return KF_EINVAL;
-	if (!rp->fi_at && !(rp->fi_at = kf_calloc(st->n, sizeof(*rp->fi_at))))
-		return KF_ENOMEM;
 	if ((r = path_cut(p, rp, ln->node, st->n, node_up, &keep, &n)))
 		return r;
 	if (!keep)
-		rp->fi_java = kf_fold_root_java(in->comms, kf_roots_get(in->roots,
+		w->fi_java = kf_fold_root_java(in->comms, kf_roots_get(in->roots,
 			st->nodes[p->fresh[n - 1]].frame.root));
 	while (n--) {
 		uint32_t x = p->fresh[n], c = p->n ? p->steps[p->n - 1].count : 0;
 		size_t at, k;
 
-		if ((r = node_info(rp, x, rp->fi_java, &at)))
+		if ((r = node_info(rp, x, w->fi_java, &at)))
 			return r;
-		for (k = 0; k < rp->fi_pool[at]; k++, c++) {
+		for (k = 0; b && k < rp->fi_pool[at]; k++, c++) {
 			if (c)
 				kf_buf_put(&p->text, ",", 1);
 			kf_jsonw_uint(&p->text, rp->fi_pool[at + 1 + k]);
 		}
 		path_push(p, x, c);
 	}
+	if (!b)
+		return 0;
 	if (p->text.oom)
 		return KF_ENOMEM;
 	/* the last entry left out: up to its comma */
@@ -673,6 +675,27 @@ static int put_frame_info(struct kf_report *rp, const struct kf_gather_line *ln,
 	kf_buf_put(b, "[", 1);
 	kf_buf_put(b, p->text.p ? p->text.p : "", end);
 	kf_buf_put(b, "]", 1);
+	return 0;
+}
+
+/* Every stack's frame infos made, in the stacks' order (which numbers
+ * frame_table), before they are written on two threads (which then only
+ * read them).  The path is left behind empty for the writer. */
+static int make_infos(struct kf_report *rp)
+{
+	struct kf_report_path *p = &rp->w[0].fi;
+	size_t i;
+	int r;
+
+	if (!rp->fi_at && !(rp->fi_at = kf_calloc(rp->in->stacks->n ? rp->in->stacks->n : 1,
+						   sizeof(*rp->fi_at))))
+		return KF_ENOMEM;
+	for (i = 0; i < rp->g.n_lines; i++)
+		if ((r = put_frame_info(rp, &rp->w[0], &rp->g.lines[i], false, NULL)))
+			return r;
+	for (i = 0; i < p->n; i++)
+		p->pos[p->steps[i].node] = 0;
+	p->n = 0;
 	return 0;
 }
 
@@ -746,58 +769,175 @@ static int sort_lines(struct kf_report *rp)
 	return 0;
 }
 
+/* Stack i's object, written to b by writer w. */
+static int put_stack(struct kf_report *rp, struct kf_report_writer *w, size_t i,
+		     struct kf_buf *b)
+{
+	const struct kf_gather_line *ln = &rp->g.lines[i];
+	const char *via = kf_strtab_get(&rp->g.labels, ln->via);
+	bool drop = false;
+	int r;
+
+	kf_buf_puts(b, i ? ",\n  {\"frames\":[" : "\n  {\"frames\":[");
+	if ((r = put_frames(rp, w, ln->text, b, &drop)))
+		return r;
+	kf_buf_puts(b, "],\"frame_info\":");
+	if ((r = put_frame_info(rp, w, ln, drop, b)))
+		return r;
+	kf_buf_puts(b, ",\"samples\":");
+	kf_jsonw_uint(b, ln->b.samples);
+	kf_buf_puts(b, ",\"period\":");
+	kf_jsonw_uint(b, ln->b.period);
+	put_key_str(b, ",\"verdict\":", kf_ctx_verdict_name(ln->verdict));
+	put_key_str(b, ",\"leaf\":", kf_strtab_get(&rp->g.labels, ln->leaf));
+	put_key_str(b, ",\"base\":", kf_strtab_get(&rp->g.labels, ln->base));
+	if (*via)
+		put_key_str(b, ",\"via\":", via);
+	if (ln->why)
+		put_key_str(b, ",\"why\":", kf_ctx_why_name(ln->why));
+	if (ln->verdict == KF_CTX_VERDICT_UNKNOWN && ln->guess != KF_CTX_UNKNOWN)
+		put_key_str(b, ",\"guess\":", kf_ctx_class_name(ln->guess));
+	kf_buf_put(b, "}", 1);
+	return b->oom ? KF_ENOMEM : 0;
+}
+
+/* The stacks in blocks: the main thread writes the even ones as it makes
+ * them, a second thread makes the odd ones into its block buffer, which
+ * the main thread writes after the even one before it.  Everything the
+ * two read was made before (make_infos, the gather, the namer's
+ * texts); each has its own paths and buffers.  A block is a sixteenth of
+ * the stacks, from 16 to 2048 of them: a small capture takes both
+ * threads too (jobs.sh compares them with one), and a large one keeps
+ * its block buffer under a megabyte or so. */
+static size_t stack_block(size_t n)
+{
+	size_t b = n / 16;
+
+	return b < 16 ? 16 : b > 2048 ? 2048 : b;
+}
+
+struct stack_pair {
+	struct kf_report *rp;
+	size_t block;            /* stacks a block */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t next;             /* the odd block the second makes next */
+	bool full;               /* its buffer holds that block, unwritten */
+	bool stop;               /* the main thread gave up */
+	int err;                 /* the second's */
+};
+
+static void *second_writer(void *arg)
+{
+	struct stack_pair *sp = arg;
+	struct kf_report *rp = sp->rp;
+	struct kf_report_writer *w = &rp->w[1];
+	size_t n = rp->g.n_lines, bs = sp->block, k, i;
+	int r = 0;
+
+	for (k = 1; k * bs < n && !r; k += 2) {
+		/* wait for the main thread to take the block before */
+		pthread_mutex_lock(&sp->mu);
+		while (sp->full && !sp->stop)
+			pthread_cond_wait(&sp->cv, &sp->mu);
+		if (sp->stop) {
+			pthread_mutex_unlock(&sp->mu);
+			break;
+		}
+		pthread_mutex_unlock(&sp->mu);
+		w->block.len = 0;
+		for (i = k * bs; i < n && i < (k + 1) * bs && !r; i++)
+			r = put_stack(rp, w, i, &w->block);
+		pthread_mutex_lock(&sp->mu);
+		sp->err = r;
+		sp->next = k;
+		sp->full = true;
+		pthread_cond_broadcast(&sp->cv);
+		pthread_mutex_unlock(&sp->mu);
+	}
+	return NULL;
+}
+
+/* The main thread's part: block k (even) straight out, then with a
+ * second thread its block k + 1. */
+static int write_blocks(struct kf_report *rp, FILE *out, struct stack_pair *sp)
+{
+	struct kf_report_writer *w = &rp->w[0];
+	size_t n = rp->g.n_lines, bs = stack_block(n), k, i;
+	int r = 0;
+
+	for (k = 0; k * bs < n && !r; k++) {
+		if (sp && (k & 1)) {
+			pthread_mutex_lock(&sp->mu);
+			while (!(sp->full && sp->next == k))
+				pthread_cond_wait(&sp->cv, &sp->mu);
+			pthread_mutex_unlock(&sp->mu);
+			if ((r = sp->err))
+				break;
+			if (fwrite(rp->w[1].block.p, 1, rp->w[1].block.len, out) != rp->w[1].block.len)
+				r = KF_EIO;
+			pthread_mutex_lock(&sp->mu);
+			sp->full = false;
+			pthread_cond_broadcast(&sp->cv);
+			pthread_mutex_unlock(&sp->mu);
+			continue;
+		}
+		for (i = k * bs; i < n && i < (k + 1) * bs && !r; i++) {
+			w->line.len = 0;
+			if (!(r = put_stack(rp, w, i, &w->line)) &&
+			    fwrite(w->line.p, 1, w->line.len, out) != w->line.len)
+				r = KF_EIO;
+		}
+	}
+	return r;
+}
+
 /* The stacks, written one compact object per line as they are made: a
  * capture's stack list can be large, and a tree of JSON values for all of
- * it would take several times the memory of the text. */
+ * it would take several times the memory of the text.  Each line as
+ * jansson would write its object (JSON_COMPACT | JSON_ENSURE_ASCII,
+ * members in this order), but straight into a buffer: 300,000 stacks
+ * made as jansson values took most of a report's time. */
 static int write_stacks(struct kf_report *rp, FILE *out)
 {
-	struct kf_buf *b = &rp->text;
+	struct stack_pair sp;
+	pthread_t th;
+	bool two;
 	size_t i;
 	int r;
 
-	if ((r = sort_lines(rp)))
-		return r;
 	if (!(rp->bid = kf_calloc(rp->in->modules->n + 1, sizeof(*rp->bid))))
 		return KF_ENOMEM;
 	for (i = 0; i < rp->in->n_mods; i++)
 		memcpy(rp->bid[rp->in->mod_ids[i]], rp->in->mods[i].build_id, sizeof(rp->bid[0]));
 	if (fputs("[", out) == EOF)
 		return KF_EIO;
-	/* each line as jansson would write its object (JSON_COMPACT |
-	 * JSON_ENSURE_ASCII, members in this order), but straight into one
-	 * buffer: 300,000 stacks made as jansson values took most of a
-	 * report's time */
-	for (i = 0; i < rp->g.n_lines; i++) {
-		const struct kf_gather_line *ln = &rp->g.lines[i];
-		const char *via = kf_strtab_get(&rp->g.labels, ln->via);
-		bool drop = false;
-
-		b->len = 0;
-		kf_buf_puts(b, i ? ",\n  {\"frames\":[" : "\n  {\"frames\":[");
-		if ((r = put_frames(rp, ln->text, b, &drop)))
-			return r;
-		kf_buf_puts(b, "],\"frame_info\":");
-		if ((r = put_frame_info(rp, ln, drop, b)))
-			return r;
-		kf_buf_puts(b, ",\"samples\":");
-		kf_jsonw_uint(b, ln->b.samples);
-		kf_buf_puts(b, ",\"period\":");
-		kf_jsonw_uint(b, ln->b.period);
-		put_key_str(b, ",\"verdict\":", kf_ctx_verdict_name(ln->verdict));
-		put_key_str(b, ",\"leaf\":", kf_strtab_get(&rp->g.labels, ln->leaf));
-		put_key_str(b, ",\"base\":", kf_strtab_get(&rp->g.labels, ln->base));
-		if (*via)
-			put_key_str(b, ",\"via\":", via);
-		if (ln->why)
-			put_key_str(b, ",\"why\":", kf_ctx_why_name(ln->why));
-		if (ln->verdict == KF_CTX_VERDICT_UNKNOWN && ln->guess != KF_CTX_UNKNOWN)
-			put_key_str(b, ",\"guess\":", kf_ctx_class_name(ln->guess));
-		kf_buf_put(b, "}", 1);
-		if (b->oom)
-			return KF_ENOMEM;
-		if (fwrite(b->p, 1, b->len, out) != b->len)
-			return KF_EIO;
+	memset(&sp, 0, sizeof(sp));
+	sp.rp = rp;
+	sp.block = stack_block(rp->g.n_lines);
+	two = rp->in->jobs > 1 && rp->g.n_lines > sp.block &&
+	      pthread_mutex_init(&sp.mu, NULL) == 0;
+	if (two && pthread_cond_init(&sp.cv, NULL) != 0) {
+		pthread_mutex_destroy(&sp.mu);
+		two = false;
 	}
+	if (two && pthread_create(&th, NULL, second_writer, &sp) != 0) {
+		pthread_cond_destroy(&sp.cv);
+		pthread_mutex_destroy(&sp.mu);
+		two = false;
+	}
+	r = write_blocks(rp, out, two ? &sp : NULL);
+	if (two) {
+		pthread_mutex_lock(&sp.mu);
+		sp.stop = true;
+		pthread_cond_broadcast(&sp.cv);
+		pthread_mutex_unlock(&sp.mu);
+		pthread_join(th, NULL);
+		pthread_cond_destroy(&sp.cv);
+		pthread_mutex_destroy(&sp.mu);
+	}
+	if (r)
+		return r;
 	return fputs(rp->g.n_lines ? "\n ]" : "]", out) == EOF ? KF_EIO : 0;
 }
 
@@ -1014,6 +1154,12 @@ int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks)
 	int r = 0;
 
 	*stacks = 0;
+	/* the stacks' order and frame infos first, while the processes
+	 * member is made on its thread (neither reads what the other
+	 * writes: the gather's lines and the frame infos here, its threads
+	 * and cells there) */
+	if ((r = sort_lines(rp)) || (r = make_infos(rp)))
+		return r;
 	if (fprintf(out, "{\n \"schema\": \"kfold-report\",\n \"schema_version\": %d,\n"
 		    " \"kfold_version\": \"%s\"", SCHEMA_VERSION, rp->in->version) < 0)
 		r = KF_EIO;

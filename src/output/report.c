@@ -149,14 +149,18 @@ static int line_text(void *arg, uint32_t node, uint32_t *id)
 int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool lines)
 {
 	int r, walked;
+	size_t i;
 
 	memset(rp, 0, sizeof(*rp));
 	rp->in = in;
 	kf_buf_init(&rp->tmp);
-	kf_buf_init(&rp->text);
 	kf_buf_init(&rp->lt_text);
-	kf_buf_init(&rp->fi.text);
-	kf_buf_init(&rp->fr.text);
+	for (i = 0; i < 2; i++) {
+		kf_buf_init(&rp->w[i].fi.text);
+		kf_buf_init(&rp->w[i].fr.text);
+		kf_buf_init(&rp->w[i].line);
+		kf_buf_init(&rp->w[i].block);
+	}
 	kf_buf_init(&rp->comm);
 	kf_map64_init(&rp->fidx);
 	kf_map64_init(&rp->piece_at);
@@ -191,10 +195,11 @@ static void path_fini(struct kf_report_path *p)
 
 void kf_report_fini(struct kf_report *rp)
 {
+	size_t i;
+
 	kf_report_procs_free(rp->procs);   /* first: its thread may still read */
 	kf_gather_fini(&rp->g);
 	kf_buf_fini(&rp->tmp);
-	kf_buf_fini(&rp->text);
 	kf_buf_fini(&rp->lt_text);
 	kf_buf_fini(&rp->comm);
 	free(rp->ff);
@@ -209,8 +214,12 @@ void kf_report_fini(struct kf_report *rp)
 	free(rp->fi_at);
 	kf_map64_fini(&rp->fi_entry);
 	free(rp->fi_pool);
-	path_fini(&rp->fi);
-	path_fini(&rp->fr);
+	for (i = 0; i < 2; i++) {
+		path_fini(&rp->w[i].fi);
+		path_fini(&rp->w[i].fr);
+		kf_buf_fini(&rp->w[i].line);
+		kf_buf_fini(&rp->w[i].block);
+	}
 }
 
 const char *kf_report_module_name(const struct kf_report *rp, uint32_t module)

@@ -117,7 +117,7 @@ struct kf_report_path {
 struct kf_report {
 	const struct kf_report_in *in;
 	struct kf_gather g;
-	struct kf_buf tmp, text, comm;     /* scratch */
+	struct kf_buf tmp, comm;           /* scratch */
 	struct kf_fold_frame *ff;          /* scratch: one node's frames */
 	size_t cap_ff;
 	/* frame_info per node: fi_at[node] - 1 is where fi_pool holds the
@@ -128,10 +128,16 @@ struct kf_report {
 					      fi_at of its first node */
 	uint32_t *fi_pool;
 	size_t n_fi_pool, cap_fi_pool;
-	struct kf_report_path fi;          /* over stacks nodes: frame_info
+	/* the stacks' writers (json.c): the main thread's and a second
+	 * one's, each writing every other block of stacks */
+	struct kf_report_writer {
+		struct kf_report_path fi;  /* over stacks nodes: frame_info
 					      entries, comma separated */
-	bool fi_java;                      /* its root is a Java one */
-	struct kf_report_path fr;          /* over line nodes: frames */
+		bool fi_java;              /* its root is a Java one */
+		struct kf_report_path fr;  /* over line nodes: frames */
+		struct kf_buf line;        /* one stack's object */
+		struct kf_buf block;       /* the second's: a block's */
+	} w[2];
 	char (*bid)[41];                   /* per module id: its build-id as
 					      modules shows it, "" for none */
 	struct kf_strtab fkeys;            /* JSON frame_table: the facts of */

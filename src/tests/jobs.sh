@@ -8,8 +8,10 @@
 # of every N must be those of --jobs 1, byte for byte.  --jobs 1 is the
 # single-threaded run; 2 and more walk the stacks into the trie on a
 # worker thread (src/model/feed.h), which test-feed checks on its own,
-# and gather the report's stacks in two halves on two threads
-# (src/analysis/gather.c: every capture here with 64 stacks or more).
+# gather the report's stacks in two halves on two threads
+# (src/analysis/gather.c: every capture here with 64 stacks or more), and
+# write the report's stacks in blocks on two threads (src/output/json.c:
+# every capture with more than 16 stacks).
 set -euo pipefail
 kfold=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$(cd "$2" && pwd)
