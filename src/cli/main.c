@@ -350,21 +350,20 @@ const char *kf_cli_huge_pages_note(void)
 	return huge_pages_note;
 }
 
-/* Whether a sysfs file's first line is `want`. */
-static bool sysfs_is(const char *path, const char *want)
+/* The first line of a sysfs file, without its newline, into buf; false
+ * if it cannot be read. */
+static bool sysfs_line(const char *path, char *buf, size_t size)
 {
-	char buf[256];
 	FILE *f = fopen(path, "r");
-	bool is = false;
+	bool ok;
 
 	if (!f)
 		return false;
-	if (fgets(buf, sizeof(buf), f)) {
-		buf[strcspn(buf, "\n")] = '\0';
-		is = strcmp(buf, want) == 0;
-	}
+	ok = fgets(buf, (int)size, f) != NULL;
 	fclose(f);
-	return is;
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
 }
 
 /* Whether this machine reports its free memory to its hypervisor: a
@@ -386,19 +385,16 @@ static bool free_page_reporting(void)
 	if (!d)
 		return false;
 	while (!reports && (e = readdir(d))) {
-		char path[512], bits[256];
-		FILE *f;
+		char path[512], line[256];
 
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/sys/bus/virtio/devices/%s/device", e->d_name);
-		if (!sysfs_is(path, "0x0005"))
+		if (!sysfs_line(path, line, sizeof(line)) || strcmp(line, "0x0005") != 0)
 			continue;
 		snprintf(path, sizeof(path), "/sys/bus/virtio/devices/%s/features", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		reports = fgets(bits, sizeof(bits), f) && strlen(bits) > 5 && bits[5] == '1';
-		fclose(f);
+		reports = sysfs_line(path, line, sizeof(line)) && strlen(line) > 5 &&
+			  line[5] == '1';
 	}
 	closedir(d);
 	return reports;

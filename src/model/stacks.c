@@ -368,6 +368,8 @@ static inline const struct kf_frame *walk_frame(const void *ctx, size_t k)
 	return &((const struct kf_frame *)ctx)[k];
 }
 
+enum { BATCH = 32 };   /* frames walk_batched fetches together */
+
 /* The m frames at(ctx, 0 .. m) from node `from` down, room reserved: in
  * batches of BATCH frames, hash them, fetch their home slots, then the
  * nodes those slots name, then walk.  Each frame's node goes to out[k]
@@ -378,7 +380,6 @@ walk_batched(struct kf_stacks *s, uint32_t from, size_t m,
 	     const struct kf_frame *(*at)(const void *, size_t), const void *ctx,
 	     uint32_t *out)
 {
-	enum { BATCH = 32 };
 	uint32_t h[BATCH], cand[BATCH];
 	size_t k, base, b, mask = s->nslots - 1;
 	uint32_t node = from, hp = s->hashes[from];
@@ -541,10 +542,11 @@ void kf_stacks_prefetch_path(const struct kf_stacks *s, uint64_t hash,
 		if (e->node && e->hash == (hash & c->mask) && e->n == n)
 			return;   /* most likely found whole: no walk */
 	}
-	/* as walk_batched hashes the path, at most a batch of it */
+	/* as walk_batched hashes the path (the root, then frames[n - 1]
+	 * down), its first batch */
 	hp = path_hash(ROOT_HASH, root);
 	__builtin_prefetch(&s->slots[hp & mask]);
-	for (k = 0; k < n && k < 31; k++) {
+	for (k = 0; k < n && k + 1 < BATCH; k++) {
 		hp = path_hash(hp, &frames[n - 1 - k]);
 		__builtin_prefetch(&s->slots[hp & mask]);
 	}

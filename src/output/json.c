@@ -656,7 +656,9 @@ static int put_frame_info(struct kf_report *rp, struct kf_report_writer *w,
 
 		if ((r = node_info(rp, x, w->fi_java, &at)))
 			return r;
-		for (k = 0; b && k < rp->fi_pool[at]; k++, c++) {
+		for (k = 0; k < rp->fi_pool[at]; k++, c++) {
+			if (!b)
+				continue;
 			if (c)
 				kf_buf_put(&p->text, ",", 1);
 			kf_jsonw_uint(&p->text, rp->fi_pool[at + 1 + k]);
@@ -802,13 +804,13 @@ static int put_stack(struct kf_report *rp, struct kf_report_writer *w, size_t i,
 }
 
 /* The stacks in blocks: the main thread writes the even ones as it makes
- * them, a second thread makes the odd ones into its block buffer, which
+ * them, a second thread makes the odd ones into its buffer, which
  * the main thread writes after the even one before it.  Everything the
  * two read was made before (make_infos, the gather, the namer's
  * texts); each has its own paths and buffers.  A block is a sixteenth of
  * the stacks, from 16 to 2048 of them: a small capture takes both
  * threads too (jobs.sh compares them with one), and a large one keeps
- * its block buffer under a megabyte or so. */
+ * its buffer under a megabyte or so. */
 static size_t stack_block(size_t n)
 {
 	size_t b = n / 16;
@@ -845,9 +847,9 @@ static void *second_writer(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&sp->mu);
-		w->block.len = 0;
+		w->out.len = 0;
 		for (i = k * bs; i < n && i < (k + 1) * bs && !r; i++)
-			r = put_stack(rp, w, i, &w->block);
+			r = put_stack(rp, w, i, &w->out);
 		pthread_mutex_lock(&sp->mu);
 		sp->err = r;
 		sp->next = k;
@@ -874,7 +876,7 @@ static int write_blocks(struct kf_report *rp, FILE *out, struct stack_pair *sp)
 			pthread_mutex_unlock(&sp->mu);
 			if ((r = sp->err))
 				break;
-			if (fwrite(rp->w[1].block.p, 1, rp->w[1].block.len, out) != rp->w[1].block.len)
+			if (fwrite(rp->w[1].out.p, 1, rp->w[1].out.len, out) != rp->w[1].out.len)
 				r = KF_EIO;
 			pthread_mutex_lock(&sp->mu);
 			sp->full = false;
@@ -883,9 +885,9 @@ static int write_blocks(struct kf_report *rp, FILE *out, struct stack_pair *sp)
 			continue;
 		}
 		for (i = k * bs; i < n && i < (k + 1) * bs && !r; i++) {
-			w->line.len = 0;
-			if (!(r = put_stack(rp, w, i, &w->line)) &&
-			    fwrite(w->line.p, 1, w->line.len, out) != w->line.len)
+			w->out.len = 0;
+			if (!(r = put_stack(rp, w, i, &w->out)) &&
+			    fwrite(w->out.p, 1, w->out.len, out) != w->out.len)
 				r = KF_EIO;
 		}
 	}

@@ -158,8 +158,7 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	for (i = 0; i < 2; i++) {
 		kf_buf_init(&rp->w[i].fi.text);
 		kf_buf_init(&rp->w[i].fr.text);
-		kf_buf_init(&rp->w[i].line);
-		kf_buf_init(&rp->w[i].block);
+		kf_buf_init(&rp->w[i].out);
 	}
 	kf_buf_init(&rp->comm);
 	kf_map64_init(&rp->fidx);
@@ -217,8 +216,7 @@ void kf_report_fini(struct kf_report *rp)
 	for (i = 0; i < 2; i++) {
 		path_fini(&rp->w[i].fi);
 		path_fini(&rp->w[i].fr);
-		kf_buf_fini(&rp->w[i].line);
-		kf_buf_fini(&rp->w[i].block);
+		kf_buf_fini(&rp->w[i].out);
 	}
 }
 

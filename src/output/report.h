@@ -135,8 +135,8 @@ struct kf_report {
 					      entries, comma separated */
 		bool fi_java;              /* its root is a Java one */
 		struct kf_report_path fr;  /* over line nodes: frames */
-		struct kf_buf line;        /* one stack's object */
-		struct kf_buf block;       /* the second's: a block's */
+		struct kf_buf out;         /* made, not yet written: one
+					      stack (main), a block (second) */
 	} w[2];
 	char (*bid)[41];                   /* per module id: its build-id as
 					      modules shows it, "" for none */
