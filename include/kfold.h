@@ -343,6 +343,10 @@ typedef struct kf_stats {
 	uint64_t lbr_stopped;      /* the lbr_full ones --stitch-lbr did not
 				      complete: the unwind-stop reason
 				      "lbr_full" */
+	uint64_t offcpu_renamed;   /* off_cpu: switch-outs the kernel sampled
+				      with tid -1 (an exiting thread that has
+				      unhashed its pid), folded as the thread
+				      their prev_pid names */
 } kf_stats;
 
 typedef struct kf_session kf_session;

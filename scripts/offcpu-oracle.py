@@ -70,7 +70,9 @@ def read_folded(path, comm, wakers):
     for line in open(path):
         stack, w = line.rsplit(' ', 1)
         parts = stack.split(';')
-        m = re.fullmatch(r'(.*)-(\d+)/(\d+)', parts[0])
+        # pid and tid -1: a thread the kernel could no longer name and
+        # whose prev_pid names no thread kfold knows (not the workload's)
+        m = re.fullmatch(r'(.*)-(-?\d+)/(-?\d+)', parts[0])
         s = re.fullmatch(r'\[off-cpu:([a-z]+)\]', parts[1]) if len(parts) > 1 else None
         if not m or not s:
             sys.exit('FAIL: a line without a root and a state: ' + line[:160])

@@ -844,6 +844,28 @@ static int stitch_reference(struct kf_session *s, const struct kf_attr *a,
 	return 0;
 }
 
+/* A thread that has unhashed its pid on its way out (release_task in
+ * do_exit) is sampled with tid -1, and pid -1 too once its process is
+ * gone (the kernel's perf_event_pid_type).  Its sched_switch's prev_pid
+ * still names it: that thread, when it is known and of the sample's
+ * process (or the sample names none); else th. */
+static struct kf_thread *offcpu_thread(struct kf_session *s, const struct kf_attr *a,
+				       int evidx, const struct kf_sample *smp,
+				       struct kf_thread *th)
+{
+	const struct kf_oc_attr *oa = oc_attr(s, evidx, a);
+	struct kf_thread *named;
+	uint64_t v;
+
+	if (!oa || oa->kind != 1 || !raw_field(smp, &oa->prev_pid, &v) || (int32_t)v <= 0)
+		return th;
+	named = kf_tasks_find(&s->tasks, (int32_t)v);
+	if (!named || (th->pid != -1 && named->pid != th->pid))
+		return th;
+	s->stats.offcpu_renamed++;
+	return named;
+}
+
 /* Folds one delivered sample: `a` is the attr that laid the record out,
  * `evidx` the event it is delivered as (a member's for a group value, see
  * deliver_read) and smp->period its weight. */
@@ -900,6 +922,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 			      smp->has_tid ? (int32_t)smp->tid : -1);
 	if (!th)
 		return kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	if (s->o.off_cpu && th->tid == -1)
+		th = offcpu_thread(s, a, evidx, smp, th);
 	if (smp->cgroup)
 		th->cgroup = smp->cgroup;   /* --root CGROUP=DIR */
 	comm = kf_thread_comm(&s->tasks, th);

@@ -36,6 +36,10 @@ static void print_counts(const kf_stats *st)
 			st->offcpu_ns / 1000000000u, st->offcpu_ns % 1000000000u,
 			st->offcpu_at_end, st->offcpu_unmatched, st->offcpu_dead,
 			st->offcpu_idle, st->offcpu_unreadable, st->offcpu_switch_ins);
+	if (st->offcpu_renamed)
+		fprintf(stderr, "kfold: off-CPU: %" PRIu64 " switch-outs sampled with tid -1 "
+			"(a thread on its way out) folded as the thread prev_pid names\n",
+			st->offcpu_renamed);
 	if (st->offcpu_woken)
 		fprintf(stderr, "kfold: off-CPU: %" PRIu64 " waits ended by a recorded "
 			"wakeup\n", st->offcpu_woken);

@@ -73,7 +73,7 @@ static uint64_t tid_key(int32_t tid)
 }
 
 /* kf_map64 has no delete: a removed tid maps to UINT32_MAX. */
-static struct kf_thread *find(struct kf_tasks *t, int32_t tid)
+static struct kf_thread *find(const struct kf_tasks *t, int32_t tid)
 {
 	uint32_t idx;
 
@@ -165,6 +165,11 @@ uint32_t kf_tasks_jitdump(const struct kf_tasks *t, int32_t pid)
 struct kf_thread *kf_tasks_findnew(struct kf_tasks *t, int32_t pid, int32_t tid)
 {
 	return findnew(t, pid, tid, true);
+}
+
+struct kf_thread *kf_tasks_find(const struct kf_tasks *t, int32_t tid)
+{
+	return find(t, tid);
 }
 
 const char *kf_thread_comm(const struct kf_tasks *t, const struct kf_thread *th)

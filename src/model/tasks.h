@@ -88,6 +88,9 @@ int kf_tasks_apply(struct kf_tasks *t, const struct kf_rec *rec);
  * joined to its process) if unknown.  NULL only on ENOMEM. */
 struct kf_thread *kf_tasks_findnew(struct kf_tasks *t, int32_t pid, int32_t tid);
 
+/* The thread with this tid, exited or not; NULL if none is known. */
+struct kf_thread *kf_tasks_find(const struct kf_tasks *t, int32_t tid);
+
 /* The comm of a thread.  Borrowed until the next string is interned. */
 const char *kf_thread_comm(const struct kf_tasks *t, const struct kf_thread *th);
 

@@ -17,6 +17,8 @@
 #  - the same output for --jobs 1, 2, 3 and 8, with --context, and for the
 #    capture converted to the other byte order (scripts/perf-byteswap.py:
 #    the tracepoint payloads keep the byte order their tracing data says);
+#  - a thread sampled with tid -1 on its way out: folded as the thread
+#    its prev_pid names;
 #  - hostile: the tracing data cut off or its formats' field lines
 #    garbled, the raw payloads cut short: warnings, no crash, exit 0.
 set -uo pipefail
@@ -173,6 +175,45 @@ rc=$?
 rc=$?
 [ $rc -eq 2 ] && grep -q 'sched:sched_switch' "$tmp/err" ||
 	{ echo "FAIL: --off-cpu on a cpu-clock capture: exit $rc, $(cat "$tmp/err")"; fail=1; }
+
+# an exiting thread that has unhashed its pid (release_task in do_exit)
+# is sampled with tid -1, and with pid -1 too when its whole process is
+# gone (perf_event_pid_type); its sched_switch's prev_pid still names it.
+# A non-leader thread's samples made so (tid, then pid and tid) must fold
+# as before, the switch-outs counted by --stats
+python3 - "$case/perf.data" "$tmp/tid.folded" "$tmp" <<'EOF' || fail=1
+import re, struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+tids = sorted(set((int(p), int(t)) for p, t in re.findall(
+    r'^offcpu-(\d+)/(\d+);', open(sys.argv[2]).read(), re.M)))
+pid, tid = [x for x in tids if x[0] != x[1]][-1]
+off, size = struct.unpack_from('<QQ', data, 40)
+for name, unset_pid in (('tidgone', False), ('pidgone', True)):
+    d, pos, n = bytearray(data), off, 0
+    while pos + 8 <= off + size:
+        typ, _, sz = struct.unpack_from('<IHH', d, pos)
+        if sz < 8:
+            sys.exit('FAIL: a record of size %d at %d' % (sz, pos))
+        # a sample of IP|TID|...: pid and tid after the ip
+        if typ == 9 and struct.unpack_from('<ii', d, pos + 16) == (pid, tid):
+            struct.pack_into('<ii', d, pos + 16, -1 if unset_pid else pid, -1)
+            n += 1
+        pos += sz
+    if n == 0:
+        sys.exit('FAIL: no sample of thread %d/%d' % (pid, tid))
+    open('%s/%s.data' % (sys.argv[3], name), 'wb').write(d)
+    print('%s: %d samples of %d/%d made tid -1%s' % (name, n, pid, tid,
+          ', pid -1' if unset_pid else ''))
+EOF
+for h in tidgone pidgone; do
+	"$kfold" --off-cpu --tid --stats "${KF_CASE[@]}" -o "$tmp/$h.folded" "$tmp/$h.data" \
+		2> "$tmp/$h.err" || { echo "FAIL: $h: exit $?"; fail=1; continue; }
+	cmp -s "$tmp/tid.folded" "$tmp/$h.folded" ||
+		{ echo "FAIL: $h: folded otherwise than the thread prev_pid names"
+		  diff "$tmp/tid.folded" "$tmp/$h.folded"; fail=1; }
+	grep -q '^kfold: off-CPU: [1-9][0-9]* switch-outs sampled with tid -1' "$tmp/$h.err" ||
+		{ echo "FAIL: $h: --stats does not count the switch-outs of tid -1"; fail=1; }
+done
 
 # hostile formats (the same lengths, so the file's layout stays): a
 # field's name garbled; prev_state placed past the end of the payload;
