@@ -1,6 +1,8 @@
 /* feed.c - the stacks trie built on a thread of its own (feed.h).
  *
- * A stack in a chunk: struct ent, then n + 1 frames (the root first).
+ * A stack in a chunk: struct ent, then n + 1 frames (the root first), then
+ * the n + 1 path hashes the trie finds its nodes by
+ * (kf_stacks_path_hashes), padded to 8 bytes.
  */
 #include "feed.h"
 
@@ -18,80 +20,85 @@ struct ent {
 
 _Static_assert(sizeof(struct ent) % 8 == 0 && sizeof(struct kf_frame) % 8 == 0,
 	       "a chunk's stacks stay 8-byte aligned");
-_Static_assert(sizeof(struct ent) + (KF_FEED_MAX_FRAMES + 1) * sizeof(struct kf_frame) <=
+_Static_assert(sizeof(struct ent) + (KF_FEED_MAX_FRAMES + 1) * (sizeof(struct kf_frame) + 4) + 4 <=
 	       KF_CHUNKQ_CHUNK, "the longest stack fits a chunk");
+
+static size_t hashes_size(size_t n)
+{
+	return ((n + 1) * sizeof(uint32_t) + 7) & ~(size_t)7;
+}
 
 static size_t ent_size(size_t n)
 {
-	return sizeof(struct ent) + (n + 1) * sizeof(struct kf_frame);
+	return sizeof(struct ent) + (n + 1) * sizeof(struct kf_frame) + hashes_size(n);
 }
 
 /* With thread sums, a stack's thread entry is added after the next
  * stack's walk: its slot, asked for before that walk, is then in the
  * cache (a miss of its own each time otherwise).  The last one of a chunk
  * is added at its end: the order of the additions stays the pushes'.
- * Likewise, before this stack's walk, the stack two further on is hashed
- * and the trie's entry for that hash (kf_stacks_path's recent stacks)
- * asked for, and the next stack, whose entry came in meanwhile, has its
- * path's slots asked for when the entry does not hold it.  (The pusher,
- * with the frames at hand, could hash them, but it is the busier thread
- * of the two.) */
+ * Likewise, before this stack's walk, the trie's entry for the stack two
+ * further on (kf_stacks_path's recent stacks) is asked for, and the next
+ * stack, whose entry came in meanwhile, has its path's slots asked for
+ * when the entry does not hold it.  The pusher hashes the frames, which
+ * it has at hand: the walking thread is the busier of the two. */
 
-/* The stack at p (before end): its frames (the root first) and count;
+/* The stack at p: its frames (the root first), path hashes and count;
  * returns the one after it. */
 static const unsigned char *stack_at(const unsigned char *p, const struct kf_frame **frames,
-				     struct ent *e)
+				     const uint32_t **hashes, struct ent *e)
 {
 	memcpy(e, p, sizeof(*e));
 	/* every size in a chunk is a multiple of 8 and the chunk is
-	 * malloc's: the frames are aligned; memcpy gave them their type */
+	 * malloc's: the frames and hashes are aligned; memcpy gave them
+	 * their types */
 	*frames = (const struct kf_frame *)(const void *)(p + sizeof(*e));
+	*hashes = (const uint32_t *)(const void *)(p + sizeof(*e) +
+						  (e->n + 1) * sizeof(struct kf_frame));
 	return p + ent_size(e->n);
 }
 
 static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 {
 	struct kf_feed *f = ctx;
-	const unsigned char *end = p + len;
+	const unsigned char *end = p + len, *after;
 	uint32_t pend_node = 0, pend_thread = 0;
-	uint64_t pend_weight = 0, hash, next = 0, after = 0;
-	bool have_next = false, have_after = false;
+	uint64_t pend_weight = 0;
 	/* read once a chunk, not once a stack: the flag shares its cache
 	 * line with what the pushing thread writes for every stack, and
 	 * reading it here each time made each of those writes a miss */
 	bool failed = atomic_load_explicit(&f->failed, memory_order_relaxed);
+	struct ent e, ne, ae;
+	const struct kf_frame *frames, *nf, *af;
+	const uint32_t *h, *nh, *ah;
 
+	if (failed || p >= end)
+		return;
+	/* the first two stacks' recent entries */
+	after = stack_at(p, &nf, &nh, &ne);
+	kf_stacks_prefetch(f->stacks, nh, ne.n);
+	if (after < end) {
+		stack_at(after, &af, &ah, &ae);
+		kf_stacks_prefetch(f->stacks, ah, ae.n);
+	}
 	while (p < end) {
-		struct ent e;
-		const struct kf_frame *frames;
 		uint32_t node;
 
-		p = stack_at(p, &frames, &e);
-		hash = have_next ? next : kf_stacks_hash(&frames[0], frames + 1, e.n);
-		have_next = false;
-		if (failed)
-			continue;
+		p = stack_at(p, &frames, &h, &e);
 		if (p < end) {
-			struct ent ne, ae;
-			const struct kf_frame *nf, *af;
-			const unsigned char *q = stack_at(p, &nf, &ne);
-
-			next = have_after ? after : kf_stacks_hash(&nf[0], nf + 1, ne.n);
-			have_next = true;
-			have_after = false;
-			if (q < end) {
-				stack_at(q, &af, &ae);
-				after = kf_stacks_hash(&af[0], af + 1, ae.n);
-				have_after = true;
-				kf_stacks_prefetch(f->stacks, after);
+			/* the next stack's path, the entry of the one after */
+			after = stack_at(p, &nf, &nh, &ne);
+			if (after < end) {
+				stack_at(after, &af, &ah, &ae);
+				kf_stacks_prefetch(f->stacks, ah, ae.n);
 			}
-			kf_stacks_prefetch_path(f->stacks, next, &nf[0], nf + 1, ne.n);
+			kf_stacks_prefetch_path(f->stacks, nh, ne.n);
 		}
-		node = kf_stacks_path_hashed(f->stacks, hash, &frames[0], frames + 1, e.n);
+		node = kf_stacks_path_hashed(f->stacks, h, &frames[0], frames + 1, e.n);
 		if (!node || !kf_stacks_add(f->stacks, node, e.weight) ||
 		    (pend_node && !kf_tsums_add(f->tsums, pend_node, pend_thread, pend_weight))) {
 			failed = true;
-			continue;
+			break;
 		}
 		pend_node = 0;
 		if (f->tsums && e.thread != KF_FEED_NO_THREAD) {
@@ -140,6 +147,8 @@ bool kf_feed_push(struct kf_feed *f, const struct kf_frame *root,
 	memcpy(p + sizeof(e), root, sizeof(*root));
 	if (n)
 		memcpy(p + sizeof(e) + sizeof(*root), frames, n * sizeof(*frames));
+	kf_stacks_path_hashes(root, frames, n, (uint32_t *)(void *)(p + sizeof(e) +
+					       (n + 1) * sizeof(*frames)));
 	kf_chunkq_commit(&f->q, need);
 	f->pushed++;
 	return true;

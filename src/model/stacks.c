@@ -371,14 +371,15 @@ static inline const struct kf_frame *walk_frame(const void *ctx, size_t k)
 enum { BATCH = 32 };   /* frames walk_batched fetches together */
 
 /* The m frames at(ctx, 0 .. m) from node `from` down, room reserved: in
- * batches of BATCH frames, hash them, fetch their home slots, then the
+ * batches of BATCH frames, hash them (or take their path hashes from
+ * given[0 .. m), unless it is NULL), fetch their home slots, then the
  * nodes those slots name, then walk.  Each frame's node goes to out[k]
  * (unless out is NULL); returns the last.  Inlined into each caller with
  * its own `at`. */
 static inline __attribute__((always_inline)) uint32_t
 walk_batched(struct kf_stacks *s, uint32_t from, size_t m,
 	     const struct kf_frame *(*at)(const void *, size_t), const void *ctx,
-	     uint32_t *out)
+	     const uint32_t *given, uint32_t *out)
 {
 	uint32_t h[BATCH], cand[BATCH];
 	size_t k, base, b, mask = s->nslots - 1;
@@ -388,7 +389,7 @@ walk_batched(struct kf_stacks *s, uint32_t from, size_t m,
 	for (base = 0; base < m; base += b) {
 		b = m - base < BATCH ? m - base : BATCH;
 		for (k = 0; k < b; k++) {
-			hp = path_hash(hp, at(ctx, base + k));
+			hp = given ? given[base + k] : path_hash(hp, at(ctx, base + k));
 			h[k] = hp;
 			if (!fresh)
 				__builtin_prefetch(&s->slots[hp & mask]);
@@ -499,57 +500,54 @@ uint64_t kf_stacks_recent_hits(const struct kf_stacks *s)
 	return s->recent ? s->recent->hits : 0;
 }
 
-static inline uint64_t frame_word(const struct kf_frame *f)
+static inline uint64_t recent_key(const struct kf_pathcache *c, const uint32_t *h, size_t n)
 {
-	return f->addr * 0x9e3779b97f4a7c15ull ^ ((uint64_t)f->module << 32 | f->flags);
+	return h[n] & c->mask;
 }
 
-uint64_t kf_stacks_hash(const struct kf_frame *root, const struct kf_frame *frames,
-			size_t n)
+void kf_stacks_path_hashes(const struct kf_frame *root, const struct kf_frame *frames,
+			   size_t n, uint32_t *h)
 {
-	uint64_t h = frame_word(root) ^ n;
-	size_t i;
+	uint32_t hp = path_hash(ROOT_HASH, root);
+	size_t k;
 
-	for (i = 0; i < n; i++)
-		h = (h ^ frame_word(&frames[i])) * 0xff51afd7ed558ccdull + (h >> 29);
-	return kf_hash64(h);
+	h[0] = hp;
+	for (k = 1; k <= n; k++)
+		h[k] = hp = path_hash(hp, &frames[n - k]);
 }
 
-static inline size_t recent_index(uint64_t h)
+/* A stack's key among the recent ones: its leaf's path hash, which
+ * hashes every frame (the entry's n and frames tell the rest apart) */
+static inline uint64_t recent_key(const struct kf_pathcache *c, const uint32_t *h, size_t n);
+
+static inline size_t recent_index(uint64_t key)
 {
-	return (size_t)h & (((size_t)1 << RECENT_BITS) - 1);
+	return (size_t)key & (((size_t)1 << RECENT_BITS) - 1);
 }
 
-void kf_stacks_prefetch(const struct kf_stacks *s, uint64_t hash)
+void kf_stacks_prefetch(const struct kf_stacks *s, const uint32_t *h, size_t n)
 {
-	if (s->recent)
-		__builtin_prefetch(&s->recent->slot[recent_index(hash & s->recent->mask)]);
+	if (s->recent && n < RECENT_MAX)
+		__builtin_prefetch(&s->recent->slot[recent_index(recent_key(s->recent, h, n))]);
 }
 
-void kf_stacks_prefetch_path(const struct kf_stacks *s, uint64_t hash,
-			     const struct kf_frame *root, const struct kf_frame *frames,
-			     size_t n)
+void kf_stacks_prefetch_path(const struct kf_stacks *s, const uint32_t *h, size_t n)
 {
 	const struct kf_pathcache *c = s->recent;
 	size_t mask = s->nslots - 1, k;
-	uint32_t hp;
 
 	if (!s->slots)
 		return;
 	if (c && n < RECENT_MAX) {
-		const struct recent *e = &c->slot[recent_index(hash & c->mask)];
+		uint64_t key = recent_key(c, h, n);
+		const struct recent *e = &c->slot[recent_index(key)];
 
-		if (e->node && e->hash == (hash & c->mask) && e->n == n)
+		if (e->node && e->hash == key && e->n == n)
 			return;   /* most likely found whole: no walk */
 	}
-	/* as walk_batched hashes the path (the root, then frames[n - 1]
-	 * down), its first batch */
-	hp = path_hash(ROOT_HASH, root);
-	__builtin_prefetch(&s->slots[hp & mask]);
-	for (k = 0; k < n && k + 1 < BATCH; k++) {
-		hp = path_hash(hp, &frames[n - 1 - k]);
-		__builtin_prefetch(&s->slots[hp & mask]);
-	}
+	/* walk_batched's first batch: the root, then frames[n - 1] down */
+	for (k = 0; k <= n && k < BATCH; k++)
+		__builtin_prefetch(&s->slots[h[k] & mask]);
 }
 
 /* The node of the stack, when it came lately; 0 if not. */
@@ -593,39 +591,50 @@ static void recent_add(struct kf_pathcache *c, uint64_t h, const struct kf_frame
 	c->head += n + 1;
 }
 
-uint32_t kf_stacks_path_hashed(struct kf_stacks *s, uint64_t hash,
+uint32_t kf_stacks_path_hashed(struct kf_stacks *s, const uint32_t *h,
 			       const struct kf_frame *root, const struct kf_frame *frames,
 			       size_t n)
 {
 	struct rootpath p = { root, frames, n };
-	uint64_t h = 0;
+	uint64_t key = 0;
 	uint32_t node;
 	size_t m;
 
 	if (n < RECENT_MAX && s->recent) {
-		h = hash & s->recent->mask;
-		if ((node = recent_find(s->recent, h, root, frames, n)) != 0) {
+		key = recent_key(s->recent, h, n);
+		if ((node = recent_find(s->recent, key, root, frames, n)) != 0) {
 			KF_WORK(1);
 			return node;
 		}
 	}
 	if (!kf_add_ok(n, 1, &m) || !reserve(s, m))
 		return 0;
-	node = walk_batched(s, 0, m, rootpath_frame, &p, NULL);
+	node = walk_batched(s, 0, m, rootpath_frame, &p, h, NULL);
 	/* made with the index, which it is part of; without it the walk
 	 * still works */
 	if (!s->recent)
 		s->recent = recent_new(RECENT_RING);
 	else if (n < RECENT_MAX)
-		recent_add(s->recent, h, root, frames, n, node);
+		recent_add(s->recent, key, root, frames, n, node);
 	return node;
 }
 
 uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 			const struct kf_frame *frames, size_t n)
 {
-	return kf_stacks_path_hashed(s, n < RECENT_MAX && s->recent ?
-				     kf_stacks_hash(root, frames, n) : 0, root, frames, n);
+	uint32_t h[RECENT_MAX];
+	struct rootpath p = { root, frames, n };
+	size_t m;
+
+	if (n < RECENT_MAX) {
+		kf_stacks_path_hashes(root, frames, n, h);
+		return kf_stacks_path_hashed(s, h, root, frames, n);
+	}
+	/* too long to be kept among the recent stacks: a walk that hashes
+	 * as it goes */
+	if (!kf_add_ok(n, 1, &m) || !reserve(s, m))
+		return 0;
+	return walk_batched(s, 0, m, rootpath_frame, &p, NULL, NULL);
 }
 
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,
@@ -633,7 +642,7 @@ bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *f
 {
 	if (!reserve(s, n) || from >= s->n)
 		return false;
-	walk_batched(s, from, n, walk_frame, frames, nodes);
+	walk_batched(s, from, n, walk_frame, frames, NULL, nodes);
 	return true;
 }
 

@@ -163,23 +163,24 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,
 		    size_t n, uint32_t *nodes);
 
-/* kf_stacks_path in two steps, for a caller with a queue of stacks: the
- * hash it finds recent stacks by (reading no trie), then the path with
- * it.  Hashing the next stack and asking for its entry with
- * kf_stacks_prefetch before walking this one hides the entry's miss. */
-uint64_t kf_stacks_hash(const struct kf_frame *root, const struct kf_frame *frames,
-			size_t n);
-uint32_t kf_stacks_path_hashed(struct kf_stacks *s, uint64_t hash,
+/* kf_stacks_path in two steps, for a caller with a queue of stacks.
+ * First the path hashes the stack's nodes are found by: h[0] the root's,
+ * h[k] that of frames[n - k] below h[k - 1], for k = 0 .. n (n + 1 of
+ * them), which hash the frames alone and read no trie, so another thread
+ * can make them.  Then the path with them.  Asking for the next stack's
+ * recent entry (kf_stacks_prefetch) before walking this one hides the
+ * entry's miss. */
+void kf_stacks_path_hashes(const struct kf_frame *root, const struct kf_frame *frames,
+			   size_t n, uint32_t *h);
+uint32_t kf_stacks_path_hashed(struct kf_stacks *s, const uint32_t *h,
 			       const struct kf_frame *root, const struct kf_frame *frames,
 			       size_t n);
-void kf_stacks_prefetch(const struct kf_stacks *s, uint64_t hash);
+void kf_stacks_prefetch(const struct kf_stacks *s, const uint32_t *h, size_t n);
 /* One stack further on: once its recent entry came in, a stack that is
  * not one of them (its entry holds another hash) has the trie's slots
  * of its path asked for, so that its walk starts with them in the
  * cache.  Only reads; the trie must not move meanwhile (same thread). */
-void kf_stacks_prefetch_path(const struct kf_stacks *s, uint64_t hash,
-			     const struct kf_frame *root, const struct kf_frame *frames,
-			     size_t n);
+void kf_stacks_prefetch_path(const struct kf_stacks *s, const uint32_t *h, size_t n);
 
 /* For tests of kf_stacks_path's recent stacks (made afresh here): keep
  * only `mask`'s bits of the hash they are found by, so that different
