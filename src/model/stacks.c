@@ -193,10 +193,13 @@ bool kf_stacks_move(struct kf_stacks *s, uint32_t from, uint32_t to)
 
 static inline uint32_t path_hash(uint32_t parent_hash, const struct kf_frame *f)
 {
-	uint64_t x = f->addr * 0x9e3779b97f4a7c15ull ^
-		     ((uint64_t)f->module << 32 | f->flags);
+	/* the frame mixed on its own, the parent's hash by one multiply
+	 * (odd: a bijection of its 32 bits): a path's hashes are a chain
+	 * of a multiply and an xor per frame, the rest runs beside it */
+	uint64_t x = kf_hash64(f->addr * 0x9e3779b97f4a7c15ull ^
+			       ((uint64_t)f->module << 32 | f->flags));
 
-	return (uint32_t)kf_hash64(x ^ ((uint64_t)parent_hash << 32 | parent_hash));
+	return (uint32_t)x ^ parent_hash * 0x9e3779b1u;
 }
 
 static inline uint64_t slot_of(uint32_t h, uint32_t id)
