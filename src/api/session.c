@@ -1875,6 +1875,11 @@ int kf_session_run(kf_session *s)
 	/* each node's threads, listed for the reports' walks */
 	if (r == 0 && s->use_tsums && !kf_tsums_index(&s->tsums, s->stacks.n))
 		r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
+	/* the trie is complete: its frames are numbered for the naming on
+	 * another thread while this one loads the symbol files below */
+	if (r == 0 && s->namer_ready && !s->o.annotate &&
+	    kf_fold_number_ahead(&s->texts, &s->stacks, s->o.jobs, &s->work))
+		r = kf_fail(&s->err, KF_ENOMEM, "out of memory");
 	if (s->o.progress)
 		progress(s, KF_PHASE_NAMING, kf_pd_data_end(s->pd));
 	chain_counts(s);
@@ -1992,7 +1997,7 @@ static int rewrite_named(struct kf_session *s, struct kf_stacks *out, uint32_t *
 	if (r)
 		return r;
 	if (!s->o.exclude) {
-		pn.text = kf_calloc(s->stacks.n ? s->stacks.n : 1, sizeof(*pn.text));
+		pn.text = kf_fold_name_array(&s->texts, &s->stacks);
 		if (s->o.jobs > 1 && pthread_create(&th, NULL, prename_main, &pn) == 0)
 			thread = true;
 		else
@@ -2011,7 +2016,7 @@ static int rewrite_named(struct kf_session *s, struct kf_stacks *out, uint32_t *
 		}
 	}
 	free(origin);
-	free(pn.text);
+	kf_fold_name_array_free(&s->texts, pn.text);
 	return r;
 }
 

@@ -1384,6 +1384,10 @@ int kf_fold_texts_init(struct kf_fold_texts *ft, struct kf_namer *namer,
 
 void kf_fold_texts_fini(struct kf_fold_texts *ft)
 {
+	if (ft->ahead) {
+		kf_frameids_finish(ft->ahead);
+		free(ft->ahead);
+	}
 	kf_strtab_fini(&ft->texts);
 	free(ft->text[0]);
 	free(ft->text[1]);
@@ -1509,28 +1513,76 @@ int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool j
  * the repeats, which find what the first one made. */
 
 struct node_namer {
-	struct kf_frameids ids;
+	struct kf_frameids own, *ids;  /* ids: &own, or kf_fold_number_ahead's */
 	bool *java_of;           /* per node: under a Java root */
 	uint32_t *text[2];       /* per frame number: text id + 1, 0: not yet */
 	size_t cap[2];
 };
 
+int kf_fold_number_ahead(struct kf_fold_texts *ft, const struct kf_stacks *st,
+			 unsigned jobs, struct kf_work_total *work)
+{
+	struct kf_frameids *f;
+	int r;
+
+	if (jobs <= 1 || ft->ahead)
+		return 0;
+	f = kf_calloc(1, sizeof(*f));
+	if (!f)
+		return KF_ENOMEM;
+	if ((r = kf_frameids_start(f, st, jobs, work, NULL)) != 0) {
+		free(f);
+		return r;
+	}
+	ft->ahead = f;
+	return 0;
+}
+
+uint32_t *kf_fold_name_array(struct kf_fold_texts *ft, const struct kf_stacks *st)
+{
+	if (ft->ahead && ft->ahead->st == st && ft->ahead->own_id) {
+		ft->ahead->own_id = false;
+		return ft->ahead->id;
+	}
+	return kf_calloc(st->n ? st->n : 1, sizeof(uint32_t));
+}
+
+void kf_fold_name_array_free(struct kf_fold_texts *ft, uint32_t *text)
+{
+	if (text && ft->ahead && ft->ahead->id == text) {
+		kf_frameids_finish(ft->ahead);
+		free(ft->ahead);
+		ft->ahead = NULL;
+	}
+	free(text);
+}
+
 /* ids: NULL, or the array node_namer_text will write the nodes' texts
- * to (the numbering writes there first) */
-static int node_namer_start(struct node_namer *nn, const struct kf_stacks *st,
-			    unsigned jobs, struct kf_work_total *work, uint32_t *ids)
+ * to (the numbering writes there first, unless ft holds st's numbering
+ * started ahead, which is taken instead) */
+static int node_namer_start(struct node_namer *nn, struct kf_fold_texts *ft,
+			    const struct kf_stacks *st, unsigned jobs,
+			    struct kf_work_total *work, uint32_t *ids)
 {
 	memset(nn, 0, sizeof(*nn));
 	nn->java_of = kf_calloc(st->n ? st->n : 1, sizeof(*nn->java_of));
 	if (!nn->java_of)
 		return KF_ENOMEM;
-	return kf_frameids_start(&nn->ids, st, jobs, work, ids);
+	if (ft->ahead && ft->ahead->st == st) {
+		nn->ids = ft->ahead;
+		ft->ahead = NULL;
+		return 0;
+	}
+	nn->ids = &nn->own;
+	return kf_frameids_start(&nn->own, st, jobs, work, ids);
 }
 
 static void node_namer_fini(struct node_namer *nn)
 {
-	if (nn->ids.id)
-		kf_frameids_finish(&nn->ids);
+	if (nn->ids && nn->ids->id)
+		kf_frameids_finish(nn->ids);
+	if (nn->ids != &nn->own)
+		free(nn->ids);
 	free(nn->java_of);
 	free(nn->text[0]);
 	free(nn->text[1]);
@@ -1553,7 +1605,7 @@ static int node_namer_text(struct node_namer *nn, struct kf_fold_texts *ft,
 		return 0;
 	}
 	java = nn->java_of[x] = nn->java_of[nd->parent];
-	if (!kf_frameids_get(&nn->ids, x, &fid))
+	if (!kf_frameids_get(nn->ids, x, &fid))
 		return KF_ENOMEM;
 	if (!grow_zeroed(&nn->text[java], &nn->cap[java], fid))
 		return KF_ENOMEM;
@@ -1575,7 +1627,7 @@ int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
 	size_t i;
 	int r;
 
-	r = node_namer_start(&nn, st, jobs, work, text);
+	r = node_namer_start(&nn, ft, st, jobs, work, text);
 	for (i = 1; i < st->n && !r; i++) {
 		uint32_t id = 0;
 
@@ -1943,7 +1995,8 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		r = KF_ENOMEM;
 		goto out;
 	}
-	e.text = kf_calloc(st->n, sizeof(*e.text));
+	/* (the array the numbering started ahead writes to, if any) */
+	e.text = text ? kf_calloc(st->n, sizeof(*e.text)) : kf_fold_name_array(ft, st);
 	if (!e.text) {
 		r = KF_ENOMEM;
 		goto out;
@@ -1984,7 +2037,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 			side = true;
 	}
 	if (!r && !text)
-		r = node_namer_start(&nn, st, jobs, work, e.text);
+		r = node_namer_start(&nn, ft, st, jobs, work, e.text);
 	for (i = 1; i < st->n && !r; i++) {
 		uint32_t p = st->nodes[i].parent;
 		const uint32_t *v = &e.text[i];
@@ -2038,9 +2091,10 @@ out:
 	}
 	if (lines)
 		*lines = e.lines;
-	/* first: after an error its thread may still be writing to e.text */
+	/* first: after an error its thread may still be writing to e.text
+	 * (or the one started ahead, not taken: kf_fold_name_array_free) */
 	node_namer_fini(&nn);
-	free(e.text);
+	kf_fold_name_array_free(ft, e.text);
 	free(e.first);
 	free(e.next);
 	free(rootv);

@@ -58,6 +58,8 @@ void kf_fold_symframe(const struct kf_fold_style *fs, const struct kf_namer *n,
  * tidying or not) and interned.  Owns texts; borrows namer and fs, which
  * must outlive it.  The emitter, the report and the session's diagnostics
  * share one. */
+struct kf_frameids;
+
 struct kf_fold_texts {
 	struct kf_namer *namer;
 	const struct kf_fold_style *fs;
@@ -65,11 +67,31 @@ struct kf_fold_texts {
 	uint32_t *text[2];        /* per namer entry, [java]: text id + 1 */
 	size_t cap[2];
 	struct kf_buf tmp, tmp2;
+	struct kf_frameids *ahead; /* kf_fold_number_ahead's, not taken yet */
 };
 
 int kf_fold_texts_init(struct kf_fold_texts *ft, struct kf_namer *namer,
 		       const struct kf_fold_style *fs);
 void kf_fold_texts_fini(struct kf_fold_texts *ft);
+
+/* Starts numbering the distinct frames of st (frameids.h), a complete
+ * trie whose nodes are to be named, on a thread of its own while the
+ * caller goes on (loading the symbol files the naming needs); the first
+ * naming of st's nodes after it (kf_emit_folded, kf_fold_name_nodes)
+ * takes the numbering over instead of starting its own.  Nothing with
+ * jobs 1 (there the naming numbers the frames first).  st must not change
+ * until kf_fold_texts_fini.  0 or KF_ENOMEM (nothing started). */
+int kf_fold_number_ahead(struct kf_fold_texts *ft, const struct kf_stacks *st,
+			 unsigned jobs, struct kf_work_total *work);
+
+/* An array of st->n zeroed entries for kf_fold_name_nodes's text, NULL
+ * on ENOMEM: the one the numbering started ahead for st writes to, when
+ * there is one (the naming overwrites each entry once it read it, as
+ * with the numbering it starts itself, so no second array is needed).
+ * Freed with kf_fold_name_array_free, which first waits for that
+ * numbering if no naming took it over. */
+uint32_t *kf_fold_name_array(struct kf_fold_texts *ft, const struct kf_stacks *st);
+void kf_fold_name_array_free(struct kf_fold_texts *ft, uint32_t *text);
 
 /* The folded text of a frame that is not a root, as an id in ft->texts
  * (0 = "": the frame folds to nothing): its symbol frames' texts joined

@@ -94,7 +94,7 @@ static int build_lines(struct kf_report *rp)
 	const struct kf_report_in *in = rp->in;
 	const struct kf_stacks *st = in->stacks;
 	size_t n = st->n ? st->n : 1, i;
-	uint32_t *text = kf_calloc(n, sizeof(*text));   /* per node: its text id */
+	uint32_t *text = kf_fold_name_array(in->texts, st);   /* per node: its text id */
 	int r = KF_ENOMEM;
 
 	rp->node_line = kf_calloc(n, sizeof(*rp->node_line));
@@ -126,7 +126,7 @@ static int build_lines(struct kf_report *rp)
 	if (!r)
 		r = kf_lines_rank(&rp->lines);
 out:
-	free(text);
+	kf_fold_name_array_free(in->texts, text);
 	return r;
 }
 
