@@ -503,6 +503,8 @@ uint64_t kf_stacks_recent_hits(const struct kf_stacks *s)
 	return s->recent ? s->recent->hits : 0;
 }
 
+/* A stack's key among the recent ones: its leaf's path hash, which
+ * hashes every frame (the entry's n and frames tell the rest apart) */
 static inline uint64_t recent_key(const struct kf_pathcache *c, const uint32_t *h, size_t n)
 {
 	return h[n] & c->mask;
@@ -518,10 +520,6 @@ void kf_stacks_path_hashes(const struct kf_frame *root, const struct kf_frame *f
 	for (k = 1; k <= n; k++)
 		h[k] = hp = path_hash(hp, &frames[n - k]);
 }
-
-/* A stack's key among the recent ones: its leaf's path hash, which
- * hashes every frame (the entry's n and frames tell the rest apart) */
-static inline uint64_t recent_key(const struct kf_pathcache *c, const uint32_t *h, size_t n);
 
 static inline size_t recent_index(uint64_t key)
 {
@@ -603,7 +601,7 @@ uint32_t kf_stacks_path_hashed(struct kf_stacks *s, const uint32_t *h,
 	uint32_t node;
 	size_t m;
 
-	if (n < RECENT_MAX && s->recent) {
+	if (h && n < RECENT_MAX && s->recent) {
 		key = recent_key(s->recent, h, n);
 		if ((node = recent_find(s->recent, key, root, frames, n)) != 0) {
 			KF_WORK(1);
@@ -617,7 +615,7 @@ uint32_t kf_stacks_path_hashed(struct kf_stacks *s, const uint32_t *h,
 	 * still works */
 	if (!s->recent)
 		s->recent = recent_new(RECENT_RING);
-	else if (n < RECENT_MAX)
+	else if (h && n < RECENT_MAX)
 		recent_add(s->recent, key, root, frames, n, node);
 	return node;
 }
@@ -626,18 +624,13 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 			const struct kf_frame *frames, size_t n)
 {
 	uint32_t h[RECENT_MAX];
-	struct rootpath p = { root, frames, n };
-	size_t m;
 
-	if (n < RECENT_MAX) {
-		kf_stacks_path_hashes(root, frames, n, h);
-		return kf_stacks_path_hashed(s, h, root, frames, n);
-	}
-	/* too long to be kept among the recent stacks: a walk that hashes
-	 * as it goes */
-	if (!kf_add_ok(n, 1, &m) || !reserve(s, m))
-		return 0;
-	return walk_batched(s, 0, m, rootpath_frame, &p, NULL, NULL);
+	/* a stack too long to be kept among the recent ones is walked
+	 * hashing as it goes */
+	if (n >= RECENT_MAX)
+		return kf_stacks_path_hashed(s, NULL, root, frames, n);
+	kf_stacks_path_hashes(root, frames, n, h);
+	return kf_stacks_path_hashed(s, h, root, frames, n);
 }
 
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,

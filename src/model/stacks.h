@@ -167,7 +167,8 @@ bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *f
  * First the path hashes the stack's nodes are found by: h[0] the root's,
  * h[k] that of frames[n - k] below h[k - 1], for k = 0 .. n (n + 1 of
  * them), which hash the frames alone and read no trie, so another thread
- * can make them.  Then the path with them.  Asking for the next stack's
+ * can make them.  Then the path with them (h NULL: the walk hashes, and
+ * the recent stacks are not used).  Asking for the next stack's
  * recent entry (kf_stacks_prefetch) before walking this one hides the
  * entry's miss. */
 void kf_stacks_path_hashes(const struct kf_frame *root, const struct kf_frame *frames,

@@ -1382,12 +1382,26 @@ int kf_fold_texts_init(struct kf_fold_texts *ft, struct kf_namer *namer,
 	return kf_strtab_init(&ft->texts) ? 0 : KF_ENOMEM;
 }
 
-void kf_fold_texts_fini(struct kf_fold_texts *ft)
+/* Waits for the numbering started ahead (if any) and drops it. */
+static void drop_ahead(struct kf_fold_texts *ft)
 {
 	if (ft->ahead) {
 		kf_frameids_finish(ft->ahead);
 		free(ft->ahead);
+		ft->ahead = NULL;
 	}
+}
+
+/* The numbering started ahead for st, not taken yet; NULL if none. */
+static struct kf_frameids *ahead_of(const struct kf_fold_texts *ft,
+				    const struct kf_stacks *st)
+{
+	return ft->ahead && ft->ahead->st == st ? ft->ahead : NULL;
+}
+
+void kf_fold_texts_fini(struct kf_fold_texts *ft)
+{
+	drop_ahead(ft);
 	kf_strtab_fini(&ft->texts);
 	free(ft->text[0]);
 	free(ft->text[1]);
@@ -1540,20 +1554,19 @@ int kf_fold_number_ahead(struct kf_fold_texts *ft, const struct kf_stacks *st,
 
 uint32_t *kf_fold_name_array(struct kf_fold_texts *ft, const struct kf_stacks *st)
 {
-	if (ft->ahead && ft->ahead->st == st && ft->ahead->own_id) {
-		ft->ahead->own_id = false;
-		return ft->ahead->id;
+	struct kf_frameids *f = ahead_of(ft, st);
+
+	if (f && f->own_id) {
+		f->own_id = false;
+		return f->id;
 	}
 	return kf_calloc(st->n ? st->n : 1, sizeof(uint32_t));
 }
 
 void kf_fold_name_array_free(struct kf_fold_texts *ft, uint32_t *text)
 {
-	if (text && ft->ahead && ft->ahead->id == text) {
-		kf_frameids_finish(ft->ahead);
-		free(ft->ahead);
-		ft->ahead = NULL;
-	}
+	if (text && ft->ahead && ft->ahead->id == text)
+		drop_ahead(ft);
 	free(text);
 }
 
@@ -1568,8 +1581,7 @@ static int node_namer_start(struct node_namer *nn, struct kf_fold_texts *ft,
 	nn->java_of = kf_calloc(st->n ? st->n : 1, sizeof(*nn->java_of));
 	if (!nn->java_of)
 		return KF_ENOMEM;
-	if (ft->ahead && ft->ahead->st == st) {
-		nn->ids = ft->ahead;
+	if ((nn->ids = ahead_of(ft, st)) != NULL) {
 		ft->ahead = NULL;
 		return 0;
 	}
