@@ -620,8 +620,7 @@ int kf_namer_name(struct kf_namer *n, const struct kf_frame *fin, uint32_t *entr
 	n->entries[n->n].frame = f;
 	n->entries[n->n].first = (uint32_t)first;
 	n->entries[n->n].count = (uint32_t)(n->n_symframes - first);
-	if (!kf_map64_get(&n->cache, key, &idx))
-		kf_map64_put(&n->cache, key, (uint32_t)n->n);
+	(void)kf_map64_add(&n->cache, key, (uint32_t)n->n);
 	*entry = (uint32_t)n->n++;
 	return 0;
 }

@@ -4,12 +4,14 @@
  * repeat, run longer than one fetch batch and make the index grow, and
  * after the index was dropped and rebuilt; the same when the recent
  * stacks kf_stacks_path finds at once share their hashes; a copy changed
- * in place and pruned (the --context rewrite's steps). */
+ * in place and pruned (the --context rewrite's steps); and the map the
+ * namer's cache uses, whose add keeps what a put replaces. */
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
 #include "stacks.h"
+#include "util.h"
 
 static uint64_t rnd(uint64_t *x)
 {
@@ -396,6 +398,44 @@ static void test_copy_move_prune(void)
 	kf_stacks_fini(&c);
 }
 
+/* kf_map64_add against kf_map64_put and a plain array, through growth:
+ * an add of a present key leaves its value, of a new one inserts it */
+static void test_map64_add(void)
+{
+	enum { N = 5000 };
+	static uint32_t want[N];
+	struct kf_map64 m;
+	uint64_t x = 77;
+	uint32_t v;
+	size_t i, n = 0;
+
+	kf_map64_init(&m);
+	for (i = 0; i < N; i++) {
+		uint64_t k = i * 0x9e3779b97f4a7c15ull;   /* distinct keys */
+
+		want[i] = (uint32_t)rnd(&x);
+		if (i % 3 == 0) {
+			CHECK(kf_map64_put(&m, k, want[i]));
+			CHECK(kf_map64_add(&m, k, want[i] + 1));   /* kept */
+		} else {
+			CHECK(kf_map64_add(&m, k, want[i]));
+			CHECK(kf_map64_add(&m, k, 0));             /* kept */
+		}
+		n++;
+	}
+	CHECK(m.n == n);
+	for (i = 0; i < N; i++) {
+		CHECK(kf_map64_get(&m, i * 0x9e3779b97f4a7c15ull, &v));
+		CHECK(v == want[i]);
+	}
+	CHECK(kf_map64_put(&m, 0, 9));   /* key 0 is the first one's */
+	CHECK(kf_map64_get(&m, 0, &v) && v == 9);
+	CHECK(!kf_map64_add(&m, UINT64_MAX, 1));   /* the empty marker */
+	CHECK(!kf_map64_get(&m, UINT64_MAX, &v));
+	CHECK(m.n == n);
+	kf_map64_fini(&m);
+}
+
 int main(void)
 {
 	RUN(test_path_equals_child);
@@ -403,5 +443,6 @@ int main(void)
 	RUN(test_recent_stale);
 	RUN(test_short_paths);
 	RUN(test_copy_move_prune);
+	RUN(test_map64_add);
 	return CHECK_DONE();
 }

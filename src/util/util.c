@@ -326,7 +326,8 @@ bool kf_map64_copy(struct kf_map64 *dst, const struct kf_map64 *src)
 	return true;
 }
 
-bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val)
+/* put, or with keep an add: the slot of key, made if new */
+static bool map64_set(struct kf_map64 *m, uint64_t key, uint32_t val, bool keep)
 {
 	size_t i;
 
@@ -342,7 +343,8 @@ bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val)
 	for (i = kf_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		KF_WORK(1);
 		if (m->keys[i] == key) {
-			m->vals[i] = val;
+			if (!keep)
+				m->vals[i] = val;
 			return true;
 		}
 		if (m->keys[i] == KF_MAP_EMPTY) {
@@ -352,6 +354,16 @@ bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val)
 			return true;
 		}
 	}
+}
+
+bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val)
+{
+	return map64_set(m, key, val, false);
+}
+
+bool kf_map64_add(struct kf_map64 *m, uint64_t key, uint32_t val)
+{
+	return map64_set(m, key, val, true);
 }
 
 /* ---- string interner ---------------------------------------------------- */

@@ -166,6 +166,10 @@ void kf_map64_fini(struct kf_map64 *m);
 bool kf_map64_get(const struct kf_map64 *m, uint64_t key, uint32_t *val);
 /* Inserts or replaces.  Returns false on ENOMEM or for the reserved key. */
 bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val);
+/* Inserts unless key is present (its value then stays): one probe where
+ * a get and a put take two.  Returns false on ENOMEM or for the reserved
+ * key. */
+bool kf_map64_add(struct kf_map64 *m, uint64_t key, uint32_t val);
 /* Makes *dst (initialised here) a copy of src.  False on ENOMEM (dst
  * is then empty). */
 bool kf_map64_copy(struct kf_map64 *dst, const struct kf_map64 *src);
