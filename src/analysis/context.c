@@ -762,6 +762,9 @@ static int rewrite_copy(struct kf_ctx_rewriter *rw)
 	rw->copy_parent = kf_calloc(n, sizeof(*rw->copy_parent));
 	if (!rw->copy || !rw->copy_parent)
 		return KF_ENOMEM;
+	/* rw_copy reads an input node's entries before it writes them */
+	kf_prefault(rw->copy, n * sizeof(*rw->copy));
+	kf_prefault(rw->copy_parent, n * sizeof(*rw->copy_parent));
 	if (rw->origin) {
 		/* asked for (kf_ctx_rewrite_end): the copy is its own origin */
 		for (i = 0; i < st->n; i++)

@@ -27,6 +27,9 @@ static bool rehash(struct kf_frameids *f, size_t nslots)
 
 	if (!slots)
 		return false;
+	/* mapped for writing now: a probe reads a slot before a write
+	 * fills it (kf_prefault) */
+	kf_prefault(slots, nslots * sizeof(*slots));
 	for (i = 0; i < f->n; i++) {
 		uint64_t h = frame_hash(&f->frames[i]);
 		size_t j = h & (nslots - 1);

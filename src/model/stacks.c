@@ -234,6 +234,11 @@ static bool rehash(struct kf_stacks *s, size_t nslots)
 
 	if (!slots)
 		return false;
+	/* mapped for writing at once: each probe below reads a slot before
+	 * it writes one, and a read first maps a page of zeroes that the
+	 * write must then copy (a second fault, and with the other threads
+	 * running a TLB shootdown to every CPU they are on) */
+	kf_prefault(slots, nslots * sizeof(*slots));
 	if (s->slots) {
 		for (i = 0; i < s->nslots; i++)
 			if (s->slots[i])

@@ -915,6 +915,7 @@ static int link_nodes(struct em *e, uint32_t **rootv, size_t *n_roots, size_t *c
 	e->next = kf_calloc(e->st->n, sizeof(*e->next));
 	if (!e->first || !e->next)
 		return KF_ENOMEM;
+	kf_prefault(e->first, e->st->n * sizeof(*e->first));   /* read, then written */
 	for (i = e->st->n; i-- > 1;) {
 		uint32_t p = e->st->nodes[i].parent;
 
