@@ -638,6 +638,30 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 	return kf_stacks_path_hashed(s, h, root, frames, n);
 }
 
+void kf_stacks_prefetch_parent(const struct kf_stacks *s, uint32_t from)
+{
+	if (s->hashes && from < s->n)
+		__builtin_prefetch(&s->hashes[from]);
+}
+
+void kf_stacks_prefetch_child(const struct kf_stacks *s, uint32_t from,
+			      const struct kf_frame *f, bool node)
+{
+	uint32_t h;
+	uint64_t sl;
+
+	if (!s->hashes || !s->slots || from >= s->n)
+		return;
+	h = path_hash(s->hashes[from], f);
+	if (!node) {
+		__builtin_prefetch(&s->slots[h & (s->nslots - 1)]);
+		return;
+	}
+	sl = s->slots[h & (s->nslots - 1)];
+	if ((uint32_t)(sl >> 32) == h && (uint32_t)sl < s->n)
+		__builtin_prefetch(&s->nodes[(uint32_t)sl]);
+}
+
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,
 		    size_t n, uint32_t *nodes)
 {

@@ -163,6 +163,17 @@ uint32_t kf_stacks_path(struct kf_stacks *s, const struct kf_frame *root,
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,
 		    size_t n, uint32_t *nodes);
 
+/* For a caller with many short walks queued (kf_stacks_walk from
+ * `from` by f first): the first asks for from's path hash, the second,
+ * once that came in, for the slot the walk probes first, or with `node`,
+ * once that came in too, for the node the slot names.  Each only reads,
+ * and only asks: called in passes over the queue, each pass's misses
+ * are taken together instead of three after the other per walk.  The
+ * trie may change between them (a stale guess costs only a miss). */
+void kf_stacks_prefetch_parent(const struct kf_stacks *s, uint32_t from);
+void kf_stacks_prefetch_child(const struct kf_stacks *s, uint32_t from,
+			      const struct kf_frame *f, bool node);
+
 /* kf_stacks_path in two steps, for a caller with a queue of stacks.
  * First the path hashes the stack's nodes are found by: h[0] the root's,
  * h[k] that of frames[n - k] below h[k - 1], for k = 0 .. n (n + 1 of

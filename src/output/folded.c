@@ -768,22 +768,29 @@ static int pieces_of(struct em *e, struct pieces *pc, uint32_t t,
  * that left the known ones adds its remaining frames one after the
  * other.  Such a run of nodes is one walk down the piece trie, whose
  * pieces kf_stacks_walk fetches together instead of one miss after the
- * other.  The builder takes the nodes in id order with their pieces
- * (struct ptb); it touches only the piece trie, its own arrays and the
- * nodes of e->st, so it can run on a thread of its own while the
- * texts are being made (kf_emit_folded). */
-enum { RUN_NODES = 64, RUN_FRAMES = 256 };
+ * other.  Runs are short (three nodes on average on the bench capture,
+ * half of them one), and each walk starts with three misses one after
+ * the other: its parent's path hash, the slot, the node.  So the
+ * builder keeps a window of runs and asks for those of every run whose
+ * parent is known (it came before the window) in passes, each pass's
+ * misses together, before it walks them in order.  It takes the nodes in
+ * id order with their pieces (struct ptb); it touches only the piece
+ * trie, its own arrays and the nodes of e->st, so it can run on a
+ * thread of its own while the texts are being made (kf_emit_folded). */
+enum { WIN_NODES = 64, WIN_FRAMES = 256 };
 
 struct ptb {
 	const struct kf_stacks *st;
 	struct kf_stacks *pt;
 	uint32_t *map;            /* per node of st: its node in pt */
-	struct kf_frame *frames;  /* the run's pieces */
+	struct kf_frame *frames;  /* the window's pieces */
 	uint32_t *got;            /* their nodes in pt */
 	size_t cap_frames, cap_got, nf;
-	uint32_t ends[RUN_NODES]; /* per node of the run: pieces up to it */
-	uint32_t first, n_run;    /* the run: nodes first .. first + n_run */
-	uint32_t from;            /* the run's parent in pt */
+	uint32_t ends[WIN_NODES]; /* per node of the window: pieces up to it */
+	uint32_t runs[WIN_NODES]; /* where each run starts in the window */
+	uint32_t from[WIN_NODES]; /* per run: its parent in pt, if known */
+	uint32_t first, n_win;    /* the window: nodes first .. first + n_win */
+	uint32_t n_runs;
 	int err;
 };
 
@@ -803,36 +810,74 @@ static void ptb_fini(struct ptb *b)
 	free(b->got);
 }
 
-/* The run walked: each node of it is the node of its last piece; one
- * without pieces ("") is its parent's. */
+/* Run k of the window: its nodes [*a, *z) (window positions), pieces
+ * [*fa, *fz). */
+static void ptb_run(const struct ptb *b, uint32_t k, uint32_t *a, uint32_t *z, uint32_t *fa,
+		    uint32_t *fz)
+{
+	*a = b->runs[k];
+	*z = k + 1 < b->n_runs ? b->runs[k + 1] : b->n_win;
+	*fa = *a ? b->ends[*a - 1] : 0;
+	*fz = b->ends[*z - 1];
+}
+
+/* The window walked, run by run: each node of a run is the node of its
+ * last piece; one without pieces ("") is its parent's. */
 static void ptb_flush(struct ptb *b)
 {
-	uint32_t q, prev = 0;
+	uint32_t k, q, a, z, fa, fz;
+	bool known[WIN_NODES];
 
-	if (!b->n_run || b->err)
+	if (!b->n_win || b->err)
 		return;
-	if (b->nf && (!KF_GROW(b->got, b->cap_got, b->nf) ||
-		      !kf_stacks_walk(b->pt, b->from, b->frames, b->nf, b->got))) {
+	if (b->nf && !KF_GROW(b->got, b->cap_got, b->nf)) {
 		b->err = KF_ENOMEM;
 		return;
 	}
-	for (q = 0; q < b->n_run; q++) {
-		uint32_t x = b->first + q, end = b->ends[q];
-		uint32_t cur = end > prev ? b->got[end - 1] : q == 0 ? b->from : b->map[x - 1];
-		const struct kf_node *nd = &b->st->nodes[x];
-		struct kf_node *pn;
+	/* the parents outside the window are known: their fetches first */
+	for (k = 0; k < b->n_runs; k++) {
+		uint32_t p = b->st->nodes[b->first + b->runs[k]].parent;
 
-		prev = end;
-		b->map[x] = cur;
-		if (!cur || !kf_stacks_add_weight(b->pt, cur, kf_stacks_weight(b->st, x))) {
+		known[k] = p < b->first;
+		b->from[k] = !p ? 0 : known[k] ? b->map[p] : 0;
+		if (known[k])
+			kf_stacks_prefetch_parent(b->pt, b->from[k]);
+	}
+	for (q = 0; q < 2; q++)
+		for (k = 0; k < b->n_runs; k++) {
+			ptb_run(b, k, &a, &z, &fa, &fz);
+			if (known[k] && fz > fa)
+				kf_stacks_prefetch_child(b->pt, b->from[k], &b->frames[fa], q);
+		}
+	for (k = 0; k < b->n_runs; k++) {
+		uint32_t prev, from;
+
+		ptb_run(b, k, &a, &z, &fa, &fz);
+		/* a parent in the window was walked by an earlier run */
+		from = known[k] ? b->from[k] : b->map[b->st->nodes[b->first + a].parent];
+		if (fz > fa && !kf_stacks_walk(b->pt, from, b->frames + fa, fz - fa, b->got + fa)) {
 			b->err = KF_ENOMEM;
 			return;
 		}
-		pn = &b->pt->nodes[cur];
-		pn->samples = pn->samples > UINT32_MAX - nd->samples ? UINT32_MAX :
-			      pn->samples + nd->samples;
+		for (q = a, prev = fa; q < z; q++) {
+			uint32_t x = b->first + q, end = b->ends[q];
+			uint32_t cur = end > prev ? b->got[end - 1] : q == a ? from : b->map[x - 1];
+			const struct kf_node *nd = &b->st->nodes[x];
+			struct kf_node *pn;
+
+			prev = end;
+			b->map[x] = cur;
+			if (!cur || !kf_stacks_add_weight(b->pt, cur, kf_stacks_weight(b->st, x))) {
+				b->err = KF_ENOMEM;
+				return;
+			}
+			pn = &b->pt->nodes[cur];
+			pn->samples = pn->samples > UINT32_MAX - nd->samples ? UINT32_MAX :
+				      pn->samples + nd->samples;
+		}
 	}
-	b->n_run = 0;
+	b->n_win = 0;
+	b->n_runs = 0;
 	b->nf = 0;
 }
 
@@ -845,17 +890,18 @@ static void ptb_add(struct ptb *b, uint32_t x, const uint32_t *ids, uint32_t n)
 
 	if (b->err)
 		return;
-	/* a run continues with a child of its last node while it is short
-	 * (one frame with more pieces than RUN_FRAMES, a symbol full of
-	 * perf's "->", makes a longer one of its own) */
-	if (b->n_run && (nd->parent != x - 1 || b->n_run == RUN_NODES || b->nf >= RUN_FRAMES))
+	/* a full window is walked (one frame with more pieces than
+	 * WIN_FRAMES, a symbol full of perf's "->", makes a longer one of
+	 * its own) */
+	if (b->n_win && (b->n_win == WIN_NODES || b->nf >= WIN_FRAMES))
 		ptb_flush(b);
 	if (b->err)
 		return;
-	if (!b->n_run) {
+	if (!b->n_win)
 		b->first = x;
-		b->from = nd->parent ? b->map[nd->parent] : 0;
-	}
+	/* a run continues with a child of its last node */
+	if (!b->n_win || nd->parent != x - 1)
+		b->runs[b->n_runs++] = b->n_win;
 	if (!KF_GROW(b->frames, b->cap_frames, b->nf + (n ? n : 1))) {
 		b->err = KF_ENOMEM;
 		return;
@@ -871,7 +917,7 @@ static void ptb_add(struct ptb *b, uint32_t x, const uint32_t *ids, uint32_t n)
 			b->frames[b->nf++].addr = ids[k];
 		}
 	}
-	b->ends[b->n_run++] = (uint32_t)b->nf;
+	b->ends[b->n_win++] = (uint32_t)b->nf;
 }
 
 static int piece_trie(struct em *e, struct kf_stacks *pt)
