@@ -5,7 +5,8 @@
  * after the index was dropped and rebuilt; the same when the recent
  * stacks kf_stacks_path finds at once share their hashes; a copy changed
  * in place and pruned (the --context rewrite's steps); and the map the
- * namer's cache uses, whose add keeps what a put replaces. */
+ * namer's cache uses, whose add keeps what a put replaces, and its
+ * copy. */
 #include <stdint.h>
 #include <string.h>
 
@@ -404,7 +405,7 @@ static void test_map64_add(void)
 {
 	enum { N = 5000 };
 	static uint32_t want[N];
-	struct kf_map64 m;
+	struct kf_map64 m, c;
 	uint64_t x = 77;
 	uint32_t v;
 	size_t i, n = 0;
@@ -433,6 +434,15 @@ static void test_map64_add(void)
 	CHECK(!kf_map64_add(&m, UINT64_MAX, 1));   /* the empty marker */
 	CHECK(!kf_map64_get(&m, UINT64_MAX, &v));
 	CHECK(m.n == n);
+	/* a copy holds the same, and is its own */
+	CHECK(kf_map64_copy(&c, &m));
+	CHECK(c.n == m.n);
+	for (i = 0; i < N; i++) {
+		CHECK(kf_map64_get(&c, i * 0x9e3779b97f4a7c15ull, &v));
+		CHECK(v == (i ? want[i] : 9));
+	}
+	CHECK(kf_map64_put(&c, 1, 5) && !kf_map64_get(&m, 1, &v));
+	kf_map64_fini(&c);
 	kf_map64_fini(&m);
 }
 

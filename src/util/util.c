@@ -247,6 +247,32 @@ uint64_t kf_hash_bytes(const void *p, size_t n, uint64_t seed)
 
 #define KF_MAP_EMPTY UINT64_MAX
 
+static inline uint64_t slot_key(const uint32_t *sl)
+{
+	return (uint64_t)sl[1] << 32 | sl[0];
+}
+
+static inline void slot_set(uint32_t *sl, uint64_t key, uint32_t val)
+{
+	sl[0] = (uint32_t)key;
+	sl[1] = (uint32_t)(key >> 32);
+	sl[2] = val;
+}
+
+/* cap empty slots; NULL on ENOMEM */
+static uint32_t *map64_slots(size_t cap)
+{
+	size_t words;
+	uint32_t *v;
+
+	if (!kf_mul_ok(cap, 3, &words))
+		return NULL;
+	v = kf_reallocarray(NULL, words, sizeof(*v));
+	if (v)
+		memset(v, 0xff, words * sizeof(*v));   /* every key KF_MAP_EMPTY */
+	return v;
+}
+
 void kf_map64_init(struct kf_map64 *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -254,8 +280,7 @@ void kf_map64_init(struct kf_map64 *m)
 
 void kf_map64_fini(struct kf_map64 *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -266,44 +291,40 @@ bool kf_map64_get(const struct kf_map64 *m, uint64_t key, uint32_t *val)
 	if (!m->cap || key == KF_MAP_EMPTY)
 		return false;
 	for (i = kf_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		const uint32_t *sl = &m->slots[3 * i];
+		uint64_t k = slot_key(sl);
+
 		KF_WORK(1);
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
+		if (k == key) {
+			*val = sl[2];
 			return true;
 		}
-		if (m->keys[i] == KF_MAP_EMPTY)
+		if (k == KF_MAP_EMPTY)
 			return false;
 	}
 }
 
 static bool map64_rehash(struct kf_map64 *m, size_t ncap)
 {
-	uint64_t *keys = kf_reallocarray(NULL, ncap, sizeof(*keys));
-	uint32_t *vals = kf_reallocarray(NULL, ncap, sizeof(*vals));
+	uint32_t *slots = map64_slots(ncap);
 	size_t i;
 
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
+	if (!slots)
 		return false;
-	}
-	for (i = 0; i < ncap; i++)
-		keys[i] = KF_MAP_EMPTY;
 	for (i = 0; i < m->cap; i++) {
+		const uint32_t *sl = &m->slots[3 * i];
+		uint64_t k = slot_key(sl);
 		size_t j;
 
-		if (m->keys[i] == KF_MAP_EMPTY)
+		if (k == KF_MAP_EMPTY)
 			continue;
-		for (j = kf_hash64(m->keys[i]) & (ncap - 1);
-		     keys[j] != KF_MAP_EMPTY; j = (j + 1) & (ncap - 1))
+		for (j = kf_hash64(k) & (ncap - 1); slot_key(&slots[3 * j]) != KF_MAP_EMPTY;
+		     j = (j + 1) & (ncap - 1))
 			;
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
+		slot_set(&slots[3 * j], k, sl[2]);
 	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
+	free(m->slots);
+	m->slots = slots;
 	m->cap = ncap;
 	return true;
 }
@@ -313,14 +334,10 @@ bool kf_map64_copy(struct kf_map64 *dst, const struct kf_map64 *src)
 	kf_map64_init(dst);
 	if (!src->cap)
 		return true;
-	dst->keys = kf_reallocarray(NULL, src->cap, sizeof(*dst->keys));
-	dst->vals = kf_reallocarray(NULL, src->cap, sizeof(*dst->vals));
-	if (!dst->keys || !dst->vals) {
-		kf_map64_fini(dst);
+	dst->slots = kf_reallocarray(NULL, src->cap, 3 * sizeof(*dst->slots));
+	if (!dst->slots)
 		return false;
-	}
-	memcpy(dst->keys, src->keys, src->cap * sizeof(*dst->keys));
-	memcpy(dst->vals, src->vals, src->cap * sizeof(*dst->vals));
+	memcpy(dst->slots, src->slots, src->cap * 3 * sizeof(*dst->slots));
 	dst->cap = src->cap;
 	dst->n = src->n;
 	return true;
@@ -341,15 +358,17 @@ static bool map64_set(struct kf_map64 *m, uint64_t key, uint32_t val, bool keep)
 			return false;
 	}
 	for (i = kf_hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		uint32_t *sl = &m->slots[3 * i];
+		uint64_t k = slot_key(sl);
+
 		KF_WORK(1);
-		if (m->keys[i] == key) {
+		if (k == key) {
 			if (!keep)
-				m->vals[i] = val;
+				sl[2] = val;
 			return true;
 		}
-		if (m->keys[i] == KF_MAP_EMPTY) {
-			m->keys[i] = key;
-			m->vals[i] = val;
+		if (k == KF_MAP_EMPTY) {
+			slot_set(sl, key, val);
 			m->n++;
 			return true;
 		}

@@ -153,10 +153,12 @@ uint64_t kf_hash_bytes(const void *p, size_t n, uint64_t seed);
 /* ---- u64 -> u32 map ----------------------------------------------------- */
 
 /* Open addressing, linear probing, power-of-two capacity.  Key ~0 is
- * reserved as the empty marker (kf_map64_put refuses it). */
+ * reserved as the empty marker (kf_map64_put refuses it).  A slot is
+ * three 32-bit words, the key's low and high halves and the value, side
+ * by side: a lookup of a large map is one cache miss, where a key array
+ * and a value array beside it took two. */
 struct kf_map64 {
-	uint64_t *keys;
-	uint32_t *vals;
+	uint32_t *slots;         /* cap slots of 3 words */
 	size_t cap, n;
 };
 
