@@ -272,10 +272,16 @@ static const struct kf_ctx *kclass_get(struct kclass *kc, uint32_t node)
 struct kf_ctx_prep {
 	struct kclass kc;        /* its memo unused: each walk has its own */
 	struct kf_namer *namer;  /* for kf_ctx_prepare_nodes's lookups */
-	const char **sym;        /* per node: its symbol, &unnamed for none
-				    (a kernel frame's is its kernel part's,
-				    named once per part): one read per frame
-				    in the walk */
+	struct pnode {
+		const char *sym;     /* its symbol, &unnamed for none (a
+					kernel frame's is its kernel part's,
+					named once per part) */
+		uint32_t parent;     /* the trie's */
+		uint32_t mod;        /* kf_ctx_stack.mods's */
+	} *pn;                   /* per node, what the walk reads of it: a
+				    frame new to the path is one miss here,
+				    where the trie's node and a symbol
+				    array were two */
 	uint32_t *depth;         /* per node: frames above it */
 	const struct kf_tsums *ts; /* NULL, or each node's threads */
 };
@@ -285,7 +291,7 @@ void kf_ctx_prep_free(struct kf_ctx_prep *p)
 	if (!p)
 		return;
 	kclass_fini(&p->kc);
-	free(p->sym);
+	free(p->pn);
 	free(p->depth);
 	free(p);
 }
@@ -304,8 +310,8 @@ int kf_ctx_prepare_begin(struct kf_ctx_prep **out, const struct kf_stacks *st,
 		return KF_ENOMEM;
 	p->namer = namer;
 	p->depth = kf_calloc(n, sizeof(*p->depth));
-	p->sym = kf_calloc(n, sizeof(*p->sym));
-	if (kclass_init(&p->kc, st, roots, namer, rules) || !p->depth || !p->sym)
+	p->pn = kf_calloc(n, sizeof(*p->pn));
+	if (kclass_init(&p->kc, st, roots, namer, rules) || !p->depth || !p->pn)
 		goto out;
 	/* the kernel parts' symbols now; the other frames' on any thread */
 	for (i = 1; i < p->kc.kp.n; i++)
@@ -359,7 +365,11 @@ void kf_ctx_prepare_nodes(struct kf_ctx_prep *p)
 			s = NULL;
 		else
 			s = kf_namer_symbol(p->namer, &nd->frame);
-		p->sym[i] = s ? s : &unnamed;
+		p->pn[i].sym = s ? s : &unnamed;
+		p->pn[i].parent = nd->parent;
+		p->pn[i].mod = (nd->frame.flags & KF_FRAME_TRUNCATED) ? KF_CTX_MOD_CUT :
+			       (nd->frame.flags & (KF_FRAME_NOMAP | KF_FRAME_ROOT)) ? 0 :
+			       nd->frame.module;
 	}
 }
 
@@ -369,16 +379,9 @@ struct walk {
 	struct kclass kc;        /* p's, with a memo of this walk's own */
 	uint32_t *path;          /* the last stack's, root first */
 	const char **psyms;
-	size_t n_path, cap_path, cap_psyms;
+	uint32_t *pmods;
+	size_t n_path, cap_path, cap_psyms, cap_pmods;
 };
-
-/* Only reads what the preparation made (every symbol is there). */
-static const char *walk_sym(const struct walk *w, uint32_t node)
-{
-	const char *s = w->p->sym[node];
-
-	return s == &unnamed ? NULL : s;
-}
 
 int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 		      kf_ctx_visit_fn fn, void *payload)
@@ -405,20 +408,24 @@ int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 		if (nd->samples == 0 && nd->weight == 0)
 			continue;
 		len = (size_t)p->depth[node] + 1;
-		if (!KF_GROW(w.path, w.cap_path, len) || !KF_GROW(w.psyms, w.cap_psyms, len)) {
+		if (!KF_GROW(w.path, w.cap_path, len) || !KF_GROW(w.psyms, w.cap_psyms, len) ||
+		    !KF_GROW(w.pmods, w.cap_pmods, len)) {
 			r = KF_ENOMEM;
 			break;
 		}
 		/* the path up to where it meets the last stack's: node ids
 		 * are in insertion order, so most stacks share all but their
 		 * last few frames with the one before */
-		for (x = (uint32_t)node, i = len; x; x = st->nodes[x].parent) {
+		for (x = (uint32_t)node, i = len; x; x = p->pn[x].parent) {
+			const struct pnode *pn = &p->pn[x];
+
 			i--;
 			if (i < w.n_path && w.path[i] == x)
 				break;
 			KF_WORK(1);
 			w.path[i] = x;
-			w.psyms[i] = walk_sym(&w, x);
+			w.psyms[i] = pn->sym == &unnamed ? NULL : pn->sym;
+			w.pmods[i] = pn->mod;
 		}
 		w.n_path = len;
 		rootd = kf_roots_get(w.kc.roots, st->nodes[w.path[0]].frame.root);
@@ -432,6 +439,7 @@ int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 		cs.n_path = len;
 		cs.n_kernel = kclass_depth(&w.kc, (uint32_t)node);
 		cs.syms = w.psyms;
+		cs.mods = w.pmods;
 		cs.weight = nd->weight;
 		cs.samples = nd->samples;
 		cs.pid = rootd->pid;
@@ -457,6 +465,7 @@ int kf_ctx_walk_range(const struct kf_ctx_prep *p, size_t from, size_t to,
 	kclass_memo_fini(&w.kc.m);
 	free(w.path);
 	free(w.psyms);
+	free(w.pmods);
 	return r;
 }
 

@@ -42,6 +42,10 @@ struct kf_ctx_stack {
 				     included) */
 	const char *const *syms;  /* per path index: the frame's symbol, or
 				     NULL (unnamed, pseudo, or the root) */
+	const uint32_t *mods;     /* per path index: the frame's module as
+				     the attribution gaps count it (0: not
+				     mapped, or the root), KF_CTX_MOD_CUT
+				     for the mark of a truncated chain */
 	const struct kf_ctx *ctx;
 	uint64_t weight;          /* of the samples ending at node (with
 				     thread sums: its threads', added with
@@ -55,6 +59,8 @@ struct kf_ctx_stack {
 				     n_threads entries, each a thread's sums */
 	size_t n_threads;
 };
+
+#define KF_CTX_MOD_CUT UINT32_MAX
 
 typedef int (*kf_ctx_visit_fn)(void *payload, const struct kf_ctx_stack *cs);
 

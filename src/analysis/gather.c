@@ -227,10 +227,9 @@ static int stack_gaps(struct kf_gather *g, const struct kf_ctx_stack *cs, uint32
 	if (g->defer && !KF_GROW(g->mod_list, g->cap_mod_list, cs->n_path))
 		return KF_ENOMEM;
 	for (i = 1; i < cs->n_path && !r; i++) {
-		const struct kf_frame *f = &g->st->nodes[cs->path[i]].frame;
-		uint32_t mod = (f->flags & KF_FRAME_NOMAP) ? 0 : f->module;
+		uint32_t mod = cs->mods[i];
 
-		if (f->flags & KF_FRAME_TRUNCATED)
+		if (mod == KF_CTX_MOD_CUT)
 			continue;
 		if (!cs->syms[i])
 			r = charge(g, seen_u, &nu, mod, false, &b);
