@@ -41,17 +41,18 @@ int kf_lines_extend(struct kf_lines *l, uint32_t from, uint32_t piece, uint32_t 
 	uint64_t key = (uint64_t)from << 32 | piece;
 	uint32_t id;
 
-	if (kf_map64_get(&l->ix, key, &id)) {
-		*to = id;
+	/* below UINT32_MAX / 2 nodes: a rank key is a node << 1 */
+	if (l->n >= UINT32_MAX / 2) {
+		if (!kf_map64_get(&l->ix, key, to))
+			return KF_ENOMEM;
 		return 0;
 	}
-	/* below UINT32_MAX / 2: a rank key is a node << 1 */
-	if (l->n >= UINT32_MAX / 2 || !KF_GROW(l->nodes, l->cap, l->n + 1))
+	/* room for a new node first, so that one probe finds or adds it */
+	if (!KF_GROW(l->nodes, l->cap, l->n + 1) ||
+	    !kf_map64_intern(&l->ix, key, (uint32_t)l->n, &id))
 		return KF_ENOMEM;
-	id = (uint32_t)l->n++;
-	l->nodes[id] = (struct kf_lnode){ from, piece, 0 };
-	if (!kf_map64_put(&l->ix, key, id))
-		return KF_ENOMEM;
+	if (id == l->n)
+		l->nodes[l->n++] = (struct kf_lnode){ from, piece, 0 };
 	*to = id;
 	return 0;
 }

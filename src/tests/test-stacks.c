@@ -5,8 +5,8 @@
  * after the index was dropped and rebuilt; the same when the recent
  * stacks kf_stacks_path finds at once share their hashes; a copy changed
  * in place and pruned (the --context rewrite's steps); and the map the
- * namer's cache uses, whose add keeps what a put replaces, and its
- * copy. */
+ * namer's cache uses, whose add and intern keep what a put replaces,
+ * and its copy. */
 #include <stdint.h>
 #include <string.h>
 
@@ -434,9 +434,15 @@ static void test_map64_add(void)
 	CHECK(!kf_map64_add(&m, UINT64_MAX, 1));   /* the empty marker */
 	CHECK(!kf_map64_get(&m, UINT64_MAX, &v));
 	CHECK(m.n == n);
+	/* intern gives what is there, or adds */
+	CHECK(kf_map64_intern(&m, 3 * 0x9e3779b97f4a7c15ull, 1, &v) && v == want[3]);
+	CHECK(kf_map64_intern(&m, 2, 42, &v) && v == 42 && m.n == ++n);
+	CHECK(kf_map64_intern(&m, 2, 43, &v) && v == 42 && m.n == n);
+	CHECK(!kf_map64_intern(&m, UINT64_MAX, 1, &v));
+	CHECK(kf_map64_put(&m, 2, 0) && kf_map64_get(&m, 2, &v) && v == 0);
 	/* a copy holds the same, and is its own */
 	CHECK(kf_map64_copy(&c, &m));
-	CHECK(c.n == m.n);
+	CHECK(c.n == m.n && c.n == n);
 	for (i = 0; i < N; i++) {
 		CHECK(kf_map64_get(&c, i * 0x9e3779b97f4a7c15ull, &v));
 		CHECK(v == (i ? want[i] : 9));

@@ -343,8 +343,10 @@ bool kf_map64_copy(struct kf_map64 *dst, const struct kf_map64 *src)
 	return true;
 }
 
-/* put, or with keep an add: the slot of key, made if new */
-static bool map64_set(struct kf_map64 *m, uint64_t key, uint32_t val, bool keep)
+/* put, or with keep an add: the slot of key, made if new; *out its
+ * value after */
+static bool map64_set(struct kf_map64 *m, uint64_t key, uint32_t val, bool keep,
+		      uint32_t *out)
 {
 	size_t i;
 
@@ -365,11 +367,13 @@ static bool map64_set(struct kf_map64 *m, uint64_t key, uint32_t val, bool keep)
 		if (k == key) {
 			if (!keep)
 				sl[2] = val;
+			*out = sl[2];
 			return true;
 		}
 		if (k == KF_MAP_EMPTY) {
 			slot_set(sl, key, val);
 			m->n++;
+			*out = val;
 			return true;
 		}
 	}
@@ -377,12 +381,21 @@ static bool map64_set(struct kf_map64 *m, uint64_t key, uint32_t val, bool keep)
 
 bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val)
 {
-	return map64_set(m, key, val, false);
+	uint32_t out;
+
+	return map64_set(m, key, val, false, &out);
 }
 
 bool kf_map64_add(struct kf_map64 *m, uint64_t key, uint32_t val)
 {
-	return map64_set(m, key, val, true);
+	uint32_t out;
+
+	return map64_set(m, key, val, true, &out);
+}
+
+bool kf_map64_intern(struct kf_map64 *m, uint64_t key, uint32_t val, uint32_t *out)
+{
+	return map64_set(m, key, val, true, out);
 }
 
 /* ---- string interner ---------------------------------------------------- */

@@ -172,6 +172,9 @@ bool kf_map64_put(struct kf_map64 *m, uint64_t key, uint32_t val);
  * a get and a put take two.  Returns false on ENOMEM or for the reserved
  * key. */
 bool kf_map64_add(struct kf_map64 *m, uint64_t key, uint32_t val);
+/* kf_map64_add that also gives the value key has after it: val if it
+ * was new, else the one it had (*out). */
+bool kf_map64_intern(struct kf_map64 *m, uint64_t key, uint32_t val, uint32_t *out);
 /* Makes *dst (initialised here) a copy of src.  False on ENOMEM (dst
  * is then empty). */
 bool kf_map64_copy(struct kf_map64 *dst, const struct kf_map64 *src);
