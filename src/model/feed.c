@@ -37,11 +37,13 @@ static size_t ent_size(size_t n)
  * stack's walk: its slot, asked for before that walk, is then in the
  * cache (a miss of its own each time otherwise).  The last one of a chunk
  * is added at its end: the order of the additions stays the pushes'.
- * Likewise, before this stack's walk, the trie's entry for the stack two
- * further on (kf_stacks_path's recent stacks) is asked for, and the next
- * stack, whose entry came in meanwhile, has its path's slots asked for
- * when the entry does not hold it.  The pusher hashes the frames, which
- * it has at hand: the walking thread is the busier of the two. */
+ * Likewise, before this stack's walk, the trie's entry for the stack
+ * three further on (kf_stacks_path's recent stacks) is asked for; the
+ * stack two further on, whose entry came in meanwhile, has its path's
+ * slots asked for when the entry does not hold it; and the next stack,
+ * whose slots came in, the nodes they name: its walk then waits for
+ * none of the three.  The pusher hashes the frames, which it has at
+ * hand: the walking thread is the busier of the two. */
 
 /* The stack at p: its frames (the root first), path hashes and count;
  * returns the one after it. */
@@ -61,38 +63,47 @@ static const unsigned char *stack_at(const unsigned char *p, const struct kf_fra
 static void walk_chunk(void *ctx, const unsigned char *p, size_t len)
 {
 	struct kf_feed *f = ctx;
-	const unsigned char *end = p + len, *after;
+	const unsigned char *end = p + len;
 	uint32_t pend_node = 0, pend_thread = 0;
 	uint64_t pend_weight = 0;
 	/* read once a chunk, not once a stack: the flag shares its cache
 	 * line with what the pushing thread writes for every stack, and
 	 * reading it here each time made each of those writes a miss */
 	bool failed = atomic_load_explicit(&f->failed, memory_order_relaxed);
-	struct ent e, ne, ae;
-	const struct kf_frame *frames, *nf, *af;
-	const uint32_t *h, *nh, *ah;
+	struct ent e, ne;
+	const struct kf_frame *frames, *nf;
+	const uint32_t *h, *nh;
+	const unsigned char *q;
+	int k;
 
 	if (failed || p >= end)
 		return;
-	/* the first two stacks' recent entries */
-	after = stack_at(p, &nf, &nh, &ne);
-	kf_stacks_prefetch(f->stacks, nh, ne.n);
-	if (after < end) {
-		stack_at(after, &af, &ah, &ae);
-		kf_stacks_prefetch(f->stacks, ah, ae.n);
+	/* the first three stacks' recent entries, the first two's slots,
+	 * the first one's nodes (each as it will be asked for below) */
+	for (q = p, k = 0; q < end && k < 3; k++) {
+		q = stack_at(q, &nf, &nh, &ne);
+		kf_stacks_prefetch(f->stacks, nh, ne.n);
 	}
+	for (q = p, k = 0; q < end && k < 2; k++) {
+		q = stack_at(q, &nf, &nh, &ne);
+		kf_stacks_prefetch_path(f->stacks, nh, ne.n);
+	}
+	stack_at(p, &nf, &nh, &ne);
+	kf_stacks_prefetch_nodes(f->stacks, nh, ne.n);
 	while (p < end) {
 		uint32_t node;
 
 		p = stack_at(p, &frames, &h, &e);
-		if (p < end) {
-			/* the next stack's path, the entry of the one after */
-			after = stack_at(p, &nf, &nh, &ne);
-			if (after < end) {
-				stack_at(after, &af, &ah, &ae);
-				kf_stacks_prefetch(f->stacks, ah, ae.n);
-			}
-			kf_stacks_prefetch_path(f->stacks, nh, ne.n);
+		/* the next stack's nodes, the slots of the one after, the
+		 * entry of the one after that */
+		for (q = p, k = 0; q < end && k < 3; k++) {
+			q = stack_at(q, &nf, &nh, &ne);
+			if (k == 0)
+				kf_stacks_prefetch_nodes(f->stacks, nh, ne.n);
+			else if (k == 1)
+				kf_stacks_prefetch_path(f->stacks, nh, ne.n);
+			else
+				kf_stacks_prefetch(f->stacks, nh, ne.n);
 		}
 		node = kf_stacks_path_hashed(f->stacks, h, &frames[0], frames + 1, e.n);
 		if (!node || !kf_stacks_add(f->stacks, node, e.weight) ||

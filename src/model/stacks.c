@@ -556,6 +556,28 @@ void kf_stacks_prefetch_path(const struct kf_stacks *s, const uint32_t *h, size_
 		__builtin_prefetch(&s->slots[h[k] & mask]);
 }
 
+void kf_stacks_prefetch_nodes(const struct kf_stacks *s, const uint32_t *h, size_t n)
+{
+	const struct kf_pathcache *c = s->recent;
+	size_t mask = s->nslots - 1, k;
+
+	if (!s->slots)
+		return;
+	if (c && n < RECENT_MAX) {
+		uint64_t key = recent_key(c, h, n);
+		const struct recent *e = &c->slot[recent_index(key)];
+
+		if (e->node && e->hash == key && e->n == n)
+			return;
+	}
+	for (k = 0; k <= n && k < BATCH; k++) {
+		uint64_t sl = s->slots[h[k] & mask];
+
+		if ((uint32_t)(sl >> 32) == h[k] && (uint32_t)sl < s->n)
+			__builtin_prefetch(&s->nodes[(uint32_t)sl]);
+	}
+}
+
 /* The node of the stack, when it came lately; 0 if not. */
 static uint32_t recent_find(struct kf_pathcache *c, uint64_t h,
 			    const struct kf_frame *root, const struct kf_frame *frames,

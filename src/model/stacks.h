@@ -193,6 +193,9 @@ void kf_stacks_prefetch(const struct kf_stacks *s, const uint32_t *h, size_t n);
  * of its path asked for, so that its walk starts with them in the
  * cache.  Only reads; the trie must not move meanwhile (same thread). */
 void kf_stacks_prefetch_path(const struct kf_stacks *s, const uint32_t *h, size_t n);
+/* And one stack later still, once those slots came in: the nodes they
+ * name, so that the walk finds both in the cache. */
+void kf_stacks_prefetch_nodes(const struct kf_stacks *s, const uint32_t *h, size_t n);
 
 /* For tests of kf_stacks_path's recent stacks (made afresh here): keep
  * only `mask`'s bits of the hash they are found by, so that different
