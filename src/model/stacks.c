@@ -537,20 +537,28 @@ void kf_stacks_prefetch(const struct kf_stacks *s, const uint32_t *h, size_t n)
 		__builtin_prefetch(&s->recent->slot[recent_index(recent_key(s->recent, h, n))]);
 }
 
-void kf_stacks_prefetch_path(const struct kf_stacks *s, const uint32_t *h, size_t n)
+/* Whether the stack of path hashes h[0 .. n] is most likely found whole
+ * among the recent stacks (its entry, asked for earlier, holds its hash
+ * and length): its walk, and so fetching for it, would be wasted. */
+static bool likely_recent(const struct kf_stacks *s, const uint32_t *h, size_t n)
 {
 	const struct kf_pathcache *c = s->recent;
+	uint64_t key;
+	const struct recent *e;
+
+	if (!c || n >= RECENT_MAX)
+		return false;
+	key = recent_key(c, h, n);
+	e = &c->slot[recent_index(key)];
+	return e->node && e->hash == key && e->n == n;
+}
+
+void kf_stacks_prefetch_path(const struct kf_stacks *s, const uint32_t *h, size_t n)
+{
 	size_t mask = s->nslots - 1, k;
 
-	if (!s->slots)
+	if (!s->slots || likely_recent(s, h, n))
 		return;
-	if (c && n < RECENT_MAX) {
-		uint64_t key = recent_key(c, h, n);
-		const struct recent *e = &c->slot[recent_index(key)];
-
-		if (e->node && e->hash == key && e->n == n)
-			return;   /* most likely found whole: no walk */
-	}
 	/* walk_batched's first batch: the root, then frames[n - 1] down */
 	for (k = 0; k <= n && k < BATCH; k++)
 		__builtin_prefetch(&s->slots[h[k] & mask]);
@@ -558,18 +566,10 @@ void kf_stacks_prefetch_path(const struct kf_stacks *s, const uint32_t *h, size_
 
 void kf_stacks_prefetch_nodes(const struct kf_stacks *s, const uint32_t *h, size_t n)
 {
-	const struct kf_pathcache *c = s->recent;
 	size_t mask = s->nslots - 1, k;
 
-	if (!s->slots)
+	if (!s->slots || likely_recent(s, h, n))
 		return;
-	if (c && n < RECENT_MAX) {
-		uint64_t key = recent_key(c, h, n);
-		const struct recent *e = &c->slot[recent_index(key)];
-
-		if (e->node && e->hash == key && e->n == n)
-			return;
-	}
 	for (k = 0; k <= n && k < BATCH; k++) {
 		uint64_t sl = s->slots[h[k] & mask];
 
