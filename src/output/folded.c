@@ -782,30 +782,39 @@ enum { WIN_NODES = 64, WIN_FRAMES = 256 };
 struct ptb {
 	const struct kf_stacks *st;
 	struct kf_stacks *pt;
-	uint32_t *map;            /* per node of st: its node in pt */
+	uint32_t *map;            /* per node of st: its node in pt (two
+				     builders of disjoint parts may share
+				     it: each writes its own nodes') */
+	bool own_map;
 	struct kf_frame *frames;  /* the window's pieces */
 	uint32_t *got;            /* their nodes in pt */
 	size_t cap_frames, cap_got, nf;
+	uint32_t nodes[WIN_NODES]; /* the window's nodes, in id order (with
+				     a split trie, not always one after
+				     the other) */
 	uint32_t ends[WIN_NODES]; /* per node of the window: pieces up to it */
 	uint32_t runs[WIN_NODES]; /* where each run starts in the window */
 	uint32_t from[WIN_NODES]; /* per run: its parent in pt, if known */
-	uint32_t first, n_win;    /* the window: nodes first .. first + n_win */
-	uint32_t n_runs;
+	uint32_t n_win, n_runs;
 	int err;
 };
 
-static int ptb_init(struct ptb *b, const struct kf_stacks *st, struct kf_stacks *pt)
+/* map NULL: a map of its own */
+static int ptb_init(struct ptb *b, const struct kf_stacks *st, struct kf_stacks *pt,
+		    uint32_t *map)
 {
 	memset(b, 0, sizeof(*b));
 	b->st = st;
 	b->pt = pt;
-	b->map = kf_calloc(st->n ? st->n : 1, sizeof(*b->map));
+	b->own_map = !map;
+	b->map = map ? map : kf_calloc(st->n ? st->n : 1, sizeof(*b->map));
 	return b->map ? 0 : KF_ENOMEM;
 }
 
 static void ptb_fini(struct ptb *b)
 {
-	free(b->map);
+	if (b->own_map)
+		free(b->map);
 	free(b->frames);
 	free(b->got);
 }
@@ -834,11 +843,12 @@ static void ptb_flush(struct ptb *b)
 		b->err = KF_ENOMEM;
 		return;
 	}
-	/* the parents outside the window are known: their fetches first */
+	/* the parents outside the window (older than its first node) are
+	 * known: their fetches first */
 	for (k = 0; k < b->n_runs; k++) {
-		uint32_t p = b->st->nodes[b->first + b->runs[k]].parent;
+		uint32_t p = b->st->nodes[b->nodes[b->runs[k]]].parent;
 
-		known[k] = p < b->first;
+		known[k] = p < b->nodes[0];
 		b->from[k] = !p ? 0 : known[k] ? b->map[p] : 0;
 		if (known[k])
 			kf_stacks_prefetch_parent(b->pt, b->from[k]);
@@ -854,14 +864,16 @@ static void ptb_flush(struct ptb *b)
 
 		ptb_run(b, k, &a, &z, &fa, &fz);
 		/* a parent in the window was walked by an earlier run */
-		from = known[k] ? b->from[k] : b->map[b->st->nodes[b->first + a].parent];
+		from = known[k] ? b->from[k] : b->map[b->st->nodes[b->nodes[a]].parent];
 		if (fz > fa && !kf_stacks_walk(b->pt, from, b->frames + fa, fz - fa, b->got + fa)) {
 			b->err = KF_ENOMEM;
 			return;
 		}
 		for (q = a, prev = fa; q < z; q++) {
-			uint32_t x = b->first + q, end = b->ends[q];
-			uint32_t cur = end > prev ? b->got[end - 1] : q == a ? from : b->map[x - 1];
+			uint32_t x = b->nodes[q], end = b->ends[q];
+			/* (within a run, the node before is the parent) */
+			uint32_t cur = end > prev ? b->got[end - 1] :
+				       q == a ? from : b->map[b->nodes[q - 1]];
 			const struct kf_node *nd = &b->st->nodes[x];
 			struct kf_node *pn;
 
@@ -881,8 +893,8 @@ static void ptb_flush(struct ptb *b)
 	b->nf = 0;
 }
 
-/* Node x (the next in id order) with its pieces ids[0 .. n); a root's one
- * "piece" is its text id. */
+/* Node x (after every node added before, whose parent was added before
+ * it) with its pieces ids[0 .. n); a root's one "piece" is its text id. */
 static void ptb_add(struct ptb *b, uint32_t x, const uint32_t *ids, uint32_t n)
 {
 	const struct kf_node *nd = &b->st->nodes[x];
@@ -897,10 +909,8 @@ static void ptb_add(struct ptb *b, uint32_t x, const uint32_t *ids, uint32_t n)
 		ptb_flush(b);
 	if (b->err)
 		return;
-	if (!b->n_win)
-		b->first = x;
 	/* a run continues with a child of its last node */
-	if (!b->n_win || nd->parent != x - 1)
+	if (!b->n_win || nd->parent != b->nodes[b->n_win - 1])
 		b->runs[b->n_runs++] = b->n_win;
 	if (!KF_GROW(b->frames, b->cap_frames, b->nf + (n ? n : 1))) {
 		b->err = KF_ENOMEM;
@@ -917,6 +927,7 @@ static void ptb_add(struct ptb *b, uint32_t x, const uint32_t *ids, uint32_t n)
 			b->frames[b->nf++].addr = ids[k];
 		}
 	}
+	b->nodes[b->n_win] = x;
 	b->ends[b->n_win++] = (uint32_t)b->nf;
 }
 
@@ -927,7 +938,7 @@ static int piece_trie(struct em *e, struct kf_stacks *pt)
 	size_t i;
 	int r;
 
-	if ((r = ptb_init(&b, e->st, pt)) != 0)
+	if ((r = ptb_init(&b, e->st, pt, NULL)) != 0)
 		return r;
 	memset(&pc, 0, sizeof(pc));
 	kf_map64_init(&pc.at);
@@ -1055,6 +1066,100 @@ static void consume(void *ctx, const unsigned char *p, size_t len)
 		ptb_add(b, q.node, (const uint32_t *)(const void *)(p + sizeof(q)), q.n);
 		p += qent_size(q.n);
 	}
+}
+
+struct rtcount {
+	uint64_t nodes;          /* under this root */
+	uint32_t idx;            /* the root's index, in id order */
+};
+
+static int cmp_rtcount(const void *pa, const void *pb)
+{
+	const struct rtcount *a = pa, *b = pb;
+
+	if (a->nodes != b->nodes)
+		return a->nodes > b->nodes ? -1 : 1;   /* heaviest first */
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* When the texts are made already (the --context rewrite named them),
+ * this thread only feeds the worker, which then bounds the run.  So the
+ * piece trie is built in two parts, the stacks under some roots here and
+ * under the others on the worker, and the parts are joined after.  Each
+ * root is a piece node of its own already (two roots of one text are
+ * two nodes, whose lines the emitter's levels merge, as every level
+ * merges siblings of equal text), so the joined trie gives the same
+ * lines.  Per node of e->st, which part (1: the worker's): the roots,
+ * heaviest in nodes first, each to the part with fewer nodes so far.
+ * NULL on ENOMEM. */
+static uint8_t *split_parts(const struct em *e)
+{
+	const struct kf_stacks *st = e->st;
+	size_t n = st->n ? st->n : 1, n_c = 0, cap_c = 0, i;
+	uint32_t *root = kf_calloc(n, sizeof(*root));   /* per node: its root's index */
+	uint8_t *part = kf_calloc(n, sizeof(*part)), *side = NULL;
+	struct rtcount *c = NULL;
+	uint64_t load[2] = { 0, 0 };
+	bool ok = root && part;
+
+	/* a parent comes before its children */
+	for (i = 1; ok && i < st->n; i++) {
+		uint32_t p = st->nodes[i].parent;
+
+		if (!p) {
+			if (n_c >= UINT32_MAX || !KF_GROW(c, cap_c, n_c + 1)) {
+				ok = false;
+				break;
+			}
+			c[n_c] = (struct rtcount){ 0, (uint32_t)n_c };
+			root[i] = (uint32_t)n_c++;
+		} else {
+			root[i] = root[p];
+		}
+		c[root[i]].nodes++;
+	}
+	if (ok && !(side = kf_calloc(n_c ? n_c : 1, sizeof(*side))))
+		ok = false;
+	if (ok) {
+		/* the worker takes the heaviest and the ties: this thread
+		 * feeds it besides */
+		qsort(c, n_c, sizeof(*c), cmp_rtcount);
+		for (i = 0; i < n_c; i++) {
+			uint8_t w = load[1] <= load[0];
+
+			load[w] += c[i].nodes;
+			side[c[i].idx] = w;
+		}
+		for (i = 1; i < st->n; i++)
+			part[i] = side[root[i]];
+	}
+	free(root);
+	free(c);
+	free(side);
+	if (!ok) {
+		free(part);
+		return NULL;
+	}
+	return part;
+}
+
+/* src's nodes appended to dst (a piece trie of other roots), its index
+ * dropped: its roots become roots of dst. */
+static int graft(struct kf_stacks *dst, const struct kf_stacks *src)
+{
+	uint32_t off, i;
+
+	kf_stacks_drop_index(dst);
+	off = (uint32_t)dst->n - 1;
+	for (i = 1; i < src->n; i++) {
+		const struct kf_node *sn = &src->nodes[i];
+		uint32_t id = kf_stacks_append(dst, sn->parent ? sn->parent + off : 0, &sn->frame);
+
+		if (!id || !kf_stacks_add_weight(dst, id, kf_stacks_weight(src, i)))
+			return KF_ENOMEM;
+		dst->nodes[id].samples = sn->samples;
+	}
+	return 0;
 }
 
 static bool queue_node(struct kf_chunkq *q, uint32_t node, const uint32_t *ids, uint32_t n)
@@ -2030,10 +2135,12 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		   struct kf_work_total *work, FILE *out, uint64_t *lines)
 {
 	struct kf_stacks pt;      /* jobs > 1: the piece trie, built beside */
-	struct ptb b;
+	struct kf_stacks pt0;     /* with text given, the part built here */
+	struct ptb b, b0;
+	uint8_t *part = NULL;     /* with pt0: per node, 1 on the worker */
 	struct kf_chunkq q;
 	struct pieces pc;
-	bool have_pt = false, side = false;
+	bool have_pt = false, side = false, have_pt0 = false;
 	struct em e;
 	struct lvlbufs bufs;
 	uint32_t *rootv = NULL;
@@ -2092,8 +2199,13 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 		have_pt = true;
 		kf_map64_init(&pc.at);
 		kf_buf_init(&pc.copy);
-		if (ptb_init(&b, st, &pt) == 0 && kf_chunkq_start(&q, consume, &b, work) == 0)
+		if (ptb_init(&b, st, &pt, NULL) == 0 && kf_chunkq_start(&q, consume, &b, work) == 0)
 			side = true;
+	}
+	if (side && text && !r && kf_stacks_init(&pt0) == 0) {
+		have_pt0 = true;
+		if (ptb_init(&b0, st, &pt0, b.map) != 0 || !(part = split_parts(&e)))
+			r = KF_ENOMEM;
 	}
 	if (!r && !text)
 		r = node_namer_start(&nn, ft, st, jobs, work, e.text);
@@ -2114,15 +2226,36 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 				r = pieces_of(&e, &pc, e.text[i], &v, &n, &semi);
 			pieces = pieces || semi;
 		}
-		if (!r && side && !queue_node(&q, (uint32_t)i, v, n))
+		if (r || !side)
+			continue;
+		if (part && !part[i])
+			ptb_add(&b0, (uint32_t)i, v, n);
+		else if (!queue_node(&q, (uint32_t)i, v, n))
 			r = KF_ENOMEM;
 	}
 	if (side) {
+		if (part && !r) {
+			ptb_flush(&b0);
+			r = b0.err;
+		}
+		if (have_pt0) {
+			/* what the joining does not need, freed first */
+			ptb_fini(&b0);
+			kf_stacks_drop_index(&pt0);
+			free(part);
+			part = NULL;
+		}
 		kf_chunkq_finish(&q);
 		if (!r)
 			ptb_flush(&b);
 		if (!r)
 			r = b.err;
+		if (!r && have_pt0)
+			r = graft(&pt, &pt0);
+		if (have_pt0) {
+			kf_stacks_fini(&pt0);
+			have_pt0 = false;
+		}
 	}
 	if (r)
 		goto out;
@@ -2140,6 +2273,11 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 	if (!r && fflush(out) != 0)
 		r = KF_EIO;
 out:
+	if (have_pt0) {
+		ptb_fini(&b0);
+		kf_stacks_fini(&pt0);
+	}
+	free(part);
 	if (have_pt) {
 		kf_chunkq_finish(&q);   /* after an error too: the worker ends */
 		ptb_fini(&b);
