@@ -207,6 +207,19 @@ static inline uint64_t slot_of(uint32_t h, uint32_t id)
 	return (uint64_t)h << 32 | id;
 }
 
+/* The node the home slot of hash h names, when the slot holds h (the
+ * likely match: the one a walk compares first), asked for; 0 if none.
+ * Only reads. */
+static inline uint32_t fetch_candidate(const struct kf_stacks *s, uint32_t h)
+{
+	uint64_t sl = s->slots[h & (s->nslots - 1)];
+	uint32_t c = (uint32_t)(sl >> 32) == h ? (uint32_t)sl : 0;
+
+	if (c)
+		__builtin_prefetch(&s->nodes[c]);
+	return c;
+}
+
 static bool same(const struct kf_node *n, uint32_t parent,
 		 const struct kf_frame *f)
 {
@@ -403,13 +416,8 @@ walk_batched(struct kf_stacks *s, uint32_t from, size_t m,
 				__builtin_prefetch(&s->slots[hp & mask]);
 		}
 		if (!fresh) {
-			for (k = 0; k < b; k++) {
-				uint64_t sl = s->slots[h[k] & mask];
-
-				cand[k] = (uint32_t)(sl >> 32) == h[k] ? (uint32_t)sl : 0;
-				if (cand[k])
-					__builtin_prefetch(&s->nodes[cand[k]]);
-			}
+			for (k = 0; k < b; k++)
+				cand[k] = fetch_candidate(s, h[k]);
 		}
 		for (k = 0; k < b; k++) {
 			const struct kf_frame *f = at(ctx, base + k);
@@ -566,16 +574,12 @@ void kf_stacks_prefetch_path(const struct kf_stacks *s, const uint32_t *h, size_
 
 void kf_stacks_prefetch_nodes(const struct kf_stacks *s, const uint32_t *h, size_t n)
 {
-	size_t mask = s->nslots - 1, k;
+	size_t k;
 
 	if (!s->slots || likely_recent(s, h, n))
 		return;
-	for (k = 0; k <= n && k < BATCH; k++) {
-		uint64_t sl = s->slots[h[k] & mask];
-
-		if ((uint32_t)(sl >> 32) == h[k] && (uint32_t)sl < s->n)
-			__builtin_prefetch(&s->nodes[(uint32_t)sl]);
-	}
+	for (k = 0; k <= n && k < BATCH; k++)
+		(void)fetch_candidate(s, h[k]);
 }
 
 /* The node of the stack, when it came lately; 0 if not. */
@@ -670,18 +674,14 @@ void kf_stacks_prefetch_child(const struct kf_stacks *s, uint32_t from,
 			      const struct kf_frame *f, bool node)
 {
 	uint32_t h;
-	uint64_t sl;
 
 	if (!s->hashes || !s->slots || from >= s->n)
 		return;
 	h = path_hash(s->hashes[from], f);
-	if (!node) {
+	if (node)
+		(void)fetch_candidate(s, h);
+	else
 		__builtin_prefetch(&s->slots[h & (s->nslots - 1)]);
-		return;
-	}
-	sl = s->slots[h & (s->nslots - 1)];
-	if ((uint32_t)(sl >> 32) == h && (uint32_t)sl < s->n)
-		__builtin_prefetch(&s->nodes[(uint32_t)sl]);
 }
 
 bool kf_stacks_walk(struct kf_stacks *s, uint32_t from, const struct kf_frame *frames,

@@ -794,7 +794,6 @@ struct ptb {
 				     the other) */
 	uint32_t ends[WIN_NODES]; /* per node of the window: pieces up to it */
 	uint32_t runs[WIN_NODES]; /* where each run starts in the window */
-	uint32_t from[WIN_NODES]; /* per run: its parent in pt, if known */
 	uint32_t n_win, n_runs;
 	int err;
 };
@@ -835,6 +834,7 @@ static void ptb_run(const struct ptb *b, uint32_t k, uint32_t *a, uint32_t *z, u
 static void ptb_flush(struct ptb *b)
 {
 	uint32_t k, q, a, z, fa, fz;
+	uint32_t from[WIN_NODES];  /* per run: its parent in pt, if known */
 	bool known[WIN_NODES];
 
 	if (!b->n_win || b->err)
@@ -849,23 +849,23 @@ static void ptb_flush(struct ptb *b)
 		uint32_t p = b->st->nodes[b->nodes[b->runs[k]]].parent;
 
 		known[k] = p < b->nodes[0];
-		b->from[k] = !p ? 0 : known[k] ? b->map[p] : 0;
+		from[k] = !p ? 0 : known[k] ? b->map[p] : 0;
 		if (known[k])
-			kf_stacks_prefetch_parent(b->pt, b->from[k]);
+			kf_stacks_prefetch_parent(b->pt, from[k]);
 	}
 	for (q = 0; q < 2; q++)
 		for (k = 0; k < b->n_runs; k++) {
 			ptb_run(b, k, &a, &z, &fa, &fz);
 			if (known[k] && fz > fa)
-				kf_stacks_prefetch_child(b->pt, b->from[k], &b->frames[fa], q);
+				kf_stacks_prefetch_child(b->pt, from[k], &b->frames[fa], q);
 		}
 	for (k = 0; k < b->n_runs; k++) {
-		uint32_t prev, from;
+		uint32_t prev, up;
 
 		ptb_run(b, k, &a, &z, &fa, &fz);
 		/* a parent in the window was walked by an earlier run */
-		from = known[k] ? b->from[k] : b->map[b->st->nodes[b->nodes[a]].parent];
-		if (fz > fa && !kf_stacks_walk(b->pt, from, b->frames + fa, fz - fa, b->got + fa)) {
+		up = known[k] ? from[k] : b->map[b->st->nodes[b->nodes[a]].parent];
+		if (fz > fa && !kf_stacks_walk(b->pt, up, b->frames + fa, fz - fa, b->got + fa)) {
 			b->err = KF_ENOMEM;
 			return;
 		}
@@ -873,7 +873,7 @@ static void ptb_flush(struct ptb *b)
 			uint32_t x = b->nodes[q], end = b->ends[q];
 			/* (within a run, the node before is the parent) */
 			uint32_t cur = end > prev ? b->got[end - 1] :
-				       q == a ? from : b->map[b->nodes[q - 1]];
+				       q == a ? up : b->map[b->nodes[q - 1]];
 			const struct kf_node *nd = &b->st->nodes[x];
 			struct kf_node *pn;
 
