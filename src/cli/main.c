@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -320,8 +321,9 @@ static void log_cb(void *payload, enum kf_log_level level, const char *msg)
  * input (the tests); a GLIBC_TUNABLES that names glibc.malloc.hugetlb
  * is the user's choice and left alone, as is a system whose THP mode is
  * "never", and, unless asked for, a machine that gives its free memory
- * back to its hypervisor (free_page_reporting).  KFOLD_HUGEPAGES_DONE
- * marks the second start: never a third. */
+ * back to its hypervisor (free_page_reporting) and faults 4 KiB pages
+ * in fast (small_faults_ms).  KFOLD_HUGEPAGES_DONE marks the second
+ * start, never a third, and says why where that probe was made. */
 
 #define HUGE_INPUT ((off_t)64 << 20)   /* auto: a capture file this large */
 
@@ -343,11 +345,11 @@ static bool thp_possible(void)
 
 /* Why the restart was not made on a large capture (kf_cli_huge_pages_note);
  * NULL: made, or not due. */
-static const char *huge_pages_note;
+static char huge_pages_note[320];
 
 const char *kf_cli_huge_pages_note(void)
 {
-	return huge_pages_note;
+	return huge_pages_note[0] ? huge_pages_note : NULL;
 }
 
 /* The first line of a sysfs file, without its newline, into buf; false
@@ -371,11 +373,8 @@ static bool sysfs_line(const char *path, char *buf, size_t size)
  * (a bit string in sysfs, feature 0 first).  The kernel then hands free
  * blocks of 2 MiB and more back to the host, and a huge page is most
  * often cut from such a block: its first touch faults on the host too.
- * Measured on a Firecracker guest with page_reporting_order=11: 4 ms to
- * fault in a fresh 2 MiB huge page, against 0.8 ms for the same 2 MiB in
- * 4 KiB pages (taken from smaller blocks the host still backs) and 0.2
- * ms for a huge page the host backs.  There the restart made folding the
- * bench capture 20-25% slower, not faster. */
+ * Whether that costs more than it saves depends on what a 4 KiB fault
+ * costs there (small_faults_ms). */
 static bool free_page_reporting(void)
 {
 	DIR *d = opendir("/sys/bus/virtio/devices");
@@ -400,6 +399,45 @@ static bool free_page_reporting(void)
 	return reports;
 }
 
+/* The time, in ms, to fault in 2 MiB of fresh memory 4 KiB page by page;
+ * negative if it cannot be measured.  On a machine that reports its free
+ * pages a fresh huge page costs a few ms (4 ms on a Firecracker guest
+ * with page_reporting_order=11, 3.5 ms on one with order 9), and what
+ * decides is the price of the 512 small faults it saves: 0.8 ms on the
+ * first guest, where the restart made folding the bench capture 20-25%
+ * slower, 5-8 ms on the second (about 12 us a fault under a
+ * paravirtualized kernel), where it made folding 20% faster, --context
+ * and --format json 16%, --no-inline 24%.  Between the two lies
+ * SMALL_FAULTS_SLOW_MS.  The probe takes that long once, only there and
+ * only for a capture that would restart. */
+#define SMALL_FAULTS_SLOW_MS 2.0
+
+static double small_faults_ms(void)
+{
+	const size_t two = (size_t)2 << 20;
+	struct timespec t0, t1;
+	volatile char *p;
+	char *m;
+	size_t i;
+
+	m = mmap(NULL, two, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	if (madvise(m, two, MADV_NOHUGEPAGE) != 0 || clock_gettime(CLOCK_MONOTONIC, &t0) != 0) {
+		munmap(m, two);
+		return -1;
+	}
+	p = m;
+	for (i = 0; i < two; i += 4096)
+		p[i] = 1;
+	if (clock_gettime(CLOCK_MONOTONIC, &t1) != 0) {
+		munmap(m, two);
+		return -1;
+	}
+	munmap(m, two);
+	return (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
 static void huge_pages_restart(const char *input)
 {
 	const char *mode = getenv("KFOLD_HUGEPAGES");
@@ -407,6 +445,7 @@ static void huge_pages_restart(const char *input)
 	static const char add[] = "glibc.malloc.hugetlb=1";
 	struct stat st;
 	char *v, *old;
+	char why[160] = "1";   /* KFOLD_HUGEPAGES_DONE: the second start's --stats */
 	bool asked;
 
 	if (!start_argv || getenv("KFOLD_HUGEPAGES_DONE") ||
@@ -420,11 +459,30 @@ static void huge_pages_restart(const char *input)
 	if (!thp_possible())
 		return;
 	if (!asked && free_page_reporting()) {
-		huge_pages_note = "not started again with huge pages for malloc: this machine "
-				  "reports its free memory to its hypervisor (virtio-balloon free "
-				  "page reporting), where a huge page costs more than it saves "
-				  "(KFOLD_HUGEPAGES=always: started again)";
-		return;
+		double ms = small_faults_ms();
+
+		if (ms < 0) {
+			snprintf(huge_pages_note, sizeof(huge_pages_note),
+				 "not started again with huge pages for malloc: this machine "
+				 "reports its free memory to its hypervisor (virtio-balloon free "
+				 "page reporting), and its 4 KiB faults could not be timed "
+				 "(KFOLD_HUGEPAGES=always: started again)");
+			return;
+		}
+		if (ms < SMALL_FAULTS_SLOW_MS) {
+			snprintf(huge_pages_note, sizeof(huge_pages_note),
+				 "not started again with huge pages for malloc: this machine "
+				 "reports its free memory to its hypervisor (virtio-balloon free "
+				 "page reporting), where a huge page costs more than it saves: "
+				 "2 MiB of 4 KiB pages took %.1f ms to fault in, under %.0f ms "
+				 "(KFOLD_HUGEPAGES=always: started again)", ms,
+				 SMALL_FAULTS_SLOW_MS);
+			return;
+		}
+		snprintf(why, sizeof(why),
+			 "this machine reports its free memory to its hypervisor, but 2 MiB "
+			 "of 4 KiB pages took %.1f ms to fault in, %.0f ms or more", ms,
+			 SMALL_FAULTS_SLOW_MS);
 	}
 	old = tun ? strdup(tun) : NULL;
 	v = malloc((tun ? strlen(tun) + 1 : 0) + sizeof(add));
@@ -434,7 +492,7 @@ static void huge_pages_restart(const char *input)
 		return;
 	}
 	sprintf(v, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", add);
-	if (setenv("GLIBC_TUNABLES", v, 1) == 0 && setenv("KFOLD_HUGEPAGES_DONE", "1", 1) == 0) {
+	if (setenv("GLIBC_TUNABLES", v, 1) == 0 && setenv("KFOLD_HUGEPAGES_DONE", why, 1) == 0) {
 		fflush(NULL);
 		execv("/proc/self/exe", start_argv);
 	}

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -48,12 +49,15 @@ static void print_counts(const kf_stats *st)
 void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 {
 	size_t i, n = kf_session_n_modules(s);
+	const char *done = getenv("KFOLD_HUGEPAGES_DONE");
 
 	print_counts(kf_session_stats(s));
-	if (getenv("KFOLD_HUGEPAGES_DONE") && getenv("GLIBC_TUNABLES"))
+	if (done && getenv("GLIBC_TUNABLES"))
+		/* done: "1", or why on a machine that reports its free pages */
 		fprintf(stderr, "kfold: memory: started again with GLIBC_TUNABLES=%s "
-			"(huge pages for malloc; KFOLD_HUGEPAGES=never: not)\n",
-			getenv("GLIBC_TUNABLES"));
+			"(huge pages for malloc%s%s; KFOLD_HUGEPAGES=never: not)\n",
+			getenv("GLIBC_TUNABLES"), strcmp(done, "1") ? ": " : "",
+			strcmp(done, "1") ? done : "");
 	else if (kf_cli_huge_pages_note())
 		fprintf(stderr, "kfold: memory: %s\n", kf_cli_huge_pages_note());
 	for (i = 0; i < n; i++) {
