@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -715,6 +716,13 @@ int main(int argc, char **argv)
 	struct kf_cli c;
 	int r;
 
+	/* started again from /proc/self/exe, the kernel named us "exe": the
+	 * name ps and top show is the one the user ran */
+	if (getenv("KFOLD_HUGEPAGES_DONE") && argc > 0 && argv[0][0]) {
+		const char *slash = strrchr(argv[0], '/');
+
+		prctl(PR_SET_NAME, slash && slash[1] ? slash + 1 : argv[0], 0, 0, 0);
+	}
 	/* a copy of the array as given, for huge_pages_restart */
 	start_argv = calloc((size_t)argc + 1, sizeof(*start_argv));
 	if (start_argv)

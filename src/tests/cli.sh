@@ -661,6 +661,20 @@ else
 	fi
 	cmp -s "$tmp/hp.never.out" "$tmp/hp.big.out" || { echo "FAIL huge pages big: other output"; fail=1; }
 	echo "ok   huge pages on a 64 MiB capture: free page reporting $reports"
+	# started again from /proc/self/exe, kfold keeps its name for ps and
+	# top (the kernel would call it "exe"): asked to restart, it waits
+	# on an empty pipe long enough to be looked at
+	sleep 2 | KFOLD_HUGEPAGES=always "$kfold" "${opts[@]}" - > /dev/null 2>&1 &
+	pid=$!
+	comm=
+	for _ in $(seq 50); do
+		[ -r "/proc/$pid/environ" ] && tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null |
+			grep -q '^KFOLD_HUGEPAGES_DONE=' && { comm=$(cat "/proc/$pid/comm" 2>/dev/null); break; }
+		sleep 0.02
+	done
+	wait $pid
+	[ "$comm" = "$(basename "$kfold")" ] ||
+		{ echo "FAIL huge pages: started again as '$comm', not $(basename "$kfold")"; fail=1; }
 	# the record counts of --stats are the same run's, whichever image
 	[ "$(grep -c '^kfold: records' "$tmp/hp.always.err")" = 1 ] ||
 		{ echo "FAIL huge pages always: not one run's statistics"; fail=1; }
