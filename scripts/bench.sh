@@ -810,7 +810,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && b != "nan" && b > 0
 		echo "    to its hypervisor and faults 4 KiB pages fast (README \"Speed and memory\"; KFOLD_HUGEPAGES=always to time it with them)."
 	fi
 	# the decision and, on a machine that reports its free pages, the probe's figure
-	sed -n 's/^kfold: memory: /    --stats: /p' "$work/logs/stats.err" | fold -s -w 110 | sed '2,$s/^/      /'
+	sed -n 's/^kfold: memory: /    --stats: /p' "$work/logs/stats.err" | fold -s -w 110 | sed 's/ *$//; 2,$s/^/      /'
 	echo "  - the capture is system-wide: processes other than the workload are in it and folded too; if their"
 	echo "    binaries change on disk between runs, the tools can name their frames differently from run to run."
 	echo "  - 'perf report -g folded' is the command of the issue: on perf 6.1 it works, but prints percentages per"
