@@ -3,7 +3,8 @@
 
 A program with a few fixed call paths (built here with frame pointers)
 is recorded for 4 and for 8 seconds (perf record -g -F 20000, about 14
-and 28 MB): the same stacks, twice the samples.  kfold folds both, with
+and 28 MB; longer where 4 s make less than 12 MB): the same stacks,
+twice the samples.  kfold folds both, with
 and without inline expansion, and the peak resident memory of the
 longer capture's run (the kernel's rusage of the child) must be less
 than 10% above the shorter one's: what kfold holds follows the distinct
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
 """
 
 LEAVES = ("fr_leaf_a", "fr_leaf_b")
+MIN_MB = 12
 
 
 def skip(why):
@@ -115,8 +117,7 @@ def main():
         conf = os.path.join(tmp, "perfconfig")
         open(conf, "w").close()
         env = dict(os.environ, HOME=home, PERF_CONFIG=conf)
-        caps = {}
-        for secs in (4, 8):
+        def record(secs):
             cap = os.path.join(tmp, "p%d.data" % secs)
             r = subprocess.run(["perf", "record", "-N", "-q", "-g", "-e", "cpu-clock",
                                 "-F", "20000", "-o", cap, "--", exe, str(secs)],
@@ -125,7 +126,23 @@ def main():
             if r.returncode != 0 or not os.path.exists(cap):
                 sys.stdout.write(r.stderr.decode(errors="replace"))
                 skip("perf record failed here (permissions? perf_event_paranoid?)")
-            caps[secs] = cap
+            return cap
+
+        # kfold keeps a constant window of the mapped capture resident
+        # (touched up to 8 MiB ahead of the reader, released 2 MiB at a
+        # time behind it): the shorter capture must be larger than that,
+        # or its run holds all of the file and the longer one's only the
+        # window.  A sample's size depends on the kernel's stacks (14 MB
+        # in 4 s on one machine, 6.5 MB on another), so the recording is
+        # made longer where 4 s give less than MIN_MB.
+        secs = 4
+        short = record(secs)
+        mb = os.path.getsize(short) / 1048576
+        if mb < MIN_MB:
+            secs = min(16, -(-secs * MIN_MB // max(mb, 0.1)))
+            secs = int(secs)
+            short = record(secs)
+        caps = {4: short, 8: record(2 * secs)}
         fail = 0
         for mode in ([], ["--no-inline"]):
             peaks = {}
