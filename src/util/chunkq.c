@@ -27,8 +27,10 @@ static void *worker(void *arg)
 		q->fn(q->ctx, q->chunk[c], len);
 		pthread_mutex_lock(&q->mu);
 		q->take = (c + 1) % KF_CHUNKQ_CHUNKS;
-		q->in_flight--;
-		pthread_cond_signal(&q->cv_free);
+		/* the producer waits only with all of them in flight: it is
+		 * woken once, with half the ring to fill */
+		if (--q->in_flight == KF_CHUNKQ_CHUNKS / 2)
+			pthread_cond_signal(&q->cv_free);
 	}
 	pthread_mutex_unlock(&q->mu);
 	if (q->work)
