@@ -418,7 +418,7 @@ void kf_pd_touch_ahead(struct kf_pd *pd, bool on)
  * ahead of the reader, and then touches a few MiB in one go: woken at
  * every round instead (a few hundred KiB), it took a CPU from the reader
  * or the trie's thread a thousand times and more on the bench capture
- * (1,000-2,000 involuntary context switches in all, about 100 now). */
+ * (1,000-2,900 involuntary context switches in all, about 100 now). */
 static void touch_tell(struct toucher *t, const uint8_t *cur)
 {
 	size_t at = (size_t)(cur - t->base);

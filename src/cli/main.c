@@ -407,8 +407,8 @@ static bool free_page_reporting(void)
  * decides is the price of the 512 small faults it saves: 0.8 ms on the
  * first guest, where the restart made folding the bench capture 20-25%
  * slower, 5-8 ms on the second (about 12 us a fault under a
- * paravirtualized kernel), where it made folding 20% faster, --context
- * and --format json 16%, --no-inline 24%.  Between the two lies
+ * paravirtualized kernel), where it made folding 8-21% faster,
+ * --no-inline 28%, --context 17%, --format json 15%.  Between the two lies
  * SMALL_FAULTS_SLOW_MS.  The probe takes that long once, only there and
  * only for a capture that would restart. */
 #define SMALL_FAULTS_SLOW_MS 2.0
