@@ -346,7 +346,7 @@ static bool thp_possible(void)
 
 /* Why the restart was not made on a large capture (kf_cli_huge_pages_note);
  * NULL: made, or not due. */
-static char huge_pages_note[320];
+static char huge_pages_note[384];
 
 const char *kf_cli_huge_pages_note(void)
 {
@@ -420,23 +420,21 @@ static double small_faults_ms(void)
 	volatile char *p;
 	char *m;
 	size_t i;
+	bool ok;
 
 	m = mmap(NULL, two, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
-	if (madvise(m, two, MADV_NOHUGEPAGE) != 0 || clock_gettime(CLOCK_MONOTONIC, &t0) != 0) {
-		munmap(m, two);
-		return -1;
-	}
-	p = m;
-	for (i = 0; i < two; i += 4096)
-		p[i] = 1;
-	if (clock_gettime(CLOCK_MONOTONIC, &t1) != 0) {
-		munmap(m, two);
-		return -1;
+	ok = madvise(m, two, MADV_NOHUGEPAGE) == 0 && clock_gettime(CLOCK_MONOTONIC, &t0) == 0;
+	if (ok) {
+		p = m;
+		for (i = 0; i < two; i += 4096)
+			p[i] = 1;
+		ok = clock_gettime(CLOCK_MONOTONIC, &t1) == 0;
 	}
 	munmap(m, two);
-	return (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	return !ok ? -1 : (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			   (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 }
 
 static void huge_pages_restart(const char *input)
@@ -462,22 +460,19 @@ static void huge_pages_restart(const char *input)
 	if (!asked && free_page_reporting()) {
 		double ms = small_faults_ms();
 
-		if (ms < 0) {
+		if (ms < SMALL_FAULTS_SLOW_MS) {   /* or not timed (negative) */
+			char fig[128];
+
+			if (ms < 0)
+				snprintf(fig, sizeof(fig), "and its 4 KiB faults could not be timed");
+			else
+				snprintf(fig, sizeof(fig), "where a huge page costs more than it "
+					 "saves: 2 MiB of 4 KiB pages took %.1f ms to fault in, "
+					 "under %.0f ms", ms, SMALL_FAULTS_SLOW_MS);
 			snprintf(huge_pages_note, sizeof(huge_pages_note),
 				 "not started again with huge pages for malloc: this machine "
 				 "reports its free memory to its hypervisor (virtio-balloon free "
-				 "page reporting), and its 4 KiB faults could not be timed "
-				 "(KFOLD_HUGEPAGES=always: started again)");
-			return;
-		}
-		if (ms < SMALL_FAULTS_SLOW_MS) {
-			snprintf(huge_pages_note, sizeof(huge_pages_note),
-				 "not started again with huge pages for malloc: this machine "
-				 "reports its free memory to its hypervisor (virtio-balloon free "
-				 "page reporting), where a huge page costs more than it saves: "
-				 "2 MiB of 4 KiB pages took %.1f ms to fault in, under %.0f ms "
-				 "(KFOLD_HUGEPAGES=always: started again)", ms,
-				 SMALL_FAULTS_SLOW_MS);
+				 "page reporting), %s (KFOLD_HUGEPAGES=always: started again)", fig);
 			return;
 		}
 		snprintf(why, sizeof(why),

@@ -52,12 +52,14 @@ void kf_cli_print_stats(const struct kf_cli *c, kf_session *s)
 	const char *done = getenv("KFOLD_HUGEPAGES_DONE");
 
 	print_counts(kf_session_stats(s));
-	if (done && getenv("GLIBC_TUNABLES"))
+	if (done && getenv("GLIBC_TUNABLES")) {
 		/* done: "1", or why on a machine that reports its free pages */
+		bool why = strcmp(done, "1") != 0;
+
 		fprintf(stderr, "kfold: memory: started again with GLIBC_TUNABLES=%s "
 			"(huge pages for malloc%s%s; KFOLD_HUGEPAGES=never: not)\n",
-			getenv("GLIBC_TUNABLES"), strcmp(done, "1") ? ": " : "",
-			strcmp(done, "1") ? done : "");
+			getenv("GLIBC_TUNABLES"), why ? ": " : "", why ? done : "");
+	}
 	else if (kf_cli_huge_pages_note())
 		fprintf(stderr, "kfold: memory: %s\n", kf_cli_huge_pages_note());
 	for (i = 0; i < n; i++) {

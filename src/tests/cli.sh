@@ -663,11 +663,12 @@ else
 	echo "ok   huge pages on a 64 MiB capture: free page reporting $reports"
 	# started again from /proc/self/exe, kfold keeps its name for ps and
 	# top (the kernel would call it "exe"): asked to restart, it waits
-	# on an empty pipe long enough to be looked at
-	sleep 2 | KFOLD_HUGEPAGES=always "$kfold" "${opts[@]}" - > /dev/null 2>&1 &
+	# on an empty pipe long enough to be looked at (up to 4 s, for a slow
+	# sanitizer build on a busy machine)
+	sleep 5 | KFOLD_HUGEPAGES=always "$kfold" "${opts[@]}" - > /dev/null 2>&1 &
 	pid=$!
 	comm=
-	for _ in $(seq 50); do
+	for _ in $(seq 200); do
 		[ -r "/proc/$pid/environ" ] && tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null |
 			grep -q '^KFOLD_HUGEPAGES_DONE=' && { comm=$(cat "/proc/$pid/comm" 2>/dev/null); break; }
 		sleep 0.02

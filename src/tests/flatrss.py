@@ -15,6 +15,7 @@ folded what was recorded.  Exits
 77 (meson's "skipped") where perf cannot record.  Not run under ASan,
 whose shadow memory and quarantine are not kfold's.
 """
+import math
 import os
 import shutil
 import subprocess
@@ -139,8 +140,7 @@ def main():
         short = record(secs)
         mb = os.path.getsize(short) / 1048576
         if mb < MIN_MB:
-            secs = min(16, -(-secs * MIN_MB // max(mb, 0.1)))
-            secs = int(secs)
+            secs = min(16, math.ceil(secs * MIN_MB / max(mb, 0.1)))
             short = record(secs)
         caps = {4: short, 8: record(2 * secs)}
         fail = 0
