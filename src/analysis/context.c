@@ -2,6 +2,7 @@
  * with context pseudo-frames. */
 #include "context.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -580,6 +581,9 @@ struct kf_ctx_rewriter {
 	enum kf_context_frames frames;
 	unsigned exclude;
 	size_t mapped;           /* bytes of out->nodes known mapped */
+	pthread_t copier;        /* rewrite_copy's, while kclass_init runs */
+	bool copying;            /* copier started, not joined */
+	int copied;              /* rewrite_copy's result */
 };
 
 /* A new node of the output copying input node x (0: a pseudo-frame),
@@ -713,50 +717,12 @@ static int rewrite_one(struct kf_ctx_rewriter *rw, uint32_t x)
 	return 0;
 }
 
-static void rewrite_free(struct kf_ctx_rewriter *rw)
-{
-	kclass_fini(&rw->kc);
-	free(rw->copy_parent);
-	free(rw->kn);
-	free(rw->copy);
-	free(rw->older);
-	free(rw->origin);
-	kf_map64_fini(&rw->marks);
-	free(rw);
-}
-
-int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **out_rw, const struct kf_stacks *st,
-			 struct kf_namer *namer, const struct kf_roots *roots,
-			 const struct kf_ctx_rules *rules, enum kf_context_frames frames,
-			 unsigned exclude, struct kf_stacks *out)
-{
-	struct kf_ctx_rewriter *rw;
-	size_t i;
-
-	*out_rw = NULL;
-	memset(out, 0, sizeof(*out));
-	rw = kf_calloc(1, sizeof(*rw));
-	if (!rw)
-		return KF_ENOMEM;
-	rw->in = st;
-	rw->out = out;
-	rw->frames = frames;
-	rw->exclude = exclude;
-	kf_map64_init(&rw->marks);
-	if (kclass_init(&rw->kc, st, roots, namer, rules)) {
-		rewrite_free(rw);
-		return KF_ENOMEM;
-	}
-	/* every kernel part named now: the rest needs no namer */
-	for (i = 1; i < rw->kc.kp.n; i++)
-		kpart_sym(&rw->kc.kp, namer, (uint32_t)i);
-	rw->kc.namer = NULL;
-	*out_rw = rw;
-	return 0;
-}
-
 /* The input copied into out, the copy's real frames marked when
- * pseudo-frames come. */
+ * pseudo-frames come.  It reads only the input and writes only out,
+ * copy and copy_parent: it may run beside kclass_init (kf_ctx_rewrite_begin),
+ * whose fresh pages it then does not wait for, nor kclass_init for its
+ * own (on a machine where a page's first touch is the cost, the copy's
+ * 40-odd MiB of pages were most of the rewrite's time). */
 static int rewrite_copy(struct kf_ctx_rewriter *rw)
 {
 	const struct kf_stacks *st = rw->in;
@@ -774,13 +740,73 @@ static int rewrite_copy(struct kf_ctx_rewriter *rw)
 	/* rw_copy reads an input node's entries before it writes them */
 	kf_prefault(rw->copy, n * sizeof(*rw->copy));
 	kf_prefault(rw->copy_parent, n * sizeof(*rw->copy_parent));
-	if (rw->origin) {
-		/* asked for (kf_ctx_rewrite_end): the copy is its own origin */
-		for (i = 0; i < st->n; i++)
-			rw->origin[i] = (uint32_t)i;
-	}
 	for (i = 1; rw->frames != KF_CONTEXT_NONE && i < st->n; i++)
 		out->nodes[i].frame = out_frame(rw, (uint32_t)i);
+	return 0;
+}
+
+static void *copier_main(void *arg)
+{
+	struct kf_ctx_rewriter *rw = arg;
+
+	rw->copied = rewrite_copy(rw);
+	return NULL;
+}
+
+/* The copy, made here or, if the copier made it, joined. */
+static int copy_done(struct kf_ctx_rewriter *rw)
+{
+	if (!rw->copying)
+		return rewrite_copy(rw);
+	pthread_join(rw->copier, NULL);
+	rw->copying = false;
+	return rw->copied;
+}
+
+static void rewrite_free(struct kf_ctx_rewriter *rw)
+{
+	if (rw->copying)
+		pthread_join(rw->copier, NULL);
+	kclass_fini(&rw->kc);
+	free(rw->copy_parent);
+	free(rw->kn);
+	free(rw->copy);
+	free(rw->older);
+	free(rw->origin);
+	kf_map64_fini(&rw->marks);
+	free(rw);
+}
+
+int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **out_rw, const struct kf_stacks *st,
+			 struct kf_namer *namer, const struct kf_roots *roots,
+			 const struct kf_ctx_rules *rules, enum kf_context_frames frames,
+			 unsigned exclude, unsigned jobs, struct kf_stacks *out)
+{
+	struct kf_ctx_rewriter *rw;
+	size_t i;
+
+	*out_rw = NULL;
+	memset(out, 0, sizeof(*out));
+	rw = kf_calloc(1, sizeof(*rw));
+	if (!rw)
+		return KF_ENOMEM;
+	rw->in = st;
+	rw->out = out;
+	rw->frames = frames;
+	rw->exclude = exclude;
+	kf_map64_init(&rw->marks);
+	if (jobs > 1 && pthread_create(&rw->copier, NULL, copier_main, rw) == 0)
+		rw->copying = true;
+	if (kclass_init(&rw->kc, st, roots, namer, rules)) {
+		rewrite_free(rw);   /* joins the copier */
+		kf_stacks_fini(out);
+		return KF_ENOMEM;
+	}
+	/* every kernel part named now: the rest needs no namer */
+	for (i = 1; i < rw->kc.kp.n; i++)
+		kpart_sym(&rw->kc.kp, namer, (uint32_t)i);
+	rw->kc.namer = NULL;
+	*out_rw = rw;
 	return 0;
 }
 
@@ -788,7 +814,7 @@ int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw, uint32_t **origin)
 {
 	struct kf_stacks *out = rw->out;
 	size_t i;
-	int r = 0;
+	int r = 0, c;
 
 	if (origin) {
 		*origin = NULL;
@@ -798,8 +824,15 @@ int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw, uint32_t **origin)
 		else
 			rw->cap_origin = rw->in->n ? rw->in->n : 1;
 	}
+	/* the copy (the copier joined even after an error: it writes rw) */
+	c = rw->copying || !r ? copy_done(rw) : 0;
 	if (!r)
-		r = rewrite_copy(rw);
+		r = c;
+	if (!r && rw->origin) {
+		/* asked for: the copy is its own origin */
+		for (i = 0; i < rw->in->n; i++)
+			rw->origin[i] = (uint32_t)i;
+	}
 
 	for (i = 1; !r && i < rw->in->n; i++) {
 		const struct kf_node *nd = &rw->in->nodes[i];
@@ -831,7 +864,7 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 		   unsigned exclude, struct kf_stacks *out)
 {
 	struct kf_ctx_rewriter *rw;
-	int r = kf_ctx_rewrite_begin(&rw, st, namer, roots, rules, frames, exclude, out);
+	int r = kf_ctx_rewrite_begin(&rw, st, namer, roots, rules, frames, exclude, 1, out);
 
 	return r ? r : kf_ctx_rewrite_end(rw, NULL);
 }

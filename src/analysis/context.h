@@ -127,9 +127,12 @@ int kf_ctx_rewrite(const struct kf_stacks *st, struct kf_namer *namer,
 /* kf_ctx_rewrite in two steps, so that the namer can serve another
  * thread while the stacks are copied and rewritten: kf_ctx_rewrite_begin
  * finds st's kernel parts and names them (the only use of namer); after
- * it returns 0, nothing of the rewrite uses namer any more, and *out is
- * empty.  kf_ctx_rewrite_end copies st into *out, rewrites, frees rw and
- * returns what kf_ctx_rewrite would (on an error *out is freed).  st and
+ * it returns 0, nothing of the rewrite uses namer any more.  With jobs >
+ * 1 a thread of its own copies st into *out meanwhile, beside the kernel
+ * parts' pass (both only read st; *out is not to be read before _end).
+ * kf_ctx_rewrite_end copies st into *out (or waits for that copy),
+ * rewrites, frees rw and returns what kf_ctx_rewrite would (on an error
+ * *out is freed).  st and
  * roots must not change between the two.  On an error of _begin *rw is
  * NULL and *out empty.  origin (NULL: not wanted) gets, on success, an
  * array the caller frees: per node of *out, the node of st whose frame
@@ -139,7 +142,7 @@ struct kf_ctx_rewriter;
 int kf_ctx_rewrite_begin(struct kf_ctx_rewriter **rw, const struct kf_stacks *st,
 			 struct kf_namer *namer, const struct kf_roots *roots,
 			 const struct kf_ctx_rules *rules, enum kf_context_frames frames,
-			 unsigned exclude, struct kf_stacks *out);
+			 unsigned exclude, unsigned jobs, struct kf_stacks *out);
 int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw, uint32_t **origin);
 
 #endif

@@ -1993,7 +1993,7 @@ static int rewrite_named(struct kf_session *s, struct kf_stacks *out, uint32_t *
 
 	*text = NULL;
 	r = kf_ctx_rewrite_begin(&rw, &s->stacks, &s->namer, &s->roots, s->rules,
-				 s->o.context, s->o.exclude, out);
+				 s->o.context, s->o.exclude, s->o.jobs, out);
 	if (r)
 		return r;
 	if (!s->o.exclude) {
