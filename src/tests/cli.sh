@@ -628,8 +628,9 @@ else
 	# the default mode: started again, unless this machine reports its
 	# free memory to its hypervisor (a virtio balloon, device 0x0005,
 	# with feature bit 5), where --stats says why not
+	keep_freed=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296
 	cp "$hp" "$tmp/big.data" && truncate -s +64M "$tmp/big.data"
-	env -u KFOLD_HUGEPAGES "$kfold" "${opts[@]}" --stats "$tmp/big.data" \
+	env -u KFOLD_HUGEPAGES -u GLIBC_TUNABLES "$kfold" "${opts[@]}" --stats "$tmp/big.data" \
 		> "$tmp/hp.big.out" 2> "$tmp/hp.big.err" || { echo "FAIL huge pages big: exit $?"; fail=1; }
 	reports=no
 	for d in /sys/bus/virtio/devices/*; do
@@ -647,6 +648,20 @@ else
 			"$tmp/hp.big.err"; then
 			awk -v m="$ms" 'BEGIN { exit !(m >= 2) }' ||
 				{ echo "FAIL huge pages big: started again after a fast probe ($ms ms)"; fail=1; }
+			# with --context glibc keeps freed memory for reuse too
+			# (tunables the caller named neither of), not with a
+			# threshold of the caller's own
+			env -u KFOLD_HUGEPAGES -u GLIBC_TUNABLES "$kfold" "${opts[@]}" --context --stats \
+				"$tmp/big.data" > /dev/null 2> "$tmp/hp.ctx.err"
+			grep -qF "${started}glibc.malloc.hugetlb=1:$keep_freed (huge pages for malloc: this machine reports its free memory" \
+				"$tmp/hp.ctx.err" &&
+				grep -qF "2 ms or more, so freed memory is kept for reuse too;" "$tmp/hp.ctx.err" ||
+				{ echo "FAIL huge pages big --context: freed memory not kept"; cat "$tmp/hp.ctx.err"; fail=1; }
+			env -u KFOLD_HUGEPAGES GLIBC_TUNABLES=glibc.malloc.trim_threshold=131072 "$kfold" \
+				"${opts[@]}" --context --stats "$tmp/big.data" > /dev/null 2> "$tmp/hp.trim.err"
+			grep -qF "${started}glibc.malloc.trim_threshold=131072:glibc.malloc.hugetlb=1 (" \
+				"$tmp/hp.trim.err" && ! grep -qF "reuse" "$tmp/hp.trim.err" ||
+				{ echo "FAIL huge pages big: the caller's threshold not kept"; cat "$tmp/hp.trim.err"; fail=1; }
 		elif grep -qF "kfold: memory: not started again with huge pages for malloc: this machine reports its free memory" \
 			"$tmp/hp.big.err"; then
 			awk -v m="$ms" 'BEGIN { exit !(m < 2) }' ||
