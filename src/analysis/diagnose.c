@@ -255,7 +255,10 @@ void kf_diag_count_fp(struct kf_fp_diag *fp, const struct kf_stacks *st,
 		free(state);
 		return;
 	}
-	/* parents are older nodes: one pass in node order */
+	/* parents are older nodes: one pass in node order.  A root's outer
+	 * stays 0, which tells its children they are outermost without
+	 * reading the parent's node (a cache miss a node where outer[] is
+	 * one ninth of the nodes' size) */
 	for (i = 1; i < st->n; i++) {
 		const struct kf_node *nd = &st->nodes[i];
 		const struct kf_frame *f;
@@ -264,7 +267,7 @@ void kf_diag_count_fp(struct kf_fp_diag *fp, const struct kf_stacks *st,
 		KF_WORK(1);
 		if (!p)
 			continue;   /* a root */
-		o = outer[i] = st->nodes[p].parent ? outer[p] : (uint32_t)i;
+		o = outer[i] = outer[p] ? outer[p] : (uint32_t)i;
 		if (!nd->samples)
 			continue;
 		f = &st->nodes[o].frame;
