@@ -718,11 +718,13 @@ static int rewrite_one(struct kf_ctx_rewriter *rw, uint32_t x)
 }
 
 /* The input copied into out, the copy's real frames marked when
- * pseudo-frames come.  It reads only the input and writes only out,
- * copy and copy_parent: it may run beside kclass_init (kf_ctx_rewrite_begin),
- * whose fresh pages it then does not wait for, nor kclass_init for its
- * own (on a machine where a page's first touch is the cost, the copy's
- * 40-odd MiB of pages were most of the rewrite's time). */
+ * pseudo-frames come.  It reads only the input and rw->frames, and writes
+ * only out and rw's base, mapped, copy and copy_parent (which
+ * kf_ctx_rewrite_end reads after joining it): it may run beside
+ * kclass_init (kf_ctx_rewrite_begin), whose fresh pages it then does not
+ * wait for, nor kclass_init for its own (on a machine where a page's
+ * first touch is the cost, the copy's 40-odd MiB of pages were most of
+ * the rewrite's time). */
 static int rewrite_copy(struct kf_ctx_rewriter *rw)
 {
 	const struct kf_stacks *st = rw->in;
@@ -824,10 +826,11 @@ int kf_ctx_rewrite_end(struct kf_ctx_rewriter *rw, uint32_t **origin)
 		else
 			rw->cap_origin = rw->in->n ? rw->in->n : 1;
 	}
-	/* the copy (the copier joined even after an error: it writes rw) */
-	c = rw->copying || !r ? copy_done(rw) : 0;
-	if (!r)
-		r = c;
+	/* the copy; the copier is joined even after an error (it writes rw) */
+	if (rw->copying || !r) {
+		c = copy_done(rw);
+		r = r ? r : c;
+	}
 	if (!r && rw->origin) {
 		/* asked for: the copy is its own origin */
 		for (i = 0; i < rw->in->n; i++)
