@@ -1969,7 +1969,7 @@ static void *prename_main(void *arg)
 	uint64_t w0 = kf_work;
 
 	pn->r = kf_fold_name_nodes(&s->texts, &s->stacks, &s->roots, &s->strings, 1, NULL,
-				   pn->text);
+				   pn->text, NULL);
 	kf_work_flush(&s->work, w0);
 	return NULL;
 }

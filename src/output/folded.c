@@ -1565,14 +1565,7 @@ void kf_fold_texts_fini(struct kf_fold_texts *ft)
 /* Room in *v (capacity *cap) for index i, the new entries 0. */
 static bool grow_zeroed(uint32_t **v, size_t *cap, uint32_t i)
 {
-	size_t old = *cap;
-
-	if (i < old)
-		return true;
-	if (!kf_grow((void **)v, cap, (size_t)i + 1, sizeof(**v)))
-		return false;
-	memset(*v + old, 0, (*cap - old) * sizeof(**v));
-	return true;
+	return kf_grow_zeroed((void **)v, cap, (size_t)i + 1, sizeof(**v));
 }
 
 static int intern_tmp(struct kf_fold_texts *ft, struct kf_buf *b, uint32_t *id)
@@ -1627,15 +1620,17 @@ static int unmark(struct kf_fold_texts *ft, const struct kf_frame *f, uint32_t *
 	return intern_tmp(ft, b, id);
 }
 
-int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool java,
-		    uint32_t *id)
+/* kf_fold_text_id, with the namer entry the frame was named by into
+ * *entry (UINT32_MAX for a marker: kf_fold_node_entry's) */
+static int text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool java,
+		   uint32_t *id, uint32_t *entry)
 {
 	struct kf_frame f = *fin;
 	const struct kf_symframe *sf;
 	size_t n, i;
-	uint32_t entry;
 	int r;
 
+	*entry = UINT32_MAX;
 	f.flags &= ~(uint32_t)KF_FRAME_UNMARKED;
 	if (f.flags & KF_FRAME_PSEUDO) {
 		ft->tmp.len = 0;
@@ -1644,15 +1639,15 @@ int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool j
 	}
 	if (f.flags & KF_FRAME_ROOT)
 		return KF_EINVAL;
-	r = kf_namer_name(ft->namer, &f, &entry);
+	r = kf_namer_name(ft->namer, &f, entry);
 	if (r)
 		return r;
-	if (!grow_zeroed(&ft->text[java], &ft->cap[java], entry))
+	if (!grow_zeroed(&ft->text[java], &ft->cap[java], *entry))
 		return KF_ENOMEM;
-	if (ft->text[java][entry]) {
-		*id = ft->text[java][entry] - 1;
+	if (ft->text[java][*entry]) {
+		*id = ft->text[java][*entry] - 1;
 	} else {
-		sf = kf_namer_frames(ft->namer, entry, &n);
+		sf = kf_namer_frames(ft->namer, *entry, &n);
 		ft->tmp.len = 0;
 		for (i = 0; i < n; i++) {
 			if (i > 0)
@@ -1661,11 +1656,19 @@ int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *fin, bool j
 		}
 		if ((r = intern_tmp(ft, &ft->tmp, id)))
 			return r;
-		ft->text[java][entry] = *id + 1;
+		ft->text[java][*entry] = *id + 1;
 	}
 	if (fin->flags & KF_FRAME_UNMARKED)
 		return unmark(ft, &f, id);
 	return 0;
+}
+
+int kf_fold_text_id(struct kf_fold_texts *ft, const struct kf_frame *f, bool java,
+		    uint32_t *id)
+{
+	uint32_t entry;
+
+	return text_id(ft, f, java, id, &entry);
 }
 
 /* ---- naming a trie's nodes ----------------------------------------------------
@@ -1683,6 +1686,9 @@ struct node_namer {
 	bool *java_of;           /* per node: under a Java root */
 	uint32_t *text[2];       /* per frame number: text id + 1, 0: not yet */
 	size_t cap[2];
+	uint32_t *entry;         /* per frame number: its namer entry, known
+				    where a text[] is */
+	size_t cap_entry;
 };
 
 int kf_fold_number_ahead(struct kf_fold_texts *ft, const struct kf_stacks *st,
@@ -1750,20 +1756,24 @@ static void node_namer_fini(struct node_namer *nn)
 	free(nn->java_of);
 	free(nn->text[0]);
 	free(nn->text[1]);
+	free(nn->entry);
 }
 
-/* Node x's text into *id, x > 0 being the next node in id order after
- * the ones asked for before.  For a root, whose text kf_fold_root makes,
- * *id is left as it is: only its Java tidying is set here. */
+/* Node x's text into *id and its namer entry into *entry (as
+ * kf_fold_node_entry gives it), x > 0 being the next node in id order
+ * after the ones asked for before.  For a root, whose text kf_fold_root
+ * makes, *id is left as it is: only its Java tidying is set here. */
 static int node_namer_text(struct node_namer *nn, struct kf_fold_texts *ft,
 			   const struct kf_stacks *st, const struct kf_roots *roots,
-			   const struct kf_strtab *comms, size_t x, uint32_t *id)
+			   const struct kf_strtab *comms, size_t x, uint32_t *id,
+			   uint32_t *entry)
 {
 	const struct kf_node *nd = &st->nodes[x];
 	uint32_t fid;
 	bool java;
 	int r;
 
+	*entry = UINT32_MAX;
 	if (!nd->parent) {
 		nn->java_of[x] = kf_fold_root_java(comms, kf_roots_get(roots, nd->frame.root));
 		return 0;
@@ -1771,21 +1781,25 @@ static int node_namer_text(struct node_namer *nn, struct kf_fold_texts *ft,
 	java = nn->java_of[x] = nn->java_of[nd->parent];
 	if (!kf_frameids_get(nn->ids, x, &fid))
 		return KF_ENOMEM;
-	if (!grow_zeroed(&nn->text[java], &nn->cap[java], fid))
+	if (!grow_zeroed(&nn->text[java], &nn->cap[java], fid) ||
+	    !grow_zeroed(&nn->entry, &nn->cap_entry, fid))
 		return KF_ENOMEM;
 	if (nn->text[java][fid]) {
 		*id = nn->text[java][fid] - 1;
+		*entry = nn->entry[fid];
 		return 0;
 	}
-	if ((r = kf_fold_text_id(ft, &nd->frame, java, id)) != 0)
+	if ((r = text_id(ft, &nd->frame, java, id, entry)) != 0)
 		return r;
 	nn->text[java][fid] = *id + 1;
+	nn->entry[fid] = *entry;
 	return 0;
 }
 
 int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
 		       const struct kf_roots *roots, const struct kf_strtab *comms,
-		       unsigned jobs, struct kf_work_total *work, uint32_t *text)
+		       unsigned jobs, struct kf_work_total *work, uint32_t *text,
+		       uint32_t *entry)
 {
 	struct node_namer nn;
 	size_t i;
@@ -1793,11 +1807,13 @@ int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
 
 	r = node_namer_start(&nn, ft, st, jobs, work, text);
 	for (i = 1; i < st->n && !r; i++) {
-		uint32_t id = 0;
+		uint32_t id = 0, e;
 
-		r = node_namer_text(&nn, ft, st, roots, comms, i, &id);
+		r = node_namer_text(&nn, ft, st, roots, comms, i, &id, &e);
 		if (text)
 			text[i] = id;
+		if (entry)
+			entry[i] = e;
 	}
 	node_namer_fini(&nn);
 	return r;
@@ -2212,12 +2228,12 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 	for (i = 1; i < st->n && !r; i++) {
 		uint32_t p = st->nodes[i].parent;
 		const uint32_t *v = &e.text[i];
-		uint32_t n = 1;
+		uint32_t n = 1, entry;
 		bool semi = false;
 
 		/* a root's text is its id in rtexts, made above */
 		if (!text)
-			r = node_namer_text(&nn, ft, st, roots, comms, i, &e.text[i]);
+			r = node_namer_text(&nn, ft, st, roots, comms, i, &e.text[i], &entry);
 		else if (p)
 			e.text[i] = text[i];
 		if (p) {

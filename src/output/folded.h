@@ -169,12 +169,15 @@ bool kf_collapse_header_event(const char *line, size_t len,
  * a trie made from it (kf_ctx_rewrite) finds each name made: the work of
  * naming moved, say to a thread beside the rewrite.  text (NULL: not
  * wanted; else st->n entries) gets each node's text id in ft->texts (0,
- * "", for a root: kf_fold_root is its text).  The nodes' frames are
+ * "", for a root: kf_fold_root is its text), entry (NULL or st->n
+ * entries) its namer entry as kf_fold_node_entry gives it, without a
+ * second look-up in the namer.  The nodes' frames are
  * numbered on a second thread when jobs > 1 (its work added to `work`;
  * frameids.h).  0 or the first error of kf_fold_text_id. */
 int kf_fold_name_nodes(struct kf_fold_texts *ft, const struct kf_stacks *st,
 		       const struct kf_roots *roots, const struct kf_strtab *comms,
-		       unsigned jobs, struct kf_work_total *work, uint32_t *text);
+		       unsigned jobs, struct kf_work_total *work, uint32_t *text,
+		       uint32_t *entry);
 
 /* The texts of a trie derived from a named one (kf_ctx_rewrite's *out,
  * origin from kf_ctx_rewrite_end): into text (st->n entries), for each

@@ -68,22 +68,23 @@ static int extend_text(struct kf_report *rp, const char *s, size_t n, uint32_t *
 	return r;
 }
 
-/* Extends *at by the pieces of frame text t (not ""), split once per
- * distinct text. */
-static int extend_frame(struct kf_report *rp, uint32_t t, uint32_t *at)
+/* Where piece_ids holds frame text t's pieces, split once per distinct
+ * text; false on ENOMEM. */
+static bool pieces_of(struct kf_report *rp, uint32_t t, uint32_t *k)
 {
 	const char *s;
-	uint32_t k;
-	int r;
 
-	if (!kf_map64_get(&rp->piece_at, t, &k)) {
-		s = kf_strtab_get(&rp->in->texts->texts, t);
-		if ((r = split(rp, s, strlen(s), &k)))
-			return r;
-		if (!kf_map64_put(&rp->piece_at, t, k))
-			return KF_ENOMEM;
+	if (t < rp->cap_piece_at && rp->piece_at[t]) {
+		*k = rp->piece_at[t] - 1;
+		return true;
 	}
-	return extend_by(rp, k, at);
+	s = kf_strtab_get(&rp->in->texts->texts, t);
+	if (split(rp, s, strlen(s), k) ||
+	    !kf_grow_zeroed((void **)&rp->piece_at, &rp->cap_piece_at, (size_t)t + 1,
+			    sizeof(*rp->piece_at)))
+		return false;
+	rp->piece_at[t] = *k + 1;
+	return true;
 }
 
 /* Every node's text (naming every frame before the walk, so that what
@@ -98,14 +99,15 @@ static int build_lines(struct kf_report *rp)
 	int r = KF_ENOMEM;
 
 	rp->node_line = kf_calloc(n, sizeof(*rp->node_line));
-	if (!text || !rp->node_line || (r = kf_lines_init(&rp->lines)))
+	rp->node_entry = kf_calloc(n, sizeof(*rp->node_entry));
+	if (!text || !rp->node_line || !rp->node_entry || (r = kf_lines_init(&rp->lines)))
 		goto out;
 	if ((r = kf_fold_name_nodes(in->texts, st, in->roots, in->comms, in->jobs, in->work,
-				      text)))
+				      text, rp->node_entry)))
 		goto out;
 	for (i = 1; i < st->n && !r; i++) {
 		const struct kf_node *nd = &st->nodes[i];
-		uint32_t at = 0;
+		uint32_t at = 0, k;
 
 		if (!nd->parent) {
 			rp->lt_text.len = 0;
@@ -116,7 +118,8 @@ static int build_lines(struct kf_report *rp)
 					&at);
 		} else {
 			at = rp->node_line[nd->parent];
-			r = text[i] ? extend_frame(rp, text[i], &at) : 0;
+			if (text[i])
+				r = pieces_of(rp, text[i], &k) ? extend_by(rp, k, &at) : KF_ENOMEM;
 		}
 		rp->node_line[i] = at;
 		if (nd->samples || nd->weight)
@@ -162,8 +165,6 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	}
 	kf_buf_init(&rp->comm);
 	kf_map64_init(&rp->fidx);
-	kf_map64_init(&rp->piece_at);
-	kf_map64_init(&rp->fi_entry);
 	if (!kf_strtab_init(&rp->fkeys)) {
 		/* g must be finishable */
 		kf_gather_prepare(&rp->g, in->stacks, in->roots, NULL, NULL, NULL, in->dsos, 0);
@@ -207,11 +208,12 @@ void kf_report_fini(struct kf_report *rp)
 	kf_map64_fini(&rp->fidx);
 	free(rp->ftab);
 	free(rp->node_line);
+	free(rp->node_entry);
 	kf_lines_fini(&rp->lines);
-	kf_map64_fini(&rp->piece_at);
+	free(rp->piece_at);
 	free(rp->piece_ids);
 	free(rp->fi_at);
-	kf_map64_fini(&rp->fi_entry);
+	free(rp->fi_entry);
 	free(rp->fi_pool);
 	for (i = 0; i < 2; i++) {
 		path_fini(&rp->w[i].fi);

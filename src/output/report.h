@@ -124,8 +124,13 @@ struct kf_report {
 	 * node's count of entries, then that many frame_table indices (0:
 	 * not made yet) */
 	uint32_t *fi_at;
-	struct kf_map64 fi_entry;          /* (namer entry << 1 | Java) -> the
-					      fi_at of its first node */
+	uint32_t *node_entry;              /* per node: its namer entry
+					      (kf_fold_node_entry), when the
+					      gather named the nodes */
+	uint32_t *fi_entry;                /* [namer entry << 1 | Java]: the
+					      fi_at of its first node, 0:
+					      none yet */
+	size_t cap_fi_entry;
 	uint32_t *fi_pool;
 	size_t n_fi_pool, cap_fi_pool;
 	/* the stacks' writers (json.c): the main thread's and a second
@@ -149,11 +154,12 @@ struct kf_report {
 					      member, made ahead */
 	/* the folded lines (line_text) as a trie of their ';'-separated
 	 * pieces (lines.h): a stack's line's id is its node there.
-	 * node_line: per stacks node its line node; piece_at: text id ->
-	 * index in piece_ids of its count, then that many piece ids */
+	 * node_line: per stacks node its line node; piece_at[text id] - 1:
+	 * where piece_ids holds its count, then that many piece ids */
 	struct kf_lines lines;
 	uint32_t *node_line;
-	struct kf_map64 piece_at;
+	uint32_t *piece_at;                /* 0: not split yet */
+	size_t cap_piece_at;
 	uint32_t *piece_ids;
 	size_t n_piece_ids, cap_piece_ids;
 	struct kf_buf lt_text;             /* scratch: a root's text */

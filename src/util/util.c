@@ -191,6 +191,18 @@ bool kf_grow(void **p, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
+bool kf_grow_zeroed(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t old = *cap;
+
+	if (need <= old)
+		return true;
+	if (!kf_grow(p, cap, need, elem))
+		return false;
+	memset((char *)*p + old * elem, 0, (*cap - old) * elem);
+	return true;
+}
+
 void kf_prefault(void *p, size_t len)
 {
 #ifdef MADV_POPULATE_WRITE

@@ -79,6 +79,8 @@ char *kf_arena_strndup(struct kf_arena *a, const char *s, size_t n);
  * geometrically.  Returns false (leaving *p untouched) on overflow or
  * ENOMEM. */
 bool kf_grow(void **p, size_t *cap, size_t need, size_t elem);
+/* kf_grow, the items it adds zeroed. */
+bool kf_grow_zeroed(void **p, size_t *cap, size_t need, size_t elem);
 
 /* Maps the pages of a large buffer that is about to be written whole
  * (a file read into it, a table filled to its reserve) in one system
