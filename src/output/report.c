@@ -4,6 +4,7 @@
  */
 #include "report.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,32 +126,52 @@ static int build_lines(struct kf_report *rp)
 		if (nd->samples || nd->weight)
 			kf_lines_mark(&rp->lines, at);
 	}
-	/* now: the gather's last step only reads */
-	if (!r)
-		r = kf_lines_rank(&rp->lines);
 out:
 	kf_fold_name_array_free(in->texts, text);
 	return r;
 }
 
-/* The folded line of a stack: its line node (ranked by build_lines). */
+/* The folded line of a stack: its line node (made by build_lines; ranked
+ * beside, so its rank is not read here). */
 static int line_text(void *arg, uint32_t node, uint32_t *id)
 {
 	const struct kf_report *rp = arg;
 	uint32_t at = rp->node_line[node];
 
-	if (!rp->lines.nodes[at].rank)
-		return KF_EINVAL;   /* never: every stack's line was ranked */
+	if (!at)
+		return KF_EINVAL;   /* never: every node has a line */
 	*id = at;
 	return 0;
+}
+
+struct ranking {
+	struct kf_lines *lines;
+	struct kf_work_total *work;
+	int r;
+};
+
+static void *rank_main(void *arg)
+{
+	struct ranking *rk = arg;
+	uint64_t w0 = kf_work;
+
+	rk->r = kf_lines_rank(rk->lines);
+	if (rk->work)
+		kf_work_flush(rk->work, w0);
+	return NULL;
 }
 
 /* With lines, the stacks are walked (on a second thread with jobs > 1)
  * while the frames are named and the lines made: the walk reads the namer
  * only by lookups that then only read (gather.h), the naming nothing the
- * walk writes.  Then each stack joins its line. */
+ * walk writes.  Then each stack joins its line while the lines are
+ * ranked (on a thread of its own with jobs > 1: the ranking writes only
+ * the lines' ranks, which nothing before kf_report_json reads). */
 int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool lines)
 {
+	struct ranking rk;
+	pthread_t th;
+	bool ranking;
 	int r, walked;
 	size_t i;
 
@@ -179,10 +200,18 @@ int kf_report_gather(struct kf_report *rp, const struct kf_report_in *in, bool l
 	r = kf_gather_walk_start(&rp->g, in->jobs, in->work);
 	if (!r)
 		r = build_lines(rp);
+	rk = (struct ranking){ &rp->lines, in->work, 0 };
+	ranking = !r && in->jobs > 1 && pthread_create(&th, NULL, rank_main, &rk) == 0;
 	walked = kf_gather_walk_join(&rp->g);
 	if (!r)
 		r = walked;
-	return r ? r : kf_gather_finish(&rp->g, line_text, rp);
+	if (!r)
+		r = kf_gather_finish(&rp->g, line_text, rp);
+	if (ranking)
+		pthread_join(th, NULL);
+	else if (!r)
+		rk.r = kf_lines_rank(&rp->lines);   /* its work is this thread's */
+	return r ? r : rk.r;
 }
 
 static void path_fini(struct kf_report_path *p)
