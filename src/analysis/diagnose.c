@@ -274,9 +274,16 @@ void kf_diag_count_fp(struct kf_fp_diag *fp, const struct kf_stacks *st,
 		if (state[o] == FP_UNSEEN) {
 			const char *name;
 
+			/* a frame in no mapping has no symbol: it is named
+			 * by a bracketed placeholder or its address, never
+			 * one of outermost_fns (and not asked: tens of
+			 * thousands of such frames end a system-wide
+			 * capture's broken chains, each a name of its own) */
 			if (!(st->nodes[st->nodes[o].parent].frame.flags & KF_FRAME_FPCHAIN) ||
 			    (f->flags & KF_FRAME_KERNEL))
 				state[o] = FP_NOT_FP;
+			else if (!f->module || (f->flags & KF_FRAME_NOMAP))
+				state[o] = FP_BROKEN;
 			else if (!(name = text(ctx, f)) || is_outermost(name))
 				state[o] = FP_WHOLE;
 			else
