@@ -1930,6 +1930,35 @@ int kf_fold_node_entry(struct kf_fold_texts *ft, const struct kf_stacks *st, uin
 	return kf_namer_name(ft->namer, &g, entry);
 }
 
+bool kf_fold_entry_text(const struct kf_fold_texts *ft, uint32_t entry, bool java,
+			const char **text)
+{
+	if (entry >= ft->cap[java] || !ft->text[java][entry])
+		return false;
+	*text = kf_strtab_get(&ft->texts, ft->text[java][entry] - 1);
+	return true;
+}
+
+int kf_fold_entry_frames(struct kf_fold_texts *ft, uint32_t node, uint32_t entry,
+			 struct kf_fold_frame **v, size_t *nv, size_t *cap)
+{
+	const struct kf_symframe *sf;
+	size_t c, k;
+
+	if (entry >= ft->namer->n)
+		return KF_EINVAL;
+	sf = kf_namer_frames(ft->namer, entry, &c);
+	if (!kf_grow((void **)v, cap, c ? c : 1, sizeof(**v)))
+		return KF_ENOMEM;
+	for (k = 0; k < c; k++) {
+		memset(&(*v)[k], 0, sizeof((*v)[k]));
+		(*v)[k].sf = sf[k];
+		(*v)[k].node = node;
+	}
+	*nv = c;
+	return 0;
+}
+
 int kf_fold_node_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
 			const struct kf_roots *roots, const struct kf_strtab *comms,
 			uint32_t node, bool java, struct kf_fold_frame **v, size_t *nv,

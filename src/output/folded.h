@@ -129,6 +129,16 @@ int kf_fold_stack_frames(struct kf_fold_texts *ft, const struct kf_stacks *st,
  * roots of one Java tidying.  0, KF_ENOMEM or KF_EINVAL. */
 int kf_fold_node_entry(struct kf_fold_texts *ft, const struct kf_stacks *st, uint32_t node,
 		       uint32_t *entry);
+/* The text the naming made for namer entry `entry` under a root with
+ * Java tidying or not (kf_fold_text_id's before a marker-like piece is
+ * renamed: its frames' texts joined by ';'): false if it made none. */
+bool kf_fold_entry_text(const struct kf_fold_texts *ft, uint32_t entry, bool java,
+			const char **text);
+/* The folded frames of a node of namer entry `entry` (kf_fold_node_entry)
+ * as kf_fold_node_frames gives them, but their texts not made (0): fills
+ * (*v)[0 .. *nv), growing *v.  0, KF_ENOMEM or KF_EINVAL. */
+int kf_fold_entry_frames(struct kf_fold_texts *ft, uint32_t node, uint32_t entry,
+			 struct kf_fold_frame **v, size_t *nv, size_t *cap);
 /* The folded frames of node `node` alone (what kf_fold_stack_frames gives
  * for it), under a root with Java tidying or not (kf_fold_root_java of
  * the node's root): fills (*v)[0 .. *nv), growing *v. */

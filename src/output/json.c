@@ -582,8 +582,10 @@ static long frame_index(struct kf_report *rp, const struct kf_fold_frame *ff)
 static int node_info(struct kf_report *rp, uint32_t x, bool java, size_t *at)
 {
 	const struct kf_report_in *in = rp->in;
-	size_t n = 0, i, start = rp->n_fi_pool, ek;
+	size_t n = 0, i, start = rp->n_fi_pool, ek, semis = 0;
 	uint32_t entry, first;
+	const char *whole = NULL, *t;
+	bool one = false;
 	int r;
 
 	if (rp->fi_at[x]) {
@@ -600,22 +602,33 @@ static int node_info(struct kf_report *rp, uint32_t x, bool java, size_t *at)
 		*at = first - 1;
 		return 0;
 	}
-	if ((r = kf_fold_node_frames(in->texts, in->stacks, in->roots, in->comms, x, java,
-				     &rp->ff, &n, &rp->cap_ff)))
+	/* the node's text, its frames' joined by ';', was made by the
+	 * naming: where it has no ';' of a frame's own, each frame is one
+	 * piece and the frames' own texts need not be made */
+	if (rp->node_entry && entry != UINT32_MAX &&
+	    kf_fold_entry_text(in->texts, entry, java, &whole)) {
+		for (t = whole; *t; t++)
+			semis += *t == ';';
+		if ((r = kf_fold_entry_frames(in->texts, x, entry, &rp->ff, &n, &rp->cap_ff)))
+			return r;
+		one = semis + 1 == n;
+	}
+	if (!one && (r = kf_fold_node_frames(in->texts, in->stacks, in->roots, in->comms, x,
+					      java, &rp->ff, &n, &rp->cap_ff)))
 		return r;
 	if (start >= UINT32_MAX - 1 || !KF_GROW(rp->fi_pool, rp->cap_fi_pool, start + 1))
 		return KF_ENOMEM;
 	rp->n_fi_pool++;
 	for (i = 0; i < n; i++) {
 		const struct kf_fold_frame *f = &rp->ff[i];
-		const char *t = kf_strtab_get(&in->texts->texts, f->text);
 		size_t pieces = 1;
 		long ix;
 
 		KF_WORK(1);
+		t = one ? whole : kf_strtab_get(&in->texts->texts, f->text);
 		if (!*t && n == 1 && f->sf.kind != KF_SYM_ROOT)
 			continue;
-		for (; *t; t++)
+		for (; *t && !one; t++)
 			pieces += *t == ';';
 		if ((ix = frame_index(rp, f)) < 0 ||
 		    !KF_GROW(rp->fi_pool, rp->cap_fi_pool, rp->n_fi_pool + pieces))
