@@ -1,7 +1,9 @@
 /* json.c - the JSON report (report.h), the only user of jansson.
  *
  * Written member by member in schema order (docs/kfold-report.schema.json);
- * the stacks are streamed one compact object per line.
+ * the stacks are streamed one compact object per line, and they and the
+ * processes member are written straight as text (jsonw.h), the bytes
+ * jansson would write for them.
  */
 #include "report.h"
 #include "annotated.h"
