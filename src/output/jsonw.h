@@ -1,7 +1,7 @@
 /* jsonw.h - JSON text written straight into a buffer, for the parts of
  * the report that are too large to build as jansson values first (the
- * stacks, the processes).  The bytes are exactly those jansson writes for the same value
- * with JSON_COMPACT | JSON_ENSURE_ASCII, after json.c's jstr (bytes that
+ * stacks, the processes).  The bytes are exactly those jansson writes for
+ * the same value with JSON_ENSURE_ASCII, after json.c's jstr (bytes that
  * are not UTF-8 become U+FFFD): test-jsonw holds the two side by side.
  */
 #ifndef KF_JSONW_H

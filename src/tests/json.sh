@@ -96,6 +96,19 @@ try:
 except jsonschema.ValidationError as e:
     bad.append(f"schema: {e.message} at {list(e.absolute_path)}")
 
+# the processes member is written as text straight (json.c), in the
+# layout jansson's JSON_INDENT(1) dump gives a value at depth 0, which is
+# Python's indent=1 with ensure_ascii (the same separators; \u escapes
+# for non-ASCII differ only in the hex digits' case, and are spelled the
+# same when the text is ASCII): the text between the member's key and
+# the next member must be that dump of its parsed value
+raw = open(f"{tmp}/{case}.json", encoding="ascii").read()
+at = raw.index('\n "processes": ') + len('\n "processes": ')
+end = raw.index(',\n "stacks": ', at)
+want = json.dumps(rep["processes"], indent=1, ensure_ascii=True)
+if "\\u" not in want and raw[at:end] != want:
+    bad.append("processes: not written as jansson's JSON_INDENT(1) dump of its value")
+
 # frame_info holds indices into frame_table, whose objects are distinct:
 # the checks below read each stack's frame objects through them
 ft = rep.get("frame_table", [])
