@@ -256,11 +256,12 @@ static void w_close(struct kf_buf *b, unsigned depth, size_t n, char c)
 	kf_buf_put(b, &c, 1);
 }
 
-static void w_int(struct kf_buf *b, int64_t v)
+/* a pid or tid */
+static void w_int(struct kf_buf *b, int32_t v)
 {
 	if (v < 0)
 		kf_buf_put(b, "-", 1);
-	kf_jsonw_uint(b, v < 0 ? (uint64_t)-(v + 1) + 1 : (uint64_t)v);
+	kf_jsonw_uint(b, v < 0 ? (uint64_t)-(int64_t)v : (uint64_t)v);
 }
 
 static void w_uint_member(struct kf_buf *b, unsigned depth, size_t *n, const char *key,
@@ -408,7 +409,7 @@ static void *processes_text(void *arg)
 		w_close(b, 1, m, '}');
 	}
 	w_close(b, 0, np, ']');
-	if (b->oom || !kf_buf_cstr(b))
+	if (b->oom)
 		pj->err = KF_ENOMEM;
 out:
 	free(perm);
@@ -607,8 +608,7 @@ static int node_info(struct kf_report *rp, uint32_t x, bool java, size_t *at)
 	/* the node's text, its frames' joined by ';', was made by the
 	 * naming: where it has no ';' of a frame's own, each frame is one
 	 * piece and the frames' own texts need not be made */
-	if (rp->node_entry && entry != UINT32_MAX &&
-	    kf_fold_entry_text(in->texts, entry, java, &whole)) {
+	if (entry != UINT32_MAX && kf_fold_entry_text(in->texts, entry, java, &whole)) {
 		for (t = whole; *t; t++)
 			semis += *t == ';';
 		if ((r = kf_fold_entry_frames(in->texts, x, entry, &rp->ff, &n, &rp->cap_ff)))
