@@ -576,6 +576,34 @@ static long frame_index(struct kf_report *rp, const struct kf_fold_frame *ff)
 	return (long)rp->n_ftab++;
 }
 
+/* Room in fi_pool for `need` entries.  While a writer may read fi_pool
+ * as it was (fi_keep: the infos are made beside the writing), the old
+ * array is kept, not freed: what it holds is what the writer reads, and
+ * its copy in the new one is what is read after. */
+static bool pool_room(struct kf_report *rp, size_t need)
+{
+	uint32_t *v;
+	size_t cap;
+
+	if (need <= rp->cap_fi_pool)
+		return true;
+	if (!rp->fi_keep)
+		return KF_GROW(rp->fi_pool, rp->cap_fi_pool, need);
+	if (need > UINT32_MAX || !KF_GROW(rp->fi_old, rp->cap_fi_old, rp->n_fi_old + 1))
+		return false;
+	for (cap = rp->cap_fi_pool ? rp->cap_fi_pool : 1024; cap < need; cap *= 2)
+		;
+	if (!(v = kf_calloc(cap, sizeof(*v))))
+		return false;
+	if (rp->n_fi_pool)
+		memcpy(v, rp->fi_pool, rp->n_fi_pool * sizeof(*v));
+	if (rp->fi_pool)
+		rp->fi_old[rp->n_fi_old++] = rp->fi_pool;
+	rp->fi_pool = v;
+	rp->cap_fi_pool = cap;
+	return true;
+}
+
 /* Where fi_pool holds node x's frame_info entries (x's folded frames,
  * each standing for the pieces of its own text, but the lone frame of a
  * raw frame that folds to nothing standing for none); made the first time
@@ -618,7 +646,7 @@ static int node_info(struct kf_report *rp, uint32_t x, bool java, size_t *at)
 	if (!one && (r = kf_fold_node_frames(in->texts, in->stacks, in->roots, in->comms, x,
 					      java, &rp->ff, &n, &rp->cap_ff)))
 		return r;
-	if (start >= UINT32_MAX - 1 || !KF_GROW(rp->fi_pool, rp->cap_fi_pool, start + 1))
+	if (start >= UINT32_MAX - 1 || !pool_room(rp, start + 1))
 		return KF_ENOMEM;
 	rp->n_fi_pool++;
 	for (i = 0; i < n; i++) {
@@ -632,8 +660,7 @@ static int node_info(struct kf_report *rp, uint32_t x, bool java, size_t *at)
 			continue;
 		for (; *t && !one; t++)
 			pieces += *t == ';';
-		if ((ix = frame_index(rp, f)) < 0 ||
-		    !KF_GROW(rp->fi_pool, rp->cap_fi_pool, rp->n_fi_pool + pieces))
+		if ((ix = frame_index(rp, f)) < 0 || !pool_room(rp, rp->n_fi_pool + pieces))
 			return KF_ENOMEM;
 		while (pieces--)
 			rp->fi_pool[rp->n_fi_pool++] = (uint32_t)ix;
@@ -736,13 +763,13 @@ static int put_frames(const struct kf_report *rp, struct kf_report_writer *w, ui
  * Only the nodes below where the path leaves the last stack's are walked:
  * a node whose info was made has its ancestors' made (a path is made
  * root first), so frame_table's order is that of walking every path
- * whole.  Without b, only the infos are made (make_infos); with b, they
- * were, and the entries are written (node_info then only reads). */
-static int put_frame_info(struct kf_report *rp, struct kf_report_writer *w,
+ * whole.  The infos were made (make_infos) and are only read here, from
+ * w's view of fi_pool. */
+static int put_frame_info(const struct kf_report *rp, struct kf_report_writer *w,
 			  const struct kf_gather_line *ln, bool drop, struct kf_buf *b)
 {
-	const struct kf_report_in *in = rp->in;
-	const struct kf_stacks *st = in->stacks;
+	const struct kf_stacks *st = rp->in->stacks;
+	const uint32_t *pool = w->pool;
 	struct kf_report_path *p = &w->fi;
 	size_t keep, n, end;
 	int r;
@@ -751,26 +778,20 @@ static int put_frame_info(struct kf_report *rp, struct kf_report_writer *w,
 		return KF_EINVAL;
 	if ((r = path_cut(p, rp, ln->node, st->n, node_up, &keep, &n)))
 		return r;
-	if (!keep)
-		w->fi_java = kf_fold_root_java(in->comms, kf_roots_get(in->roots,
-			st->nodes[p->fresh[n - 1]].frame.root));
 	while (n--) {
 		uint32_t x = p->fresh[n], c = p->n ? p->steps[p->n - 1].count : 0;
 		size_t at, k;
 
-		if ((r = node_info(rp, x, w->fi_java, &at)))
-			return r;
-		for (k = 0; k < rp->fi_pool[at]; k++, c++) {
-			if (!b)
-				continue;
+		if (!rp->fi_at[x])
+			return KF_EINVAL;   /* not made: make_infos made every stack's */
+		at = rp->fi_at[x] - 1;
+		for (k = 0; k < pool[at]; k++, c++) {
 			if (c)
 				kf_buf_put(&p->text, ",", 1);
-			kf_jsonw_uint(&p->text, rp->fi_pool[at + 1 + k]);
+			kf_jsonw_uint(&p->text, pool[at + 1 + k]);
 		}
 		path_push(p, x, c);
 	}
-	if (!b)
-		return 0;
 	if (p->text.oom)
 		return KF_ENOMEM;
 	/* the last entry left out: up to its comma */
@@ -784,21 +805,72 @@ static int put_frame_info(struct kf_report *rp, struct kf_report_writer *w,
 	return 0;
 }
 
+/* Two writers of the stacks (write_stacks), the second of which first
+ * makes the frame infos (make_infos) while the main thread writes the
+ * stacks whose infos are made.  The stacks go in blocks; each block is
+ * made by whichever writer takes it, in order: the main thread writes the
+ * blocks it takes straight out, the second makes one into its buffer,
+ * which the main thread writes in its place.  A block is a sixteenth of
+ * the stacks, from 16 to 2048 of them: a small capture takes both
+ * threads too (jobs.sh compares them with one), and a large one keeps
+ * the second's buffer under a megabyte or so. */
+struct stack_pair {
+	struct kf_report *rp;
+	size_t block;            /* stacks a block */
+	size_t n_blocks;
+	uint8_t *owner;          /* per block: 0 not taken yet, 1 the main
+				    thread's, 2 the second's */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t made;             /* stacks whose frame infos are made */
+	const uint32_t *pool;    /* fi_pool as it was then */
+	size_t taken;            /* blocks [0, taken) have their writer */
+	size_t held;             /* the block in the second's buffer */
+	bool full;               /* ... unwritten */
+	bool stop;               /* the main thread is done with the stacks */
+	int err;                 /* the second's */
+};
+
+static size_t stack_block(size_t n)
+{
+	size_t b = n / 16;
+
+	return b < 16 ? 16 : b > 2048 ? 2048 : b;
+}
+
+/* make_infos' progress: the first `lines` stacks have their infos, in
+ * `pool`.  False once the main thread has stopped. */
+static bool infos_made(struct stack_pair *sp, size_t lines, const uint32_t *pool)
+{
+	bool go;
+
+	pthread_mutex_lock(&sp->mu);
+	sp->made = lines;
+	sp->pool = pool;
+	go = !sp->stop;
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	return go;
+}
+
 /* Every stack's frame infos made, in the stacks' order (which numbers
- * frame_table), before they are written on two threads (which then only
- * read them).  A node's info is made after its parent's (a path is made
- * root first), so a stack's unmade nodes are those below its nearest
- * made one: only they are walked (a node's Java tidying, that of its
- * root, is kept beside for the stacks that stop there).  That makes the
- * same infos in the same order as walking every path whole, with each
- * stack node read once instead of once per stack that passes it. */
-static int make_infos(struct kf_report *rp)
+ * frame_table), before they are written (the writers only read them).
+ * A node's info is made after its parent's (a path is made root first),
+ * so a stack's unmade nodes are those below its nearest made one: only
+ * they are walked (a node's Java tidying, that of its root, is kept
+ * beside for the stacks that stop there).  That makes the same infos in
+ * the same order as walking every path whole, with each stack node read
+ * once instead of once per stack that passes it.  With sp, on the
+ * second writer's thread, each block's are handed to the main thread as
+ * they are made. */
+static int make_infos(struct kf_report *rp, struct stack_pair *sp)
 {
 	const struct kf_report_in *in = rp->in;
 	const struct kf_stacks *st = in->stacks;
-	struct kf_report_path *p = &rp->w[0].fi;
-	size_t nn = st->n ? st->n : 1, i, n, at;
+	size_t nn = st->n ? st->n : 1, i, n, at, cap_fresh = 0;
 	uint64_t *java = kf_calloc((nn + 63) / 64, sizeof(*java));   /* per node */
+	uint32_t *fresh = NULL;   /* the stack's unmade nodes, leaf first */
 	int r = 0;
 
 	if (!java || (!rp->fi_at && !(rp->fi_at = kf_calloc(nn, sizeof(*rp->fi_at))))) {
@@ -809,29 +881,32 @@ static int make_infos(struct kf_report *rp)
 		uint32_t x = rp->g.lines[i].node;
 		bool j;
 
+		if (sp && i && i % sp->block == 0 && !infos_made(sp, i, rp->fi_pool))
+			break;
 		if (!x || x >= st->n) {
 			r = KF_EINVAL;
 			break;
 		}
 		for (n = 0; x && !rp->fi_at[x]; x = st->nodes[x].parent) {
 			KF_WORK(1);
-			if (!KF_GROW(p->fresh, p->cap_fresh, n + 1)) {
+			if (!KF_GROW(fresh, cap_fresh, n + 1)) {
 				r = KF_ENOMEM;
 				break;
 			}
-			p->fresh[n++] = x;
+			fresh[n++] = x;
 		}
 		if (r || !n)
 			continue;
 		j = x ? java[x / 64] >> (x % 64) & 1 :
 		    kf_fold_root_java(in->comms, kf_roots_get(in->roots,
-				      st->nodes[p->fresh[n - 1]].frame.root));
+				      st->nodes[fresh[n - 1]].frame.root));
 		while (n-- && !r) {
-			x = p->fresh[n];
+			x = fresh[n];
 			java[x / 64] |= (uint64_t)j << (x % 64);
 			r = node_info(rp, x, j, &at);
 		}
 	}
+	free(fresh);
 	free(java);
 	return r;
 }
@@ -938,88 +1013,148 @@ static int put_stack(struct kf_report *rp, struct kf_report_writer *w, size_t i,
 	return b->oom ? KF_ENOMEM : 0;
 }
 
-/* The stacks in blocks: the main thread writes the even ones as it makes
- * them, a second thread makes the odd ones into its buffer, which
- * the main thread writes after the even one before it.  Everything the
- * two read was made before (make_infos, the gather, the namer's
- * texts); each has its own paths and buffers.  A block is a sixteenth of
- * the stacks, from 16 to 2048 of them: a small capture takes both
- * threads too (jobs.sh compares them with one), and a large one keeps
- * its buffer under a megabyte or so. */
-static size_t stack_block(size_t n)
-{
-	size_t b = n / 16;
-
-	return b < 16 ? 16 : b > 2048 ? 2048 : b;
-}
-
-struct stack_pair {
-	struct kf_report *rp;
-	size_t block;            /* stacks a block */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	size_t next;             /* the odd block the second makes next */
-	bool full;               /* its buffer holds that block, unwritten */
-	bool stop;               /* the main thread gave up */
-	int err;                 /* the second's */
-};
-
+/* The second writer: the frame infos, then the blocks it takes while
+ * its buffer is free. */
 static void *second_writer(void *arg)
 {
 	struct stack_pair *sp = arg;
 	struct kf_report *rp = sp->rp;
 	struct kf_report_writer *w = &rp->w[1];
 	size_t n = rp->g.n_lines, bs = sp->block, k, i;
-	int r = 0;
+	uint64_t w0 = kf_work;
+	int r = make_infos(rp, sp);
 
-	for (k = 1; k * bs < n && !r; k += 2) {
-		/* wait for the main thread to take the block before */
+	pthread_mutex_lock(&sp->mu);
+	sp->err = r;
+	if (!r) {
+		sp->made = n;
+		sp->pool = rp->fi_pool;
+	}
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	w->pool = rp->fi_pool;
+	while (!r) {
 		pthread_mutex_lock(&sp->mu);
 		while (sp->full && !sp->stop)
 			pthread_cond_wait(&sp->cv, &sp->mu);
-		if (sp->stop) {
+		if (sp->stop || sp->taken >= sp->n_blocks) {
 			pthread_mutex_unlock(&sp->mu);
 			break;
 		}
+		k = sp->taken++;
+		sp->owner[k] = 2;
 		pthread_mutex_unlock(&sp->mu);
 		w->out.len = 0;
 		for (i = k * bs; i < n && i < (k + 1) * bs && !r; i++)
 			r = put_stack(rp, w, i, &w->out);
 		pthread_mutex_lock(&sp->mu);
 		sp->err = r;
-		sp->next = k;
+		sp->held = k;
 		sp->full = true;
 		pthread_cond_broadcast(&sp->cv);
 		pthread_mutex_unlock(&sp->mu);
 	}
+	if (rp->in->work)
+		kf_work_flush(rp->in->work, w0);
 	return NULL;
 }
 
-/* The main thread's part: block k (even) straight out, then with a
- * second thread its block k + 1. */
+/* The frame infos begun: on the second writer's thread when two write
+ * (the stacks then wait for them block by block: sp->owner set), else
+ * made here. */
+static int stacks_begin(struct kf_report *rp, struct stack_pair *sp)
+{
+	size_t n = rp->g.n_lines;
+	int steps = 0;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->rp = rp;
+	sp->block = stack_block(n);
+	sp->n_blocks = (n + sp->block - 1) / sp->block;
+	if (rp->in->jobs > 1 && n > sp->block &&
+	    (sp->owner = kf_calloc(sp->n_blocks, sizeof(*sp->owner))) != NULL) {
+		if (pthread_mutex_init(&sp->mu, NULL) == 0 && ++steps &&
+		    pthread_cond_init(&sp->cv, NULL) == 0 && ++steps) {
+			rp->fi_keep = true;   /* the main thread reads fi_pool as it was */
+			if (pthread_create(&sp->th, NULL, second_writer, sp) == 0)
+				return 0;
+			rp->fi_keep = false;
+		}
+		if (steps >= 2)
+			pthread_cond_destroy(&sp->cv);
+		if (steps >= 1)
+			pthread_mutex_destroy(&sp->mu);
+		free(sp->owner);
+		sp->owner = NULL;
+	}
+	return make_infos(rp, NULL);
+}
+
+/* The second writer stopped and waited for (if there is one): its error,
+ * else r. */
+static int stacks_end(struct stack_pair *sp, int r)
+{
+	if (!sp->owner)
+		return r;
+	pthread_mutex_lock(&sp->mu);
+	sp->stop = true;
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	pthread_join(sp->th, NULL);
+	pthread_cond_destroy(&sp->cv);
+	pthread_mutex_destroy(&sp->mu);
+	free(sp->owner);
+	sp->owner = NULL;
+	return r ? r : sp->err;
+}
+
+/* The main thread's part: the blocks it takes, made and written stack
+ * by stack once their infos are made; the second's written from its
+ * buffer in their place. */
 static int write_blocks(struct kf_report *rp, FILE *out, struct stack_pair *sp)
 {
 	struct kf_report_writer *w = &rp->w[0];
-	size_t n = rp->g.n_lines, bs = stack_block(n), k, i;
+	struct kf_buf *b2 = &rp->w[1].out;
+	size_t n = rp->g.n_lines, bs = sp->block, k, i, end;
 	int r = 0;
 
-	for (k = 0; k * bs < n && !r; k++) {
-		if (sp && (k & 1)) {
+	if (!sp->owner)
+		w->pool = rp->fi_pool;
+	for (k = 0; k < sp->n_blocks && !r; k++) {
+		end = (k + 1) * bs < n ? (k + 1) * bs : n;
+		if (sp->owner) {
+			bool mine;
+
 			pthread_mutex_lock(&sp->mu);
-			while (!(sp->full && sp->next == k))
+			if (!sp->owner[k]) {   /* the next not taken */
+				sp->owner[k] = 1;
+				sp->taken = k + 1;
+			}
+			mine = sp->owner[k] == 1;
+			while (!sp->err && (mine ? sp->made < end : !(sp->full && sp->held == k)))
 				pthread_cond_wait(&sp->cv, &sp->mu);
+			r = sp->err;
+			w->pool = sp->pool;
 			pthread_mutex_unlock(&sp->mu);
-			if ((r = sp->err))
+			if (r)
 				break;
-			if (fwrite(rp->w[1].out.p, 1, rp->w[1].out.len, out) != rp->w[1].out.len)
-				r = KF_EIO;
-			pthread_mutex_lock(&sp->mu);
-			sp->full = false;
-			pthread_cond_broadcast(&sp->cv);
-			pthread_mutex_unlock(&sp->mu);
-			continue;
+			if (!mine) {
+				if (fwrite(b2->p, 1, b2->len, out) != b2->len)
+					r = KF_EIO;
+				pthread_mutex_lock(&sp->mu);
+				sp->full = false;
+				/* the next block is this thread's, before the
+				 * second takes it: it takes the one after */
+				if (k + 1 < sp->n_blocks && !sp->owner[k + 1]) {
+					sp->owner[k + 1] = 1;
+					sp->taken = k + 2;
+				}
+				pthread_cond_broadcast(&sp->cv);
+				pthread_mutex_unlock(&sp->mu);
+				continue;
+			}
 		}
-		for (i = k * bs; i < n && i < (k + 1) * bs && !r; i++) {
+		for (i = k * bs; i < end && !r; i++) {
 			w->out.len = 0;
 			if (!(r = put_stack(rp, w, i, &w->out)) &&
 			    fwrite(w->out.p, 1, w->out.len, out) != w->out.len)
@@ -1035,11 +1170,8 @@ static int write_blocks(struct kf_report *rp, FILE *out, struct stack_pair *sp)
  * jansson would write its object (JSON_COMPACT | JSON_ENSURE_ASCII,
  * members in this order), but straight into a buffer: 300,000 stacks
  * made as jansson values took most of a report's time. */
-static int write_stacks(struct kf_report *rp, FILE *out)
+static int write_stacks(struct kf_report *rp, FILE *out, struct stack_pair *sp)
 {
-	struct stack_pair sp;
-	pthread_t th;
-	bool two;
 	size_t i;
 	int r;
 
@@ -1049,31 +1181,7 @@ static int write_stacks(struct kf_report *rp, FILE *out)
 		memcpy(rp->bid[rp->in->mod_ids[i]], rp->in->mods[i].build_id, sizeof(rp->bid[0]));
 	if (fputs("[", out) == EOF)
 		return KF_EIO;
-	memset(&sp, 0, sizeof(sp));
-	sp.rp = rp;
-	sp.block = stack_block(rp->g.n_lines);
-	two = rp->in->jobs > 1 && rp->g.n_lines > sp.block &&
-	      pthread_mutex_init(&sp.mu, NULL) == 0;
-	if (two && pthread_cond_init(&sp.cv, NULL) != 0) {
-		pthread_mutex_destroy(&sp.mu);
-		two = false;
-	}
-	if (two && pthread_create(&th, NULL, second_writer, &sp) != 0) {
-		pthread_cond_destroy(&sp.cv);
-		pthread_mutex_destroy(&sp.mu);
-		two = false;
-	}
-	r = write_blocks(rp, out, two ? &sp : NULL);
-	if (two) {
-		pthread_mutex_lock(&sp.mu);
-		sp.stop = true;
-		pthread_cond_broadcast(&sp.cv);
-		pthread_mutex_unlock(&sp.mu);
-		pthread_join(th, NULL);
-		pthread_cond_destroy(&sp.cv);
-		pthread_mutex_destroy(&sp.mu);
-	}
-	if (r)
+	if ((r = write_blocks(rp, out, sp)))
 		return r;
 	return fputs(rp->g.n_lines ? "\n ]" : "]", out) == EOF ? KF_EIO : 0;
 }
@@ -1288,14 +1396,17 @@ static json_t *branches_json(struct kf_report *rp)
 
 int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks)
 {
+	struct stack_pair sp;
 	int r = 0;
 
 	*stacks = 0;
-	/* the stacks' order and frame infos first, while the processes
-	 * member is made on its thread (neither reads what the other
-	 * writes: the gather's lines and the frame infos here, its threads
-	 * and cells there) */
-	if ((r = sort_lines(rp)) || (r = make_infos(rp)))
+	/* the stacks' order first; then their frame infos, made while the
+	 * processes member is made on its thread (neither reads what the
+	 * other writes: the frame infos, the processes' threads and cells)
+	 * and, with two writers, on the second one while the main thread
+	 * writes the members before the stacks and the stacks whose infos
+	 * are made */
+	if ((r = sort_lines(rp)) || (r = stacks_begin(rp, &sp)))
 		return r;
 	if (fprintf(out, "{\n \"schema\": \"kfold-report\",\n \"schema_version\": %d,\n"
 		    " \"kfold_version\": \"%s\"", SCHEMA_VERSION, rp->in->version) < 0)
@@ -1307,7 +1418,8 @@ int kf_report_json(struct kf_report *rp, FILE *out, uint64_t *stacks)
 	if (!r)
 		r = processes_member(rp, out);
 	if (!r)
-		r = fputs(",\n \"stacks\": ", out) == EOF ? KF_EIO : write_stacks(rp, out);
+		r = fputs(",\n \"stacks\": ", out) == EOF ? KF_EIO : write_stacks(rp, out, &sp);
+	r = stacks_end(&sp, r);
 	if (!r)
 		r = write_frame_table(rp, out);
 	if (!r)

@@ -244,6 +244,9 @@ void kf_report_fini(struct kf_report *rp)
 	free(rp->fi_at);
 	free(rp->fi_entry);
 	free(rp->fi_pool);
+	for (i = 0; i < rp->n_fi_old; i++)
+		free(rp->fi_old[i]);
+	free(rp->fi_old);
 	for (i = 0; i < 2; i++) {
 		path_fini(&rp->w[i].fi);
 		path_fini(&rp->w[i].fr);

@@ -133,12 +133,18 @@ struct kf_report {
 	size_t cap_fi_entry;
 	uint32_t *fi_pool;
 	size_t n_fi_pool, cap_fi_pool;
+	/* while the writers may read fi_pool as it was, a grown fi_pool
+	 * keeps its old arrays here, freed with the report */
+	bool fi_keep;
+	uint32_t **fi_old;
+	size_t n_fi_old, cap_fi_old;
 	/* the stacks' writers (json.c): the main thread's and a second
-	 * one's, each writing every other block of stacks */
+	 * one's, each writing the blocks of stacks it takes */
 	struct kf_report_writer {
 		struct kf_report_path fi;  /* over stacks nodes: frame_info
 					      entries, comma separated */
-		bool fi_java;              /* its root is a Java one */
+		const uint32_t *pool;      /* fi_pool as this writer may read
+					      it */
 		struct kf_report_path fr;  /* over line nodes: frames */
 		struct kf_buf out;         /* made, not yet written: one
 					      stack (main), a block (second) */
