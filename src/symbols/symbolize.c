@@ -44,6 +44,15 @@ void kf_namer_fini(struct kf_namer *n)
 	memset(n, 0, sizeof(*n));
 }
 
+void kf_namer_reserve(struct kf_namer *n, size_t frames)
+{
+	if (frames > UINT32_MAX)
+		return;
+	/* (either may fail: the naming then grows it) */
+	(void)KF_GROW(n->entries, n->cap, n->n + frames);
+	(void)KF_GROW(n->symframes, n->cap_symframes, n->n_symframes + frames);
+}
+
 const char *kf_symkind_name(unsigned kind)
 {
 	static const char *const names[] = {
