@@ -491,8 +491,23 @@ static int cmp_lines(const void *pa, const void *pb, void *ctx)
 	return (a->guess > b->guess) - (a->guess < b->guess);
 }
 
-/* One frame_info object: what the namer knows of one folded frame. */
-static json_t *frame_json(struct kf_report *rp, const struct kf_fold_frame *ff)
+static void put_bool(struct kf_buf *b, const char *key, bool v)
+{
+	kf_buf_puts(b, key);
+	kf_buf_puts(b, v ? "true" : "false");
+}
+
+static void put_key_str(struct kf_buf *b, const char *key, const char *v)
+{
+	kf_buf_puts(b, key);
+	kf_jsonw_str(b, v, strlen(v));
+}
+
+/* One frame_table object, what the namer knows of one folded frame,
+ * written to b as jansson would dump it (JSON_COMPACT |
+ * JSON_ENSURE_ASCII, members in this order). */
+static void put_frame(const struct kf_report *rp, const struct kf_fold_frame *ff,
+		      struct kf_buf *b)
 {
 	const struct kf_symframe *sf = &ff->sf;
 	const struct kf_namer *nm = rp->in->namer;
@@ -501,28 +516,32 @@ static json_t *frame_json(struct kf_report *rp, const struct kf_fold_frame *ff)
 				    kf_modules_at(rp->in->modules, sf->module) : NULL;
 	bool code = sf->kind == KF_SYM_USER || sf->kind == KF_SYM_KERNEL ||
 		    sf->kind == KF_SYM_JIT;
-	json_t *o = json_object();
 
-	put(rp, o, "module", m ? jstr(rp, m->name) : json_null());
-	put(rp, o, "build_id", json_string(m ? rp->bid[sf->module] : ""));
-	put(rp, o, "verified", json_boolean(sf->flags & KF_SYMF_VERIFIED));
+	if (m)
+		put_key_str(b, "{\"module\":", m->name);
+	else
+		kf_buf_puts(b, "{\"module\":null");
+	put_key_str(b, ",\"build_id\":", m ? rp->bid[sf->module] : "");
+	put_bool(b, ",\"verified\":", sf->flags & KF_SYMF_VERIFIED);
 	/* perf's "(inlined)" lines from addr2line carry no offset */
-	if (code && sf->name && !(sf->flags & KF_SYMF_INLINED))
-		put(rp, o, "offset", jint(sf->offset));
+	if (code && sf->name && !(sf->flags & KF_SYMF_INLINED)) {
+		kf_buf_puts(b, ",\"offset\":");
+		kf_jsonw_uint(b, sf->offset);
+	}
 	if (code && (sf->flags & KF_SYMF_FILE)) {
-		put(rp, o, "file", jstr(rp, kf_strtab_get(&nm->strings, sf->file)));
-		if (sf->line)
-			put(rp, o, "line", jint(sf->line));
+		put_key_str(b, ",\"file\":", kf_strtab_get(&nm->strings, sf->file));
+		if (sf->line) {
+			kf_buf_puts(b, ",\"line\":");
+			kf_jsonw_uint(b, sf->line);
+		}
 	}
-	put(rp, o, "inlined", json_boolean(sf->inline_depth > 0));
-	put(rp, o, "kind", json_string(kf_symkind_name(sf->kind)));
+	put_bool(b, ",\"inlined\":", sf->inline_depth > 0);
+	put_key_str(b, ",\"kind\":", kf_symkind_name(sf->kind));
 	if (sf->flags & KF_SYMF_STITCHED)
-		put(rp, o, "stitched", json_true());
-	if (code || sf->kind == KF_SYM_UNKNOWN) {
-		if (!sf->name && sf->why)
-			put(rp, o, "why", json_string(kf_symwhy_name(sf->why)));
-	}
-	return o;
+		kf_buf_puts(b, ",\"stitched\":true");
+	if ((code || sf->kind == KF_SYM_UNKNOWN) && !sf->name && sf->why)
+		put_key_str(b, ",\"why\":", kf_symwhy_name(sf->why));
+	kf_buf_put(b, "}", 1);
 }
 
 /* The index in frame_table of a frame's facts: each distinct object is
@@ -544,7 +563,7 @@ static long frame_index(struct kf_report *rp, const struct kf_fold_frame *ff)
 	size_t n = 0, k;
 	uint32_t id, idx;
 
-	/* exactly what frame_json writes, nothing more */
+	/* exactly what put_frame writes, nothing more */
 	v[0] = mod ? sf->module : 0;
 	v[1] = !!(sf->flags & KF_SYMF_VERIFIED);
 	v[2] = off;
@@ -915,28 +934,22 @@ static int make_infos(struct kf_report *rp, struct stack_pair *sp)
  * line, in the order the stacks first used them. */
 static int write_frame_table(struct kf_report *rp, FILE *out)
 {
+	struct kf_buf *b = &rp->w[0].out;
 	size_t i;
 
 	if (fputs(",\n \"frame_table\": [", out) == EOF)
 		return KF_EIO;
-	for (i = 0; i < rp->n_ftab && !rp->err; i++) {
-		json_t *o = frame_json(rp, &rp->ftab[i]);
-		int bad;
-
+	for (i = 0; i < rp->n_ftab; i++) {
 		KF_WORK(1);
-		bad = !o || rp->err || fputs(i ? ",\n  " : "\n  ", out) == EOF ||
-		      json_dumpf(o, out, JSON_COMPACT | JSON_ENSURE_ASCII);
-		json_decref(o);
-		if (bad)
-			return rp->err ? rp->err : KF_EIO;
+		b->len = 0;
+		kf_buf_puts(b, i ? ",\n  " : "\n  ");
+		put_frame(rp, &rp->ftab[i], b);
+		if (b->oom)
+			return KF_ENOMEM;
+		if (fwrite(b->p, 1, b->len, out) != b->len)
+			return KF_EIO;
 	}
 	return fputs(rp->n_ftab ? "\n ]" : "]", out) == EOF ? KF_EIO : 0;
-}
-
-static void put_key_str(struct kf_buf *b, const char *key, const char *v)
-{
-	kf_buf_puts(b, key);
-	kf_jsonw_str(b, v, strlen(v));
 }
 
 /* The lines in cmp_lines order: placed by their line's rank (the ranks
