@@ -19,14 +19,14 @@ int kf_stacks_init(struct kf_stacks *s)
 	return 0;
 }
 
-bool kf_stacks_room(struct kf_stacks *s, size_t nodes)
+void kf_stacks_room(struct kf_stacks *s, size_t nodes)
 {
 	size_t need;
 
-	if (!kf_add_ok(s->n, nodes, &need) || need >= UINT32_MAX)
-		return false;
-	return KF_GROW(s->nodes, s->cap, need) &&
-	       (!s->hashes || KF_GROW(s->hashes, s->cap_hashes, need));
+	/* (either may fail: the trie then grows it) */
+	if (kf_add_ok(s->n, nodes, &need) && need < UINT32_MAX &&
+	    KF_GROW(s->nodes, s->cap, need) && s->hashes)
+		(void)KF_GROW(s->hashes, s->cap_hashes, need);
 }
 
 static void recent_free(struct kf_pathcache *c);

@@ -146,9 +146,9 @@ void kf_stacks_fini(struct kf_stacks *s);
 
 /* Room for `nodes` more nodes in the node arrays, asked for once by a
  * trie that will hold about that many: they are not copied again as it
- * grows, and the pages never filled are never mapped.  A hint: false if
- * it could not be had, and the trie then grows as it goes. */
-bool kf_stacks_room(struct kf_stacks *s, size_t nodes);
+ * grows, and a large block's pages never filled are never mapped.  A
+ * hint: without the room, the trie grows them as it goes. */
+void kf_stacks_room(struct kf_stacks *s, size_t nodes);
 
 /* Returns the node for (parent, frame), adding it if new; 0 on ENOMEM. */
 uint32_t kf_stacks_child(struct kf_stacks *s, uint32_t parent,

@@ -1736,7 +1736,7 @@ static int node_namer_start(struct node_namer *nn, struct kf_fold_texts *ft,
 			    struct kf_work_total *work, uint32_t *ids)
 {
 	memset(nn, 0, sizeof(*nn));
-	kf_namer_reserve(ft->namer, st->n);   /* a frame a node at most */
+	kf_namer_room(ft->namer, st->n);   /* a frame a node at most */
 	nn->java_of = kf_calloc(st->n ? st->n : 1, sizeof(*nn->java_of));
 	if (!nn->java_of)
 		return KF_ENOMEM;
@@ -2243,7 +2243,7 @@ int kf_emit_folded(const struct kf_stacks *st, struct kf_fold_texts *ft,
 	memset(&pc, 0, sizeof(pc));
 	if (jobs > 1 && separable && may_split && kf_stacks_init(&pt) == 0) {
 		have_pt = true;
-		(void)kf_stacks_room(&pt, st->n);   /* about a node a node */
+		kf_stacks_room(&pt, st->n);   /* about a node a node */
 		kf_map64_init(&pc.at);
 		kf_buf_init(&pc.copy);
 		if (ptb_init(&b, st, &pt, NULL) == 0 && kf_chunkq_start(&q, consume, &b, work) == 0)

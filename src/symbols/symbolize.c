@@ -44,7 +44,7 @@ void kf_namer_fini(struct kf_namer *n)
 	memset(n, 0, sizeof(*n));
 }
 
-void kf_namer_reserve(struct kf_namer *n, size_t frames)
+void kf_namer_room(struct kf_namer *n, size_t frames)
 {
 	if (frames > UINT32_MAX)
 		return;

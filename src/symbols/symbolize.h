@@ -136,11 +136,12 @@ int kf_namer_init(struct kf_namer *n, struct kf_dsos *dsos,
 		  bool inline_frames, bool srcline);
 void kf_namer_fini(struct kf_namer *n);
 
-/* Room for `frames` more entries and symbol frames, made before naming
- * that many frames at most (a trie's nodes): the arrays are not copied
- * again as they fill, and the pages never filled are never mapped.  A
- * hint: without the room, the naming grows them as it goes. */
-void kf_namer_reserve(struct kf_namer *n, size_t frames);
+/* Room for `frames` more entries and symbol frames, asked for before
+ * naming about that many frames (a trie's nodes: at most a frame each):
+ * the arrays are not copied again as they fill, and a large block's pages
+ * never filled are never mapped.  A hint: without the room, the naming
+ * grows them as it goes. */
+void kf_namer_room(struct kf_namer *n, size_t frames);
 
 /* What naming reads of a module's files (KF_DSO_LOAD_* bits), for the
  * load steps that must come before kf_namer_name (dso.h: the getters
