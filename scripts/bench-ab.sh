@@ -5,7 +5,12 @@
 #
 # For each option set below it runs OLD and NEW alternately, $RUNS times
 # each (default 5), after one untimed run of each (page cache, binaries),
-# and prints the median wall time and peak RSS of each and NEW/OLD.  Both
+# and prints the median wall time and peak RSS of each and NEW/OLD.  The
+# order turns each round (OLD NEW, NEW OLD, ...): on a virtual machine
+# whose free memory goes back to its host, the second of two runs started
+# one after the other can be the faster (one build against itself in
+# pairs: the second 11% faster in 8 of 8), which would favour whichever
+# always ran second.  Both
 # read FILE with --kallsyms KALLSYMS (default: `kallsyms` next to FILE, as
 # scripts/bench.sh --keep leaves it) and an empty --buildid-dir, from an
 # empty directory, with an empty HOME.  It checks that both print the same
@@ -42,8 +47,13 @@ for s in "${sets[@]}"; do
 	cmp -s "$tmp/old.out" "$tmp/new.out" || echo "bench-ab.sh: $name: outputs differ" >&2
 	: > "$tmp/old.t"; : > "$tmp/new.t"
 	for ((i = 0; i < runs; i++)); do
-		one "$old" /dev/null "$tmp/t" "${args[@]}"; cat "$tmp/t" >> "$tmp/old.t"
-		one "$new" /dev/null "$tmp/t" "${args[@]}"; cat "$tmp/t" >> "$tmp/new.t"
+		if ((i % 2 == 0)); then
+			one "$old" /dev/null "$tmp/t" "${args[@]}"; cat "$tmp/t" >> "$tmp/old.t"
+			one "$new" /dev/null "$tmp/t" "${args[@]}"; cat "$tmp/t" >> "$tmp/new.t"
+		else
+			one "$new" /dev/null "$tmp/t" "${args[@]}"; cat "$tmp/t" >> "$tmp/new.t"
+			one "$old" /dev/null "$tmp/t" "${args[@]}"; cat "$tmp/t" >> "$tmp/old.t"
+		fi
 	done
 	ow=$(cut -d' ' -f1 "$tmp/old.t" | median); nw=$(cut -d' ' -f1 "$tmp/new.t" | median)
 	om=$(cut -d' ' -f2 "$tmp/old.t" | median); nm=$(cut -d' ' -f2 "$tmp/new.t" | median)

@@ -19,7 +19,8 @@
 # copied before the recording starts.
 #
 # Then it times, on that file, median of $BENCH_RUNS runs (default 3), each
-# round running every command once in the same order, after one untimed
+# round running every command once, every other round in reverse order
+# (the run after another can be faster: bench-ab.sh), after one untimed
 # `kfold --stats` run that reads the whole capture and every binary:
 #     cat FILE > /dev/null (the floor: reading the file from the page cache)
 #     kfold FILE    kfold --no-inline FILE    (each also with --jobs 1)
@@ -637,8 +638,18 @@ sample_procs &
 sampler_pid=$!
 read -r busy0 steal0 < <(cpu_jiffies)
 tb0=$(date +%s.%N)
+# every other round in reverse order: a run started right after another
+# can be faster than its predecessor (bench-ab.sh), and the same order
+# every round would put kfold after perf report each time
 for ((r = 1; r <= runs; r++)); do
-	for name in "${names[@]}"; do
+	order=("${names[@]}")
+	if ((r % 2 == 0)); then
+		order=()
+		for ((k = ${#names[@]} - 1; k >= 0; k--)); do
+			order+=("${names[k]}")
+		done
+	fi
+	for name in "${order[@]}"; do
 		note "run $r/$runs: $name"
 		run_one "$name" "$r"
 	done
