@@ -880,6 +880,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	enum kf_offcpu_state oc_state = KF_OFFCPU_PREEMPTED;
 	int32_t oc_tid = 0;
 	int r = 0;
+	bool kept;
 	struct kf_frame root;
 	struct kf_stack_root rd;
 	size_t i;
@@ -906,9 +907,11 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 	}
 	if (evidx >= 0)
 		s->attr_samples[evidx]++;
-	evname = kf_pd_event_name(s->pd, (size_t)evidx);
+	/* (the name compared below is the event's: one answer an event) */
+	kept = evidx >= 0 && s->kept_ev == (size_t)evidx + 1;
+	evname = kept ? NULL : kf_pd_event_name(s->pd, (size_t)evidx);
 	/* annotate: the other events' samples, for their columns */
-	if (s->event && !event_matches(evname, s->event))
+	if (!kept && s->event && !event_matches(evname, s->event))
 		return s->o.annotate && evidx >= 0 ? count_event_ip(s, (size_t)evidx, smp) :
 		       stitch_reference(s, a, smp);
 	/* with --event, the first matching event's full name is the one
@@ -970,7 +973,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		else
 			r = kf_callchain_build(&s->cc, th, a, smp, &ch);
 	} else {
-		if (!s->event) {
+		if (!s->event && !kept) {
 			if (!s->filter_set) {
 				s->filter = kf_strndup(evname, strlen(evname));
 				s->filter_set = true;
@@ -980,6 +983,9 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 				       stitch_reference(s, a, smp);
 			}
 		}
+		/* (kept only here: perf's header above reads the name) */
+		if (evidx >= 0 && s->filter)
+			s->kept_ev = (size_t)evidx + 1;
 		comm_id = th->comm;
 		if (s->o.annotate && s->o.ips_only)
 			return count_ip(s, th, a, smp);
@@ -1069,7 +1075,8 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 		if ((r = sample_cgroup(s, a, smp, &sid)) == KF_EINVAL)
 			return kf_fail(&s->err, r, "--cgroup: the samples of event %s "
 				       "record no cgroup (perf record without "
-				       "--all-cgroups)", evname);
+				       "--all-cgroups)", kf_pd_event_name(s->pd, (size_t)
+				       (evidx >= 0 ? evidx : 0)));
 		if (r)
 			return kf_fail(&s->err, r, "out of memory");
 		rd.cgroup = sid + 1;

@@ -123,6 +123,10 @@ struct kf_session {
 	/* event selection */
 	bool filter_set;
 	char *filter;                 /* event name kept */
+	size_t kept_ev;               /* 1 + the index of an event whose
+					 samples passed the selection below
+					 (0: none yet): they pass again
+					 without their name being compared */
 	uint64_t *attr_samples;       /* samples read per attr (decoded) */
 	size_t n_attr_samples;
 

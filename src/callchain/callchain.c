@@ -173,7 +173,10 @@ resolve(struct kf_callchain *cc, struct kf_thread *th, unsigned cpumode, uint64_
 			f->addr = ip;
 		}
 	}
-	kf_modules_at(cc->modules, f->module)->hit = true;
+	if (f->module != cc->hit_last) {
+		kf_modules_at(cc->modules, f->module)->hit = true;
+		cc->hit_last = f->module;
+	}
 }
 
 void kf_callchain_resolve_ip(struct kf_callchain *cc, struct kf_thread *th,

@@ -194,6 +194,10 @@ struct kf_callchain {
 
 	/* the last mapping found in the kernel's and in a task's tree */
 	struct kf_maps_hint khint, uhint;
+	uint32_t hit_last;            /* the module resolve marked hit last
+					 (a chain's frames come in runs of
+					 one module: the others are not
+					 written again) */
 	/* the sample's process's jitdump (kf_tasks_jitdump), once
 	 * jit_known: asked once a sample, not once a frame */
 	uint32_t jit_dump;
