@@ -315,9 +315,10 @@ static void pd_populate(struct kf_pd *pd, const uint8_t *base, size_t len,
  * 0.11 s for a 202 MiB capture, on the reading thread, the busier one.
  * With kf_pd_touch_ahead a thread of its own reads a byte of each page up
  * to TOUCH_AHEAD past where the reader last said it was (at each round,
- * kf_pd_release), so that the reader finds the pages done.  It never
- * reads below the pages given back (`floor`): a page it touched after
- * that would stay resident. */
+ * kf_pd_release), so that the reader finds the pages done.  It also
+ * gives back the pages the reader left behind (MADV_DONTNEED, with the
+ * TLB shootdown it takes, off the reading thread), and never reads below
+ * them (`floor`): a page it touched after that would stay resident. */
 
 #define TOUCH_AHEAD ((size_t)8 << 20)
 #define TOUCH_STEP ((size_t)256 << 10)   /* between looks at the reader */
@@ -330,9 +331,28 @@ struct toucher {
 	size_t len;
 	size_t cur, want, done;  /* offsets: the reader's, up to where it
 				    wants the pages touched, touched */
+	size_t give_to;          /* the reader is done with the pages below */
 	atomic_size_t floor;     /* pages below were given back */
 	bool stop;
 };
+
+/* Gives back the pages from floor up to give_to (t->mu held; dropped
+ * while the kernel works, and then taken again). */
+static void touch_give_back(struct toucher *t)
+{
+	size_t from = atomic_load_explicit(&t->floor, memory_order_relaxed),
+	       to = t->give_to;
+
+	if (to <= from)
+		return;
+	/* the toucher's own loop stops short of them first */
+	atomic_store_explicit(&t->floor, to, memory_order_relaxed);
+	pthread_mutex_unlock(&t->mu);
+	/* read-only private file mapping: dropped pages are read back from
+	 * the file if ever touched again */
+	madvise((void *)(uintptr_t)(t->base + from), to - from, MADV_DONTNEED);
+	pthread_mutex_lock(&t->mu);
+}
 
 static void *touch_main(void *arg)
 {
@@ -343,6 +363,10 @@ static void *touch_main(void *arg)
 	while (!t->stop) {
 		size_t from, to, o;
 
+		if (t->give_to > atomic_load_explicit(&t->floor, memory_order_relaxed)) {
+			touch_give_back(t);
+			continue;
+		}
 		if (t->done >= t->want) {
 			pthread_cond_wait(&t->cv, &t->mu);
 			continue;
@@ -371,6 +395,10 @@ static void touch_stop(struct kf_pd *pd)
 	pthread_cond_signal(&t->cv);
 	pthread_mutex_unlock(&t->mu);
 	pthread_join(t->th, NULL);
+	/* what it had not given back yet */
+	pthread_mutex_lock(&t->mu);
+	touch_give_back(t);
+	pthread_mutex_unlock(&t->mu);
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
@@ -419,7 +447,7 @@ void kf_pd_touch_ahead(struct kf_pd *pd, bool on)
  * every round instead (a few hundred KiB), it took a CPU from the reader
  * or the trie's thread a thousand times and more on the bench capture
  * (1,000-2,900 involuntary context switches in all, about 100 now). */
-static void touch_tell(struct toucher *t, const uint8_t *cur)
+static void touch_tell(struct toucher *t, const uint8_t *cur, size_t give_to)
 {
 	size_t at = (size_t)(cur - t->base);
 	size_t ahead;
@@ -427,8 +455,13 @@ static void touch_tell(struct toucher *t, const uint8_t *cur)
 	pthread_mutex_lock(&t->mu);
 	t->cur = at;
 	t->want = t->len - at > TOUCH_AHEAD ? at + TOUCH_AHEAD : t->len;
+	if (give_to > t->give_to)
+		t->give_to = give_to;
 	ahead = t->done > at ? t->done - at : 0;
-	if (t->want > t->done && ahead < TOUCH_AHEAD / 2)
+	/* (pages to give back wait for the next wakeup, unless they pile
+	 * up: at the end of the file no touching wakes it) */
+	if ((t->want > t->done && ahead < TOUCH_AHEAD / 2) ||
+	    t->give_to - atomic_load_explicit(&t->floor, memory_order_relaxed) >= TOUCH_AHEAD)
 		pthread_cond_signal(&t->cv);
 	pthread_mutex_unlock(&t->mu);
 }
@@ -456,18 +489,16 @@ void kf_pd_release(struct kf_pd *pd, const uint8_t *keep)
 	 * madvise is a TLB shootdown on its CPU too, and a round is often
 	 * a few hundred KiB (869 calls for the 202 MiB bench capture) */
 	if ((size_t)(keep - pd->released) >= RELEASE_STEP) {
-		/* the toucher first stops short of them */
-		if (pd->touch && base == pd->touch->base)
-			atomic_store_explicit(&pd->touch->floor, (size_t)(keep - base),
-					      memory_order_relaxed);
 		/* read-only private file mapping: dropped pages are read back
-		 * from the file if ever touched again */
-		madvise((void *)pd->released, (size_t)(keep - pd->released),
-			MADV_DONTNEED);
+		 * from the file if ever touched again; the toucher gives them
+		 * back when it has one */
+		if (!pd->touch || base != pd->touch->base)
+			madvise((void *)pd->released, (size_t)(keep - pd->released),
+				MADV_DONTNEED);
 		pd->released = keep;
 	}
 	if (pd->touch && base == pd->touch->base)
-		touch_tell(pd->touch, cur);
+		touch_tell(pd->touch, cur, (size_t)(pd->released - base));
 	else
 		pd_populate(pd, base, len, cur);
 }
