@@ -609,8 +609,7 @@ static int filtered(struct kf_session *s, const struct kf_attr *a, int evidx,
 		if (r == KF_EINVAL)
 			return kf_fail(&s->err, r, "--cgroups: the samples of event %s "
 				       "record no cgroup (perf record without "
-				       "--all-cgroups)", kf_pd_event_name(s->pd, (size_t)
-				       (evidx >= 0 ? evidx : 0)));
+				       "--all-cgroups)", kf_pd_event_name(s->pd, (size_t)evidx));
 		if (r)
 			return kf_fail(&s->err, r, "out of memory");
 		*out = kf_filter_cgroup_out(f, kf_strtab_get(&s->strings, sid));
@@ -984,7 +983,7 @@ static int fold_sample(struct kf_session *s, const struct kf_attr *a, int evidx,
 			}
 		}
 		/* (kept only here: perf's header above reads the name) */
-		if (evidx >= 0 && s->filter)
+		if (!kept && evidx >= 0 && s->filter)
 			s->kept_ev = (size_t)evidx + 1;
 		comm_id = th->comm;
 		if (s->o.annotate && s->o.ips_only)

@@ -470,6 +470,7 @@ void kf_pd_release(struct kf_pd *pd, const uint8_t *keep)
 {
 	const struct part *pt;
 	const uint8_t *base, *cur;
+	struct toucher *t;
 	size_t page = 4096, len;
 
 	if (pd->main.kind != ST_MEM || !pd->mem_mapped || !pd->parts)
@@ -477,6 +478,7 @@ void kf_pd_release(struct kf_pd *pd, const uint8_t *keep)
 	pt = &pd->parts[pd->cur_part];
 	base = pt->map ? pt->map : pd->mem;
 	len = pt->map ? pt->map_len : pd->mem_len;
+	t = pd->touch && base == pd->touch->base ? pd->touch : NULL;
 	cur = pd->main.buf + pd->main.pos;
 	if (!keep || keep > cur || keep < base)
 		keep = cur;
@@ -492,13 +494,13 @@ void kf_pd_release(struct kf_pd *pd, const uint8_t *keep)
 		/* read-only private file mapping: dropped pages are read back
 		 * from the file if ever touched again; the toucher gives them
 		 * back when it has one */
-		if (!pd->touch || base != pd->touch->base)
+		if (!t)
 			madvise((void *)pd->released, (size_t)(keep - pd->released),
 				MADV_DONTNEED);
 		pd->released = keep;
 	}
-	if (pd->touch && base == pd->touch->base)
-		touch_tell(pd->touch, cur, (size_t)(pd->released - base));
+	if (t)
+		touch_tell(t, cur, (size_t)(pd->released - base));
 	else
 		pd_populate(pd, base, len, cur);
 }
