@@ -10,7 +10,17 @@
 # whose free memory goes back to its host, the second of two runs started
 # one after the other can be the faster (one build against itself in
 # pairs: the second 11% faster in 8 of 8), which would favour whichever
-# always ran second.  Both
+# always ran second.
+#
+# Such a machine also drifts: the same build took 0.90 s in one batch and
+# 1.20 s in another a few minutes later, more than most changes are worth.
+# Each round's two runs share the machine's state of the moment, so the
+# round's own NEW/OLD is printed too: the median of those ratios, their
+# lowest and highest, and in how many rounds NEW was the faster.  A change
+# is told from noise by that count (NEW faster in 17 rounds of 20 happens
+# by chance about once in 800 when the two are the same), not by
+# one median against the other.  SETS="default json" runs only those
+# option sets (names as in the first column).  Both
 # read FILE with --kallsyms KALLSYMS (default: `kallsyms` next to FILE, as
 # scripts/bench.sh --keep leaves it) and an empty --buildid-dir, from an
 # empty directory, with an empty HOME.  It checks that both print the same
@@ -38,9 +48,13 @@ one() { # BIN OUT TIMEFILE ARGS...
 		> "$out" 2> /dev/null)
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-printf '%-10s %9s %9s %7s %9s %9s %7s\n' set old_s new_s new/old old_MiB new_MiB new/old
+printf '%-10s %9s %9s %7s %9s %9s %7s  %s\n' set old_s new_s new/old old_MiB new_MiB new/old \
+	'rounds: new/old median (lowest-highest), new faster'
 for s in "${sets[@]}"; do
 	name=${s%%|*}
+	if [ -n "${SETS:-}" ] && [[ " $SETS " != *" $name "* ]]; then
+		continue
+	fi
 	read -r -a args <<< "${s#*|}"
 	one "$old" "$tmp/old.out" "$tmp/t" "${args[@]}"
 	one "$new" "$tmp/new.out" "$tmp/t" "${args[@]}"
@@ -57,7 +71,13 @@ for s in "${sets[@]}"; do
 	done
 	ow=$(cut -d' ' -f1 "$tmp/old.t" | median); nw=$(cut -d' ' -f1 "$tmp/new.t" | median)
 	om=$(cut -d' ' -f2 "$tmp/old.t" | median); nm=$(cut -d' ' -f2 "$tmp/new.t" | median)
-	awk -v n="$name" -v ow="$ow" -v nw="$nw" -v om="$om" -v nm="$nm" 'BEGIN {
-		printf "%-10s %9.3f %9.3f %7.3f %9.1f %9.1f %7.3f\n", n, ow, nw, nw / ow,
-			om / 1024, nm / 1024, nm / om }'
+	# round i's ratio: line i of new.t over line i of old.t (the two
+	# runs of one round, whichever went first)
+	pairs=$(paste -d' ' "$tmp/old.t" "$tmp/new.t" |
+		awk '{ printf "%.6f\n", ($1 > 0 ? $3 / $1 : 1) }' | sort -n |
+		awk '{ v[NR] = $1; if ($1 < 1) f++ }
+		     END { printf "%.3f (%.3f-%.3f), %d of %d", v[int((NR + 1) / 2)], v[1], v[NR], f, NR }')
+	awk -v n="$name" -v ow="$ow" -v nw="$nw" -v om="$om" -v nm="$nm" -v pr="$pairs" 'BEGIN {
+		printf "%-10s %9.3f %9.3f %7.3f %9.1f %9.1f %7.3f  %s\n", n, ow, nw, nw / ow,
+			om / 1024, nm / 1024, nm / om, pr }'
 done
