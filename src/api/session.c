@@ -1580,6 +1580,15 @@ static const struct {
 	  "decoded; skipped" },
 };
 
+/* What the ordering queue no longer holds is not needed again. */
+static void release_behind(struct kf_session *s)
+{
+	uint64_t off;
+	const uint8_t *keep = kf_order_min_stable(s->order, &off);
+
+	kf_pd_release(s->pd, keep, off);
+}
+
 /* The records from the one open() read ahead to the end of the stream. */
 static int run(struct kf_session *s)
 {
@@ -1609,8 +1618,7 @@ static int run(struct kf_session *s)
 				if (r)
 					return r;
 			}
-			/* what the queue no longer holds is not needed again */
-			kf_pd_release(s->pd, kf_order_min_stable(s->order));
+			release_behind(s);
 			continue;
 		}
 		if (rec.type >= KF_REC_USER_START)
@@ -1627,6 +1635,7 @@ static int run(struct kf_session *s)
 				r = drain(s);
 				if (r)
 					return r;
+				release_behind(s);
 			}
 			continue;
 		}
@@ -1861,12 +1870,10 @@ int kf_session_run(kf_session *s)
 	if (s->o.jobs > 1 &&
 	    kf_feed_start(&s->feed, &s->stacks, s->use_tsums ? &s->tsums : NULL, &s->work) == 0)
 		s->feeding = true;
-	/* and a thread that touches the mapped capture's pages ahead of
-	 * the reader (perfdata.h) */
-	if (s->o.jobs > 1)
-		kf_pd_touch_ahead(s->pd, true);
 	r = run(s);
-	kf_pd_touch_ahead(s->pd, false);
+	/* read to the end and drained: a file read in chunks lets them go */
+	if (r == 0)
+		kf_pd_release(s->pd, NULL, 0);
 	if (s->feeding) {
 		int fr = kf_feed_finish(&s->feed);
 

@@ -288,17 +288,23 @@ bool kf_order_over(const struct kf_order *q)
 	return q->bytes > q->max_bytes;
 }
 
-const uint8_t *kf_order_min_stable(const struct kf_order *q)
+const uint8_t *kf_order_min_stable(const struct kf_order *q, uint64_t *offset)
 {
 	const uint8_t *m = NULL;
 	size_t i, k;
 
+	*offset = UINT64_MAX;
 	for (i = 0; i < q->nheap; i++) {
 		const struct run *r = &q->runs[q->heap[i]];
 
-		for (k = r->head; k < r->end; k++)
-			if (!q->v[k].copy && (!m || q->v[k].rec.data < m))
+		for (k = r->head; k < r->end; k++) {
+			if (q->v[k].copy)
+				continue;
+			if (!m || q->v[k].rec.data < m)
 				m = q->v[k].rec.data;
+			if (q->v[k].rec.offset < *offset)
+				*offset = q->v[k].rec.offset;
+		}
 	}
 	return m;
 }

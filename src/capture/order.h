@@ -55,8 +55,9 @@ bool kf_order_over(const struct kf_order *q);
 
 /* The lowest address of a queued record that points into the caller's
  * stable buffer (rec->stable), or NULL if none: the buffer below it is no
- * longer needed. */
-const uint8_t *kf_order_min_stable(const struct kf_order *q);
+ * longer needed; *offset the lowest file offset (kf_rec.offset) of such a
+ * record, UINT64_MAX if none. */
+const uint8_t *kf_order_min_stable(const struct kf_order *q, uint64_t *offset);
 
 uint64_t kf_order_out_of_order(const struct kf_order *q);
 size_t kf_order_peak_bytes(const struct kf_order *q);

@@ -9,9 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +35,32 @@
 
 enum stream_kind { ST_MEM, ST_FD, ST_ZSTD };
 
+#define KF_PD_CHUNK ((size_t)2 << 20)
+_Static_assert(KF_STREAM_WINDOW <= KF_PD_CHUNK / 2,
+	       "a chunk holds the longest read a chunked stream is asked for");
+
+/* A chunk a chunked stream moved on from (below), still holding records
+ * the ordering queue may refer to: the logical offset past its last. */
+struct old_chunk {
+	uint8_t *p;
+	uint64_t end;
+};
+
 /* A window over a logical byte stream.  buf[pos, len) is available and
  * buf[0] is at logical offset `base`.  MEM streams borrow a stable buffer;
- * FD and ZSTD streams own a buffer they compact and refill. */
+ * FD and ZSTD streams own a buffer they compact and refill.
+ *
+ * A chunked FD stream reads a regular file's data section with pread()
+ * into chunks of KF_PD_CHUNK bytes and never moves a byte within one: a
+ * record that does not fit in the rest of its chunk starts the next one
+ * (the bytes of it already read copied there), and the chunk left stays
+ * until kf_pd_release says no queued record is in it any more.  Its
+ * records are therefore stable, as a mapped file's are, and each chunk is
+ * the same few pages reused: on a virtual machine where the first access
+ * to a page of a mapping costs microseconds (2.2 on the one kfold is
+ * measured on), a test program read the 202 MiB bench capture with
+ * pread() and a look at each cache line in 31-42 ms, and through a
+ * mapping, a byte of each page touched first, in 115-140 ms. */
 struct stream {
 	enum stream_kind kind;
 	const uint8_t *buf;
@@ -49,6 +70,12 @@ struct stream {
 	uint64_t file_off;       /* file offset of logical 0 (MEM/FD) */
 	bool eof;                /* FD: read() returned 0 */
 	int fd;
+	/* chunked FD streams */
+	bool chunked;
+	uint64_t limit;          /* the data section's end (logical) */
+	struct old_chunk *old;   /* oldest first */
+	size_t n_old, cap_old;
+	uint8_t *spare;          /* a released chunk, for the next one */
 	/* ZSTD */
 	ZSTD_DStream *zds;
 	uint8_t *zin;            /* copy of the current compressed payload */
@@ -93,6 +120,72 @@ static bool stream_make_room(struct stream *s, size_t need)
 	return true;
 }
 
+/* stream_need for a chunked stream: n at most KF_STREAM_WINDOW. */
+static ssize_t chunk_need(struct stream *s, size_t n)
+{
+	size_t avail = stream_avail(s);
+
+	if (s->cap - s->pos < n) {
+		uint8_t *c = s->spare ? s->spare : malloc(KF_PD_CHUNK);
+
+		if (!c || (s->own && !KF_GROW(s->old, s->cap_old, s->n_old + 1))) {
+			s->spare = c;
+			errno = ENOMEM;
+			return -1;
+		}
+		s->spare = NULL;
+		if (s->own) {
+			memcpy(c, s->own + s->pos, avail);
+			s->old[s->n_old++] = (struct old_chunk){ s->own, s->base + s->pos };
+		}
+		s->base += s->pos;
+		s->pos = 0;
+		s->len = avail;
+		s->own = c;
+		s->buf = c;
+		s->cap = KF_PD_CHUNK;
+	}
+	while (s->len < n && !s->eof) {
+		uint64_t at = s->base + s->len;
+		size_t want = s->cap - s->len;
+		ssize_t r;
+
+		if (at >= s->limit) {
+			s->eof = true;
+			break;
+		}
+		if (want > s->limit - at)
+			want = (size_t)(s->limit - at);
+		r = pread(s->fd, s->own + s->len, want, (off_t)at);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			s->eof = true;   /* the file is shorter than when opened */
+		s->len += (size_t)r;
+	}
+	return (ssize_t)stream_avail(s);
+}
+
+/* A chunked stream's chunks that hold nothing at or after logical
+ * offset `keep` are done with: one is kept for the next. */
+static void chunk_release(struct stream *s, uint64_t keep)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n_old && s->old[i].end <= keep; i++) {
+		if (!s->spare)
+			s->spare = s->old[i].p;
+		else
+			free(s->old[i].p);
+	}
+	for (k = 0; i < s->n_old; i++, k++)
+		s->old[k] = s->old[i];
+	s->n_old = k;
+}
+
 /* Makes at least n bytes available if the stream has them.  Returns the
  * bytes available afterwards (< n at the end), or -1 on ENOMEM/EIO with
  * errno set. */
@@ -104,6 +197,8 @@ static ssize_t stream_need(struct stream *s, size_t n)
 	case ST_MEM:
 		return (ssize_t)stream_avail(s);
 	case ST_FD:
+		if (s->chunked)
+			return s->eof ? (ssize_t)stream_avail(s) : chunk_need(s, n);
 		if (s->eof)
 			return (ssize_t)stream_avail(s);
 		if (!stream_make_room(s, n)) {
@@ -151,8 +246,14 @@ static ssize_t stream_need(struct stream *s, size_t n)
 
 static void stream_fini(struct stream *s)
 {
+	size_t i;
+
 	if (s->kind != ST_MEM)
 		free(s->own);
+	for (i = 0; i < s->n_old; i++)
+		free(s->old[i].p);
+	free(s->old);
+	free(s->spare);
 	if (s->zds)
 		ZSTD_freeDStream(s->zds);
 	free(s->zin);
@@ -182,8 +283,8 @@ struct kf_pd {
 	const uint8_t *released;  /* pages below this were given back */
 	const uint8_t *populated; /* pages up to this were mapped ahead */
 	bool no_populate;         /* the kernel refused to */
-	struct toucher *touch;    /* kf_pd_touch_ahead's thread, or NULL */
 	int fd, own_fd;
+	int chunk_fd;        /* the data section is read from it (chunked) */
 
 	struct stream main;  /* the current data part */
 	struct stream z;     /* decompressed records */
@@ -307,178 +408,33 @@ static void pd_populate(struct kf_pd *pd, const uint8_t *base, size_t len,
 #endif
 }
 
-/* ---- touching the mapped capture ahead of the reader ------------------------
- *
- * On some virtual machines the first access to each page of a mapping
- * costs microseconds, whichever thread makes it (the hypervisor fills in
- * its own tables then): 2.2 us a page on the one kfold is measured on,
- * 0.11 s for a 202 MiB capture, on the reading thread, the busier one.
- * With kf_pd_touch_ahead a thread of its own reads a byte of each page up
- * to TOUCH_AHEAD past where the reader last said it was (at each round,
- * kf_pd_release), so that the reader finds the pages done.  It also
- * gives back the pages the reader left behind (MADV_DONTNEED, with the
- * TLB shootdown it takes, off the reading thread), and never reads below
- * them (`floor`): a page it touched after that would stay resident. */
-
-#define TOUCH_AHEAD ((size_t)8 << 20)
-#define TOUCH_STEP ((size_t)256 << 10)   /* between looks at the reader */
-
-struct toucher {
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	const uint8_t *base;     /* the mapping, len bytes */
-	size_t len;
-	size_t cur, want, done;  /* offsets: the reader's, up to where it
-				    wants the pages touched, touched */
-	size_t give_to;          /* the reader is done with the pages below */
-	atomic_size_t floor;     /* pages below were given back */
-	bool stop;
-};
-
-/* Gives back the pages from floor up to give_to (t->mu held; dropped
- * while the kernel works, and then taken again). */
-static void touch_give_back(struct toucher *t)
-{
-	size_t from = atomic_load_explicit(&t->floor, memory_order_relaxed),
-	       to = t->give_to;
-
-	if (to <= from)
-		return;
-	/* the toucher's own loop stops short of them first */
-	atomic_store_explicit(&t->floor, to, memory_order_relaxed);
-	pthread_mutex_unlock(&t->mu);
-	/* read-only private file mapping: dropped pages are read back from
-	 * the file if ever touched again */
-	madvise((void *)(uintptr_t)(t->base + from), to - from, MADV_DONTNEED);
-	pthread_mutex_lock(&t->mu);
-}
-
-static void *touch_main(void *arg)
-{
-	struct toucher *t = arg;
-	unsigned sum = 0;
-
-	pthread_mutex_lock(&t->mu);
-	while (!t->stop) {
-		size_t from, to, o;
-
-		if (t->give_to > atomic_load_explicit(&t->floor, memory_order_relaxed)) {
-			touch_give_back(t);
-			continue;
-		}
-		if (t->done >= t->want) {
-			pthread_cond_wait(&t->cv, &t->mu);
-			continue;
-		}
-		from = t->done > t->cur ? t->done : t->cur;
-		to = t->want - from > TOUCH_STEP ? from + TOUCH_STEP : t->want;
-		pthread_mutex_unlock(&t->mu);
-		for (o = from & ~(size_t)4095; o < to; o += 4096)
-			if (o >= atomic_load_explicit(&t->floor, memory_order_relaxed))
-				sum += *(const volatile uint8_t *)(t->base + o);
-		pthread_mutex_lock(&t->mu);
-		t->done = to;
-	}
-	pthread_mutex_unlock(&t->mu);
-	return (void *)(uintptr_t)(sum & 1);   /* read, not optimised out */
-}
-
-static void touch_stop(struct kf_pd *pd)
-{
-	struct toucher *t = pd->touch;
-
-	if (!t)
-		return;
-	pthread_mutex_lock(&t->mu);
-	t->stop = true;
-	pthread_cond_signal(&t->cv);
-	pthread_mutex_unlock(&t->mu);
-	pthread_join(t->th, NULL);
-	/* what it had not given back yet */
-	pthread_mutex_lock(&t->mu);
-	touch_give_back(t);
-	pthread_mutex_unlock(&t->mu);
-	pthread_cond_destroy(&t->cv);
-	pthread_mutex_destroy(&t->mu);
-	free(t);
-	pd->touch = NULL;
-}
-
-void kf_pd_touch_ahead(struct kf_pd *pd, bool on)
-{
-	struct toucher *t;
-
-	if (!on) {
-		touch_stop(pd);
-		return;
-	}
-	/* one mapped file (a --threads directory's parts are not) */
-	if (pd->touch || pd->main.kind != ST_MEM || !pd->mem_mapped || !pd->parts ||
-	    pd->n_parts != 1 || pd->parts[0].map)
-		return;
-	t = kf_calloc(1, sizeof(*t));
-	if (!t)
-		return;
-	t->base = pd->mem;
-	t->len = pd->mem_len;
-	atomic_init(&t->floor, 0);
-	if (pthread_mutex_init(&t->mu, NULL) != 0) {
-		free(t);
-		return;
-	}
-	if (pthread_cond_init(&t->cv, NULL) != 0) {
-		pthread_mutex_destroy(&t->mu);
-		free(t);
-		return;
-	}
-	if (pthread_create(&t->th, NULL, touch_main, t) != 0) {
-		pthread_cond_destroy(&t->cv);
-		pthread_mutex_destroy(&t->mu);
-		free(t);
-		return;
-	}
-	pd->touch = t;
-}
-
-/* The reader is at cur: the pages up to TOUCH_AHEAD past it are wanted.
- * The toucher is woken only once less than half of that is left touched
- * ahead of the reader, and then touches a few MiB in one go: woken at
- * every round instead (a few hundred KiB), it took a CPU from the reader
- * or the trie's thread a thousand times and more on the bench capture
- * (1,000-2,900 involuntary context switches in all, about 100 now). */
-static void touch_tell(struct toucher *t, const uint8_t *cur, size_t give_to)
-{
-	size_t at = (size_t)(cur - t->base);
-	size_t ahead;
-
-	pthread_mutex_lock(&t->mu);
-	t->cur = at;
-	t->want = t->len - at > TOUCH_AHEAD ? at + TOUCH_AHEAD : t->len;
-	if (give_to > t->give_to)
-		t->give_to = give_to;
-	ahead = t->done > at ? t->done - at : 0;
-	/* (pages to give back wait for the next wakeup, unless they pile
-	 * up: at the end of the file no touching wakes it) */
-	if ((t->want > t->done && ahead < TOUCH_AHEAD / 2) ||
-	    t->give_to - atomic_load_explicit(&t->floor, memory_order_relaxed) >= TOUCH_AHEAD)
-		pthread_cond_signal(&t->cv);
-	pthread_mutex_unlock(&t->mu);
-}
-
-void kf_pd_release(struct kf_pd *pd, const uint8_t *keep)
+void kf_pd_release(struct kf_pd *pd, const uint8_t *keep, uint64_t keep_off)
 {
 	const struct part *pt;
 	const uint8_t *base, *cur;
-	struct toucher *t;
 	size_t page = 4096, len;
 
+	if (pd->main.chunked) {
+		struct stream *s = &pd->main;
+		uint64_t cur_off = stream_off(s);
+
+		chunk_release(s, keep && keep_off < cur_off ? keep_off : cur_off);
+		/* all read and nothing queued: the run is over */
+		if (!keep && stream_avail(s) == 0 && (s->eof || cur_off >= s->limit)) {
+			free(s->own);
+			free(s->spare);
+			s->own = s->spare = NULL;
+			s->buf = NULL;
+			s->base = cur_off;
+			s->cap = s->pos = s->len = 0;
+		}
+		return;
+	}
 	if (pd->main.kind != ST_MEM || !pd->mem_mapped || !pd->parts)
 		return;
 	pt = &pd->parts[pd->cur_part];
 	base = pt->map ? pt->map : pd->mem;
 	len = pt->map ? pt->map_len : pd->mem_len;
-	t = pd->touch && base == pd->touch->base ? pd->touch : NULL;
 	cur = pd->main.buf + pd->main.pos;
 	if (!keep || keep > cur || keep < base)
 		keep = cur;
@@ -492,17 +448,11 @@ void kf_pd_release(struct kf_pd *pd, const uint8_t *keep)
 	 * a few hundred KiB (869 calls for the 202 MiB bench capture) */
 	if ((size_t)(keep - pd->released) >= RELEASE_STEP) {
 		/* read-only private file mapping: dropped pages are read back
-		 * from the file if ever touched again; the toucher gives them
-		 * back when it has one */
-		if (!t)
-			madvise((void *)pd->released, (size_t)(keep - pd->released),
-				MADV_DONTNEED);
+		 * from the file if ever touched again */
+		madvise((void *)pd->released, (size_t)(keep - pd->released), MADV_DONTNEED);
 		pd->released = keep;
 	}
-	if (t)
-		touch_tell(t, cur, (size_t)(pd->released - base));
-	else
-		pd_populate(pd, base, len, cur);
+	pd_populate(pd, base, len, cur);
 }
 
 bool kf_pd_swapped(const struct kf_pd *pd) { return pd->swap; }
@@ -1527,6 +1477,19 @@ static void start_part(struct kf_pd *pd, size_t i)
 		size_t blen = p->map ? p->map_len : pd->mem_len;
 		uint64_t end = p->end < blen ? p->end : blen;
 
+		if (!p->map && pd->chunk_fd >= 0) {
+			/* the mapping is read for the header and the
+			 * features only (struct stream) */
+			s->kind = ST_FD;
+			s->chunked = true;
+			s->fd = pd->chunk_fd;
+			s->buf = s->own = NULL;
+			s->cap = s->pos = s->len = 0;
+			s->eof = false;
+			s->base = p->start;
+			s->limit = end > p->start ? end : p->start;
+			return;
+		}
 		s->kind = ST_MEM;
 		s->buf = base;
 		s->pos = (size_t)p->start;
@@ -1541,10 +1504,15 @@ static int attr_of(const struct kf_pd *pd, const struct kf_rec *rec);
  * 0 to return it, <0 on a fatal error. */
 static int consume_meta(struct kf_pd *pd, const struct kf_rec *rec);
 
-/* MEM streams read a buffer that lives as long as the reader. */
+/* MEM streams read a buffer that lives as long as the reader; a chunked
+ * one keeps a record until kf_pd_release lets its chunk go, up to
+ * KF_PD_MAX_OLD chunks behind: past them (an ordering queue that holds on
+ * to records for lack of rounds) its records are copied by the queue,
+ * whose copies are bounded (order.h). */
+#define KF_PD_MAX_OLD 64
 static bool pd_stable(const struct stream *s)
 {
-	return s->kind == ST_MEM;
+	return s->kind == ST_MEM || (s->chunked && s->n_old < KF_PD_MAX_OLD);
 }
 
 /* Reads one framed record from s.  Returns 1, 0 at the end of s, -1 on
@@ -1784,15 +1752,17 @@ int kf_pd_next(struct kf_pd *pd, struct kf_rec *rec)
 				       strerror(errno));
 		if (r == 0) {
 			const struct part *pt = &pd->parts[pd->cur_part];
+			/* where the file (as opened) ends */
+			uint64_t have = pd->main.chunked ? pd->main.limit :
+					pd->main.kind == ST_MEM ? pd->main.len : UINT64_MAX;
 
 			/* the file ends before its data section does: a copy
 			 * cut short, not a killed perf (that one says 0) */
-			if (pd->end == KF_PD_END_CLEAN && pd->main.kind == ST_MEM &&
-			    pt->end != UINT64_MAX && pt->end > pd->main.len)
+			if (pd->end == KF_PD_END_CLEAN && pt->end != UINT64_MAX && pt->end > have)
 				pd_stop(pd, KF_PD_END_DAMAGED,
-					"offset %#zx: the file ends there, but its data "
+					"offset %#" PRIx64 ": the file ends there, but its data "
 					"section runs to %#" PRIx64 "; the rest is missing",
-					pd->main.len, pt->end);
+					have, pt->end);
 			if (pd->end == KF_PD_END_CLEAN && stream_avail(&pd->z) &&
 			    pd->z.zds)
 				pd_stop(pd, pd->killed || pd->pipe ?
@@ -2189,6 +2159,7 @@ static struct kf_pd *pd_alloc(struct kf_error *err)
 	pd->err = err;
 	pd->fd = -1;
 	pd->own_fd = -1;
+	pd->chunk_fd = -1;
 	pd->main.fd = -1;
 	kf_map64_init(&pd->id2attr);
 	kf_map64_init(&pd->tp_ids);
@@ -2267,6 +2238,12 @@ int kf_pd_open_fd(struct kf_pd **out, int fd, const char *name,
 			r = kf_pd_open_mem(out, m, (size_t)st.st_size, err);
 			if (*out) {
 				(*out)->mem_mapped = true;
+				/* the data section by pread() (struct
+				 * stream); the mapping if no second fd */
+				if ((*out)->parts && (*out)->n_parts == 1 &&
+				    !(*out)->parts[0].map &&
+				    ((*out)->chunk_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+					start_part(*out, 0);
 			} else {
 				munmap(m, (size_t)st.st_size);
 			}
@@ -2504,7 +2481,6 @@ void kf_pd_free(struct kf_pd *pd)
 
 	if (!pd)
 		return;
-	touch_stop(pd);           /* before the mapping goes */
 	if (pd->main.kind != ST_MEM)
 		stream_fini(&pd->main);
 	stream_fini(&pd->z);
@@ -2518,6 +2494,8 @@ void kf_pd_free(struct kf_pd *pd)
 	free(pd->parts);
 	if (pd->own_fd >= 0)
 		close(pd->own_fd);
+	if (pd->chunk_fd >= 0)
+		close(pd->chunk_fd);
 	for (i = 0; i < pd->n_attrs; i++) {
 		free(pd->attrs[i].name);
 		free(pd->attrs[i].tp_name);

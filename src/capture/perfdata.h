@@ -15,7 +15,8 @@
  * Ownership: struct kf_pd owns the attrs, the environment strings and the
  * input mapping.  A returned struct kf_rec borrows the reader's buffers:
  * valid until the next kf_pd_next() unless rec->stable is set, in which
- * case it stays valid until kf_pd_free().
+ * case it stays valid until kf_pd_release() is told nothing at or after
+ * it is needed (a file read in chunks), or else until kf_pd_free().
  */
 #ifndef KF_PERFDATA_H
 #define KF_PERFDATA_H
@@ -189,7 +190,7 @@ struct kf_rec {
 	uint64_t offset;        /* file offset (of the COMPRESSED record for
 				 * decompressed ones, as perf reports them) */
 	int attr;               /* index into attrs, -1 if unknown */
-	bool stable;            /* data valid until kf_pd_free */
+	bool stable;            /* data valid until released (above) */
 	bool compressed;        /* came out of a COMPRESSED record */
 	uint32_t part;          /* a --threads capture's file it is in: 0 the
 				 * data file (or the only file), else the
@@ -262,20 +263,14 @@ const char *kf_pd_end_message(const struct kf_pd *pd);
  * next call. */
 const char *kf_pd_take_warning(struct kf_pd *pd);
 
-/* Tells the reader that no stable record below `keep` (or, with NULL,
- * below the current read position) will be used again: a mapped file's
- * pages there are given back to the kernel, so resident memory does not
- * grow with the file (they are given back 2 MiB at a time at least).
- * A no-op for other inputs. */
-void kf_pd_release(struct kf_pd *pd, const uint8_t *keep);
+/* Tells the reader that no stable record below `keep`, at file offset
+ * keep_off (or, with NULL, below the current read position) will be used
+ * again: a mapped file's pages there are given back to the kernel (2 MiB
+ * at a time at least), a file read by pread() lets go of the chunks that
+ * held them, so resident memory does not grow with the file.  A no-op
+ * for other inputs. */
+void kf_pd_release(struct kf_pd *pd, const uint8_t *keep, uint64_t keep_off);
 
-/* With on: a thread of the reader's own reads a byte of each page of a
- * mapped capture a few MiB ahead of the read position kf_pd_release is
- * told, so that the first access to each page (microseconds on some
- * virtual machines) is not made on the reading thread; nothing for other
- * inputs, or when the thread cannot be had.  With off (and in
- * kf_pd_free): it ends.  Records and output are the same either way. */
-void kf_pd_touch_ahead(struct kf_pd *pd, bool on);
 
 bool kf_pd_swapped(const struct kf_pd *pd);
 bool kf_pd_is_pipe(const struct kf_pd *pd);
