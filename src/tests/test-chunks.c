@@ -4,8 +4,9 @@
  * reads it in place), record for record and byte for byte; records kept
  * as the ordering queue keeps them stay intact until kf_pd_release lets
  * them go; cut anywhere (inside a record that crosses from one chunk to
- * the next too), it ends with the same records, end reason and message;
- * and a whole session folds the file as it folds the image. */
+ * the next too) or with bytes flipped, it ends with the same records, end
+ * reason and message; and a whole session folds the file as it folds the
+ * image. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,6 +274,48 @@ static void test_whole_and_cut(void)
 	pdb_free(&img);
 }
 
+/* Bytes flipped (a record's size among them, so that it lies) give the
+ * same records and end from the file as from memory. */
+static void test_flips(void)
+{
+	struct pdb d = { 0 }, img = { 0 };
+	size_t start, i, damaged = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	big_data(&d);
+	pdb_file(&img, &attr, 1, &d, false);
+	start = data_off(&img);
+	for (i = 0; i < 24; i++) {
+		struct reading mc, fc;
+		size_t at;
+		uint8_t was;
+		char *path;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* a size field's high byte every third time, else anywhere */
+		at = start + (size_t)(x % (img.len - start));
+		if (i % 3 == 0)
+			at = start + 7;
+		was = img.p[at];
+		img.p[at] ^= (uint8_t)(1u << (x >> 40) % 8) | (i % 3 == 0 ? 0x40 : 0);
+		path = write_tmp(&img, img.len);
+		read_mem(&img, img.len, &mc);
+		read_path(path, &fc);
+		check_same(&fc, &mc);
+		damaged += mc.end != KF_PD_END_CLEAN;
+		unlink(path);
+		free(path);
+		free(mc.v);
+		free(fc.v);
+		img.p[at] = was;
+	}
+	CHECK(damaged >= 8);   /* the lying sizes at least */
+	pdb_free(&d);
+	pdb_free(&img);
+}
+
 /* The session's folded text, from the file and from memory. */
 static char *fold(const struct pdb *img, const char *path)
 {
@@ -320,6 +363,7 @@ static void test_session(void)
 int main(void)
 {
 	RUN(test_whole_and_cut);
+	RUN(test_flips);
 	RUN(test_session);
 	return CHECK_DONE();
 }
