@@ -811,8 +811,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "nan" && b != "nan" && b > 0
 	echo "  - stackcollapse-perf.pl is not installed: its Python reimplementation scripts/collapse-perf.py ($("$py" -V 2>&1)) is used;"
 	echo "    the pipeline's RSS is the sum of both processes' peaks (they run together), its cpu includes both."
 	echo "  - perf script > /dev/null is the perf side alone (no collapse)."
-	echo "  - kfold maps the whole capture (mmap): up to its size ($(awk -v b="$file_bytes" 'BEGIN { printf "%.0f", b / 1048576 }') MiB) of kfold's RSS is the file's page-cache pages,"
-	echo "    shared and reclaimable; perf reads the file through smaller windows."
+	echo "  - kfold reads a capture file's records with pread() into chunks of 2 MiB, let go once no queued record is in"
+	echo "    them (a directory capture's data.N files are mapped); perf reads the file through mapped windows."
 	if grep -q "^kfold: memory: started again" "$work/logs/stats.err"; then
 		echo "  - kfold starts itself again with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for a capture of 64 MiB or more"
 		echo "    (README \"Speed and memory\"; KFOLD_HUGEPAGES=never to time it without); perf runs with glibc's defaults."
