@@ -76,6 +76,8 @@ struct stream {
 	struct old_chunk *old;   /* oldest first */
 	size_t n_old, cap_old;
 	uint8_t *spare;          /* a released chunk, for the next one */
+	bool held;               /* a record of the current chunk was given
+				    out as stable */
 	/* ZSTD */
 	ZSTD_DStream *zds;
 	uint8_t *zin;            /* copy of the current compressed payload */
@@ -136,8 +138,14 @@ static ssize_t chunk_need(struct stream *s, size_t n)
 		s->spare = NULL;
 		if (s->own) {
 			memcpy(c, s->own + s->pos, avail);
-			s->old[s->n_old++] = (struct old_chunk){ s->own, s->base + s->pos };
+			/* kept while the queue may hold its records; one whose
+			 * records were all copied (pd_stable) is the spare */
+			if (s->held)
+				s->old[s->n_old++] = (struct old_chunk){ s->own, s->base + s->pos };
+			else
+				s->spare = s->own;
 		}
+		s->held = false;
 		s->base += s->pos;
 		s->pos = 0;
 		s->len = avail;
@@ -1565,6 +1573,7 @@ static int stream_record(struct kf_pd *pd, struct stream *s, struct kf_rec *rec,
 	rec->offset = decompressed ? s->zrec_off : off + s->file_off;
 	rec->attr = -1;
 	rec->stable = !decompressed && pd_stable(s);
+	s->held = s->held || rec->stable;
 	rec->compressed = decompressed;
 	s->pos += size;
 	pd->bytes += size;
