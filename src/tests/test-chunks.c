@@ -268,6 +268,23 @@ static void test_whole_and_cut(void)
 		free(mc.v);
 		free(fc.v);
 	}
+	/* from a killed perf (data.size 0: the data runs to the end of the
+	 * file), cut inside the record crossing the second chunk's end */
+	pdb_set(&img, 48, 0, 8);
+	{
+		struct reading mc, fc;
+
+		x = crossing(&mem, start + 2 * chunk) + 9;
+		path = write_tmp(&img, x);
+		read_mem(&img, x, &mc);
+		read_path(path, &fc);
+		CHECK_EQ(mc.end, KF_PD_END_CUT);
+		check_same(&fc, &mc);
+		unlink(path);
+		free(path);
+		free(mc.v);
+		free(fc.v);
+	}
 	free(mem.v);
 	free(file.v);
 	pdb_free(&d);
