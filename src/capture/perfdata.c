@@ -2228,6 +2228,19 @@ int kf_pd_open_mem(struct kf_pd **out, const void *buf, size_t len,
 
 static int open_dir(struct kf_pd **out, const char *path, struct kf_error *err);
 
+/* A mapped file's data section is read with pread() from a descriptor
+ * of its own (struct stream), the mapping serving the header and the
+ * features; without a second descriptor it stays read in place.  The
+ * part open started as a mapped one is started again, nothing read yet. */
+static void read_by_pread(struct kf_pd *pd, int fd)
+{
+	if (!pd->parts || pd->n_parts != 1 || pd->parts[0].map)
+		return;
+	pd->chunk_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (pd->chunk_fd >= 0)
+		start_part(pd, 0);
+}
+
 int kf_pd_open_fd(struct kf_pd **out, int fd, const char *name,
 		  struct kf_error *err)
 {
@@ -2247,12 +2260,8 @@ int kf_pd_open_fd(struct kf_pd **out, int fd, const char *name,
 			r = kf_pd_open_mem(out, m, (size_t)st.st_size, err);
 			if (*out) {
 				(*out)->mem_mapped = true;
-				/* the data section by pread() (struct
-				 * stream); the mapping if no second fd */
-				if ((*out)->parts && (*out)->n_parts == 1 &&
-				    !(*out)->parts[0].map &&
-				    ((*out)->chunk_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
-					start_part(*out, 0);
+				if (r == 0)
+					read_by_pread(*out, fd);
 			} else {
 				munmap(m, (size_t)st.st_size);
 			}

@@ -55,14 +55,20 @@ static void big_data(struct pdb *d)
 	}
 }
 
-/* The image's first len bytes in a new file. */
+/* The image's first len bytes in a new file in $TMPDIR (else /tmp). */
 static char *write_tmp(const struct pdb *img, size_t len)
 {
-	char *path = strdup("/tmp/kfold-chunks-XXXXXX");
+	const char *dir = getenv("TMPDIR");
+	char *path;
 	int fd;
 
+	if (!dir || !*dir)
+		dir = "/tmp";
+	path = malloc(strlen(dir) + sizeof("/kfold-chunks-XXXXXX"));
 	if (!path)
 		abort();
+	strcpy(path, dir);
+	strcat(path, "/kfold-chunks-XXXXXX");
 	fd = mkstemp(path);
 	CHECK(fd >= 0);
 	if (fd < 0)
